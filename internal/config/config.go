@@ -1,0 +1,172 @@
+// Package config reads attune's settings from the environment, once, into a
+// validated Config. Nothing else in the program reads the environment.
+package config
+
+import (
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DefaultDatabaseURL is the local PostgreSQL server's attune database, as a
+// developer machine has it.
+const DefaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/attune?sslmode=disable"
+
+// Config is every setting of the attune binary.
+type Config struct {
+	DatabaseURL string
+	Addr        string
+	BaseURL     string // how users reach the app; used in messages and links
+	TLSCert     string
+	TLSKey      string
+
+	SessionIdleTimeout time.Duration
+	SessionLifetime    time.Duration
+
+	ReadTimeout     time.Duration
+	WriteTimeout    time.Duration
+	ShutdownTimeout time.Duration
+
+	SignInWindow        time.Duration
+	SignInMaxPerAccount int
+	SignInMaxPerAddress int
+
+	AdminEmail    string
+	AdminPassword string
+
+	LogLevel  slog.Level
+	LogFormat string // "json" or "text"
+}
+
+// SecureCookies reports whether cookies must carry the Secure attribute:
+// when attune serves TLS itself or is reached over https behind a proxy.
+func (c Config) SecureCookies() bool {
+	return c.TLSCert != "" || strings.HasPrefix(c.BaseURL, "https://")
+}
+
+// Var documents one environment variable.
+type Var struct {
+	Name, Default, Help string
+}
+
+// Vars lists every environment variable attune reads, for `attune help`.
+var Vars = []Var{
+	{"DATABASE_URL", DefaultDatabaseURL, "PostgreSQL connection URL; pgx pool settings such as pool_max_conns may be added as query parameters. The database is created when missing."},
+	{"ATTUNE_ADDR", "127.0.0.1:8080", "address the web server listens on (host:port; :0 picks a free port)"},
+	{"ATTUNE_BASE_URL", "http://<ATTUNE_ADDR>", "the URL users reach attune at; an https URL makes cookies Secure (for TLS ended at a proxy)"},
+	{"ATTUNE_TLS_CERT", "", "PEM certificate file: serve HTTPS directly (with ATTUNE_TLS_KEY)"},
+	{"ATTUNE_TLS_KEY", "", "PEM private key file for ATTUNE_TLS_CERT"},
+	{"ATTUNE_SESSION_IDLE_TIMEOUT", "2h", "sign a user out after this long without a request"},
+	{"ATTUNE_SESSION_LIFETIME", "12h", "sign a user out this long after sign-in, active or not"},
+	{"ATTUNE_READ_TIMEOUT", "60s", "longest time to read one request, body included (uploads)"},
+	{"ATTUNE_WRITE_TIMEOUT", "120s", "longest time to write one response"},
+	{"ATTUNE_SHUTDOWN_TIMEOUT", "30s", "on SIGTERM or SIGINT, how long in-flight requests may take to finish"},
+	{"ATTUNE_SIGNIN_WINDOW", "15m", "the window over which failed sign-ins are counted"},
+	{"ATTUNE_SIGNIN_MAX_PER_ACCOUNT", "5", "failed sign-ins for one email within the window before further attempts are refused"},
+	{"ATTUNE_SIGNIN_MAX_PER_ADDRESS", "50", "failed sign-ins from one client address within the window before further attempts are refused"},
+	{"ATTUNE_ADMIN_EMAIL", "admin@attune.local", "email of the admin account created on first start when there is none"},
+	{"ATTUNE_ADMIN_PASSWORD", "(random, printed once)", "password of that first admin account (secret: prefer setting it through a secrets mechanism)"},
+	{"ATTUNE_LOG_LEVEL", "info", "debug, info, warn or error"},
+	{"ATTUNE_LOG_FORMAT", "json", "json or text"},
+}
+
+// Load reads the configuration from getenv and validates it. Its error
+// names the variable and what is wrong with it.
+func Load(getenv func(string) string) (Config, error) {
+	l := loader{getenv: getenv}
+	c := Config{
+		DatabaseURL:         l.str("DATABASE_URL", DefaultDatabaseURL),
+		Addr:                l.str("ATTUNE_ADDR", "127.0.0.1:8080"),
+		TLSCert:             l.str("ATTUNE_TLS_CERT", ""),
+		TLSKey:              l.str("ATTUNE_TLS_KEY", ""),
+		SessionIdleTimeout:  l.duration("ATTUNE_SESSION_IDLE_TIMEOUT", 2*time.Hour),
+		SessionLifetime:     l.duration("ATTUNE_SESSION_LIFETIME", 12*time.Hour),
+		ReadTimeout:         l.duration("ATTUNE_READ_TIMEOUT", 60*time.Second),
+		WriteTimeout:        l.duration("ATTUNE_WRITE_TIMEOUT", 120*time.Second),
+		ShutdownTimeout:     l.duration("ATTUNE_SHUTDOWN_TIMEOUT", 30*time.Second),
+		SignInWindow:        l.duration("ATTUNE_SIGNIN_WINDOW", 15*time.Minute),
+		SignInMaxPerAccount: l.positiveInt("ATTUNE_SIGNIN_MAX_PER_ACCOUNT", 5),
+		SignInMaxPerAddress: l.positiveInt("ATTUNE_SIGNIN_MAX_PER_ADDRESS", 50),
+		AdminEmail:          l.str("ATTUNE_ADMIN_EMAIL", "admin@attune.local"),
+		AdminPassword:       getenv("ATTUNE_ADMIN_PASSWORD"),
+		LogFormat:           l.str("ATTUNE_LOG_FORMAT", "json"),
+	}
+	c.BaseURL = l.str("ATTUNE_BASE_URL", "")
+	if c.BaseURL == "" {
+		scheme := "http"
+		if c.TLSCert != "" {
+			scheme = "https"
+		}
+		c.BaseURL = scheme + "://" + c.Addr
+	}
+	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
+	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		l.fail("ATTUNE_BASE_URL", "must be an http or https URL, like https://attune.example.org")
+	}
+	if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		l.fail("DATABASE_URL", "must be a postgres:// URL")
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		l.fail("ATTUNE_TLS_KEY", "ATTUNE_TLS_CERT and ATTUNE_TLS_KEY go together")
+	}
+	if c.SessionIdleTimeout > c.SessionLifetime {
+		l.fail("ATTUNE_SESSION_IDLE_TIMEOUT", "must not be longer than ATTUNE_SESSION_LIFETIME")
+	}
+	if err := c.LogLevel.UnmarshalText([]byte(l.str("ATTUNE_LOG_LEVEL", "info"))); err != nil {
+		l.fail("ATTUNE_LOG_LEVEL", "must be debug, info, warn or error")
+	}
+	if c.LogFormat != "json" && c.LogFormat != "text" {
+		l.fail("ATTUNE_LOG_FORMAT", "must be json or text")
+	}
+	if l.err != nil {
+		return Config{}, l.err
+	}
+	return c, nil
+}
+
+type loader struct {
+	getenv func(string) string
+	err    error
+}
+
+func (l *loader) fail(name, problem string) {
+	if l.err == nil {
+		l.err = fmt.Errorf("config: %s %s", name, problem)
+	}
+}
+
+func (l *loader) str(name, def string) string {
+	if v := strings.TrimSpace(l.getenv(name)); v != "" {
+		return v
+	}
+	return def
+}
+
+func (l *loader) duration(name string, def time.Duration) time.Duration {
+	v := l.str(name, "")
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		l.fail(name, fmt.Sprintf("must be a positive duration such as 90s or 2h, not %q", v))
+		return def
+	}
+	return d
+}
+
+func (l *loader) positiveInt(name string, def int) int {
+	v := l.str(name, "")
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		l.fail(name, fmt.Sprintf("must be a positive whole number, not %q", v))
+		return def
+	}
+	return n
+}

@@ -1,0 +1,75 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestLoadDefaults(t *testing.T) {
+	t.Parallel()
+	c, err := Load(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DatabaseURL != DefaultDatabaseURL || c.Addr != "127.0.0.1:8080" || c.BaseURL != "http://127.0.0.1:8080" {
+		t.Errorf("defaults = %+v", c)
+	}
+	if c.SecureCookies() {
+		t.Error("plain http must not ask for Secure cookies")
+	}
+	if c.SessionIdleTimeout != 2*time.Hour || c.SignInMaxPerAccount != 5 {
+		t.Errorf("timeouts or limits wrong: %+v", c)
+	}
+}
+
+func TestLoadErrorsNameTheVariable(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"ATTUNE_SESSION_LIFETIME": "soon"}, "ATTUNE_SESSION_LIFETIME"},
+		{map[string]string{"ATTUNE_SIGNIN_MAX_PER_ACCOUNT": "-1"}, "ATTUNE_SIGNIN_MAX_PER_ACCOUNT"},
+		{map[string]string{"DATABASE_URL": "mysql://x"}, "DATABASE_URL"},
+		{map[string]string{"ATTUNE_TLS_CERT": "cert.pem"}, "ATTUNE_TLS_KEY"},
+		{map[string]string{"ATTUNE_LOG_LEVEL": "loud"}, "ATTUNE_LOG_LEVEL"},
+		{map[string]string{"ATTUNE_BASE_URL": "ftp://x"}, "ATTUNE_BASE_URL"},
+		{map[string]string{"ATTUNE_SESSION_IDLE_TIMEOUT": "24h"}, "ATTUNE_SESSION_IDLE_TIMEOUT"},
+	}
+	for _, tt := range tests {
+		_, err := Load(env(tt.env))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Load(%v) error = %v, want one naming %s", tt.env, err, tt.want)
+		}
+	}
+}
+
+func TestSecureCookies(t *testing.T) {
+	t.Parallel()
+	c, err := Load(env(map[string]string{"ATTUNE_BASE_URL": "https://attune.example.org/"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.SecureCookies() || c.BaseURL != "https://attune.example.org" {
+		t.Errorf("https base URL: secure=%v base=%q", c.SecureCookies(), c.BaseURL)
+	}
+}
+
+func TestEveryVariableIsDocumented(t *testing.T) {
+	t.Parallel()
+	seen := map[string]bool{}
+	for _, v := range Vars {
+		seen[v.Name] = true
+	}
+	// Every variable Load reads must appear in Vars, or `attune help` lies.
+	var read []string
+	Load(func(k string) string { read = append(read, k); return "" })
+	for _, k := range read {
+		if !seen[k] {
+			t.Errorf("%s is read but not documented in Vars", k)
+		}
+	}
+}

@@ -1,0 +1,265 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/attune/attune/internal/attune"
+)
+
+const userColumns = `id, email, name, role, password_hash, disabled_at, created_at`
+
+func scanUser(row pgx.Row) (*attune.User, error) {
+	var u attune.User
+	err := row.Scan(&u.ID, &u.Email, &u.Name, &u.Role, &u.PasswordHash, &u.DisabledAt, &u.CreatedAt)
+	return &u, err
+}
+
+// NewUser is what CreateUser needs. PasswordHash is already hashed.
+type NewUser struct {
+	Email        string // normalised with attune.NormalizeEmail
+	Name         string
+	Role         attune.Role
+	PasswordHash string
+}
+
+// CreateUser stores a new account and its rater (every person is a rater),
+// and records the creation in the audit log. An email already in use is an
+// attune.ErrConflict.
+func (db *DB) CreateUser(ctx context.Context, actorID *int64, nu NewUser) (*attune.User, error) {
+	var u *attune.User
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		u, err = scanUser(tx.QueryRow(ctx, `
+			INSERT INTO users (email, name, role, password_hash) VALUES ($1, $2, $3, $4)
+			RETURNING `+userColumns, nu.Email, nu.Name, nu.Role, nu.PasswordHash))
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO raters (kind, user_id, name) VALUES ('human', $1, $2)`,
+			u.ID, u.DisplayName()); err != nil {
+			return err
+		}
+		return audit(ctx, tx, attune.AuditEvent{ActorID: actorID, Action: "user.create", Subject: u.Email,
+			Details: map[string]string{"role": string(u.Role)}})
+	})
+	if err != nil {
+		return nil, mapErr(err, "create user", fmt.Sprintf("an account for %s already exists", nu.Email))
+	}
+	return u, nil
+}
+
+// EnsureAdmin creates the given admin account unless an enabled admin
+// exists. It reports whether it created one. Replicas starting together
+// are serialised by an advisory lock, so at most one admin is created.
+func (db *DB) EnsureAdmin(ctx context.Context, nu NewUser) (created bool, err error) {
+	err = db.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('attune.ensure_admin'))`); err != nil {
+			return err
+		}
+		var exists bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM users WHERE role = 'admin' AND disabled_at IS NULL)`).Scan(&exists); err != nil {
+			return err
+		}
+		if exists {
+			return nil
+		}
+		var id int64
+		err := tx.QueryRow(ctx, `INSERT INTO users (email, name, role, password_hash) VALUES ($1, $2, 'admin', $3)
+			RETURNING id`, nu.Email, nu.Name, nu.PasswordHash).Scan(&id)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO raters (kind, user_id, name) VALUES ('human', $1, $2)`, id, nu.Email); err != nil {
+			return err
+		}
+		created = true
+		return audit(ctx, tx, attune.AuditEvent{Action: "user.create", Subject: nu.Email,
+			Details: map[string]string{"role": "admin", "reason": "first start"}})
+	})
+	if err != nil {
+		return false, mapErr(err, "ensure admin", fmt.Sprintf("an account for %s already exists but is not an enabled admin", nu.Email))
+	}
+	return created, nil
+}
+
+// FindUserByID returns the account with the given id.
+func (db *DB) FindUserByID(ctx context.Context, id int64) (*attune.User, error) {
+	u, err := scanUser(db.pool.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE id = $1`, id))
+	return u, mapErr(err, "find user", "")
+}
+
+// FindUserByEmail returns the account with the given normalised email.
+func (db *DB) FindUserByEmail(ctx context.Context, email string) (*attune.User, error) {
+	u, err := scanUser(db.pool.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE email = $1`, email))
+	return u, mapErr(err, "find user", "")
+}
+
+// ListUsers returns every account, by email.
+func (db *DB) ListUsers(ctx context.Context) ([]*attune.User, error) {
+	rows, err := db.pool.Query(ctx, `SELECT `+userColumns+` FROM users ORDER BY email`)
+	if err != nil {
+		return nil, mapErr(err, "list users", "")
+	}
+	users, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*attune.User, error) { return scanUser(r) })
+	return users, mapErr(err, "list users", "")
+}
+
+// SetUserRole changes an account's role. Demoting the last enabled admin
+// is an attune.ErrConflict: someone must always be able to manage accounts.
+func (db *DB) SetUserRole(ctx context.Context, actorID *int64, userID int64, role attune.Role) error {
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		u, err := lockUser(ctx, tx, userID)
+		if err != nil {
+			return err
+		}
+		if u.Role == role {
+			return nil
+		}
+		if u.Role == attune.RoleAdmin && !u.Disabled() {
+			if err := keepOneAdmin(ctx, tx, userID); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.Exec(ctx, `UPDATE users SET role = $2, updated_at = now() WHERE id = $1`, userID, role); err != nil {
+			return err
+		}
+		return audit(ctx, tx, attune.AuditEvent{ActorID: actorID, Action: "user.set_role", Subject: u.Email,
+			Details: map[string]string{"from": string(u.Role), "to": string(role)}})
+	})
+	return mapErr(err, "set role", "")
+}
+
+// SetUserDisabled disables or re-enables an account. A disabled account
+// cannot sign in and its sessions stop working at their next request.
+// Disabling the last enabled admin is an attune.ErrConflict.
+func (db *DB) SetUserDisabled(ctx context.Context, actorID *int64, userID int64, disabled bool) error {
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		u, err := lockUser(ctx, tx, userID)
+		if err != nil {
+			return err
+		}
+		if u.Disabled() == disabled {
+			return nil
+		}
+		if disabled && u.Role == attune.RoleAdmin {
+			if err := keepOneAdmin(ctx, tx, userID); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.Exec(ctx, `UPDATE users SET disabled_at = CASE WHEN $2 THEN now() END, updated_at = now() WHERE id = $1`,
+			userID, disabled); err != nil {
+			return err
+		}
+		action := "user.enable"
+		if disabled {
+			action = "user.disable"
+		}
+		return audit(ctx, tx, attune.AuditEvent{ActorID: actorID, Action: action, Subject: u.Email})
+	})
+	return mapErr(err, "disable user", "")
+}
+
+// SetUserPassword replaces an account's password hash.
+func (db *DB) SetUserPassword(ctx context.Context, actorID *int64, userID int64, hash string) error {
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		u, err := lockUser(ctx, tx, userID)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE users SET password_hash = $2, updated_at = now() WHERE id = $1`, userID, hash); err != nil {
+			return err
+		}
+		return audit(ctx, tx, attune.AuditEvent{ActorID: actorID, Action: "user.set_password", Subject: u.Email})
+	})
+	return mapErr(err, "set password", "")
+}
+
+func lockUser(ctx context.Context, tx pgx.Tx, id int64) (*attune.User, error) {
+	return scanUser(tx.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE id = $1 FOR UPDATE`, id))
+}
+
+// keepOneAdmin refuses a change that would leave no enabled admin besides
+// userID. Admin rows are locked so that two concurrent demotions cannot
+// both pass the check.
+func keepOneAdmin(ctx context.Context, tx pgx.Tx, userID int64) error {
+	rows, err := tx.Query(ctx, `SELECT id FROM users WHERE role = 'admin' AND disabled_at IS NULL AND id <> $1 FOR UPDATE`, userID)
+	if err != nil {
+		return err
+	}
+	others, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return err
+	}
+	if len(others) == 0 {
+		return attune.Conflict("this is the last enabled admin: make another account admin first")
+	}
+	return nil
+}
+
+// audit appends an event to the audit log within tx.
+func audit(ctx context.Context, tx pgx.Tx, e attune.AuditEvent) error {
+	details := e.Details
+	if details == nil {
+		details = map[string]string{}
+	}
+	b, err := json.Marshal(details)
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO audit_events (actor_id, action, project_id, subject, details) VALUES ($1, $2, $3, $4, $5)`,
+		e.ActorID, e.Action, e.ProjectID, e.Subject, b)
+	return err
+}
+
+// SignInAttempt is one try at signing in, recorded for rate limits.
+type SignInAttempt struct {
+	Email     string
+	Address   string
+	Succeeded bool
+}
+
+// RecordSignIn stores a sign-in attempt.
+func (db *DB) RecordSignIn(ctx context.Context, a SignInAttempt) error {
+	_, err := db.pool.Exec(ctx, `INSERT INTO sign_in_attempts (email, address, succeeded) VALUES ($1, $2, $3)`,
+		a.Email, a.Address, a.Succeeded)
+	return mapErr(err, "record sign-in", "")
+}
+
+// FailedSignIns counts the failed sign-ins for email and from address since
+// the given time. A success does not reset the count: an attacker who knows
+// one password must not gain more guesses at another.
+func (db *DB) FailedSignIns(ctx context.Context, email, address string, since time.Time) (forEmail, forAddress int, err error) {
+	err = db.pool.QueryRow(ctx, `
+		SELECT (SELECT count(*) FROM sign_in_attempts WHERE NOT succeeded AND email = $1 AND attempted_at >= $3),
+		       (SELECT count(*) FROM sign_in_attempts WHERE NOT succeeded AND address = $2 AND attempted_at >= $3)`,
+		email, address, since).Scan(&forEmail, &forAddress)
+	return forEmail, forAddress, mapErr(err, "count sign-ins", "")
+}
+
+// ListProjectsForUser returns the projects a user can open: every project
+// for an admin, the projects they are a member of for anyone else.
+func (db *DB) ListProjectsForUser(ctx context.Context, u *attune.User) ([]attune.ProjectSummary, error) {
+	rows, err := db.pool.Query(ctx, `
+		SELECT p.id, p.name, rv.key || '@' || rv.version, p.status, p.overlap,
+		       (SELECT count(*) FROM items i WHERE i.project_id = p.id),
+		       coalesce(m.role, '')
+		FROM projects p
+		JOIN rubric_versions rv ON rv.id = p.rubric_version_id
+		LEFT JOIN project_members m ON m.project_id = p.id AND m.user_id = $1
+		WHERE $2 OR m.user_id IS NOT NULL
+		ORDER BY p.status = 'archived', p.name`, u.ID, u.Role == attune.RoleAdmin)
+	if err != nil {
+		return nil, mapErr(err, "list projects", "")
+	}
+	ps, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (attune.ProjectSummary, error) {
+		var p attune.ProjectSummary
+		err := r.Scan(&p.ID, &p.Name, &p.RubricRef, &p.Status, &p.Overlap, &p.Items, &p.MemberRole)
+		return p, err
+	})
+	return ps, mapErr(err, "list projects", "")
+}
