@@ -1,0 +1,199 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/web"
+)
+
+func TestSignIn(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	ann := a.user("ann@example.org", attune.RoleAnnotator)
+	c := a.client()
+
+	r := c.signIn("ann@example.org", "wrong password")
+	wantStatus(t, r, http.StatusUnauthorized)
+	wantContains(t, r, "do not match an account", `value="ann@example.org"`)
+	if c.sessionCookie() != nil {
+		t.Fatal("a failed sign-in set a session cookie")
+	}
+	// An unknown email gets the same answer as a wrong password.
+	r = c.signIn("nobody@example.org", "whatever-it-is")
+	wantStatus(t, r, http.StatusUnauthorized)
+	wantContains(t, r, "do not match an account")
+
+	r = c.signIn("  ANN@example.org ", "pw-ann@example.org")
+	wantStatus(t, r, http.StatusSeeOther)
+	if loc := r.Header.Get("Location"); loc != "/" {
+		t.Fatalf("redirect after sign-in to %q, want /", loc)
+	}
+	ck := c.sessionCookie()
+	if ck == nil {
+		t.Fatal("no session cookie after sign-in")
+	}
+	raw := r.Header.Get("Set-Cookie")
+	for _, attr := range []string{"HttpOnly", "SameSite=Lax"} {
+		if !strings.Contains(raw, attr) {
+			t.Errorf("session cookie %q lacks %s", raw, attr)
+		}
+	}
+	if strings.Contains(raw, "Secure") {
+		t.Errorf("cookie over plain http is Secure: %q", raw)
+	}
+	home := c.get("/")
+	wantStatus(t, home, http.StatusOK)
+	wantContains(t, home, `data-testid="whoami"`, "ann@example.org · annotator", `data-testid="projects-empty"`, "Ask your lead")
+
+	// Signing out ends the session on the server, not only in the browser.
+	r = c.post("/logout", nil)
+	wantStatus(t, r, http.StatusSeeOther)
+	reuse := a.client()
+	reuse.http.Jar.SetCookies(mustURL(a.srv.URL), []*http.Cookie{{Name: "attune_session", Value: ck.Value}})
+	wantStatus(t, reuse.get("/"), http.StatusSeeOther)
+	_ = ann
+}
+
+func TestSignInNextStaysOnSite(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	a.user("lee@example.org", attune.RoleLead)
+	for next, want := range map[string]string{
+		"/admin/users":         "/admin/users",
+		"//evil.example/x":     "/",
+		"https://evil.example": "/",
+		"/\\evil.example":      "/",
+	} {
+		c := a.client()
+		r := c.post("/login", url.Values{"email": {"lee@example.org"}, "password": {"pw-lee@example.org"}, "next": {next}})
+		if got := r.Header.Get("Location"); got != want {
+			t.Errorf("next=%q: redirect to %q, want %q", next, got, want)
+		}
+	}
+}
+
+func TestSignInDisabledAccount(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	admin := a.user("admin@example.org", attune.RoleAdmin)
+	ann := a.user("ann@example.org", attune.RoleAnnotator)
+	c := a.client()
+	c.mustSignIn(ann)
+	if err := a.db.SetUserDisabled(context.Background(), &admin.ID, ann.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	// The open session stops working at its next request.
+	r := c.get("/")
+	wantStatus(t, r, http.StatusSeeOther)
+	if !strings.HasPrefix(r.Header.Get("Location"), "/login") {
+		t.Fatalf("disabled user's session redirected to %q", r.Header.Get("Location"))
+	}
+	r = a.client().signIn(ann.Email, "pw-"+ann.Email)
+	wantStatus(t, r, http.StatusForbidden)
+	wantContains(t, r, "disabled")
+	// Without the right password, a disabled account looks like any other miss.
+	r = a.client().signIn(ann.Email, "not the password")
+	wantStatus(t, r, http.StatusUnauthorized)
+}
+
+func TestSignInRateLimit(t *testing.T) {
+	t.Parallel()
+	a := newApp(t, func(o *web.Options) { o.SignInMaxPerAccount = 3; o.SignInMaxPerAddress = 6 })
+	ann := a.user("ann@example.org", attune.RoleAnnotator)
+	a.user("bob@example.org", attune.RoleAnnotator)
+	c := a.client()
+	for range 3 {
+		wantStatus(t, c.signIn(ann.Email, "guess-guess-guess"), http.StatusUnauthorized)
+	}
+	// Locked for this account, even with the right password.
+	r := c.signIn(ann.Email, "pw-"+ann.Email)
+	wantStatus(t, r, http.StatusTooManyRequests)
+	wantContains(t, r, "Too many failed sign-ins")
+	if r.Header.Get("Retry-After") == "" {
+		t.Error("429 without Retry-After")
+	}
+	// Another account from the same address still works until the address
+	// limit is reached.
+	c.mustSignIn(&attune.User{Email: "bob@example.org"})
+	for _, email := range []string{"x1@example.org", "x2@example.org", "x3@example.org"} {
+		wantStatus(t, a.client().signIn(email, "guess-guess-guess"), http.StatusUnauthorized)
+	}
+	r = a.client().signIn("bob@example.org", "pw-bob@example.org")
+	wantStatus(t, r, http.StatusTooManyRequests)
+}
+
+func TestSessionSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	ann := a.user("ann@example.org", attune.RoleAnnotator)
+	c := a.client()
+	c.mustSignIn(ann)
+	ck := c.sessionCookie()
+	a.stop()
+
+	// A new server process on the same database: the session lives in
+	// PostgreSQL, so the user is still signed in.
+	b := startApp(t, a.db)
+	c2 := b.client()
+	c2.http.Jar.SetCookies(mustURL(b.srv.URL), []*http.Cookie{{Name: ck.Name, Value: ck.Value}})
+	r := c2.get("/")
+	wantStatus(t, r, http.StatusOK)
+	wantContains(t, r, "ann@example.org · annotator")
+}
+
+func TestSessionTokenRenewedAtSignIn(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	ann := a.user("ann@example.org", attune.RoleAnnotator)
+	c := a.client()
+	c.mustSignIn(ann)
+	first := c.sessionCookie().Value
+	c.mustSignIn(ann)
+	second := c.sessionCookie().Value
+	if first == second {
+		t.Fatal("signing in kept the old session token")
+	}
+	old := a.client()
+	old.http.Jar.SetCookies(mustURL(a.srv.URL), []*http.Cookie{{Name: "attune_session", Value: first}})
+	wantStatus(t, old.get("/"), http.StatusSeeOther)
+}
+
+func TestSessionTimeoutsStored(t *testing.T) {
+	t.Parallel()
+	a := newApp(t, func(o *web.Options) { o.SessionIdleTimeout = 10 * time.Minute; o.SessionLifetime = time.Hour })
+	ann := a.user("ann@example.org", attune.RoleAnnotator)
+	c := a.client()
+	c.mustSignIn(ann)
+	var expiry time.Time
+	if err := a.db.Pool().QueryRow(context.Background(), `SELECT expiry FROM sessions WHERE token = $1`, c.sessionCookie().Value).Scan(&expiry); err != nil {
+		t.Fatal(err)
+	}
+	// The server-side expiry follows the idle timeout, not the lifetime.
+	if d := time.Until(expiry); d > 10*time.Minute+time.Minute || d < 8*time.Minute {
+		t.Fatalf("session expires in %v, want about the 10m idle timeout", d)
+	}
+}
+
+func TestSecureCookieOverTLSConfig(t *testing.T) {
+	t.Parallel()
+	a := newApp(t, func(o *web.Options) { o.SecureCookies = true })
+	ann := a.user("ann@example.org", attune.RoleAnnotator)
+	r := a.client().signIn(ann.Email, "pw-"+ann.Email)
+	if raw := r.Header.Get("Set-Cookie"); !strings.Contains(raw, "Secure") {
+		t.Fatalf("cookie %q lacks Secure", raw)
+	}
+}
+
+func mustURL(s string) *url.URL {
+	u, err := url.Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return u
+}

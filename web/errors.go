@@ -1,0 +1,96 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/a-h/templ"
+
+	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/web/views/layout"
+)
+
+// handler is the shape of every attune handler: it writes a response or
+// returns an error for h to turn into one.
+type handler func(w http.ResponseWriter, r *http.Request) error
+
+// h adapts a handler: error kinds become statuses with a page that says
+// what happened; anything else is a 500, logged once here and never shown.
+func (s *Server) h(fn handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		err := fn(w, r)
+		if err == nil {
+			return
+		}
+		msg := attune.PublicMessage(err)
+		switch {
+		case errors.Is(err, attune.ErrNotFound):
+			s.renderError(w, r, http.StatusNotFound, "Not found", "There is nothing here, or you do not have access to it.")
+		case errors.Is(err, attune.ErrForbidden):
+			s.renderError(w, r, http.StatusForbidden, "Not allowed", orDefault(msg, "Your account does not have access to this."))
+		case errors.Is(err, attune.ErrUnauthorized):
+			s.renderError(w, r, http.StatusUnauthorized, "Signed out", "Sign in to continue.")
+		case errors.Is(err, attune.ErrConflict):
+			s.renderError(w, r, http.StatusConflict, "Could not do that", msg)
+		case errors.Is(err, attune.ErrInvalid):
+			s.renderError(w, r, http.StatusUnprocessableEntity, "Please check your input", msg)
+		default:
+			s.serverError(w, r, err)
+		}
+	})
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func isNotFound(err error) bool { return errors.Is(err, attune.ErrNotFound) }
+
+func (s *Server) serverError(w http.ResponseWriter, r *http.Request, err error) {
+	ri := infoFrom(r.Context())
+	s.log.ErrorContext(r.Context(), "server error", "request_id", ri.id, "method", r.Method, "path", r.URL.Path, "err", err)
+	s.renderError(w, r, http.StatusInternalServerError, "Something went wrong",
+		"attune could not finish this request. It has been logged as "+ri.id+"; try again, and tell your admin if it keeps happening.")
+}
+
+func (s *Server) renderError(w http.ResponseWriter, r *http.Request, status int, heading, message string) {
+	s.render(w, r, status, layout.Error(layout.ErrorPage{
+		Chrome:  s.chrome(r, heading, ""),
+		Status:  status,
+		Heading: heading,
+		Message: message,
+	}))
+}
+
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) error {
+	return attune.NotFound("page")
+}
+
+// render writes a templ component as an HTML response with the status.
+func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, c templ.Component) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	if err := c.Render(r.Context(), w); err != nil {
+		s.log.ErrorContext(r.Context(), "render", "request_id", infoFrom(r.Context()).id, "err", err)
+	}
+}
+
+// chrome builds the frame's view model for the current viewer, taking the
+// one-time flash message out of the session.
+func (s *Server) chrome(r *http.Request, title, active string) layout.Chrome {
+	c := layout.Chrome{Title: title, Active: active}
+	if u := userFrom(r.Context()); u != nil {
+		c.User = &layout.Viewer{Name: u.DisplayName(), Role: string(u.Role), IsAdmin: u.Role == attune.RoleAdmin}
+		if msg := s.sessions.PopString(r.Context(), sessionFlash); msg != "" {
+			c.Flash = layout.Flash{Kind: "notice", Message: msg}
+		}
+		if msg := s.sessions.PopString(r.Context(), sessionFlashError); msg != "" {
+			c.Flash = layout.Flash{Kind: "error", Message: msg}
+		}
+	}
+	return c
+}

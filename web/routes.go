@@ -1,0 +1,34 @@
+package web
+
+import (
+	"net/http"
+
+	"github.com/attune/attune/internal/attune"
+)
+
+// routes is the one place that lists every URL attune answers.
+func (s *Server) routes() http.Handler {
+	app := http.NewServeMux()
+	app.Handle("GET /login", s.h(s.loginPage))
+	app.Handle("POST /login", s.h(s.login))
+	app.Handle("POST /logout", s.h(s.logout))
+
+	app.Handle("GET /{$}", s.signedIn(s.h(s.home)))
+
+	app.Handle("GET /admin/users", s.role(attune.RoleAdmin, s.h(s.adminUsers)))
+	app.Handle("POST /admin/users", s.role(attune.RoleAdmin, s.h(s.adminAddUser)))
+	app.Handle("POST /admin/users/{id}/role", s.role(attune.RoleAdmin, s.h(s.adminSetRole)))
+	app.Handle("POST /admin/users/{id}/disable", s.role(attune.RoleAdmin, s.h(s.adminDisable)))
+	app.Handle("POST /admin/users/{id}/enable", s.role(attune.RoleAdmin, s.h(s.adminEnable)))
+
+	app.Handle("/", s.h(s.notFound))
+
+	// Probes and static files need no session: they stay cheap and never
+	// touch the session table.
+	root := http.NewServeMux()
+	root.HandleFunc("GET /healthz", s.healthz)
+	root.HandleFunc("GET /readyz", s.readyz)
+	root.Handle("GET /static/", staticHandler())
+	root.Handle("/", s.withSession(app))
+	return s.recover(s.logRequests(securityHeaders(root)))
+}

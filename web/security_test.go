@@ -1,0 +1,122 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/attune/attune/internal/attune"
+)
+
+func TestRoles(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	ann := a.user("ann@example.org", attune.RoleAnnotator)
+	lead := a.user("lee@example.org", attune.RoleLead)
+
+	// Signed out: pages send you to sign in and come back afterwards.
+	anon := a.client()
+	for _, path := range []string{"/", "/admin/users"} {
+		r := anon.get(path)
+		wantStatus(t, r, http.StatusSeeOther)
+		if want := "/login?next=" + url.QueryEscape(path); r.Header.Get("Location") != want {
+			t.Errorf("GET %s signed out: redirect to %q, want %q", path, r.Header.Get("Location"), want)
+		}
+	}
+	wantStatus(t, anon.post("/admin/users", url.Values{"email": {"x@example.org"}}), http.StatusUnauthorized)
+
+	adminRoutes := []struct{ method, path string }{
+		{"GET", "/admin/users"},
+		{"POST", "/admin/users"},
+		{"POST", "/admin/users/1/role"},
+		{"POST", "/admin/users/1/disable"},
+		{"POST", "/admin/users/1/enable"},
+	}
+	for _, u := range []*attune.User{ann, lead} {
+		c := a.client()
+		c.mustSignIn(u)
+		for _, rt := range adminRoutes {
+			var r response
+			if rt.method == "GET" {
+				r = c.get(rt.path)
+			} else {
+				r = c.post(rt.path, url.Values{"email": {"new@example.org"}, "role": {"admin"}, "password": {"long-enough-pw"}})
+			}
+			wantStatus(t, r, http.StatusForbidden)
+		}
+		if strings.Contains(c.get("/").body, `href="/admin/users"`) {
+			t.Errorf("%s sees the Users link", u.Role)
+		}
+	}
+	if _, err := a.db.FindUserByEmail(context.Background(), "new@example.org"); err == nil {
+		t.Fatal("a non-admin created a user")
+	}
+}
+
+func TestCrossSitePostRefused(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	admin := a.user("admin@example.org", attune.RoleAdmin)
+	c := a.client()
+	c.mustSignIn(admin)
+	form := url.Values{"email": {"mallory@example.org"}, "role": {"admin"}, "password": {"long-enough-pw"}}
+	for name, headers := range map[string]map[string]string{
+		"Sec-Fetch-Site cross-site": {"Sec-Fetch-Site": "cross-site"},
+		"foreign Origin":            {"Origin": "https://evil.example"},
+	} {
+		r := c.postWith("/admin/users", form, headers)
+		if r.StatusCode != http.StatusForbidden {
+			t.Errorf("%s: status %d, want 403", name, r.StatusCode)
+		}
+	}
+	if _, err := a.db.FindUserByEmail(context.Background(), "mallory@example.org"); err == nil {
+		t.Fatal("a cross-site POST created a user")
+	}
+	// A cross-site sign-out or sign-in is refused too (login CSRF).
+	wantStatus(t, c.postWith("/logout", nil, map[string]string{"Sec-Fetch-Site": "cross-site"}), http.StatusForbidden)
+	wantStatus(t, c.get("/"), http.StatusOK)
+	// The same request from the app's own pages goes through.
+	wantStatus(t, c.post("/admin/users", form), http.StatusSeeOther)
+}
+
+func TestSecurityHeaders(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	for _, path := range []string{"/login", "/healthz", "/nowhere"} {
+		r := a.client().get(path)
+		h := r.Header
+		csp := h.Get("Content-Security-Policy")
+		for _, want := range []string{"default-src 'self'", "frame-ancestors 'none'", "script-src 'self'"} {
+			if !strings.Contains(csp, want) {
+				t.Errorf("%s: CSP %q lacks %s", path, csp, want)
+			}
+		}
+		if strings.Contains(csp, "unsafe-inline") || strings.Contains(csp, "unsafe-eval") {
+			t.Errorf("%s: CSP allows inline code: %q", path, csp)
+		}
+		if h.Get("X-Content-Type-Options") != "nosniff" || h.Get("Referrer-Policy") == "" || h.Get("X-Frame-Options") != "DENY" {
+			t.Errorf("%s: headers %v", path, h)
+		}
+		if h.Get("X-Request-Id") == "" {
+			t.Errorf("%s: no request id", path)
+		}
+	}
+}
+
+func TestUserTextIsEscaped(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	admin := a.user("admin@example.org", attune.RoleAdmin)
+	c := a.client()
+	c.mustSignIn(admin)
+	evil := `<script>alert(1)</script><img src=x onerror=alert(2)>`
+	r := c.post("/admin/users", url.Values{"email": {"eve@example.org"}, "name": {evil}, "role": {"annotator"}, "password": {"long-enough-pw"}})
+	wantStatus(t, r, http.StatusSeeOther)
+	page := c.get("/admin/users")
+	if strings.Contains(page.body, "<script>alert") || strings.Contains(page.body, "<img src=x") {
+		t.Fatal("a user-written name reached the page unescaped")
+	}
+	wantContains(t, page, "&lt;script&gt;alert(1)&lt;/script&gt;")
+}
