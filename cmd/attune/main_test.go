@@ -1,0 +1,289 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/attune/attune/internal/config"
+	"github.com/attune/attune/internal/dbtest"
+	"github.com/attune/attune/internal/store"
+)
+
+func TestMain(m *testing.M) { os.Exit(dbtest.Main(m)) }
+
+// envFor returns a getenv for a test: the database and a free port, plus
+// any extra settings.
+func envFor(dbURL string, extra ...string) func(string) string {
+	m := map[string]string{"DATABASE_URL": dbURL, "ATTUNE_ADDR": "127.0.0.1:0", "ATTUNE_LOG_FORMAT": "text"}
+	for i := 0; i+1 < len(extra); i += 2 {
+		m[extra[i]] = extra[i+1]
+	}
+	return func(k string) string { return m[k] }
+}
+
+// runCmd runs one command to completion and returns its output.
+func runCmd(t *testing.T, getenv func(string) string, stdin string, args ...string) (string, error) {
+	t.Helper()
+	var out, errOut strings.Builder
+	err := run(context.Background(), args, getenv, strings.NewReader(stdin), &out, &errOut)
+	return out.String() + errOut.String(), err
+}
+
+// served is a running `attune serve`.
+type served struct {
+	lines  chan string
+	done   chan error
+	cancel context.CancelFunc
+	base   string
+	output []string
+}
+
+// serve starts `attune serve` in-process and waits, by reading its output,
+// until it says where it serves.
+func serve(t *testing.T, getenv func(string) string) *served {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	s := &served{lines: make(chan string, 100), done: make(chan error, 1), cancel: cancel}
+	go func() {
+		err := run(ctx, []string{"serve"}, getenv, strings.NewReader(""), pw, io.Discard)
+		pw.CloseWithError(errors.New("serve ended"))
+		s.done <- err
+	}()
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			s.lines <- sc.Text()
+		}
+		close(s.lines)
+	}()
+	t.Cleanup(func() { s.stop(t) })
+	for line := range s.lines {
+		s.output = append(s.output, line)
+		if after, ok := strings.CutPrefix(line, "attune is serving at "); ok {
+			s.base = after
+			return s
+		}
+	}
+	t.Fatalf("serve ended without serving: %v; output:\n%s", <-s.done, strings.Join(s.output, "\n"))
+	return nil
+}
+
+func (s *served) stop(t *testing.T) {
+	if s.cancel == nil {
+		return
+	}
+	s.cancel()
+	s.cancel = nil
+	select {
+	case err := <-s.done:
+		if err != nil {
+			t.Errorf("serve returned %v after SIGTERM-like cancel", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Error("serve did not shut down")
+	}
+}
+
+func TestServeFromNothing(t *testing.T) {
+	t.Parallel()
+	// The database does not exist yet: serve creates it, migrates it,
+	// creates the first admin and says how to sign in.
+	dbURL := dbtest.MissingURL(t)
+	s := serve(t, envFor(dbURL))
+	out := strings.Join(s.output, "\n")
+	m := regexp.MustCompile(`password: (\S+)`).FindStringSubmatch(out)
+	if m == nil || !strings.Contains(out, "admin@attune.local") || !strings.Contains(out, s.base+"/login") {
+		t.Fatalf("no sign-in instructions in output:\n%s", out)
+	}
+
+	get := func(path string) int {
+		resp, err := http.Get(s.base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if get("/healthz") != 200 || get("/readyz") != 200 {
+		t.Fatal("health or readiness probe failed")
+	}
+
+	// Signing in with the printed password works.
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar}
+	req, _ := http.NewRequest("POST", s.base+"/login", strings.NewReader(url.Values{"email": {"admin@attune.local"}, "password": {m[1]}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", s.base)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "Admin · admin") {
+		t.Fatalf("sign-in with the printed password: %d\n%.500s", resp.StatusCode, body)
+	}
+	s.stop(t)
+
+	// A second start finds the admin and prints no password.
+	s2 := serve(t, envFor(dbURL))
+	if strings.Contains(strings.Join(s2.output, "\n"), "password:") {
+		t.Fatal("second start printed a password again")
+	}
+}
+
+func TestServeRefusesNewerDatabase(t *testing.T) {
+	t.Parallel()
+	dbURL := dbtest.NewURL(t)
+	db, err := store.Open(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.Pool().Exec(context.Background(), `INSERT INTO goose_db_version (version_id, is_applied) VALUES (99999, true)`)
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := runCmd(t, envFor(dbURL), "", "serve")
+	if err == nil || !strings.Contains(err.Error(), "newer attune") {
+		t.Fatalf("serve on a newer database: err %v, output %s", err, out)
+	}
+}
+
+func TestServeChosenAdminPassword(t *testing.T) {
+	t.Parallel()
+	s := serve(t, envFor(dbtest.NewURL(t), "ATTUNE_ADMIN_EMAIL", "boss@example.org", "ATTUNE_ADMIN_PASSWORD", "a-chosen-password"))
+	out := strings.Join(s.output, "\n")
+	if strings.Contains(out, "a-chosen-password") {
+		t.Fatal("the chosen admin password was printed")
+	}
+	if !strings.Contains(out, "boss@example.org") || !strings.Contains(out, "ATTUNE_ADMIN_PASSWORD") {
+		t.Fatalf("output does not say how to sign in:\n%s", out)
+	}
+}
+
+func TestUserCommands(t *testing.T) {
+	t.Parallel()
+	env := envFor(dbtest.NewURL(t))
+	out, err := runCmd(t, env, "a-long-password\n", "user", "add", "--email", "Lee@Example.org", "--role", "lead", "--name", "Lee", "--password-stdin")
+	if err != nil || !strings.Contains(out, "added lee@example.org as lead") {
+		t.Fatalf("user add: %v\n%s", err, out)
+	}
+	out, err = runCmd(t, env, "", "user", "add", "--email", "ann@example.org", "--role", "annotator")
+	if err != nil || !regexp.MustCompile(`password: \S{23} \(shown only once\)`).MatchString(out) {
+		t.Fatalf("user add with a generated password: %v\n%s", err, out)
+	}
+	if _, err := runCmd(t, env, "short\n", "user", "add", "--email", "x@example.org", "--role", "lead", "--password-stdin"); err == nil || !strings.Contains(err.Error(), "at least") {
+		t.Fatalf("short password accepted: %v", err)
+	}
+	if _, err := runCmd(t, env, "a-long-password\n", "user", "add", "--email", "lee@example.org", "--role", "lead", "--password-stdin"); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Fatalf("duplicate accepted: %v", err)
+	}
+	if _, err := runCmd(t, env, "", "user", "add", "--email", "y@example.org", "--role", "king"); err == nil || !strings.Contains(err.Error(), "unknown role") {
+		t.Fatalf("bad role accepted: %v", err)
+	}
+	if _, err := runCmd(t, env, "", "user", "set-role", "--email", "ann@example.org", "--role", "lead"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runCmd(t, env, "", "user", "disable", "--email", "lee@example.org"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runCmd(t, env, "new-long-password\n", "user", "set-password", "--email", "ann@example.org", "--password-stdin"); err != nil {
+		t.Fatal(err)
+	}
+	out, err = runCmd(t, env, "", "user", "list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`ann@example.org\s+lead\s+active`),
+		regexp.MustCompile(`lee@example.org\s+Lee\s+lead\s+disabled`),
+	} {
+		if !want.MatchString(out) {
+			t.Errorf("user list lacks %s:\n%s", want, out)
+		}
+	}
+	if _, err := runCmd(t, env, "", "user", "disable", "--email", "nobody@example.org"); err == nil || !strings.Contains(err.Error(), "no account") {
+		t.Fatalf("disable of a missing account: %v", err)
+	}
+}
+
+func TestMigrateCommands(t *testing.T) {
+	t.Parallel()
+	env := envFor(dbtest.MissingURL(t))
+	out, err := runCmd(t, env, "", "migrate", "up")
+	if err != nil || !strings.Contains(out, "schema at version") {
+		t.Fatalf("migrate up: %v\n%s", err, out)
+	}
+	out, err = runCmd(t, env, "", "migrate", "status")
+	if err != nil || !strings.Contains(out, "00001_schema.sql") || !strings.Contains(out, "applied") {
+		t.Fatalf("migrate status: %v\n%s", err, out)
+	}
+	if out, err = runCmd(t, env, "", "migrate", "down"); err != nil {
+		t.Fatalf("migrate down: %v\n%s", err, out)
+	}
+	out, _ = runCmd(t, env, "", "migrate", "status")
+	if !strings.Contains(out, "pending") {
+		t.Fatalf("after down, status shows nothing pending:\n%s", out)
+	}
+	if _, err := runCmd(t, env, "", "migrate", "sideways"); !errors.Is(err, errUsage) {
+		t.Fatalf("migrate sideways: %v, want a usage error", err)
+	}
+}
+
+func TestHelpDocumentsEverything(t *testing.T) {
+	t.Parallel()
+	out, err := runCmd(t, envFor(""), "", "help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range config.Vars {
+		if !strings.Contains(out, v.Name) {
+			t.Errorf("help lacks %s", v.Name)
+		}
+	}
+	for _, c := range []string{"serve", "migrate up|down|status", "user add", "version", "help"} {
+		if !strings.Contains(out, c) {
+			t.Errorf("help lacks %q", c)
+		}
+	}
+	out, err = runCmd(t, envFor(""), "", "help", "serve")
+	if err != nil || !strings.Contains(out, "-addr") {
+		t.Fatalf("help serve: %v\n%s", err, out)
+	}
+	out, _ = runCmd(t, envFor(""), "", "help", "user")
+	for _, f := range []string{"-email", "-role", "-password-stdin", "-name"} {
+		if !strings.Contains(out, f) {
+			t.Errorf("help user lacks %s", f)
+		}
+	}
+	if _, err := runCmd(t, envFor(""), "", "frobnicate"); !errors.Is(err, errUsage) {
+		t.Fatalf("unknown command: %v", err)
+	}
+	if _, err := runCmd(t, envFor(""), ""); !errors.Is(err, errUsage) {
+		t.Fatalf("no command: %v", err)
+	}
+	out, err = runCmd(t, envFor(""), "", "version")
+	if err != nil || !strings.HasPrefix(out, "attune ") {
+		t.Fatalf("version: %v %q", err, out)
+	}
+}
+
+func TestBadConfigNamesTheVariable(t *testing.T) {
+	t.Parallel()
+	_, err := runCmd(t, envFor(dbtest.NewURL(t), "ATTUNE_SESSION_LIFETIME", "forever"), "", "serve")
+	if err == nil || !strings.Contains(err.Error(), "ATTUNE_SESSION_LIFETIME") {
+		t.Fatalf("serve with a bad setting: %v", err)
+	}
+}

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime"
+	"strings"
+
+	"github.com/attune/attune/internal/config"
+	"github.com/attune/attune/internal/store"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+// errUsage marks a command line that could not be understood; main exits 2.
+var errUsage = errors.New("usage error")
+
+// env is what every command gets from run: the outside world, injected so
+// that tests can run the whole binary in-process.
+type env struct {
+	getenv func(string) string
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+}
+
+type command struct {
+	name    string
+	args    string
+	summary string
+	run     func(ctx context.Context, e env, args []string) error
+	flags   func(fs *flag.FlagSet) // documents the command's flags for help
+}
+
+func commands() []command {
+	return []command{
+		{name: "serve", args: "[--addr ADDR]", summary: "serve the web application; creates the database if missing and applies pending migrations", run: runServe, flags: serveFlags},
+		{name: "migrate", args: "up|down|status", summary: "apply all pending migrations, roll back the newest one, or list them", run: runMigrate},
+		{name: "user", args: "add|list|set-role|set-password|disable|enable [flags]", summary: "manage accounts (see `attune help user`)", run: runUser, flags: userFlagsHelp},
+		{name: "version", summary: "print the version", run: runVersion},
+		{name: "help", args: "[COMMAND]", summary: "show this help, or a command's flags", run: nil},
+	}
+}
+
+// run is the whole program: main only adds the process's signals, args
+// and environment.
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	e := env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
+	if len(args) == 0 {
+		writeHelp(stderr)
+		return fmt.Errorf("%w: no command given", errUsage)
+	}
+	name := args[0]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 {
+			return writeCommandHelp(stdout, args[1])
+		}
+		writeHelp(stdout)
+		return nil
+	}
+	for _, c := range commands() {
+		if c.name == name && c.run != nil {
+			return c.run(ctx, e, args[1:])
+		}
+	}
+	writeHelp(stderr)
+	return fmt.Errorf("%w: unknown command %q", errUsage, name)
+}
+
+func writeHelp(w io.Writer) {
+	fmt.Fprint(w, `attune: evaluate empathetic and supportive dialogue with people and LLM judges.
+
+Usage: attune COMMAND [ARGS]
+
+Commands:
+`)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %s %s\n      %s\n", c.name, c.args, c.summary)
+	}
+	fmt.Fprint(w, `
+Environment (every setting; none is required on a developer machine):
+`)
+	for _, v := range config.Vars {
+		fmt.Fprintf(w, "  %s (default: %s)\n      %s\n", v.Name, orNone(v.Default), v.Help)
+	}
+	fmt.Fprint(w, `
+Secrets: attune stores no secret of its own. Passwords are kept only as
+argon2id hashes; session tokens are random and kept in PostgreSQL. Pass the
+database password inside DATABASE_URL and the first admin's password in
+ATTUNE_ADMIN_PASSWORD; neither is ever logged.
+
+Run 'attune help COMMAND' for a command's flags.
+`)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+func writeCommandHelp(w io.Writer, name string) error {
+	for _, c := range commands() {
+		if c.name != name {
+			continue
+		}
+		fmt.Fprintf(w, "Usage: attune %s %s\n\n%s\n", c.name, c.args, c.summary)
+		if c.flags != nil {
+			fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+			c.flags(fs)
+			fmt.Fprintln(w, "\nFlags:")
+			fs.SetOutput(w)
+			fs.PrintDefaults()
+		}
+		return nil
+	}
+	return fmt.Errorf("%w: unknown command %q", errUsage, name)
+}
+
+// parseFlags parses args into fs, turning flag errors into usage errors
+// whose text says what was wrong.
+func parseFlags(fs *flag.FlagSet, e env, args []string) error {
+	fs.SetOutput(e.stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return fmt.Errorf("%w: %s: %v", errUsage, fs.Name(), err)
+	}
+	return nil
+}
+
+func runVersion(ctx context.Context, e env, args []string) error {
+	fmt.Fprintf(e.stdout, "attune %s (%s, %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return nil
+}
+
+func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
+	if cfg.LogFormat == "text" {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+// openDB creates the database when missing, connects, and applies pending
+// migrations, so that every command works on a fresh machine.
+func openDB(ctx context.Context, cfg config.Config, log io.Writer) (*store.DB, error) {
+	if created, err := store.EnsureDatabase(ctx, cfg.DatabaseURL); err != nil {
+		return nil, err
+	} else if created {
+		fmt.Fprintln(log, "created the database")
+	}
+	db, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Migrate(ctx, log); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// lineWriter sends each line written to it to a logger, for libraries that
+// report progress through an io.Writer.
+type lineWriter struct {
+	log *slog.Logger
+	msg string
+}
+
+func (l lineWriter) Write(p []byte) (int, error) {
+	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		if line != "" {
+			l.log.Info(l.msg, "detail", line)
+		}
+	}
+	return len(p), nil
+}

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/config"
+	"github.com/attune/attune/internal/password"
+	"github.com/attune/attune/internal/store"
+	"github.com/attune/attune/web"
+)
+
+func serveFlags(fs *flag.FlagSet) {
+	fs.String("addr", "", "address to listen on, overriding ATTUNE_ADDR (host:port; :0 picks a free port)")
+}
+
+func runServe(ctx context.Context, e env, args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	serveFlags(fs)
+	if err := parseFlags(fs, e, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: serve takes no arguments, got %q", errUsage, fs.Args())
+	}
+	cfg, err := config.Load(e.getenv)
+	if err != nil {
+		return err
+	}
+	if addr := fs.Lookup("addr").Value.String(); addr != "" {
+		if cfg.BaseURL == "http://"+cfg.Addr {
+			cfg.BaseURL = "http://" + addr
+		}
+		cfg.Addr = addr
+	}
+	log := newLogger(cfg, e.stderr)
+
+	db, err := openDB(ctx, cfg, lineWriter{log, "startup"})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	// With port 0 the real address is known only now; say it where people
+	// (and tests) look.
+	base := cfg.BaseURL
+	if strings.HasSuffix(cfg.Addr, ":0") {
+		scheme := "http"
+		if cfg.TLSCert != "" {
+			scheme = "https"
+		}
+		base = scheme + "://" + ln.Addr().String()
+	}
+	if err := ensureAdmin(ctx, db, cfg, base, e); err != nil {
+		ln.Close()
+		return err
+	}
+
+	srv := web.New(db, log, web.Options{
+		SecureCookies:       cfg.SecureCookies(),
+		SessionIdleTimeout:  cfg.SessionIdleTimeout,
+		SessionLifetime:     cfg.SessionLifetime,
+		SignInWindow:        cfg.SignInWindow,
+		SignInMaxPerAccount: cfg.SignInMaxPerAccount,
+		SignInMaxPerAddress: cfg.SignInMaxPerAddress,
+		PasswordParams:      password.Default,
+		SessionCleanup:      10 * time.Minute,
+	})
+	defer srv.Close()
+	hs := &http.Server{
+		Handler:           srv,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       cfg.ReadTimeout,
+		WriteTimeout:      cfg.WriteTimeout,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	served := make(chan error, 1)
+	go func() {
+		if cfg.TLSCert != "" {
+			served <- hs.ServeTLS(ln, cfg.TLSCert, cfg.TLSKey)
+		} else {
+			served <- hs.Serve(ln)
+		}
+	}()
+	log.Info("serving", "addr", ln.Addr().String(), "version", version)
+	fmt.Fprintf(e.stdout, "attune is serving at %s\n", base)
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	// In-flight requests finish (up to the timeout); the deferred Close of
+	// the pool runs only after Shutdown returns.
+	log.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// ensureAdmin creates the first admin on a database that has none and
+// tells the person starting attune how to sign in, once.
+func ensureAdmin(ctx context.Context, db *store.DB, cfg config.Config, base string, e env) error {
+	email, err := attune.NormalizeEmail(cfg.AdminEmail)
+	if err != nil {
+		return fmt.Errorf("config: ATTUNE_ADMIN_EMAIL: %w", err)
+	}
+	pw, generated := cfg.AdminPassword, false
+	if pw == "" {
+		pw, generated = randomPassword(), true
+	} else if msg := password.Check(pw); msg != "" {
+		return fmt.Errorf("config: ATTUNE_ADMIN_PASSWORD %s", msg)
+	}
+	hash, err := password.Hash(pw, password.Default)
+	if err != nil {
+		return err
+	}
+	created, err := db.EnsureAdmin(ctx, store.NewUser{Email: email, Name: "Admin", PasswordHash: hash})
+	if err != nil || !created {
+		return err
+	}
+	shown := pw
+	if !generated {
+		shown = "(the value of ATTUNE_ADMIN_PASSWORD)"
+	}
+	fmt.Fprintf(e.stdout, `
+No admin account existed, so attune created one. Sign in at
+  %s/login
+  email:    %s
+  password: %s
+This is shown only once. Add more accounts at %s/admin/users
+or with 'attune user add'.
+
+`, base, email, shown, base)
+	return nil
+}
+
+// randomPassword returns 20 characters of base32 (100 bits), grouped for
+// reading aloud.
+func randomPassword() string {
+	b := make([]byte, 15)
+	rand.Read(b)
+	s := strings.ToLower(base32.StdEncoding.EncodeToString(b))
+	return s[0:5] + "-" + s[5:10] + "-" + s[10:15] + "-" + s[15:20]
+}

@@ -1,0 +1,203 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/config"
+	"github.com/attune/attune/internal/password"
+	"github.com/attune/attune/internal/store"
+)
+
+func userFlagsHelp(fs *flag.FlagSet) {
+	fs.String("email", "", "the account's email (add, set-role, set-password, disable, enable)")
+	fs.String("role", "", "admin, lead or annotator (add, set-role)")
+	fs.String("name", "", "display name (add)")
+	fs.Bool("password-stdin", false, "read the password from the first line of standard input (add, set-password); without it, add generates one and prints it once")
+	fs.Bool("json", false, "print JSON (list)")
+}
+
+func runUser(ctx context.Context, e env, args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("%w: user takes add, list, set-role, set-password, disable or enable", errUsage)
+	}
+	verb := args[0]
+	fs := flag.NewFlagSet("user "+verb, flag.ContinueOnError)
+	userFlagsHelp(fs)
+	if err := parseFlags(fs, e, args[1:]); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+	}
+	get := func(name string) string { return fs.Lookup(name).Value.String() }
+	need := func(names ...string) error {
+		for _, n := range names {
+			if strings.TrimSpace(get(n)) == "" {
+				return fmt.Errorf("%w: user %s needs --%s", errUsage, verb, n)
+			}
+		}
+		return nil
+	}
+	switch verb {
+	case "add", "list", "set-role", "set-password", "disable", "enable":
+	default:
+		return fmt.Errorf("%w: unknown user command %q", errUsage, verb)
+	}
+	cfg, err := config.Load(e.getenv)
+	if err != nil {
+		return err
+	}
+	db, err := openDB(ctx, cfg, e.stderr)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+
+	findUser := func() (*attune.User, error) {
+		email, err := attune.NormalizeEmail(get("email"))
+		if err != nil {
+			return nil, err
+		}
+		u, err := db.FindUserByEmail(ctx, email)
+		if errors.Is(err, attune.ErrNotFound) {
+			return nil, fmt.Errorf("no account has the email %s", email)
+		}
+		return u, err
+	}
+	readPassword := func() (string, error) {
+		line, err := bufio.NewReader(e.stdin).ReadString('\n')
+		if err != nil && line == "" {
+			return "", fmt.Errorf("--password-stdin: nothing on standard input")
+		}
+		pw := strings.TrimRight(line, "\r\n")
+		if msg := password.Check(pw); msg != "" {
+			return "", fmt.Errorf("the password %s", msg)
+		}
+		return pw, nil
+	}
+
+	switch verb {
+	case "add":
+		if err := need("email", "role"); err != nil {
+			return err
+		}
+		email, err := attune.NormalizeEmail(get("email"))
+		if err != nil {
+			return err
+		}
+		role, err := attune.ParseRole(get("role"))
+		if err != nil {
+			return err
+		}
+		var pw string
+		generated := get("password-stdin") != "true"
+		if generated {
+			pw = randomPassword()
+		} else if pw, err = readPassword(); err != nil {
+			return err
+		}
+		hash, err := password.Hash(pw, password.Default)
+		if err != nil {
+			return err
+		}
+		u, err := db.CreateUser(ctx, nil, store.NewUser{Email: email, Name: strings.TrimSpace(get("name")), Role: role, PasswordHash: hash})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "added %s as %s\n", u.Email, u.Role)
+		if generated {
+			fmt.Fprintf(e.stdout, "password: %s (shown only once)\n", pw)
+		}
+	case "list":
+		users, err := db.ListUsers(ctx)
+		if err != nil {
+			return err
+		}
+		if get("json") == "true" {
+			type row struct {
+				Email    string `json:"email"`
+				Name     string `json:"name"`
+				Role     string `json:"role"`
+				Disabled bool   `json:"disabled"`
+				Created  string `json:"created"`
+			}
+			out := []row{}
+			for _, u := range users {
+				out = append(out, row{u.Email, u.Name, string(u.Role), u.Disabled(), u.CreatedAt.UTC().Format("2006-01-02T15:04:05Z")})
+			}
+			enc := json.NewEncoder(e.stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(out)
+		}
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "EMAIL\tNAME\tROLE\tSTATUS")
+		for _, u := range users {
+			status := "active"
+			if u.Disabled() {
+				status = "disabled"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", u.Email, u.Name, u.Role, status)
+		}
+		return tw.Flush()
+	case "set-role":
+		if err := need("email", "role"); err != nil {
+			return err
+		}
+		role, err := attune.ParseRole(get("role"))
+		if err != nil {
+			return err
+		}
+		u, err := findUser()
+		if err != nil {
+			return err
+		}
+		if err := db.SetUserRole(ctx, nil, u.ID, role); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "%s is now %s\n", u.Email, role)
+	case "set-password":
+		if err := need("email"); err != nil {
+			return err
+		}
+		if get("password-stdin") != "true" {
+			return fmt.Errorf("%w: user set-password needs --password-stdin", errUsage)
+		}
+		u, err := findUser()
+		if err != nil {
+			return err
+		}
+		pw, err := readPassword()
+		if err != nil {
+			return err
+		}
+		hash, err := password.Hash(pw, password.Default)
+		if err != nil {
+			return err
+		}
+		if err := db.SetUserPassword(ctx, nil, u.ID, hash); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "password of %s changed\n", u.Email)
+	case "disable", "enable":
+		if err := need("email"); err != nil {
+			return err
+		}
+		u, err := findUser()
+		if err != nil {
+			return err
+		}
+		if err := db.SetUserDisabled(ctx, nil, u.ID, verb == "disable"); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "%s %sd\n", u.Email, verb)
+	}
+	return nil
+}
