@@ -45,9 +45,10 @@ type Server struct {
 // New returns a Server over db. Sessions live in db, so that any replica
 // can serve any request and a restart signs nobody out.
 func New(db *store.DB, logger *slog.Logger, opts Options) *Server {
-	st := pgxstore.NewWithCleanupInterval(db.Pool(), opts.SessionCleanup)
 	sm := scs.New()
-	sm.Store = st
+	// The store's own sweeper is off: its start and stop race (a data race
+	// the race detector reports), so Server runs its own, below.
+	sm.Store = pgxstore.NewWithCleanupInterval(db.Pool(), 0)
 	sm.IdleTimeout = opts.SessionIdleTimeout
 	sm.Lifetime = opts.SessionLifetime
 	sm.Cookie.Name = "attune_session"
@@ -59,15 +60,47 @@ func New(db *store.DB, logger *slog.Logger, opts Options) *Server {
 		logger.ErrorContext(r.Context(), "session store", "err", err)
 		http.Error(w, "Internal Server Error", http.StatusInternalServerError)
 	}
-	s := &Server{db: db, log: logger, opts: opts, sessions: sm, stopGC: st.StopCleanup, now: time.Now}
+	s := &Server{db: db, log: logger, opts: opts, sessions: sm, now: time.Now}
 	s.handler = s.routes()
+	s.stopGC = s.sweepSessions(opts.SessionCleanup)
 	return s
+}
+
+// sweepSessions deletes expired sessions every interval until the returned
+// stop func is called; stop waits for a sweep under way to finish.
+func (s *Server) sweepSessions(interval time.Duration) (stop func()) {
+	if interval <= 0 {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				if n, err := s.db.DeleteExpiredSessions(ctx); err != nil && ctx.Err() == nil {
+					s.log.Error("sweep sessions", "err", err)
+				} else if n > 0 {
+					s.log.Debug("swept expired sessions", "count", n)
+				}
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
 
 // ServeHTTP serves one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
-// Close stops the background session sweep.
+// Close stops the background session sweep and waits for it.
 func (s *Server) Close() { s.stopGC() }
 
 // Ready reports whether the server can serve: the database answers and its

@@ -199,3 +199,23 @@ func TestFailedSignIns(t *testing.T) {
 		t.Fatalf("attempts outside the window counted: %d, %d", e, a)
 	}
 }
+
+func TestDeleteExpiredSessions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := dbtest.New(t)
+	_, err := db.Pool().Exec(ctx, `INSERT INTO sessions (token, data, expiry) VALUES
+		('old', '\x00', now() - interval '1 minute'), ('live', '\x00', now() + interval '1 hour')`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := db.DeleteExpiredSessions(ctx)
+	if err != nil || n != 1 {
+		t.Fatalf("DeleteExpiredSessions = %d, %v; want 1", n, err)
+	}
+	var left string
+	db.Pool().QueryRow(ctx, `SELECT string_agg(token, ',') FROM sessions`).Scan(&left)
+	if left != "live" {
+		t.Fatalf("sessions left: %q, want live", left)
+	}
+}

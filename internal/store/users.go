@@ -263,3 +263,13 @@ func (db *DB) ListProjectsForUser(ctx context.Context, u *attune.User) ([]attune
 	})
 	return ps, mapErr(err, "list projects", "")
 }
+
+// DeleteExpiredSessions removes sessions past their expiry and reports how
+// many it removed. Any replica may run it at any time.
+func (db *DB) DeleteExpiredSessions(ctx context.Context) (int64, error) {
+	tag, err := db.pool.Exec(ctx, `DELETE FROM sessions WHERE expiry < now()`)
+	if err != nil {
+		return 0, mapErr(err, "delete expired sessions", "")
+	}
+	return tag.RowsAffected(), nil
+}
