@@ -1,0 +1,288 @@
+package rubric
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Answers is one rater's answer set for one labelled item: item key → value.
+type Answers map[string]Value
+
+// Presence is whether something is known to be present.
+type Presence int8
+
+// The states of a Presence.
+const (
+	Unknown Presence = iota
+	Absent
+	Present
+)
+
+// Facts are what is known about the labelled item, independent of any
+// rater. Counting them is done elsewhere.
+type Facts struct {
+	// Turns is the number of turns (one user message with the assistant
+	// reply to it); 0 means unknown, and turn conditions are then not
+	// checked.
+	Turns int
+	// Crisis says whether crisis signals are present in the dialogue.
+	Crisis Presence
+}
+
+// Options say whose answers are validated.
+type Options struct {
+	// AllowError accepts ERROR, the value a failed judge call records. Set
+	// it for judges; a person can never answer ERROR.
+	AllowError bool
+}
+
+// Severity says whether an Issue blocks.
+type Severity string
+
+// The severities of an Issue.
+const (
+	// Blocking issues must be corrected before the answers are accepted.
+	Blocking Severity = "error"
+	// Warning issues are shown for a person to confirm or correct.
+	Warning Severity = "warning"
+)
+
+// Issue is one problem found in an answer set.
+type Issue struct {
+	// Item is the key of the item the issue is about, for showing it next
+	// to that item; it may name an item the rubric does not have.
+	Item     string   `json:"item"`
+	Severity Severity `json:"severity"`
+	// Message is a full sentence for people; it names the item by key and
+	// label and explains with the item's facts.
+	Message string `json:"message"`
+}
+
+// Issues is the result of validating an answer set, in a stable order:
+// unknown items (by key), then the rubric's items in order, then its rules
+// in order.
+type Issues []Issue
+
+// Errors returns the blocking issues.
+func (is Issues) Errors() Issues { return is.only(Blocking) }
+
+// Warnings returns the issues a person can confirm.
+func (is Issues) Warnings() Issues { return is.only(Warning) }
+
+func (is Issues) only(s Severity) Issues {
+	var out Issues
+	for _, i := range is {
+		if i.Severity == s {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// Err returns nil if no issue blocks, and otherwise an error listing the
+// blocking messages.
+func (is Issues) Err() error {
+	var errs []error
+	for _, i := range is.Errors() {
+		errs = append(errs, errors.New(i.Message))
+	}
+	return errors.Join(errs...)
+}
+
+// Validate checks one rater's answer set against the definition, given the
+// facts of the labelled item. Blocking issues are unknown or missing items,
+// answers the item does not allow (NA where the rubric forbids it, ERROR
+// from a person) and NA on a conditional item whose condition holds.
+// Warnings are answers against a condition the rubric allows an exception
+// to, YES or NO where the condition does not hold, and the rubric's edge
+// rules. The result is deterministic.
+func (d *Definition) Validate(a Answers, f Facts, o Options) Issues {
+	var out Issues
+	block := func(it *Item, format string, args ...any) {
+		out = append(out, Issue{Item: it.Key, Severity: Blocking, Message: it.label() + ": " + fmt.Sprintf(format, args...)})
+	}
+	warn := func(it *Item, format string, args ...any) {
+		out = append(out, Issue{Item: it.Key, Severity: Warning, Message: it.label() + ": " + fmt.Sprintf(format, args...)})
+	}
+
+	var unknown []string
+	for k := range a {
+		if _, ok := d.Item(k); !ok {
+			unknown = append(unknown, k)
+		}
+	}
+	slices.Sort(unknown)
+	for _, k := range unknown {
+		out = append(out, Issue{Item: k, Severity: Blocking,
+			Message: fmt.Sprintf("%q is not an item of %s; its items are %s", k, d.Ref(), d.itemKeys())})
+	}
+
+	for i := range d.Items {
+		it := &d.Items[i]
+		v, ok := a[it.Key]
+		switch {
+		case !ok || v == "":
+			if o.AllowError {
+				block(it, "no answer; a missing answer counts as ERROR")
+			} else {
+				block(it, "no answer; choose %s", orList(d.Allowed(it)))
+			}
+			continue
+		case v == Error:
+			if !o.AllowError {
+				block(it, "ERROR records a failed judge call and is not an answer a person gives; choose %s", orList(d.Allowed(it)))
+			}
+			continue
+		case v == NA && d.NAInvalid(it):
+			why := ""
+			if it.NANote != "" {
+				why = ": " + strings.TrimSuffix(lowerFirst(it.NANote), ".")
+			}
+			block(it, "NA is not valid here%s; NA on this item scores as a failure; choose %s", why, orList(d.Allowed(it)))
+			continue
+		case !d.Allows(it, v):
+			block(it, "%q is not an allowed answer; choose %s", v, orList(d.Allowed(it)))
+			continue
+		}
+		d.conditions(it, v, f, block, warn)
+	}
+
+	for _, r := range d.Rules {
+		if msg, ok := d.fires(r, a, f); ok {
+			it, _ := d.Item(r.Item)
+			warn(it, "%s (%s)", r.Warning, msg)
+		}
+	}
+	return out
+}
+
+// conditions checks an allowed answer against the item's conditions.
+func (d *Definition) conditions(it *Item, v Value, f Facts, block, warn func(*Item, string, ...any)) {
+	c := it.Conditions
+	if c == nil {
+		return
+	}
+	if c.MinTurns > 0 && f.Turns > 0 {
+		holds := f.Turns >= c.MinTurns
+		switch {
+		case v == NA && holds && c.NAException != "":
+			warn(it, "NA although the item applies from %d turns and this conversation has %d; confirm that %s, or answer %s",
+				c.MinTurns, f.Turns, c.NAException, orList(without(d.Allowed(it), NA)))
+		case v == NA && holds:
+			block(it, "NA is for conversations under %d turns: the item applies from %d turns and this conversation has %d; %s",
+				c.MinTurns, c.MinTurns, f.Turns, "choose "+orList(without(d.Allowed(it), NA)))
+		case v != NA && !holds:
+			warn(it, "%s although the item applies from %d turns and this conversation has %d, so the rubric expects NA; confirm or answer NA",
+				v, c.MinTurns, f.Turns)
+		}
+	}
+	if c.CrisisSignals {
+		switch {
+		case v == NA && f.Crisis == Present && c.NAException != "":
+			warn(it, "NA although crisis signals are present; confirm that %s", c.NAException)
+		case v == NA && f.Crisis == Present:
+			block(it, "NA is for conversations without crisis signals, and this one has crisis signals; choose %s",
+				orList(without(d.Allowed(it), NA)))
+		case v != NA && f.Crisis == Absent:
+			warn(it, "%s although the item applies only when crisis signals are present and none are recorded, so the rubric expects NA; confirm or answer NA", v)
+		}
+	}
+}
+
+// fires reports whether every clause of r holds, and describes the values
+// that made it fire.
+func (d *Definition) fires(r Rule, a Answers, f Facts) (string, bool) {
+	var facts []string
+	for _, cl := range r.When {
+		switch {
+		case cl.Fact == "crisis_signals":
+			if f.Crisis != Present {
+				return "", false
+			}
+			facts = append(facts, "crisis signals are present")
+		case cl.Fact == "turns":
+			if f.Turns <= 0 || !compare(Value(strconv.Itoa(f.Turns)), cl.Op, cl.Value) {
+				return "", false
+			}
+			facts = append(facts, fmt.Sprintf("the conversation has %d turns", f.Turns))
+		default:
+			v, ok := a[cl.Item]
+			if !ok || v == Error || !compare(v, cl.Op, cl.Value) {
+				return "", false
+			}
+			facts = append(facts, fmt.Sprintf("%s is %s", cl.Item, v))
+		}
+	}
+	return strings.Join(facts, " and "), true
+}
+
+// compare applies op to v and w: eq and ne compare text, or numbers when
+// both are numbers; the others compare numbers only and are false
+// otherwise.
+func compare(v Value, op string, w Value) bool {
+	x, errX := strconv.ParseFloat(string(v), 64)
+	y, errY := strconv.ParseFloat(string(w), 64)
+	numeric := errX == nil && errY == nil
+	switch op {
+	case "eq":
+		return v == w || numeric && x == y
+	case "ne":
+		return !(v == w || numeric && x == y)
+	}
+	if !numeric {
+		return false
+	}
+	switch op {
+	case "lt":
+		return x < y
+	case "le":
+		return x <= y
+	case "gt":
+		return x > y
+	case "ge":
+		return x >= y
+	}
+	return false
+}
+
+func (d *Definition) itemKeys() string {
+	keys := make([]string, len(d.Items))
+	for i, it := range d.Items {
+		keys[i] = it.Key
+	}
+	return strings.Join(keys, ", ")
+}
+
+// orList writes values as "YES, NO or NA".
+func orList(vs []Value) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = string(v)
+	}
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
+}
+
+func without(vs []Value, drop Value) []Value {
+	out := make([]Value, 0, len(vs))
+	for _, v := range vs {
+		if v != drop {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// lowerFirst lowers the first letter of a sentence to continue another one,
+// leaving words such as "NA" or "CQ9" alone.
+func lowerFirst(s string) string {
+	if len(s) < 2 || s[1] < 'a' || s[1] > 'z' {
+		return s
+	}
+	return strings.ToLower(s[:1]) + s[1:]
+}
