@@ -42,6 +42,8 @@ func commands() []command {
 		{name: "serve", args: "[--addr ADDR]", summary: "serve the web application; creates the database if missing and applies pending migrations", run: runServe, flags: serveFlags},
 		{name: "migrate", args: "up|down|status", summary: "apply all pending migrations, roll back the newest one, or list them", run: runMigrate},
 		{name: "user", args: "add|list|set-role|set-password|disable|enable [flags]", summary: "manage accounts (see `attune help user`)", run: runUser, flags: userFlagsHelp},
+		{name: "rubric", args: "list|show|validate|add", summary: "list rubric versions, print one as an annotator reads it, check or add a rubric file (see `attune help rubric`)", run: runRubric, flags: rubricFlagsHelp},
+		{name: "score", args: "--rubric KEY@VERSION [FILE|-]", summary: "score answer sets (JSONL) with the engine attune uses, one JSON result per line", run: runScore, flags: scoreFlags},
 		{name: "version", summary: "print the version", run: runVersion},
 		{name: "help", args: "[COMMAND]", summary: "show this help, or a command's flags", run: nil},
 	}
@@ -150,8 +152,9 @@ func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, opts))
 }
 
-// openDB creates the database when missing, connects, and applies pending
-// migrations, so that every command works on a fresh machine.
+// openDB creates the database when missing, connects, applies pending
+// migrations and loads the built-in rubrics, so that every command works on
+// a fresh machine.
 func openDB(ctx context.Context, cfg config.Config, log io.Writer) (*store.DB, error) {
 	if created, err := store.EnsureDatabase(ctx, cfg.DatabaseURL); err != nil {
 		return nil, err
@@ -163,6 +166,10 @@ func openDB(ctx context.Context, cfg config.Config, log io.Writer) (*store.DB, e
 		return nil, err
 	}
 	if err := db.Migrate(ctx, log); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := db.LoadBuiltinRubrics(ctx); err != nil {
 		db.Close()
 		return nil, err
 	}
