@@ -177,9 +177,55 @@ func PublicMessage(err error) string {
 	if errors.As(err, &v) {
 		return v.Error()
 	}
+	var le *LineErrors
+	if errors.As(err, &le) {
+		return le.Error()
+	}
 	var k *kindError
 	if errors.As(err, &k) {
 		return k.message
 	}
 	return ""
 }
+
+// ErrNoWork is returned when an annotator asks for the next item and the
+// project has none left for them.
+var ErrNoWork = errors.New("no item left to label")
+
+// LineError is a problem at one line of an input file.
+type LineError struct {
+	Line    int
+	Field   string // where on the line, e.g. "messages[2].role"; may be empty
+	Message string
+}
+
+func (e LineError) String() string {
+	if e.Field == "" {
+		return fmt.Sprintf("line %d: %s", e.Line, e.Message)
+	}
+	return fmt.Sprintf("line %d: %s: %s", e.Line, e.Field, e.Message)
+}
+
+// LineErrors are the problems found in a file, in line order, with how
+// many more were found than listed. It matches ErrInvalid.
+type LineErrors struct {
+	Errors []LineError
+	More   int
+}
+
+func (e *LineErrors) Error() string {
+	var b strings.Builder
+	for i, le := range e.Errors {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(le.String())
+	}
+	if e.More > 0 {
+		fmt.Fprintf(&b, "\n… and %d more", e.More)
+	}
+	return b.String()
+}
+
+// Is makes errors.Is(err, ErrInvalid) true.
+func (e *LineErrors) Is(target error) bool { return target == ErrInvalid }

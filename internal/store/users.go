@@ -241,29 +241,6 @@ func (db *DB) FailedSignIns(ctx context.Context, email, address string, since ti
 	return forEmail, forAddress, mapErr(err, "count sign-ins", "")
 }
 
-// ListProjectsForUser returns the projects a user can open: every project
-// for an admin, the projects they are a member of for anyone else.
-func (db *DB) ListProjectsForUser(ctx context.Context, u *attune.User) ([]attune.ProjectSummary, error) {
-	rows, err := db.pool.Query(ctx, `
-		SELECT p.id, p.name, rv.key || '@' || rv.version, p.status, p.overlap,
-		       (SELECT count(*) FROM items i WHERE i.project_id = p.id),
-		       coalesce(m.role, '')
-		FROM projects p
-		JOIN rubric_versions rv ON rv.id = p.rubric_version_id
-		LEFT JOIN project_members m ON m.project_id = p.id AND m.user_id = $1
-		WHERE $2 OR m.user_id IS NOT NULL
-		ORDER BY p.status = 'archived', p.name`, u.ID, u.Role == attune.RoleAdmin)
-	if err != nil {
-		return nil, mapErr(err, "list projects", "")
-	}
-	ps, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (attune.ProjectSummary, error) {
-		var p attune.ProjectSummary
-		err := r.Scan(&p.ID, &p.Name, &p.RubricRef, &p.Status, &p.Overlap, &p.Items, &p.MemberRole)
-		return p, err
-	})
-	return ps, mapErr(err, "list projects", "")
-}
-
 // DeleteExpiredSessions removes sessions past their expiry and reports how
 // many it removed. Any replica may run it at any time.
 func (db *DB) DeleteExpiredSessions(ctx context.Context) (int64, error) {

@@ -1,0 +1,92 @@
+package attune
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Project pairs a dataset with one rubric version for its whole life.
+type Project struct {
+	ID              int64
+	Name            string
+	Instructions    string // Markdown, rendered safely
+	RubricVersionID int64
+	RubricRef       string // key@version
+	Overlap         int    // how many annotators label each item, 1–10
+	Lease           time.Duration
+	Status          ProjectStatus
+	CreatedAt       time.Time
+}
+
+// MemberRole is what a person does in one project.
+type MemberRole string
+
+// The member roles.
+const (
+	MemberLead      MemberRole = "lead"
+	MemberAnnotator MemberRole = "annotator"
+)
+
+// Member is a person on a project.
+type Member struct {
+	UserID  int64
+	Email   string
+	Name    string
+	Role    MemberRole
+	AddedAt time.Time
+}
+
+// Message is one message of a dialogue.
+type Message struct {
+	Role    string `json:"role"` // user, assistant or system
+	Content string `json:"content"`
+}
+
+// Item is one dialogue to label.
+type Item struct {
+	ID        int64
+	ProjectID int64
+	SourceID  string
+	Kind      string // "reply" or "conversation"
+	Messages  []Message
+	Meta      json.RawMessage
+	Turns     int
+	SHA256    string
+}
+
+// Assignment is an item handed to an annotator until they submit, skip,
+// or the lease runs out.
+type Assignment struct {
+	ID             int64
+	ProjectID      int64
+	ItemID         int64
+	RaterID        int64
+	State          string // active, submitted, skipped, expired
+	AssignedAt     time.Time
+	LeaseExpiresAt time.Time
+}
+
+// Flags an annotator can raise on an item while skipping it.
+var Flags = []string{"broken", "off-topic", "distressing", "other"}
+
+// Progress is how far a project has come.
+type Progress struct {
+	Items      int
+	Overlap    int
+	ByLabels   []int // ByLabels[n] = items with n human labels, n = 0..Overlap
+	Complete   int
+	Active     int // items currently held by someone
+	LastHour   int // answer sets submitted in the last hour
+	Annotators []AnnotatorProgress
+}
+
+// AnnotatorProgress is one annotator's share of a project.
+type AnnotatorProgress struct {
+	UserID       int64
+	Email        string
+	Name         string
+	Submitted    int
+	Skipped      int
+	LastHour     int
+	MedianActive time.Duration // median active time per submitted item
+}

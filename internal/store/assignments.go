@@ -1,0 +1,322 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/attune/attune/internal/attune"
+)
+
+const assignmentColumns = `a.id, a.project_id, a.item_id, a.rater_id, a.state, a.assigned_at, a.lease_expires_at`
+
+func scanAssignment(row pgx.Row) (*attune.Assignment, error) {
+	var a attune.Assignment
+	err := row.Scan(&a.ID, &a.ProjectID, &a.ItemID, &a.RaterID, &a.State, &a.AssignedAt, &a.LeaseExpiresAt)
+	return &a, err
+}
+
+// labeller is what the work queue needs to know about an annotator in a
+// project: their rater, and the project's rules.
+type labeller struct {
+	raterID int64
+	overlap int
+	lease   time.Duration
+	status  attune.ProjectStatus
+}
+
+// lockLabeller reads the annotator's standing in the project. Only
+// annotator members get work. The project row is share-locked so that a
+// concurrent pause or overlap change waits for claims under way.
+func lockLabeller(ctx context.Context, tx pgx.Tx, projectID, userID int64) (labeller, error) {
+	var l labeller
+	var leaseSeconds int
+	err := tx.QueryRow(ctx, `
+		SELECT r.id, p.overlap, p.lease_seconds, p.status
+		FROM projects p
+		JOIN project_members m ON m.project_id = p.id AND m.user_id = $2 AND m.role = 'annotator'
+		JOIN raters r ON r.user_id = m.user_id
+		WHERE p.id = $1
+		FOR SHARE OF p`, projectID, userID).Scan(&l.raterID, &l.overlap, &leaseSeconds, &l.status)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return l, attune.NotFound("you are not an annotator on this project")
+	}
+	l.lease = time.Duration(leaseSeconds) * time.Second
+	return l, err
+}
+
+// NextAssignment hands the annotator their next item in the project: the
+// one they hold already (resuming where they stopped, lease renewed), or a
+// new one they have never been given, preferring items nearest to
+// completion, never letting more than the overlap hold or label an item.
+// It returns attune.ErrNoWork when nothing is left for them and a
+// conflict when the project is paused or archived.
+//
+// Safe under any number of concurrent callers on any number of replicas:
+// candidate items are claimed with FOR UPDATE SKIP LOCKED, and the claim
+// re-checks capacity on the locked row.
+func (db *DB) NextAssignment(ctx context.Context, projectID, userID int64) (*attune.Assignment, error) {
+	var a *attune.Assignment
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		a, err = next(ctx, tx, projectID, userID)
+		return err
+	})
+	if err != nil {
+		return nil, mapErr(err, "next assignment", "")
+	}
+	return a, nil
+}
+
+func next(ctx context.Context, tx pgx.Tx, projectID, userID int64) (*attune.Assignment, error) {
+	l, err := lockLabeller(ctx, tx, projectID, userID)
+	if err != nil {
+		return nil, err
+	}
+	if l.status != attune.ProjectActive {
+		return nil, attune.Conflict(fmt.Sprintf("this project is %s: it hands out no work until a lead resumes it", l.status))
+	}
+	// Resume: the annotator's own open assignment, even past its lease,
+	// since nobody reclaimed its slot yet.
+	a, err := scanAssignment(tx.QueryRow(ctx, `
+		UPDATE assignments a SET lease_expires_at = greatest(now(), assigned_at) + $3 * interval '1 second'
+		WHERE a.id = (SELECT id FROM assignments WHERE project_id = $1 AND rater_id = $2 AND state = 'active'
+		              ORDER BY assigned_at LIMIT 1 FOR UPDATE)
+		RETURNING `+assignmentColumns, projectID, l.raterID, l.lease.Seconds()))
+	if err == nil {
+		return a, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return nil, err
+	}
+	if err := reclaimExpired(ctx, tx, projectID); err != nil {
+		return nil, err
+	}
+	// First skip items other claimers hold locked; if that finds nothing
+	// while open items exist, they are all being claimed right now: wait
+	// for the locks instead of saying the queue is empty.
+	lock := "FOR UPDATE SKIP LOCKED"
+	for attempt := 0; attempt < 3; attempt++ {
+		var itemID int64
+		err := tx.QueryRow(ctx, `
+			SELECT i.id FROM items i
+			WHERE i.project_id = $1 AND i.done + i.holds < $3
+			  AND NOT EXISTS (SELECT 1 FROM assignments x WHERE x.item_id = i.id AND x.rater_id = $2)
+			ORDER BY i.done + i.holds DESC, i.id
+			LIMIT 1 `+lock, projectID, l.raterID, l.overlap).Scan(&itemID)
+		if err == nil {
+			if _, err := tx.Exec(ctx, `UPDATE items SET holds = holds + 1 WHERE id = $1`, itemID); err != nil {
+				return nil, err
+			}
+			return scanAssignment(tx.QueryRow(ctx, `
+				INSERT INTO assignments AS a (project_id, item_id, rater_id, lease_expires_at)
+				VALUES ($1, $2, $3, now() + $4 * interval '1 second')
+				RETURNING `+assignmentColumns, projectID, itemID, l.raterID, l.lease.Seconds()))
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return nil, err
+		}
+		var open bool
+		if err := tx.QueryRow(ctx, `
+			SELECT EXISTS (SELECT 1 FROM items i WHERE i.project_id = $1 AND i.done + i.holds < $3
+			  AND NOT EXISTS (SELECT 1 FROM assignments x WHERE x.item_id = i.id AND x.rater_id = $2))`,
+			projectID, l.raterID, l.overlap).Scan(&open); err != nil {
+			return nil, err
+		}
+		if !open {
+			break
+		}
+		lock = "FOR UPDATE"
+	}
+	return nil, attune.ErrNoWork
+}
+
+// reclaimExpired ends the lapsed leases of a project so their items go back
+// to the pool. Concurrent reclaimers do not double-count: each row is
+// updated once, and a second updater re-checks the state.
+func reclaimExpired(ctx context.Context, tx pgx.Tx, projectID int64) error {
+	_, err := tx.Exec(ctx, `
+		WITH lapsed AS (
+			UPDATE assignments SET state = 'expired', finished_at = now()
+			WHERE project_id = $1 AND state = 'active' AND lease_expires_at < now()
+			RETURNING item_id),
+		per_item AS (SELECT item_id, count(*) AS n FROM lapsed GROUP BY item_id)
+		UPDATE items i SET holds = i.holds - per_item.n FROM per_item WHERE i.id = per_item.item_id`, projectID)
+	return err
+}
+
+// FindAssignment returns one of the user's assignments.
+func (db *DB) FindAssignment(ctx context.Context, id, userID int64) (*attune.Assignment, error) {
+	a, err := scanAssignment(db.pool.QueryRow(ctx, `SELECT `+assignmentColumns+` FROM assignments a JOIN raters r ON r.id = a.rater_id
+		WHERE a.id = $1 AND r.user_id = $2`, id, userID))
+	return a, mapErr(err, "find assignment", "")
+}
+
+// FindItem returns an item of a project.
+func (db *DB) FindItem(ctx context.Context, projectID, itemID int64) (*attune.Item, error) {
+	var it attune.Item
+	var msgs []byte
+	err := db.pool.QueryRow(ctx, `SELECT id, project_id, source_id, kind, messages, meta, turns, sha256 FROM items WHERE id = $1 AND project_id = $2`,
+		itemID, projectID).Scan(&it.ID, &it.ProjectID, &it.SourceID, &it.Kind, &msgs, &it.Meta, &it.Turns, &it.SHA256)
+	if err != nil {
+		return nil, mapErr(err, "find item", "")
+	}
+	if err := json.Unmarshal(msgs, &it.Messages); err != nil {
+		return nil, fmt.Errorf("store: item %d messages: %w", itemID, err)
+	}
+	return &it, nil
+}
+
+// Submission is one annotator's answers for the item of an assignment.
+type Submission struct {
+	AssignmentID int64
+	UserID       int64
+	Answers      map[string]string // rubric item key → value, already validated
+	Rationales   map[string]string // rubric item key → rationale (optional)
+	Rationale    string            // about the dialogue as a whole
+	ActiveMS     int64             // time actively spent on the item
+	ClaimNext    bool              // also claim the next item in the same transaction
+}
+
+// SubmitResult says what a submission did.
+type SubmitResult struct {
+	AnswerSetID int64
+	Created     bool               // false when the assignment had been submitted already
+	Next        *attune.Assignment // the next assignment, when asked for and there is one
+	NextErr     error              // why there is no next one (attune.ErrNoWork, a paused project)
+}
+
+// SubmitLabels stores the answers of an assignment in one transaction:
+// the answer set and one label per answer, the assignment closed, the
+// item's counters moved, and — with ClaimNext — the next item claimed.
+// Submitting an assignment again (a double click, a second tab, a retry)
+// changes nothing and returns the answer set stored the first time. A
+// submission after the lease ran out is accepted while the item still has
+// room; otherwise it is an attune.ErrConflict.
+func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, error) {
+	var res SubmitResult
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		var state string
+		var itemID, projectID, raterID, rvID int64
+		var existing *int64
+		var overlap int
+		err := tx.QueryRow(ctx, `
+			SELECT a.state, a.item_id, a.project_id, a.rater_id, p.rubric_version_id, a.answer_set_id, p.overlap
+			FROM assignments a JOIN raters r ON r.id = a.rater_id JOIN projects p ON p.id = a.project_id
+			WHERE a.id = $1 AND r.user_id = $2
+			FOR UPDATE OF a`, s.AssignmentID, s.UserID).Scan(&state, &itemID, &projectID, &raterID, &rvID, &existing, &overlap)
+		if err != nil {
+			return err
+		}
+		switch state {
+		case "submitted":
+			res.AnswerSetID = *existing
+			return claimNext(ctx, tx, s, projectID, &res)
+		case "skipped":
+			return attune.Conflict("you skipped this item; it can no longer be labelled from this assignment")
+		case "expired":
+			// The lease lapsed and was reclaimed: take the slot back if the
+			// item still has room.
+			tag, err := tx.Exec(ctx, `UPDATE items SET holds = holds + 1 WHERE id = $1 AND done + holds < $2`, itemID, overlap)
+			if err != nil {
+				return err
+			}
+			if tag.RowsAffected() == 0 {
+				return attune.Conflict("your time on this item ran out and it was given to someone else; your answers were not stored")
+			}
+		}
+		if err := tx.QueryRow(ctx, `
+			INSERT INTO answer_sets (project_id, item_id, rater_id, rubric_version_id, rationale, active_ms)
+			VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+			projectID, itemID, raterID, rvID, s.Rationale, max(s.ActiveMS, 0)).Scan(&res.AnswerSetID); err != nil {
+			return err
+		}
+		if err := insertLabels(ctx, tx, res.AnswerSetID, itemID, raterID, rvID, s.Answers, s.Rationales); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE assignments SET state = 'submitted', finished_at = now(), answer_set_id = $2 WHERE id = $1`,
+			s.AssignmentID, res.AnswerSetID); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE items SET done = done + 1, holds = holds - 1 WHERE id = $1`, itemID); err != nil {
+			return err
+		}
+		res.Created = true
+		return claimNext(ctx, tx, s, projectID, &res)
+	})
+	if err != nil {
+		return SubmitResult{}, mapErr(err, "submit labels", "")
+	}
+	return res, nil
+}
+
+func claimNext(ctx context.Context, tx pgx.Tx, s Submission, projectID int64, res *SubmitResult) error {
+	if !s.ClaimNext {
+		return nil
+	}
+	a, err := next(ctx, tx, projectID, s.UserID)
+	switch {
+	case err == nil:
+		res.Next = a
+	case errors.Is(err, attune.ErrNoWork) || errors.Is(err, attune.ErrConflict):
+		// No next item is an answer, not a failure of the submission.
+		res.NextErr = err
+	default:
+		return err
+	}
+	return nil
+}
+
+func insertLabels(ctx context.Context, tx pgx.Tx, answerSetID, itemID, raterID, rvID int64, answers, rationales map[string]string) error {
+	keys := make([]string, 0, len(answers))
+	values := make([]string, 0, len(answers))
+	notes := make([]string, 0, len(answers))
+	for k, v := range answers {
+		keys = append(keys, k)
+		values = append(values, v)
+		notes = append(notes, rationales[k])
+	}
+	_, err := tx.Exec(ctx, `
+		INSERT INTO labels (answer_set_id, item_id, rater_id, rubric_version_id, rubric_item_key, value, rationale)
+		SELECT $1, $2, $3, $4, k, v, n FROM unnest($5::text[], $6::text[], $7::text[]) AS t(k, v, n)`,
+		answerSetID, itemID, raterID, rvID, keys, values, notes)
+	return err
+}
+
+// Skip gives an assignment back without labels, optionally flagging the
+// item (broken, off-topic, distressing, other) with a note for the leads.
+// The annotator is never given the item again.
+func (db *DB) Skip(ctx context.Context, assignmentID, userID int64, flag, note string) error {
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		var itemID int64
+		var state string
+		err := tx.QueryRow(ctx, `SELECT a.item_id, a.state FROM assignments a JOIN raters r ON r.id = a.rater_id
+			WHERE a.id = $1 AND r.user_id = $2 FOR UPDATE OF a`, assignmentID, userID).Scan(&itemID, &state)
+		if err != nil {
+			return err
+		}
+		switch state {
+		case "skipped":
+			return nil
+		case "submitted":
+			return attune.Conflict("this item is labelled already; edit your labels instead of skipping it")
+		}
+		var flagArg *string
+		if flag != "" {
+			flagArg = &flag
+		}
+		if _, err := tx.Exec(ctx, `UPDATE assignments SET state = 'skipped', finished_at = now(), flag = $2, flag_note = $3 WHERE id = $1`,
+			assignmentID, flagArg, note); err != nil {
+			return err
+		}
+		if state == "active" {
+			_, err = tx.Exec(ctx, `UPDATE items SET holds = holds - 1 WHERE id = $1`, itemID)
+		}
+		return err
+	})
+	return mapErr(err, "skip", "")
+}

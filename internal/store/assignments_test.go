@@ -1,0 +1,265 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/dbtest"
+	"github.com/attune/attune/internal/store"
+)
+
+// projectOpts configures newProject; zero values take defaults.
+type projectOpts struct {
+	rubric     string // key@version, default coaching-conversation@2.0
+	overlap    int    // default 2
+	items      int    // default 5
+	annotators int    // default 3
+	lease      time.Duration
+}
+
+type fixture struct {
+	db         *store.DB
+	project    *attune.Project
+	lead       *attune.User
+	annotators []*attune.User
+}
+
+func testItem(i int, text string) store.ImportItem {
+	msgs, _ := json.Marshal([]attune.Message{{Role: "user", Content: "I feel low " + text}, {Role: "assistant", Content: "That sounds hard."}})
+	return store.ImportItem{Line: i + 1, SourceID: fmt.Sprintf("item-%03d", i), Kind: "reply", Messages: msgs, Meta: []byte(`{}`),
+		Turns: 1, SHA256: fmt.Sprintf("%064x", len(text)*1000+i)}
+}
+
+func newProject(t *testing.T, db *store.DB, o projectOpts) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	if o.rubric == "" {
+		o.rubric = "coaching-conversation@2.0"
+	}
+	if o.overlap == 0 {
+		o.overlap = 2
+	}
+	if o.items == 0 {
+		o.items = 5
+	}
+	if o.annotators == 0 {
+		o.annotators = 3
+	}
+	if o.lease == 0 {
+		o.lease = time.Hour
+	}
+	if err := db.LoadBuiltinRubrics(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{db: db, lead: newUser(t, db, "lead@example.org", attune.RoleLead)}
+	key, version, _ := strings.Cut(o.rubric, "@")
+	var rvID int64
+	db.Pool().QueryRow(ctx, `SELECT id FROM rubric_versions WHERE key = $1 AND version = $2`, key, version).Scan(&rvID)
+	p, err := db.CreateProject(ctx, f.lead.ID, store.NewProject{Name: "p-" + t.Name(), RubricVersionID: rvID, Overlap: o.overlap, Lease: o.lease})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.project = p
+	_, err = db.ImportItems(ctx, p.ID, store.ImportOptions{}, func(emit func([]store.ImportItem) error) error {
+		var batch []store.ImportItem
+		for i := range o.items {
+			batch = append(batch, testItem(i, "x"))
+		}
+		return emit(batch)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range o.annotators {
+		u := newUser(t, db, fmt.Sprintf("ann%02d@example.org", i), attune.RoleAnnotator)
+		if err := db.AddMember(ctx, &f.lead.ID, p.ID, u.ID, attune.MemberAnnotator); err != nil {
+			t.Fatal(err)
+		}
+		f.annotators = append(f.annotators, u)
+	}
+	return f
+}
+
+var fullAnswers = map[string]string{"CQ1": "YES", "CQ2": "NA", "CQ3": "YES", "CQ4": "YES", "CQ5": "YES", "CQ6": "YES",
+	"CQ7": "YES", "CQ8": "YES", "CQ9": "NA", "CP1": "NA", "CP2": "YES", "CP3": "NA"}
+
+func (f *fixture) submit(t *testing.T, a *attune.Assignment, u *attune.User) store.SubmitResult {
+	t.Helper()
+	res, err := f.db.SubmitLabels(context.Background(), store.Submission{AssignmentID: a.ID, UserID: u.ID, Answers: fullAnswers, ActiveMS: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestAssignmentPrefersItemsNearCompletion(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newProject(t, dbtest.New(t), projectOpts{overlap: 2, items: 3, annotators: 3})
+	a0, b0, c0 := f.annotators[0], f.annotators[1], f.annotators[2]
+
+	first, err := f.db.NextAssignment(ctx, f.project.ID, a0.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Asking again resumes the same item.
+	again, _ := f.db.NextAssignment(ctx, f.project.ID, a0.ID)
+	if again.ID != first.ID {
+		t.Fatalf("second ask gave assignment %d, want the held %d", again.ID, first.ID)
+	}
+	f.submit(t, first, a0)
+	// The next annotator gets the item already labelled once.
+	b, _ := f.db.NextAssignment(ctx, f.project.ID, b0.ID)
+	if b.ItemID != first.ItemID {
+		t.Fatalf("b got item %d, want the half-done item %d", b.ItemID, first.ItemID)
+	}
+	// The item is now held by k annotators (one done, one holding): c gets another.
+	c, _ := f.db.NextAssignment(ctx, f.project.ID, c0.ID)
+	if c.ItemID == first.ItemID {
+		t.Fatal("an item was handed to more annotators than the overlap")
+	}
+	// a never gets the item it labelled again.
+	next, _ := f.db.NextAssignment(ctx, f.project.ID, a0.ID)
+	if next.ItemID == first.ItemID {
+		t.Fatal("an annotator was given an item twice")
+	}
+}
+
+func TestSubmitIsIdempotent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newProject(t, dbtest.New(t), projectOpts{})
+	u := f.annotators[0]
+	a, _ := f.db.NextAssignment(ctx, f.project.ID, u.ID)
+	r1 := f.submit(t, a, u)
+	r2 := f.submit(t, a, u)
+	if !r1.Created || r2.Created || r1.AnswerSetID != r2.AnswerSetID {
+		t.Fatalf("double submit: %+v then %+v", r1, r2)
+	}
+	var sets, labels, done int
+	f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM answer_sets`).Scan(&sets)
+	f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM labels`).Scan(&labels)
+	f.db.Pool().QueryRow(ctx, `SELECT done FROM items WHERE id = $1`, a.ItemID).Scan(&done)
+	if sets != 1 || labels != 12 || done != 1 {
+		t.Fatalf("after a double submit: %d answer sets, %d labels, done=%d; want 1, 12, 1", sets, labels, done)
+	}
+	// Someone else cannot submit your assignment.
+	_, err := f.db.SubmitLabels(ctx, store.Submission{AssignmentID: a.ID, UserID: f.annotators[1].ID, Answers: fullAnswers})
+	if !errors.Is(err, attune.ErrNotFound) {
+		t.Fatalf("submit of another's assignment: %v", err)
+	}
+}
+
+func TestExpiredLeaseReturnsItem(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newProject(t, dbtest.New(t), projectOpts{overlap: 1, items: 1, annotators: 2})
+	a0, b0 := f.annotators[0], f.annotators[1]
+	held, _ := f.db.NextAssignment(ctx, f.project.ID, a0.ID)
+	if _, err := f.db.NextAssignment(ctx, f.project.ID, b0.ID); !errors.Is(err, attune.ErrNoWork) {
+		t.Fatalf("the only item is held: got %v, want ErrNoWork", err)
+	}
+	// The lease runs out (moved into the past rather than waited for).
+	f.db.Pool().Exec(ctx, `UPDATE assignments SET assigned_at = now() - interval '2 hours', lease_expires_at = now() - interval '1 second' WHERE id = $1`, held.ID)
+	b, err := f.db.NextAssignment(ctx, f.project.ID, b0.ID)
+	if err != nil || b.ItemID != held.ItemID {
+		t.Fatalf("after the lease lapsed, b got %+v, %v", b, err)
+	}
+	// a's late submission is refused: the slot went to b.
+	_, err = f.db.SubmitLabels(ctx, store.Submission{AssignmentID: held.ID, UserID: a0.ID, Answers: fullAnswers})
+	if !errors.Is(err, attune.ErrConflict) {
+		t.Fatalf("late submit: %v, want a conflict", err)
+	}
+	f.submit(t, b, b0)
+	var done, holds int
+	f.db.Pool().QueryRow(ctx, `SELECT done, holds FROM items WHERE id = $1`, held.ItemID).Scan(&done, &holds)
+	if done != 1 || holds != 0 {
+		t.Fatalf("done=%d holds=%d, want 1, 0", done, holds)
+	}
+}
+
+func TestSkipAndPause(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newProject(t, dbtest.New(t), projectOpts{overlap: 1, items: 2, annotators: 1})
+	u := f.annotators[0]
+	a, _ := f.db.NextAssignment(ctx, f.project.ID, u.ID)
+	if err := f.db.Skip(ctx, a.ID, u.ID, "distressing", "too much today"); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := f.db.NextAssignment(ctx, f.project.ID, u.ID)
+	if b.ItemID == a.ItemID {
+		t.Fatal("a skipped item came back to the same annotator")
+	}
+	if err := f.db.SetProjectStatus(ctx, f.lead.ID, f.project.ID, attune.ProjectPaused); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.db.NextAssignment(ctx, f.project.ID, u.ID); !errors.Is(err, attune.ErrConflict) || !strings.Contains(err.Error(), "paused") {
+		t.Fatalf("paused project: %v", err)
+	}
+	// Non-members get no work and learn nothing.
+	out := newUser(t, f.db, "outsider@example.org", attune.RoleAnnotator)
+	if _, err := f.db.NextAssignment(ctx, f.project.ID, out.ID); !errors.Is(err, attune.ErrNotFound) {
+		t.Fatalf("non-member: %v", err)
+	}
+}
+
+// TestConcurrentAnnotators runs many annotators at once against two pools
+// (as two replicas would): every item ends with exactly k labels and
+// nobody labels an item twice.
+func TestConcurrentAnnotators(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := dbtest.NewURL(t)
+	db1, _ := store.Open(ctx, url)
+	defer db1.Close()
+	db2, _ := store.Open(ctx, url)
+	defer db2.Close()
+	const items, overlap, annotators = 40, 3, 20
+	f := newProject(t, db1, projectOpts{overlap: overlap, items: items, annotators: annotators})
+
+	var wg sync.WaitGroup
+	errs := make(chan error, annotators)
+	for i, u := range f.annotators {
+		db := []*store.DB{db1, db2}[i%2]
+		wg.Go(func() {
+			for {
+				a, err := db.NextAssignment(ctx, f.project.ID, u.ID)
+				if errors.Is(err, attune.ErrNoWork) {
+					return
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				if _, err := db.SubmitLabels(ctx, store.Submission{AssignmentID: a.ID, UserID: u.ID, Answers: fullAnswers}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	var wrong, total int
+	db1.Pool().QueryRow(ctx, `SELECT count(*) FILTER (WHERE n <> $2), coalesce(sum(n), 0) FROM (
+		SELECT i.id, count(s.id) AS n FROM items i LEFT JOIN answer_sets s ON s.item_id = i.id WHERE i.project_id = $1 GROUP BY i.id) x`,
+		f.project.ID, overlap).Scan(&wrong, &total)
+	if wrong != 0 || total != items*overlap {
+		t.Fatalf("%d items without exactly %d labels; %d answer sets in all, want %d", wrong, overlap, total, items*overlap)
+	}
+	pr, err := db1.Progress(ctx, f.project.ID)
+	if err != nil || pr.Complete != items || pr.Active != 0 {
+		t.Fatalf("progress = %+v, %v", pr, err)
+	}
+}

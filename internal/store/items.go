@@ -1,0 +1,151 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/attune/attune/internal/attune"
+)
+
+// ImportItem is one checked item of a dataset file, ready to store.
+type ImportItem struct {
+	Line     int
+	SourceID string
+	Kind     string
+	Messages []byte // JSON array of {"role", "content"}
+	Meta     []byte // JSON object
+	Turns    int
+	SHA256   string
+}
+
+// ImportOptions control an import.
+type ImportOptions struct {
+	ActorID *int64
+	Source  string // the file's name, for the audit log
+	// Update replaces the content of items whose id exists with different
+	// content, as long as nobody has labelled them yet.
+	Update bool
+}
+
+// ImportResult counts what an import did.
+type ImportResult struct {
+	Read      int
+	Inserted  int
+	Updated   int
+	Unchanged int
+}
+
+// maxConflicts bounds the conflicts an import lists before "… and N more".
+const maxConflicts = 50
+
+// ImportItems stores a dataset in a project, all or nothing. read streams
+// the checked items: it calls emit with batches, and each batch is copied
+// into a temporary table with COPY, so memory is bounded by the batch. If
+// read returns an error (a bad line found late in the file), or an item
+// exists with different content and Update is off, the transaction rolls
+// back and nothing of the file is stored. Importing the same file again
+// changes nothing. Imports into one project are serialised.
+func (db *DB) ImportItems(ctx context.Context, projectID int64, opts ImportOptions, read func(emit func([]ImportItem) error) error) (ImportResult, error) {
+	var res ImportResult
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('attune.import'), $1::int)`, projectID); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `CREATE TEMP TABLE import_items (
+			line int NOT NULL, source_id text NOT NULL, kind text NOT NULL, messages jsonb NOT NULL,
+			meta jsonb NOT NULL, turns int NOT NULL, sha256 text NOT NULL) ON COMMIT DROP`); err != nil {
+			return err
+		}
+		cols := []string{"line", "source_id", "kind", "messages", "meta", "turns", "sha256"}
+		rows := make([][]any, 0, 1024)
+		err := read(func(batch []ImportItem) error {
+			rows = rows[:0]
+			for _, it := range batch {
+				rows = append(rows, []any{it.Line, it.SourceID, it.Kind, string(it.Messages), string(it.Meta), it.Turns, it.SHA256})
+			}
+			n, err := tx.CopyFrom(ctx, pgx.Identifier{"import_items"}, cols, pgx.CopyFromRows(rows))
+			res.Read += int(n)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `CREATE INDEX ON import_items (source_id)`); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `ANALYZE import_items`); err != nil {
+			return err
+		}
+
+		// Items whose id exists with other content.
+		conflicts, err := tx.Query(ctx, `
+			SELECT t.line, t.source_id, EXISTS (SELECT 1 FROM answer_sets s WHERE s.item_id = i.id) AS labelled
+			FROM import_items t JOIN items i ON i.project_id = $1 AND i.source_id = t.source_id
+			WHERE i.sha256 <> t.sha256
+			ORDER BY t.line`, projectID)
+		if err != nil {
+			return err
+		}
+		problems := &attune.LineErrors{}
+		var changed int
+		for conflicts.Next() {
+			var line int
+			var id string
+			var labelled bool
+			if err := conflicts.Scan(&line, &id, &labelled); err != nil {
+				conflicts.Close()
+				return err
+			}
+			changed++
+			var msg string
+			switch {
+			case !opts.Update:
+				msg = fmt.Sprintf("an item with id %q already exists in this project with different content; import with update to replace it", id)
+			case labelled:
+				msg = fmt.Sprintf("the item with id %q already has labels, so its content cannot change; give the changed dialogue a new id", id)
+			default:
+				continue
+			}
+			if len(problems.Errors) < maxConflicts {
+				problems.Errors = append(problems.Errors, attune.LineError{Line: line, Field: "id", Message: msg})
+			} else {
+				problems.More++
+			}
+		}
+		conflicts.Close()
+		if err := conflicts.Err(); err != nil {
+			return err
+		}
+		if len(problems.Errors) > 0 {
+			return problems
+		}
+
+		tag, err := tx.Exec(ctx, `
+			INSERT INTO items (project_id, source_id, kind, messages, meta, turns, sha256)
+			SELECT $1, t.source_id, t.kind, t.messages, t.meta, t.turns, t.sha256 FROM import_items t
+			WHERE NOT EXISTS (SELECT 1 FROM items i WHERE i.project_id = $1 AND i.source_id = t.source_id)
+			ORDER BY t.line`, projectID)
+		if err != nil {
+			return err
+		}
+		res.Inserted = int(tag.RowsAffected())
+		if opts.Update && changed > 0 {
+			tag, err := tx.Exec(ctx, `
+				UPDATE items i SET kind = t.kind, messages = t.messages, meta = t.meta, turns = t.turns, sha256 = t.sha256
+				FROM import_items t WHERE i.project_id = $1 AND i.source_id = t.source_id AND i.sha256 <> t.sha256`, projectID)
+			if err != nil {
+				return err
+			}
+			res.Updated = int(tag.RowsAffected())
+		}
+		res.Unchanged = res.Read - res.Inserted - res.Updated
+		return audit(ctx, tx, attune.AuditEvent{ActorID: opts.ActorID, Action: "project.import", ProjectID: &projectID, Subject: opts.Source,
+			Details: map[string]string{"read": fmt.Sprint(res.Read), "inserted": fmt.Sprint(res.Inserted), "updated": fmt.Sprint(res.Updated)}})
+	})
+	if err != nil {
+		return ImportResult{}, mapErr(err, "import items", "")
+	}
+	return res, nil
+}

@@ -1,0 +1,287 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/attune/attune/internal/attune"
+)
+
+// NewProject is what CreateProject needs.
+type NewProject struct {
+	Name            string
+	Instructions    string
+	RubricVersionID int64
+	Overlap         int
+	Lease           time.Duration
+}
+
+// ProjectChanges are the fields a lead may edit after creation. The rubric
+// version never changes: labels point at it.
+type ProjectChanges struct {
+	Name         string
+	Instructions string
+	Overlap      int
+	Lease        time.Duration
+}
+
+const projectColumns = `p.id, p.name, p.instructions, p.rubric_version_id, rv.key || '@' || rv.version,
+	p.overlap, p.lease_seconds, p.status, p.created_at`
+
+func scanProject(row pgx.Row) (*attune.Project, error) {
+	var p attune.Project
+	var leaseSeconds int
+	err := row.Scan(&p.ID, &p.Name, &p.Instructions, &p.RubricVersionID, &p.RubricRef, &p.Overlap, &leaseSeconds, &p.Status, &p.CreatedAt)
+	p.Lease = time.Duration(leaseSeconds) * time.Second
+	return &p, err
+}
+
+// CreateProject stores a project and makes its creator a lead of it (an
+// admin creating a project is made its lead too, so that it has one).
+// A name in use is an attune.ErrConflict.
+func (db *DB) CreateProject(ctx context.Context, creatorID int64, np NewProject) (*attune.Project, error) {
+	var p *attune.Project
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		var id int64
+		err := tx.QueryRow(ctx, `INSERT INTO projects (name, instructions, rubric_version_id, overlap, lease_seconds, created_by)
+			VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+			np.Name, np.Instructions, np.RubricVersionID, np.Overlap, int(np.Lease.Seconds()), creatorID).Scan(&id)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO project_members (project_id, user_id, role) VALUES ($1, $2, 'lead')`, id, creatorID); err != nil {
+			return err
+		}
+		p, err = scanProject(tx.QueryRow(ctx, `SELECT `+projectColumns+` FROM projects p JOIN rubric_versions rv ON rv.id = p.rubric_version_id WHERE p.id = $1`, id))
+		if err != nil {
+			return err
+		}
+		return audit(ctx, tx, attune.AuditEvent{ActorID: &creatorID, Action: "project.create", ProjectID: &id, Subject: np.Name,
+			Details: map[string]string{"rubric": p.RubricRef, "overlap": fmt.Sprint(np.Overlap)}})
+	})
+	if err != nil {
+		return nil, mapErr(err, "create project", fmt.Sprintf("a project named %q already exists", np.Name))
+	}
+	return p, nil
+}
+
+// UpdateProject changes a project's editable fields.
+func (db *DB) UpdateProject(ctx context.Context, actorID, projectID int64, c ProjectChanges) error {
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE projects SET name = $2, instructions = $3, overlap = $4, lease_seconds = $5, updated_at = now()
+			WHERE id = $1`, projectID, c.Name, c.Instructions, c.Overlap, int(c.Lease.Seconds()))
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return pgx.ErrNoRows
+		}
+		return audit(ctx, tx, attune.AuditEvent{ActorID: &actorID, Action: "project.update", ProjectID: &projectID, Subject: c.Name,
+			Details: map[string]string{"overlap": fmt.Sprint(c.Overlap), "lease": c.Lease.String()}})
+	})
+	return mapErr(err, "update project", fmt.Sprintf("a project named %q already exists", c.Name))
+}
+
+// SetProjectStatus pauses, resumes or archives a project. A paused or
+// archived project hands out no work.
+func (db *DB) SetProjectStatus(ctx context.Context, actorID, projectID int64, status attune.ProjectStatus) error {
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE projects SET status = $2, updated_at = now() WHERE id = $1`, projectID, status)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return pgx.ErrNoRows
+		}
+		return audit(ctx, tx, attune.AuditEvent{ActorID: &actorID, Action: "project.set_status", ProjectID: &projectID,
+			Details: map[string]string{"status": string(status)}})
+	})
+	return mapErr(err, "set project status", "")
+}
+
+// FindProjectByID returns a project.
+func (db *DB) FindProjectByID(ctx context.Context, id int64) (*attune.Project, error) {
+	p, err := scanProject(db.pool.QueryRow(ctx, `SELECT `+projectColumns+` FROM projects p JOIN rubric_versions rv ON rv.id = p.rubric_version_id WHERE p.id = $1`, id))
+	return p, mapErr(err, "find project", "")
+}
+
+// FindProjectByName returns a project by its exact name.
+func (db *DB) FindProjectByName(ctx context.Context, name string) (*attune.Project, error) {
+	p, err := scanProject(db.pool.QueryRow(ctx, `SELECT `+projectColumns+` FROM projects p JOIN rubric_versions rv ON rv.id = p.rubric_version_id WHERE p.name = $1`, name))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, attune.NotFound(fmt.Sprintf("no project is named %q", name))
+	}
+	return p, mapErr(err, "find project", "")
+}
+
+// ProjectRole returns the role user has in the project: their member role,
+// or lead for an admin who is not a member. It returns attune.ErrNotFound
+// when the user may not see the project at all, so that its existence is
+// not revealed.
+func (db *DB) ProjectRole(ctx context.Context, projectID int64, u *attune.User) (attune.MemberRole, error) {
+	var role string
+	err := db.pool.QueryRow(ctx, `SELECT role FROM project_members WHERE project_id = $1 AND user_id = $2`, projectID, u.ID).Scan(&role)
+	if errors.Is(err, pgx.ErrNoRows) && u.Role == attune.RoleAdmin {
+		if _, err := db.FindProjectByID(ctx, projectID); err != nil {
+			return "", err
+		}
+		return attune.MemberLead, nil
+	}
+	if err != nil {
+		return "", mapErr(err, "project role", "")
+	}
+	return attune.MemberRole(role), nil
+}
+
+// AddMember adds a person to a project, or changes their role in it.
+func (db *DB) AddMember(ctx context.Context, actorID *int64, projectID, userID int64, role attune.MemberRole) error {
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		var email string
+		var disabled bool
+		if err := tx.QueryRow(ctx, `SELECT email, disabled_at IS NOT NULL FROM users WHERE id = $1`, userID).Scan(&email, &disabled); err != nil {
+			return err
+		}
+		if disabled {
+			return attune.Conflict(email + " is disabled: enable the account before adding it to a project")
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO project_members (project_id, user_id, role) VALUES ($1, $2, $3)
+			ON CONFLICT (project_id, user_id) DO UPDATE SET role = EXCLUDED.role`, projectID, userID, role); err != nil {
+			return err
+		}
+		return audit(ctx, tx, attune.AuditEvent{ActorID: actorID, Action: "project.add_member", ProjectID: &projectID, Subject: email,
+			Details: map[string]string{"role": string(role)}})
+	})
+	return mapErr(err, "add member", "")
+}
+
+// RemoveMember takes a person off a project. Their labels stay; their
+// active assignments are released so the items go back to the pool.
+func (db *DB) RemoveMember(ctx context.Context, actorID *int64, projectID, userID int64) error {
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		var email string
+		err := tx.QueryRow(ctx, `DELETE FROM project_members m USING users u WHERE m.project_id = $1 AND m.user_id = $2 AND u.id = m.user_id
+			RETURNING u.email`, projectID, userID).Scan(&email)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `
+			WITH released AS (
+				UPDATE assignments a SET state = 'expired', finished_at = now()
+				FROM raters r WHERE r.id = a.rater_id AND r.user_id = $2 AND a.project_id = $1 AND a.state = 'active'
+				RETURNING a.item_id)
+			UPDATE items i SET holds = holds - 1 FROM released WHERE i.id = released.item_id`, projectID, userID); err != nil {
+			return err
+		}
+		return audit(ctx, tx, attune.AuditEvent{ActorID: actorID, Action: "project.remove_member", ProjectID: &projectID, Subject: email})
+	})
+	return mapErr(err, "remove member", "")
+}
+
+// ListMembers returns a project's members, leads first, then by email.
+func (db *DB) ListMembers(ctx context.Context, projectID int64) ([]attune.Member, error) {
+	rows, err := db.pool.Query(ctx, `SELECT u.id, u.email, u.name, m.role, m.added_at FROM project_members m JOIN users u ON u.id = m.user_id
+		WHERE m.project_id = $1 ORDER BY m.role = 'annotator', u.email`, projectID)
+	if err != nil {
+		return nil, mapErr(err, "list members", "")
+	}
+	ms, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (attune.Member, error) {
+		var m attune.Member
+		err := r.Scan(&m.UserID, &m.Email, &m.Name, &m.Role, &m.AddedAt)
+		return m, err
+	})
+	return ms, mapErr(err, "list members", "")
+}
+
+// ListAllProjects returns every project, for the command line.
+func (db *DB) ListAllProjects(ctx context.Context) ([]attune.ProjectSummary, error) {
+	return db.listProjects(ctx, 0, true)
+}
+
+// ListProjectsForUser returns the projects a user can open: every project
+// for an admin, the projects they are a member of for anyone else.
+func (db *DB) ListProjectsForUser(ctx context.Context, u *attune.User) ([]attune.ProjectSummary, error) {
+	return db.listProjects(ctx, u.ID, u.Role == attune.RoleAdmin)
+}
+
+func (db *DB) listProjects(ctx context.Context, userID int64, all bool) ([]attune.ProjectSummary, error) {
+	rows, err := db.pool.Query(ctx, `
+		SELECT p.id, p.name, rv.key || '@' || rv.version, p.status, p.overlap,
+		       coalesce(c.items, 0), coalesce(c.complete, 0), coalesce(m.role, '')
+		FROM projects p
+		JOIN rubric_versions rv ON rv.id = p.rubric_version_id
+		LEFT JOIN project_members m ON m.project_id = p.id AND m.user_id = $1
+		LEFT JOIN LATERAL (
+			SELECT count(*) AS items, count(*) FILTER (WHERE i.done >= p.overlap) AS complete
+			FROM items i WHERE i.project_id = p.id) c ON true
+		WHERE $2 OR m.user_id IS NOT NULL
+		ORDER BY p.status = 'archived', p.name`, userID, all)
+	if err != nil {
+		return nil, mapErr(err, "list projects", "")
+	}
+	ps, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (attune.ProjectSummary, error) {
+		var p attune.ProjectSummary
+		err := r.Scan(&p.ID, &p.Name, &p.RubricRef, &p.Status, &p.Overlap, &p.Items, &p.Complete, &p.MemberRole)
+		return p, err
+	})
+	return ps, mapErr(err, "list projects", "")
+}
+
+// Progress reports a project's progress: items by number of human labels,
+// and each annotator's output and pace.
+func (db *DB) Progress(ctx context.Context, projectID int64) (*attune.Progress, error) {
+	p, err := db.FindProjectByID(ctx, projectID)
+	if err != nil {
+		return nil, err
+	}
+	pr := &attune.Progress{Overlap: p.Overlap, ByLabels: make([]int, p.Overlap+1)}
+	rows, err := db.pool.Query(ctx, `SELECT least(done, $2), count(*), sum(holds) FROM items WHERE project_id = $1 GROUP BY 1`, projectID, p.Overlap)
+	if err != nil {
+		return nil, mapErr(err, "progress", "")
+	}
+	for rows.Next() {
+		var done, n, held int
+		if err := rows.Scan(&done, &n, &held); err != nil {
+			return nil, mapErr(err, "progress", "")
+		}
+		pr.ByLabels[done] += n
+		pr.Items += n
+		pr.Active += held
+	}
+	if err := rows.Err(); err != nil {
+		return nil, mapErr(err, "progress", "")
+	}
+	pr.Complete = pr.ByLabels[p.Overlap]
+	rows, err = db.pool.Query(ctx, `
+		SELECT u.id, u.email, u.name,
+		       count(s.id), count(s.id) FILTER (WHERE s.submitted_at > now() - interval '1 hour'),
+		       coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY s.active_ms), 0)::bigint,
+		       (SELECT count(*) FROM assignments a WHERE a.project_id = m.project_id AND a.rater_id = r.id AND a.state = 'skipped')
+		FROM project_members m
+		JOIN users u ON u.id = m.user_id
+		JOIN raters r ON r.user_id = u.id
+		LEFT JOIN answer_sets s ON s.rater_id = r.id AND s.project_id = m.project_id
+		WHERE m.project_id = $1 AND m.role = 'annotator'
+		GROUP BY u.id, u.email, u.name, m.project_id, r.id
+		ORDER BY u.email`, projectID)
+	if err != nil {
+		return nil, mapErr(err, "progress", "")
+	}
+	pr.Annotators, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (attune.AnnotatorProgress, error) {
+		var a attune.AnnotatorProgress
+		var ms int64
+		err := r.Scan(&a.UserID, &a.Email, &a.Name, &a.Submitted, &a.LastHour, &ms, &a.Skipped)
+		a.MedianActive = time.Duration(ms) * time.Millisecond
+		return a, err
+	})
+	if err != nil {
+		return nil, mapErr(err, "progress", "")
+	}
+	for _, a := range pr.Annotators {
+		pr.LastHour += a.LastHour
+	}
+	return pr, nil
+}
