@@ -6,6 +6,7 @@ package password
 import (
 	"crypto/rand"
 	"crypto/subtle"
+	"encoding/base32"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -93,4 +94,15 @@ func Verify(hash, pw string) (bool, error) {
 	}
 	got := argon2.IDKey([]byte(pw), salt, p.Time, p.MemoryKiB, p.Threads, uint32(len(want)))
 	return subtle.ConstantTimeCompare(got, want) == 1, nil
+}
+
+// Generate returns a new random password of 20 base32 characters (100
+// bits), grouped in fives for reading aloud: xxxxx-xxxxx-xxxxx-xxxxx.
+func Generate() string {
+	b := make([]byte, 15)
+	if _, err := rand.Read(b); err != nil {
+		panic("password: no randomness: " + err.Error())
+	}
+	s := strings.ToLower(base32.StdEncoding.EncodeToString(b))
+	return s[0:5] + "-" + s[5:10] + "-" + s[10:15] + "-" + s[15:20]
 }

@@ -320,3 +320,95 @@ func (db *DB) Skip(ctx context.Context, assignmentID, userID int64, flag, note s
 	})
 	return mapErr(err, "skip", "")
 }
+
+// LabelEdit replaces a rater's own answers for an item they submitted.
+type LabelEdit struct {
+	ProjectID  int64
+	ItemID     int64
+	UserID     int64
+	Answers    map[string]string // already validated
+	Rationales map[string]string
+	Rationale  string
+	ActiveMS   int64 // further time spent, added to the total
+}
+
+// UpdateLabels edits a person's submitted answers for an item. Labels that
+// change keep their earlier value in the history; answers removed from the
+// set are deleted. It returns the answer set's id and new revision, or
+// attune.ErrNotFound when the person has not submitted that item.
+func (db *DB) UpdateLabels(ctx context.Context, e LabelEdit) (answerSetID int64, revision int, err error) {
+	err = db.inTx(ctx, func(tx pgx.Tx) error {
+		var raterID, rvID int64
+		err := tx.QueryRow(ctx, `
+			SELECT s.id, s.rater_id, s.rubric_version_id FROM answer_sets s JOIN raters r ON r.id = s.rater_id
+			WHERE s.project_id = $1 AND s.item_id = $2 AND r.user_id = $3 FOR UPDATE OF s`,
+			e.ProjectID, e.ItemID, e.UserID).Scan(&answerSetID, &raterID, &rvID)
+		if err != nil {
+			return err
+		}
+		keys := make([]string, 0, len(e.Answers))
+		values := make([]string, 0, len(e.Answers))
+		notes := make([]string, 0, len(e.Answers))
+		for k, v := range e.Answers {
+			keys, values, notes = append(keys, k), append(values, v), append(notes, e.Rationales[k])
+		}
+		if _, err := tx.Exec(ctx, `
+			INSERT INTO labels (answer_set_id, item_id, rater_id, rubric_version_id, rubric_item_key, value, rationale)
+			SELECT $1, $2, $3, $4, k, v, n FROM unnest($5::text[], $6::text[], $7::text[]) AS t(k, v, n)
+			ON CONFLICT (answer_set_id, rubric_item_key) DO UPDATE SET value = EXCLUDED.value, rationale = EXCLUDED.rationale
+			WHERE labels.value IS DISTINCT FROM EXCLUDED.value OR labels.rationale IS DISTINCT FROM EXCLUDED.rationale`,
+			answerSetID, e.ItemID, raterID, rvID, keys, values, notes); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM labels WHERE answer_set_id = $1 AND NOT (rubric_item_key = ANY($2))`, answerSetID, keys); err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, `UPDATE answer_sets SET rationale = $2, active_ms = active_ms + $3, revision = revision + 1, updated_at = now()
+			WHERE id = $1 RETURNING revision`, answerSetID, e.Rationale, max(e.ActiveMS, 0)).Scan(&revision)
+	})
+	if err != nil {
+		return 0, 0, mapErr(err, "update labels", "")
+	}
+	return answerSetID, revision, nil
+}
+
+// AnswerSet is one rater's stored answers for an item.
+type AnswerSet struct {
+	ID         int64
+	ItemID     int64
+	Answers    map[string]string
+	Rationales map[string]string
+	Rationale  string
+	ActiveMS   int64
+	Revision   int
+	Submitted  time.Time
+}
+
+// FindOwnAnswerSet returns the answers a person submitted for an item.
+func (db *DB) FindOwnAnswerSet(ctx context.Context, projectID, itemID, userID int64) (*AnswerSet, error) {
+	s := &AnswerSet{Answers: map[string]string{}, Rationales: map[string]string{}}
+	err := db.pool.QueryRow(ctx, `
+		SELECT s.id, s.item_id, s.rationale, s.active_ms, s.revision, s.submitted_at
+		FROM answer_sets s JOIN raters r ON r.id = s.rater_id
+		WHERE s.project_id = $1 AND s.item_id = $2 AND r.user_id = $3`, projectID, itemID, userID).
+		Scan(&s.ID, &s.ItemID, &s.Rationale, &s.ActiveMS, &s.Revision, &s.Submitted)
+	if err != nil {
+		return nil, mapErr(err, "find answers", "")
+	}
+	rows, err := db.pool.Query(ctx, `SELECT rubric_item_key, value, rationale FROM labels WHERE answer_set_id = $1`, s.ID)
+	if err != nil {
+		return nil, mapErr(err, "find answers", "")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k, v, n string
+		if err := rows.Scan(&k, &v, &n); err != nil {
+			return nil, mapErr(err, "find answers", "")
+		}
+		s.Answers[k] = v
+		if n != "" {
+			s.Rationales[k] = n
+		}
+	}
+	return s, mapErr(rows.Err(), "find answers", "")
+}

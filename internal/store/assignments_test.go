@@ -62,7 +62,7 @@ func newProject(t *testing.T, db *store.DB, o projectOpts) *fixture {
 	key, version, _ := strings.Cut(o.rubric, "@")
 	var rvID int64
 	db.Pool().QueryRow(ctx, `SELECT id FROM rubric_versions WHERE key = $1 AND version = $2`, key, version).Scan(&rvID)
-	p, err := db.CreateProject(ctx, f.lead.ID, store.NewProject{Name: "p-" + t.Name(), RubricVersionID: rvID, Overlap: o.overlap, Lease: o.lease})
+	p, err := db.CreateProject(ctx, &f.lead.ID, store.NewProject{Name: "p-" + t.Name(), RubricVersionID: rvID, Overlap: o.overlap, Lease: o.lease})
 	if err != nil {
 		t.Fatal(err)
 	}

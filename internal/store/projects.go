@@ -40,10 +40,10 @@ func scanProject(row pgx.Row) (*attune.Project, error) {
 	return &p, err
 }
 
-// CreateProject stores a project and makes its creator a lead of it (an
-// admin creating a project is made its lead too, so that it has one).
-// A name in use is an attune.ErrConflict.
-func (db *DB) CreateProject(ctx context.Context, creatorID int64, np NewProject) (*attune.Project, error) {
+// CreateProject stores a project and makes its creator, when there is one
+// (the command line has none), a lead of it. A name in use is an
+// attune.ErrConflict.
+func (db *DB) CreateProject(ctx context.Context, creatorID *int64, np NewProject) (*attune.Project, error) {
 	var p *attune.Project
 	err := db.inTx(ctx, func(tx pgx.Tx) error {
 		var id int64
@@ -53,14 +53,16 @@ func (db *DB) CreateProject(ctx context.Context, creatorID int64, np NewProject)
 		if err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO project_members (project_id, user_id, role) VALUES ($1, $2, 'lead')`, id, creatorID); err != nil {
-			return err
+		if creatorID != nil {
+			if _, err := tx.Exec(ctx, `INSERT INTO project_members (project_id, user_id, role) VALUES ($1, $2, 'lead')`, id, *creatorID); err != nil {
+				return err
+			}
 		}
 		p, err = scanProject(tx.QueryRow(ctx, `SELECT `+projectColumns+` FROM projects p JOIN rubric_versions rv ON rv.id = p.rubric_version_id WHERE p.id = $1`, id))
 		if err != nil {
 			return err
 		}
-		return audit(ctx, tx, attune.AuditEvent{ActorID: &creatorID, Action: "project.create", ProjectID: &id, Subject: np.Name,
+		return audit(ctx, tx, attune.AuditEvent{ActorID: creatorID, Action: "project.create", ProjectID: &id, Subject: np.Name,
 			Details: map[string]string{"rubric": p.RubricRef, "overlap": fmt.Sprint(np.Overlap)}})
 	})
 	if err != nil {

@@ -195,3 +195,17 @@ func nextVersion(v string) string {
 	}
 	return v + ".1"
 }
+
+// FindRubricByID returns the stored definition with the given id.
+func (db *DB) FindRubricByID(ctx context.Context, id int64) (*rubric.Definition, error) {
+	var body []byte
+	err := db.pool.QueryRow(ctx, `SELECT definition::text FROM rubric_versions WHERE id = $1`, id).Scan(&body)
+	if err != nil {
+		return nil, mapErr(err, "find rubric", "")
+	}
+	def, err := rubric.Parse(body)
+	if err != nil {
+		return nil, fmt.Errorf("store: stored rubric %d does not parse: %w", id, err)
+	}
+	return def, nil
+}

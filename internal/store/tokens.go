@@ -1,0 +1,108 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base32"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/attune/attune/internal/attune"
+)
+
+// tokenPrefix marks attune API tokens, so that secret scanners and people
+// recognise one.
+const tokenPrefix = "att_"
+
+// APIToken is a personal API token as lists show it; the secret is never
+// stored and shown only when created.
+type APIToken struct {
+	ID         int64
+	Name       string
+	Prefix     string // the first characters, to tell tokens apart
+	CreatedAt  time.Time
+	LastUsedAt *time.Time
+	RevokedAt  *time.Time
+}
+
+func hashToken(token string) []byte {
+	sum := sha256.Sum256([]byte(token))
+	return sum[:]
+}
+
+// CreateAPIToken makes a new API token for the user and returns it in the
+// clear, once: only its SHA-256 is stored.
+func (db *DB) CreateAPIToken(ctx context.Context, actorID *int64, userID int64, name string) (string, *APIToken, error) {
+	var b [30]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", nil, err
+	}
+	token := tokenPrefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
+	t := &APIToken{Name: name, Prefix: token[:len(tokenPrefix)+6]}
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		var email string
+		if err := tx.QueryRow(ctx, `SELECT email FROM users WHERE id = $1`, userID).Scan(&email); err != nil {
+			return err
+		}
+		if err := tx.QueryRow(ctx, `INSERT INTO api_tokens (user_id, name, token_sha256, prefix) VALUES ($1, $2, $3, $4) RETURNING id, created_at`,
+			userID, name, hashToken(token), t.Prefix).Scan(&t.ID, &t.CreatedAt); err != nil {
+			return err
+		}
+		return audit(ctx, tx, attune.AuditEvent{ActorID: actorID, Action: "token.create", Subject: email,
+			Details: map[string]string{"name": name, "prefix": t.Prefix}})
+	})
+	if err != nil {
+		return "", nil, mapErr(err, "create API token", "")
+	}
+	return token, t, nil
+}
+
+// UserByAPIToken returns the enabled user a live token belongs to, and
+// records its use. An unknown, revoked or malformed token, or one of a
+// disabled account, is attune.ErrUnauthorized.
+func (db *DB) UserByAPIToken(ctx context.Context, token string) (*attune.User, error) {
+	if !strings.HasPrefix(token, tokenPrefix) || len(token) > 200 {
+		return nil, attune.ErrUnauthorized
+	}
+	u, err := scanUser(db.pool.QueryRow(ctx, `
+		WITH t AS (UPDATE api_tokens SET last_used_at = now() WHERE token_sha256 = $1 AND revoked_at IS NULL RETURNING user_id)
+		SELECT `+userColumns+` FROM users JOIN t ON t.user_id = users.id WHERE disabled_at IS NULL`, hashToken(token)))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, attune.ErrUnauthorized
+	}
+	return u, mapErr(err, "check API token", "")
+}
+
+// ListAPITokens returns a user's tokens, newest first.
+func (db *DB) ListAPITokens(ctx context.Context, userID int64) ([]APIToken, error) {
+	rows, err := db.pool.Query(ctx, `SELECT id, name, prefix, created_at, last_used_at, revoked_at FROM api_tokens
+		WHERE user_id = $1 ORDER BY created_at DESC, id DESC`, userID)
+	if err != nil {
+		return nil, mapErr(err, "list API tokens", "")
+	}
+	ts, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (APIToken, error) {
+		var t APIToken
+		err := r.Scan(&t.ID, &t.Name, &t.Prefix, &t.CreatedAt, &t.LastUsedAt, &t.RevokedAt)
+		return t, err
+	})
+	return ts, mapErr(err, "list API tokens", "")
+}
+
+// RevokeAPIToken revokes one of the user's tokens; it stops working at
+// once, on every replica.
+func (db *DB) RevokeAPIToken(ctx context.Context, actorID *int64, userID, tokenID int64) error {
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		var prefix string
+		err := tx.QueryRow(ctx, `UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 AND user_id = $2 RETURNING prefix`,
+			tokenID, userID).Scan(&prefix)
+		if err != nil {
+			return err
+		}
+		return audit(ctx, tx, attune.AuditEvent{ActorID: actorID, Action: "token.revoke", Details: map[string]string{"prefix": prefix}})
+	})
+	return mapErr(err, "revoke API token", "")
+}
