@@ -162,10 +162,24 @@ func (db *DB) AddMember(ctx context.Context, actorID *int64, projectID, userID i
 
 // RemoveMember takes a person off a project. Their labels stay; their
 // active assignments are released so the items go back to the pool.
+// Removing the project's only lead is an attune.ErrConflict: the leads'
+// rows are locked first, so two leads removing each other at once cannot
+// both succeed.
 func (db *DB) RemoveMember(ctx context.Context, actorID *int64, projectID, userID int64) error {
 	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT user_id FROM project_members WHERE project_id = $1 AND role = 'lead' FOR UPDATE`, projectID)
+		if err != nil {
+			return err
+		}
+		leads, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return err
+		}
+		if len(leads) == 1 && leads[0] == userID {
+			return attune.Conflict("this is the only lead of the project: add another lead before removing them")
+		}
 		var email string
-		err := tx.QueryRow(ctx, `DELETE FROM project_members m USING users u WHERE m.project_id = $1 AND m.user_id = $2 AND u.id = m.user_id
+		err = tx.QueryRow(ctx, `DELETE FROM project_members m USING users u WHERE m.project_id = $1 AND m.user_id = $2 AND u.id = m.user_id
 			RETURNING u.email`, projectID, userID).Scan(&email)
 		if err != nil {
 			return err

@@ -1,0 +1,83 @@
+// Package importer brings dataset files into projects: it reads and checks
+// them with package dataset and stores them with the store's all-or-nothing
+// import. The pages, the API and the command line all import through it.
+package importer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/dataset"
+	"github.com/attune/attune/internal/rubric"
+	"github.com/attune/attune/internal/store"
+)
+
+// Options control one import.
+type Options struct {
+	ActorID *int64
+	Source  string         // the file's name, for the audit log
+	Format  dataset.Format // "" detects it
+	Update  bool           // replace changed items that have no labels yet
+}
+
+// Import reads a dataset file and stores its items in the project, all or
+// nothing. A file with problems returns *attune.LineErrors naming each
+// line and field, and stores nothing.
+func Import(ctx context.Context, db *store.DB, p *attune.Project, r io.Reader, opts Options) (store.ImportResult, error) {
+	ref, err := rubric.ParseRef(p.RubricRef)
+	if err != nil {
+		return store.ImportResult{}, err
+	}
+	def, _, err := db.FindRubric(ctx, ref)
+	if err != nil {
+		return store.ImportResult{}, err
+	}
+	res, err := db.ImportItems(ctx, p.ID, store.ImportOptions{ActorID: opts.ActorID, Source: opts.Source, Update: opts.Update},
+		func(emit func([]store.ImportItem) error) error {
+			batch := make([]store.ImportItem, 0, dataset.DefaultBatchSize)
+			_, err := dataset.Read(r, dataset.Options{Format: opts.Format, Unit: def.Unit}, func(items []dataset.Item) error {
+				batch = batch[:0]
+				for _, it := range items {
+					si, err := toStore(it)
+					if err != nil {
+						return err
+					}
+					batch = append(batch, si)
+				}
+				return emit(batch)
+			})
+			return lineErrors(err)
+		})
+	return res, err
+}
+
+func toStore(it dataset.Item) (store.ImportItem, error) {
+	msgs := make([]attune.Message, len(it.Messages))
+	for i, m := range it.Messages {
+		msgs[i] = attune.Message{Role: m.Role, Content: m.Content}
+	}
+	b, err := json.Marshal(msgs)
+	if err != nil {
+		return store.ImportItem{}, fmt.Errorf("importer: line %d: %w", it.Line, err)
+	}
+	return store.ImportItem{Line: it.Line, SourceID: it.SourceID, Kind: string(it.Kind), Messages: b, Meta: it.Meta,
+		Turns: it.Turns, SHA256: it.SHA256}, nil
+}
+
+// lineErrors turns the reader's problems into the shared kind the pages,
+// the API and the command line show.
+func lineErrors(err error) error {
+	var de *dataset.Errors
+	if !errors.As(err, &de) {
+		return err
+	}
+	out := &attune.LineErrors{More: de.Cut}
+	for _, le := range de.List {
+		out.Errors = append(out.Errors, attune.LineError{Line: le.Line, Field: le.Field, Message: le.Message})
+	}
+	return out
+}
