@@ -8,8 +8,9 @@ HTMX    := 2.0.11
 .PHONY: run test build generate lint check-generated bench vendor
 
 ## run: serve attune on http://127.0.0.1:8080 against the local PostgreSQL
+## (on an empty database it also sets up a demo)
 run:
-	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/attune serve
+	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/attune serve --demo
 
 ## test: lint, then every test (needs PostgreSQL; browser tests need Chromium)
 test: lint

@@ -15,7 +15,7 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request) error {
 	page := home.Page{Chrome: s.chrome(r, "Projects", "home"), Role: string(u.Role)}
 	for _, p := range ps {
 		page.Projects = append(page.Projects, home.Project{
-			Name: p.Name, Rubric: p.RubricRef, Status: string(p.Status), Items: p.Items, Overlap: p.Overlap, YourRole: p.MemberRole,
+			ID: p.ID, Name: p.Name, Rubric: p.RubricRef, Status: string(p.Status), Items: p.Items, Complete: p.Complete, Overlap: p.Overlap, YourRole: p.MemberRole,
 		})
 	}
 	s.render(w, r, http.StatusOK, home.View(page))

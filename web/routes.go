@@ -21,6 +21,10 @@ func (s *Server) routes() http.Handler {
 	app.Handle("POST /admin/users/{id}/disable", s.role(attune.RoleAdmin, s.h(s.adminDisable)))
 	app.Handle("POST /admin/users/{id}/enable", s.role(attune.RoleAdmin, s.h(s.adminEnable)))
 
+	// Projects (web/projects.go) and the user's own account (web/account.go).
+	s.projectRoutes(app)
+	s.accountRoutes(app)
+
 	app.Handle("/", s.h(s.notFound))
 
 	// Probes and static files need no session: they stay cheap and never
@@ -29,6 +33,9 @@ func (s *Server) routes() http.Handler {
 	root.HandleFunc("GET /healthz", s.healthz)
 	root.HandleFunc("GET /readyz", s.readyz)
 	root.Handle("GET /static/", staticHandler())
+	// The JSON API authenticates with bearer tokens only, never cookies, so
+	// it sits outside the session and cross-origin layers.
+	root.Handle("/api/v1/", s.apiRoutes())
 	root.Handle("/", s.withSession(app))
 	return s.recover(s.logRequests(securityHeaders(root)))
 }

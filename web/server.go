@@ -8,6 +8,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/alexedwards/scs/pgxstore"
@@ -40,6 +41,8 @@ type Server struct {
 	stopGC   func()
 	handler  http.Handler
 	now      func() time.Time
+	// rubrics caches parsed rubric versions by id; versions are immutable.
+	rubrics sync.Map
 }
 
 // New returns a Server over db. Sessions live in db, so that any replica

@@ -50,13 +50,13 @@ type served struct {
 
 // serve starts `attune serve` in-process and waits, by reading its output,
 // until it says where it serves.
-func serve(t *testing.T, getenv func(string) string) *served {
+func serve(t *testing.T, getenv func(string) string, flags ...string) *served {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	s := &served{lines: make(chan string, 100), done: make(chan error, 1), cancel: cancel}
 	go func() {
-		err := run(ctx, []string{"serve"}, getenv, strings.NewReader(""), pw, io.Discard)
+		err := run(ctx, append([]string{"serve"}, flags...), getenv, strings.NewReader(""), pw, io.Discard)
 		pw.CloseWithError(errors.New("serve ended"))
 		s.done <- err
 	}()
@@ -140,6 +140,28 @@ func TestServeFromNothing(t *testing.T) {
 	s2 := serve(t, envFor(dbURL))
 	if strings.Contains(strings.Join(s2.output, "\n"), "password:") {
 		t.Fatal("second start printed a password again")
+	}
+}
+
+func TestServeDemoOnEmptyDatabase(t *testing.T) {
+	t.Parallel()
+	dbURL := dbtest.MissingURL(t)
+	s := serve(t, envFor(dbURL), "--demo")
+	out := strings.Join(s.output, "\n")
+	for _, want := range []string{"A demo is set up", "lead@attune.local", "annotator1@attune.local", "annotator2@attune.local"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("demo output lacks %q:\n%s", want, out)
+		}
+	}
+	s.stop(t)
+	// The next start finds a database in use and leaves it alone.
+	s2 := serve(t, envFor(dbURL), "--demo")
+	if strings.Contains(strings.Join(s2.output, "\n"), "demo") {
+		t.Fatal("the demo was set up again on a database in use")
+	}
+	out2, err := runCmd(t, envFor(dbURL), "", "project", "list")
+	if err != nil || strings.Count(out2, "Demo:") != 3 {
+		t.Fatalf("project list after the demo: %v\n%s", err, out2)
 	}
 }
 

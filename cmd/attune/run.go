@@ -44,6 +44,9 @@ func commands() []command {
 		{name: "user", args: "add|list|set-role|set-password|disable|enable [flags]", summary: "manage accounts (see `attune help user`)", run: runUser, flags: userFlagsHelp},
 		{name: "rubric", args: "list|show|validate|add", summary: "list rubric versions, print one as an annotator reads it, check or add a rubric file (see `attune help rubric`)", run: runRubric, flags: rubricFlagsHelp},
 		{name: "score", args: "--rubric KEY@VERSION [FILE|-]", summary: "score answer sets (JSONL) with the engine attune uses, one JSON result per line", run: runScore, flags: scoreFlags},
+		{name: "project", args: "create|list|show|add-member|remove-member", summary: "manage projects (see `attune help project`)", run: runProject, flags: projectFlagsHelp},
+		{name: "import", args: "--project NAME [--update] [--format jsonl|csv] FILE", summary: "import dialogues into a project, all or nothing", run: runImport, flags: importFlags},
+		{name: "token", args: "create|list|revoke --email E", summary: "manage a user's API tokens (create prints the token once)", run: runToken, flags: tokenFlags},
 		{name: "version", summary: "print the version", run: runVersion},
 		{name: "help", args: "[COMMAND]", summary: "show this help, or a command's flags", run: nil},
 	}

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base32"
 	"errors"
 	"flag"
 	"fmt"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/config"
+	"github.com/attune/attune/internal/demo"
 	"github.com/attune/attune/internal/password"
 	"github.com/attune/attune/internal/store"
 	"github.com/attune/attune/web"
@@ -22,6 +21,7 @@ import (
 
 func serveFlags(fs *flag.FlagSet) {
 	fs.String("addr", "", "address to listen on, overriding ATTUNE_ADDR (host:port; :0 picks a free port)")
+	fs.Bool("demo", false, "on an empty database, set up demo accounts and a project per built-in rubric (make run does)")
 }
 
 func runServe(ctx context.Context, e env, args []string) error {
@@ -65,9 +65,18 @@ func runServe(ctx context.Context, e env, args []string) error {
 		}
 		base = scheme + "://" + ln.Addr().String()
 	}
-	if err := ensureAdmin(ctx, db, cfg, base, e); err != nil {
+	fresh, err := ensureAdmin(ctx, db, cfg, base, e)
+	if err != nil {
 		ln.Close()
 		return err
+	}
+	if fresh && fs.Lookup("demo").Value.String() == "true" {
+		accounts, err := demo.Seed(ctx, db)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		demo.Print(e.stdout, base, accounts)
 	}
 
 	srv := web.New(db, log, web.Options{
@@ -122,25 +131,26 @@ func runServe(ctx context.Context, e env, args []string) error {
 }
 
 // ensureAdmin creates the first admin on a database that has none and
-// tells the person starting attune how to sign in, once.
-func ensureAdmin(ctx context.Context, db *store.DB, cfg config.Config, base string, e env) error {
+// tells the person starting attune how to sign in, once. It reports whether
+// it created the admin: then the database was empty.
+func ensureAdmin(ctx context.Context, db *store.DB, cfg config.Config, base string, e env) (bool, error) {
 	email, err := attune.NormalizeEmail(cfg.AdminEmail)
 	if err != nil {
-		return fmt.Errorf("config: ATTUNE_ADMIN_EMAIL: %w", err)
+		return false, fmt.Errorf("config: ATTUNE_ADMIN_EMAIL: %w", err)
 	}
 	pw, generated := cfg.AdminPassword, false
 	if pw == "" {
-		pw, generated = randomPassword(), true
+		pw, generated = password.Generate(), true
 	} else if msg := password.Check(pw); msg != "" {
-		return fmt.Errorf("config: ATTUNE_ADMIN_PASSWORD %s", msg)
+		return false, fmt.Errorf("config: ATTUNE_ADMIN_PASSWORD %s", msg)
 	}
 	hash, err := password.Hash(pw, password.Default)
 	if err != nil {
-		return err
+		return false, err
 	}
 	created, err := db.EnsureAdmin(ctx, store.NewUser{Email: email, Name: "Admin", PasswordHash: hash})
 	if err != nil || !created {
-		return err
+		return false, err
 	}
 	shown := pw
 	if !generated {
@@ -155,14 +165,5 @@ This is shown only once. Add more accounts at %s/admin/users
 or with 'attune user add'.
 
 `, base, email, shown, base)
-	return nil
-}
-
-// randomPassword returns 20 characters of base32 (100 bits), grouped for
-// reading aloud.
-func randomPassword() string {
-	b := make([]byte, 15)
-	rand.Read(b)
-	s := strings.ToLower(base32.StdEncoding.EncodeToString(b))
-	return s[0:5] + "-" + s[5:10] + "-" + s[10:15] + "-" + s[15:20]
+	return true, nil
 }

@@ -100,7 +100,7 @@ func runUser(ctx context.Context, e env, args []string) error {
 		var pw string
 		generated := get("password-stdin") != "true"
 		if generated {
-			pw = randomPassword()
+			pw = password.Generate()
 		} else if pw, err = readPassword(); err != nil {
 			return err
 		}

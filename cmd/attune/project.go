@@ -1,0 +1,401 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/config"
+	"github.com/attune/attune/internal/dataset"
+	"github.com/attune/attune/internal/importer"
+	"github.com/attune/attune/internal/rubric"
+	"github.com/attune/attune/internal/store"
+)
+
+func projectFlagsHelp(fs *flag.FlagSet) {
+	fs.String("name", "", "project name (create)")
+	fs.String("rubric", "", "rubric version KEY@VERSION (create)")
+	fs.Int("overlap", 3, "how many annotators label each item, 1–10 (create)")
+	fs.Duration("lease", 30*time.Minute, "how long an annotator holds an item before it goes back (create)")
+	fs.String("instructions-file", "", "Markdown file of instructions for annotators (create)")
+	fs.String("lead", "", "email of a lead to put in charge (create)")
+	fs.String("project", "", "project name (add-member, remove-member)")
+	fs.String("email", "", "the person's email (add-member, remove-member)")
+	fs.String("role", "annotator", "annotator or lead (add-member)")
+	fs.Bool("json", false, "print JSON (list, show)")
+}
+
+const projectUsage = `attune project create --name N --rubric KEY@VERSION [--overlap K] [--lease 30m] [--instructions-file F] [--lead EMAIL]
+attune project list [--json]
+attune project show NAME [--json]
+attune project add-member --project N --email E [--role annotator|lead]
+attune project remove-member --project N --email E`
+
+func runProject(ctx context.Context, e env, args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("%w: project takes create, list, show, add-member or remove-member:\n%s", errUsage, projectUsage)
+	}
+	verb := args[0]
+	fs := flag.NewFlagSet("project "+verb, flag.ContinueOnError)
+	projectFlagsHelp(fs)
+	if err := parseFlags(fs, e, args[1:]); err != nil {
+		return err
+	}
+	get := func(name string) string { return fs.Lookup(name).Value.String() }
+	switch verb {
+	case "create", "list", "show", "add-member", "remove-member":
+	default:
+		return fmt.Errorf("%w: unknown project command %q:\n%s", errUsage, verb, projectUsage)
+	}
+	if verb != "show" && fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+	}
+	cfg, err := config.Load(e.getenv)
+	if err != nil {
+		return err
+	}
+	db, err := openDB(ctx, cfg, e.stderr)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+
+	switch verb {
+	case "create":
+		if get("name") == "" || get("rubric") == "" {
+			return fmt.Errorf("%w: project create needs --name and --rubric", errUsage)
+		}
+		ref, err := rubric.ParseRef(get("rubric"))
+		if err != nil {
+			return err
+		}
+		_, rv, err := db.FindRubric(ctx, ref)
+		if err != nil {
+			return err
+		}
+		overlap, _ := strconv.Atoi(get("overlap"))
+		if overlap < 1 || overlap > 10 {
+			return fmt.Errorf("--overlap must be from 1 to 10, got %d", overlap)
+		}
+		lease, _ := time.ParseDuration(get("lease"))
+		if lease < time.Minute || lease > 24*time.Hour {
+			return fmt.Errorf("--lease must be from 1m to 24h, got %s", lease)
+		}
+		var instructions string
+		if f := get("instructions-file"); f != "" {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return err
+			}
+			instructions = string(b)
+		}
+		var lead *int64
+		if email := get("lead"); email != "" {
+			u, err := findUserByEmail(ctx, db, email)
+			if err != nil {
+				return err
+			}
+			lead = &u.ID
+		}
+		p, err := db.CreateProject(ctx, lead, store.NewProject{Name: get("name"), Instructions: instructions,
+			RubricVersionID: rv.ID, Overlap: overlap, Lease: lease})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "created project %q (id %d, %s, %d per item)\n", p.Name, p.ID, p.RubricRef, p.Overlap)
+	case "list":
+		ps, err := db.ListAllProjects(ctx)
+		if err != nil {
+			return err
+		}
+		if get("json") == "true" {
+			type row struct {
+				ID       int64  `json:"id"`
+				Name     string `json:"name"`
+				Rubric   string `json:"rubric"`
+				Status   string `json:"status"`
+				Overlap  int    `json:"overlap"`
+				Items    int    `json:"items"`
+				Complete int    `json:"complete"`
+			}
+			out := []row{}
+			for _, p := range ps {
+				out = append(out, row{p.ID, p.Name, p.RubricRef, string(p.Status), p.Overlap, p.Items, p.Complete})
+			}
+			return writeJSON(e, out)
+		}
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "NAME\tRUBRIC\tSTATUS\tOVERLAP\tITEMS\tCOMPLETE")
+		for _, p := range ps {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\n", p.Name, p.RubricRef, p.Status, p.Overlap, p.Items, p.Complete)
+		}
+		return tw.Flush()
+	case "show":
+		if fs.NArg() == 0 {
+			return fmt.Errorf("%w: project show takes one project name", errUsage)
+		}
+		// Flags may follow the name: parse what comes after it too.
+		name := fs.Arg(0)
+		if err := parseFlags(fs, e, fs.Args()[1:]); err != nil {
+			return err
+		}
+		if fs.NArg() > 0 {
+			return fmt.Errorf("%w: project show takes one project name, got also %q", errUsage, fs.Args())
+		}
+		p, err := db.FindProjectByName(ctx, name)
+		if err != nil {
+			return err
+		}
+		return showProject(ctx, e, db, p, get("json") == "true")
+	case "add-member", "remove-member":
+		if get("project") == "" || get("email") == "" {
+			return fmt.Errorf("%w: project %s needs --project and --email", errUsage, verb)
+		}
+		p, err := db.FindProjectByName(ctx, get("project"))
+		if err != nil {
+			return err
+		}
+		u, err := findUserByEmail(ctx, db, get("email"))
+		if err != nil {
+			return err
+		}
+		if verb == "remove-member" {
+			if err := db.RemoveMember(ctx, nil, p.ID, u.ID); err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "removed %s from %q\n", u.Email, p.Name)
+			return nil
+		}
+		role := attune.MemberRole(get("role"))
+		if role != attune.MemberAnnotator && role != attune.MemberLead {
+			return fmt.Errorf("--role must be annotator or lead, not %q", role)
+		}
+		if err := db.AddMember(ctx, nil, p.ID, u.ID, role); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "%s is %s on %q\n", u.Email, role, p.Name)
+	}
+	return nil
+}
+
+// projectJSON is `attune project show --json`.
+type projectJSON struct {
+	ID       int64  `json:"id"`
+	Name     string `json:"name"`
+	Rubric   string `json:"rubric"`
+	Status   string `json:"status"`
+	Overlap  int    `json:"overlap"`
+	Lease    string `json:"lease"`
+	Items    int    `json:"items"`
+	Complete int    `json:"complete"`
+	// ItemsByLabels[n] is how many items have n human labels, n = 0..overlap.
+	ItemsByLabels []int           `json:"items_by_labels"`
+	InProgress    int             `json:"in_progress"`
+	LastHour      int             `json:"labels_last_hour"`
+	Members       []memberJSON    `json:"members"`
+	Annotators    []annotatorJSON `json:"annotators"`
+}
+
+type memberJSON struct {
+	Email string `json:"email"`
+	Role  string `json:"role"`
+}
+
+type annotatorJSON struct {
+	Email         string  `json:"email"`
+	Submitted     int     `json:"submitted"`
+	Skipped       int     `json:"skipped"`
+	LastHour      int     `json:"last_hour"`
+	MedianSeconds float64 `json:"median_seconds_per_item"`
+}
+
+func showProject(ctx context.Context, e env, db *store.DB, p *attune.Project, asJSON bool) error {
+	pr, err := db.Progress(ctx, p.ID)
+	if err != nil {
+		return err
+	}
+	members, err := db.ListMembers(ctx, p.ID)
+	if err != nil {
+		return err
+	}
+	out := projectJSON{ID: p.ID, Name: p.Name, Rubric: p.RubricRef, Status: string(p.Status), Overlap: p.Overlap,
+		Lease: p.Lease.String(), Items: pr.Items, Complete: pr.Complete, ItemsByLabels: pr.ByLabels, InProgress: pr.Active,
+		LastHour: pr.LastHour, Members: []memberJSON{}, Annotators: []annotatorJSON{}}
+	for _, m := range members {
+		out.Members = append(out.Members, memberJSON{m.Email, string(m.Role)})
+	}
+	for _, a := range pr.Annotators {
+		out.Annotators = append(out.Annotators, annotatorJSON{a.Email, a.Submitted, a.Skipped, a.LastHour, a.MedianActive.Seconds()})
+	}
+	if asJSON {
+		return writeJSON(e, out)
+	}
+	fmt.Fprintf(e.stdout, "%s (id %d)\n  rubric %s · %s · %d per item · lease %s\n  %d items, %d complete, %d in progress, %d labels in the last hour\n",
+		p.Name, p.ID, p.RubricRef, p.Status, p.Overlap, p.Lease, pr.Items, pr.Complete, pr.Active, pr.LastHour)
+	for n, c := range pr.ByLabels {
+		fmt.Fprintf(e.stdout, "  %2d labels: %d items\n", n, c)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  MEMBER\tROLE\tSUBMITTED\tSKIPPED\tLAST HOUR\tMEDIAN TIME")
+	byEmail := map[string]attune.AnnotatorProgress{}
+	for _, a := range pr.Annotators {
+		byEmail[a.Email] = a
+	}
+	for _, m := range members {
+		a := byEmail[m.Email]
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%d\t%s\n", m.Email, m.Role, a.Submitted, a.Skipped, a.LastHour, a.MedianActive.Round(time.Second))
+	}
+	return tw.Flush()
+}
+
+func findUserByEmail(ctx context.Context, db *store.DB, email string) (*attune.User, error) {
+	norm, err := attune.NormalizeEmail(email)
+	if err != nil {
+		return nil, err
+	}
+	u, err := db.FindUserByEmail(ctx, norm)
+	if errors.Is(err, attune.ErrNotFound) {
+		return nil, fmt.Errorf("no account has the email %s", norm)
+	}
+	return u, err
+}
+
+func importFlags(fs *flag.FlagSet) {
+	fs.String("project", "", "the project to import into, by name (required)")
+	fs.Bool("update", false, "replace the content of items whose id exists with different content (only items without labels)")
+	fs.String("format", "", "jsonl or csv; detected from the content when not given")
+}
+
+func runImport(ctx context.Context, e env, args []string) error {
+	fs := flag.NewFlagSet("import", flag.ContinueOnError)
+	importFlags(fs)
+	// Accept flags before and after FILE.
+	if err := parseFlags(fs, e, args); err != nil {
+		return err
+	}
+	rest := fs.Args()
+	if len(rest) > 0 {
+		if err := parseFlags(fs, e, rest[1:]); err != nil {
+			return err
+		}
+		if fs.NArg() > 0 {
+			return fmt.Errorf("%w: import takes one FILE, got also %q", errUsage, fs.Args())
+		}
+	}
+	if len(rest) == 0 || fs.Lookup("project").Value.String() == "" {
+		return fmt.Errorf("%w: attune import --project NAME FILE", errUsage)
+	}
+	format := dataset.Format(fs.Lookup("format").Value.String())
+	if format != "" && format != dataset.JSONL && format != dataset.CSV {
+		return fmt.Errorf("%w: --format must be jsonl or csv", errUsage)
+	}
+	path := rest[0]
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	cfg, err := config.Load(e.getenv)
+	if err != nil {
+		return err
+	}
+	db, err := openDB(ctx, cfg, e.stderr)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	p, err := db.FindProjectByName(ctx, fs.Lookup("project").Value.String())
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	res, err := importer.Import(ctx, db, p, f, importer.Options{Source: path, Format: format, Update: fs.Lookup("update").Value.String() == "true"})
+	if err != nil {
+		var le *attune.LineErrors
+		if errors.As(err, &le) {
+			fmt.Fprintln(e.stderr, le.Error())
+			return fmt.Errorf("%s: nothing was imported; fix the lines above and import again", path)
+		}
+		return err
+	}
+	fmt.Fprintf(e.stdout, "imported %s into %q: %d new, %d updated, %d unchanged (%d read in %s)\n",
+		path, p.Name, res.Inserted, res.Updated, res.Unchanged, res.Read, time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+func tokenFlags(fs *flag.FlagSet) {
+	fs.String("email", "", "whose token (required)")
+	fs.String("name", "", "what the token is for (create)")
+	fs.Int64("id", 0, "the token to revoke (revoke)")
+}
+
+func runToken(ctx context.Context, e env, args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("%w: token takes create, list or revoke", errUsage)
+	}
+	verb := args[0]
+	fs := flag.NewFlagSet("token "+verb, flag.ContinueOnError)
+	tokenFlags(fs)
+	if err := parseFlags(fs, e, args[1:]); err != nil {
+		return err
+	}
+	if verb != "create" && verb != "list" && verb != "revoke" {
+		return fmt.Errorf("%w: unknown token command %q", errUsage, verb)
+	}
+	if fs.Lookup("email").Value.String() == "" {
+		return fmt.Errorf("%w: token %s needs --email", errUsage, verb)
+	}
+	cfg, err := config.Load(e.getenv)
+	if err != nil {
+		return err
+	}
+	db, err := openDB(ctx, cfg, e.stderr)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	u, err := findUserByEmail(ctx, db, fs.Lookup("email").Value.String())
+	if err != nil {
+		return err
+	}
+	switch verb {
+	case "create":
+		token, t, err := db.CreateAPIToken(ctx, nil, u.ID, fs.Lookup("name").Value.String())
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stderr, "token %d for %s (shown only once; use it as: Authorization: Bearer TOKEN)\n", t.ID, u.Email)
+		fmt.Fprintln(e.stdout, token)
+	case "list":
+		ts, err := db.ListAPITokens(ctx, u.ID)
+		if err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tNAME\tPREFIX\tCREATED\tSTATUS")
+		for _, t := range ts {
+			status := "active"
+			if t.RevokedAt != nil {
+				status = "revoked"
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s…\t%s\t%s\n", t.ID, t.Name, t.Prefix, t.CreatedAt.UTC().Format("2006-01-02"), status)
+		}
+		return tw.Flush()
+	case "revoke":
+		id, _ := strconv.ParseInt(fs.Lookup("id").Value.String(), 10, 64)
+		if id == 0 {
+			return fmt.Errorf("%w: token revoke needs --id", errUsage)
+		}
+		if err := db.RevokeAPIToken(ctx, nil, u.ID, id); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "token %d revoked\n", id)
+	}
+	return nil
+}

@@ -1,0 +1,479 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/dataset"
+	"github.com/attune/attune/internal/importer"
+	"github.com/attune/attune/internal/rubric"
+	"github.com/attune/attune/internal/scoring"
+)
+
+// apiRoutes lists the JSON API under /api/v1, documented in docs/api.md.
+// Every route needs a personal API token (Authorization: Bearer …); the
+// token stands for its user, with the user's role and memberships.
+func (s *Server) apiRoutes() http.Handler {
+	api := http.NewServeMux()
+	api.Handle("GET /api/v1/me", s.api(s.apiMe))
+	api.Handle("GET /api/v1/projects", s.api(s.apiProjects))
+	api.Handle("GET /api/v1/projects/{id}", s.api(s.apiProject))
+	api.Handle("POST /api/v1/projects/{id}/items", s.api(s.apiImport))
+	api.Handle("POST /api/v1/projects/{id}/next", s.api(s.apiNext))
+	api.Handle("GET /api/v1/projects/{id}/items/{item}/labels", s.api(s.apiOwnLabels))
+	api.Handle("PUT /api/v1/projects/{id}/items/{item}/labels", s.api(s.apiUpdateLabels))
+	api.Handle("POST /api/v1/assignments/{id}/labels", s.api(s.apiSubmit))
+	api.Handle("POST /api/v1/assignments/{id}/skip", s.api(s.apiSkip))
+	api.Handle("/api/v1/", s.api(func(*http.Request, *attune.User) (int, any, error) {
+		return 0, nil, attune.NotFound("no such API route")
+	}))
+	return api
+}
+
+// apiHandler is an API handler: it gets the token's user and returns the
+// value to send as JSON with a status, or an error.
+type apiHandler func(r *http.Request, u *attune.User) (status int, body any, err error)
+
+// apiError is the body of every API error.
+type apiError struct {
+	Error    string             `json:"error"`
+	Fields   map[string]string  `json:"fields,omitempty"`
+	Lines    []attune.LineError `json:"lines,omitempty"`
+	More     int                `json:"more,omitempty"`
+	Problems []apiProblem       `json:"problems,omitempty"`
+	Confirm  bool               `json:"confirm_warnings,omitempty"`
+}
+
+type apiProblem struct {
+	Item     string `json:"item"`
+	Severity string `json:"severity"`
+	Message  string `json:"message"`
+}
+
+// api authenticates the bearer token and maps errors to statuses and JSON,
+// logging server errors once.
+func (s *Server) api(fn apiHandler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="attune"`)
+			writeJSON(w, http.StatusUnauthorized, apiError{Error: "send a personal API token: Authorization: Bearer TOKEN"})
+			return
+		}
+		u, err := s.db.UserByAPIToken(r.Context(), strings.TrimSpace(token))
+		if errors.Is(err, attune.ErrUnauthorized) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="attune", error="invalid_token"`)
+			writeJSON(w, http.StatusUnauthorized, apiError{Error: "the API token is unknown, revoked, or its account is disabled"})
+			return
+		}
+		if err != nil {
+			s.apiServerError(w, r, err)
+			return
+		}
+		infoFrom(r.Context()).userID = u.ID
+		status, body, err := fn(r, u)
+		if err == nil {
+			if body == nil {
+				w.WriteHeader(status)
+				return
+			}
+			writeJSON(w, status, body)
+			return
+		}
+		var lp *labelProblems
+		var le *attune.LineErrors
+		var ve *attune.ValidationError
+		switch {
+		case errors.As(err, &lp):
+			out := apiError{Error: lp.Error(), Confirm: lp.NeedsConfirm}
+			for _, is := range lp.Issues {
+				out.Problems = append(out.Problems, apiProblem{Item: is.Item, Severity: string(is.Severity), Message: is.Message})
+			}
+			writeJSON(w, http.StatusUnprocessableEntity, out)
+		case errors.As(err, &le):
+			writeJSON(w, http.StatusUnprocessableEntity, apiError{Error: "the file has problems; nothing was imported", Lines: le.Errors, More: le.More})
+		case errors.As(err, &ve):
+			writeJSON(w, http.StatusUnprocessableEntity, apiError{Error: ve.Error(), Fields: ve.Fields})
+		case errors.Is(err, attune.ErrNotFound):
+			writeJSON(w, http.StatusNotFound, apiError{Error: orDefault(attune.PublicMessage(err), "not found")})
+		case errors.Is(err, attune.ErrForbidden):
+			writeJSON(w, http.StatusForbidden, apiError{Error: orDefault(attune.PublicMessage(err), "your account may not do this")})
+		case errors.Is(err, attune.ErrConflict):
+			writeJSON(w, http.StatusConflict, apiError{Error: attune.PublicMessage(err)})
+		case errors.Is(err, attune.ErrInvalid):
+			writeJSON(w, http.StatusUnprocessableEntity, apiError{Error: orDefault(attune.PublicMessage(err), "invalid request")})
+		default:
+			s.apiServerError(w, r, err)
+		}
+	})
+}
+
+func (s *Server) apiServerError(w http.ResponseWriter, r *http.Request, err error) {
+	ri := infoFrom(r.Context())
+	s.log.ErrorContext(r.Context(), "server error", "request_id", ri.id, "method", r.Method, "path", r.URL.Path, "err", err)
+	writeJSON(w, http.StatusInternalServerError, apiError{Error: "internal error; it was logged as " + ri.id})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+}
+
+// decodeJSON reads a JSON request body of at most 1 MiB into v, refusing
+// unknown fields so that a typo is an error, not a silently missing value.
+func decodeJSON(r *http.Request, v any) error {
+	dec := json.NewDecoder(io.LimitReader(r.Body, 1<<20))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return attune.Invalid("body", "not the expected JSON: "+err.Error())
+	}
+	return nil
+}
+
+func pathInt(r *http.Request, name string) (int64, error) {
+	id, err := strconv.ParseInt(r.PathValue(name), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, attune.NotFound(name + " not found")
+	}
+	return id, nil
+}
+
+// apiProjectAccess loads a project the user may see, with their role in it.
+func (s *Server) apiProjectAccess(ctx context.Context, r *http.Request, u *attune.User) (*attune.Project, attune.MemberRole, error) {
+	id, err := pathInt(r, "id")
+	if err != nil {
+		return nil, "", err
+	}
+	role, err := s.db.ProjectRole(ctx, id, u)
+	if err != nil {
+		return nil, "", err
+	}
+	p, err := s.db.FindProjectByID(ctx, id)
+	return p, role, err
+}
+
+type apiUser struct {
+	ID    int64  `json:"id"`
+	Email string `json:"email"`
+	Name  string `json:"name"`
+	Role  string `json:"role"`
+}
+
+func (s *Server) apiMe(r *http.Request, u *attune.User) (int, any, error) {
+	return http.StatusOK, apiUser{u.ID, u.Email, u.Name, string(u.Role)}, nil
+}
+
+type apiProjectSummary struct {
+	ID       int64  `json:"id"`
+	Name     string `json:"name"`
+	Rubric   string `json:"rubric"`
+	Status   string `json:"status"`
+	Overlap  int    `json:"overlap"`
+	Items    int    `json:"items"`
+	Complete int    `json:"complete"`
+	Role     string `json:"role"`
+}
+
+func (s *Server) apiProjects(r *http.Request, u *attune.User) (int, any, error) {
+	ps, err := s.db.ListProjectsForUser(r.Context(), u)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := []apiProjectSummary{}
+	for _, p := range ps {
+		role := p.MemberRole
+		if role == "" {
+			role = string(attune.MemberLead) // an admin who is not a member
+		}
+		out = append(out, apiProjectSummary{p.ID, p.Name, p.RubricRef, string(p.Status), p.Overlap, p.Items, p.Complete, role})
+	}
+	return http.StatusOK, out, nil
+}
+
+type apiProgress struct {
+	Items         int            `json:"items"`
+	Complete      int            `json:"complete"`
+	ItemsByLabels []int          `json:"items_by_labels"`
+	InProgress    int            `json:"in_progress"`
+	LastHour      int            `json:"labels_last_hour"`
+	Annotators    []apiAnnotator `json:"annotators"`
+}
+
+type apiAnnotator struct {
+	Email         string  `json:"email"`
+	Submitted     int     `json:"submitted"`
+	Skipped       int     `json:"skipped"`
+	LastHour      int     `json:"last_hour"`
+	MedianSeconds float64 `json:"median_seconds_per_item"`
+}
+
+type apiProjectDetail struct {
+	apiProjectSummary
+	Instructions string      `json:"instructions"`
+	LeaseSeconds int         `json:"lease_seconds"`
+	Progress     apiProgress `json:"progress"`
+}
+
+// apiProject returns a project and its progress. Annotators see their own
+// row of the per-annotator figures only.
+func (s *Server) apiProject(r *http.Request, u *attune.User) (int, any, error) {
+	p, role, err := s.apiProjectAccess(r.Context(), r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	pr, err := s.db.Progress(r.Context(), p.ID)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := apiProjectDetail{
+		apiProjectSummary: apiProjectSummary{p.ID, p.Name, p.RubricRef, string(p.Status), p.Overlap, pr.Items, pr.Complete, string(role)},
+		Instructions:      p.Instructions, LeaseSeconds: int(p.Lease.Seconds()),
+		Progress: apiProgress{Items: pr.Items, Complete: pr.Complete, ItemsByLabels: pr.ByLabels, InProgress: pr.Active,
+			LastHour: pr.LastHour, Annotators: []apiAnnotator{}},
+	}
+	for _, a := range pr.Annotators {
+		if role == attune.MemberLead || a.UserID == u.ID {
+			out.Progress.Annotators = append(out.Progress.Annotators, apiAnnotator{a.Email, a.Submitted, a.Skipped, a.LastHour, a.MedianActive.Seconds()})
+		}
+	}
+	return http.StatusOK, out, nil
+}
+
+// apiImport streams the request body into the project: ?format=jsonl|csv
+// (detected when absent), ?update=true to replace changed unlabelled items.
+func (s *Server) apiImport(r *http.Request, u *attune.User) (int, any, error) {
+	p, role, err := s.apiProjectAccess(r.Context(), r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	if role != attune.MemberLead {
+		return 0, nil, attune.Forbidden("only the project's leads import data")
+	}
+	format := dataset.Format(r.URL.Query().Get("format"))
+	if format != "" && format != dataset.JSONL && format != dataset.CSV {
+		return 0, nil, attune.Invalid("format", "use jsonl or csv")
+	}
+	res, err := importer.Import(r.Context(), s.db, p, http.MaxBytesReader(nil, r.Body, maxUpload),
+		importer.Options{ActorID: &u.ID, Source: "api", Format: format, Update: r.URL.Query().Get("update") == "true"})
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, map[string]int{"read": res.Read, "inserted": res.Inserted, "updated": res.Updated, "unchanged": res.Unchanged}, nil
+}
+
+// maxUpload bounds one dataset upload.
+const maxUpload = 256 << 20
+
+type apiAssignment struct {
+	Assignment struct {
+		ID             int64     `json:"id"`
+		LeaseExpiresAt time.Time `json:"lease_expires_at"`
+	} `json:"assignment"`
+	Rubric string  `json:"rubric"`
+	Item   apiItem `json:"item"`
+}
+
+type apiItem struct {
+	ID       int64            `json:"id"`
+	SourceID string           `json:"source_id"`
+	Kind     string           `json:"kind"`
+	Turns    int              `json:"turns"`
+	Messages []attune.Message `json:"messages"`
+	Meta     json.RawMessage  `json:"meta"`
+}
+
+func (s *Server) assignmentBody(ctx context.Context, p *attune.Project, a *attune.Assignment) (*apiAssignment, error) {
+	it, err := s.db.FindItem(ctx, p.ID, a.ItemID)
+	if err != nil {
+		return nil, err
+	}
+	out := &apiAssignment{Rubric: p.RubricRef, Item: apiItem{it.ID, it.SourceID, it.Kind, it.Turns, it.Messages, it.Meta}}
+	out.Assignment.ID, out.Assignment.LeaseExpiresAt = a.ID, a.LeaseExpiresAt
+	return out, nil
+}
+
+// apiNext hands out the annotator's next item: 200 with it, or 204 when
+// nothing is left for them.
+func (s *Server) apiNext(r *http.Request, u *attune.User) (int, any, error) {
+	p, _, err := s.apiProjectAccess(r.Context(), r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	a, err := s.db.NextAssignment(r.Context(), p.ID, u.ID)
+	if errors.Is(err, attune.ErrNoWork) {
+		return http.StatusNoContent, nil, nil
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	body, err := s.assignmentBody(r.Context(), p, a)
+	return http.StatusOK, body, err
+}
+
+// apiLabels is the body of a submission or an edit.
+type apiLabels struct {
+	Answers         map[string]string `json:"answers"`
+	Rationales      map[string]string `json:"rationales"`
+	Rationale       string            `json:"rationale"`
+	ActiveMS        int64             `json:"active_ms"`
+	ConfirmWarnings bool              `json:"confirm_warnings"`
+	Next            bool              `json:"next"`
+}
+
+func (b apiLabels) input() labelInput {
+	return labelInput{Answers: b.Answers, Rationales: b.Rationales, Rationale: b.Rationale, ActiveMS: b.ActiveMS,
+		ConfirmWarnings: b.ConfirmWarnings, Next: b.Next}
+}
+
+type apiSubmitted struct {
+	AnswerSetID int64          `json:"answer_set_id"`
+	Created     bool           `json:"created"`
+	Score       scoring.Result `json:"score"`
+	Next        *apiAssignment `json:"next,omitempty"`
+	NextReason  string         `json:"next_reason,omitempty"`
+}
+
+// apiSubmit stores the answers of an assignment, validated by the engine as
+// the annotator's page validates them. 201 when stored, 200 when the
+// assignment had been submitted already (a retry), with the engine's score
+// and, when asked for, the next assignment.
+func (s *Server) apiSubmit(r *http.Request, u *attune.User) (int, any, error) {
+	id, err := pathInt(r, "id")
+	if err != nil {
+		return 0, nil, err
+	}
+	var body apiLabels
+	if err := decodeJSON(r, &body); err != nil {
+		return 0, nil, err
+	}
+	res, score, err := s.submitLabels(r.Context(), u, id, body.input())
+	if err != nil {
+		return 0, nil, err
+	}
+	out := apiSubmitted{AnswerSetID: res.AnswerSetID, Created: res.Created, Score: score}
+	if res.Next != nil {
+		p, err := s.db.FindProjectByID(r.Context(), res.Next.ProjectID)
+		if err != nil {
+			return 0, nil, err
+		}
+		if out.Next, err = s.assignmentBody(r.Context(), p, res.Next); err != nil {
+			return 0, nil, err
+		}
+	} else if res.NextErr != nil {
+		out.NextReason = orDefault(attune.PublicMessage(res.NextErr), res.NextErr.Error())
+	}
+	status := http.StatusCreated
+	if !res.Created {
+		status = http.StatusOK
+	}
+	return status, out, nil
+}
+
+type apiOwn struct {
+	ItemID     int64             `json:"item_id"`
+	Answers    map[string]string `json:"answers"`
+	Rationales map[string]string `json:"rationales"`
+	Rationale  string            `json:"rationale"`
+	Revision   int               `json:"revision"`
+	Score      scoring.Result    `json:"score"`
+}
+
+// apiOwnLabels returns the caller's own labels for an item (never anyone
+// else's: labelling is blind).
+func (s *Server) apiOwnLabels(r *http.Request, u *attune.User) (int, any, error) {
+	p, _, err := s.apiProjectAccess(r.Context(), r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	itemID, err := pathInt(r, "item")
+	if err != nil {
+		return 0, nil, err
+	}
+	set, err := s.db.FindOwnAnswerSet(r.Context(), p.ID, itemID, u.ID)
+	if err != nil {
+		return 0, nil, err
+	}
+	item, err := s.db.FindItem(r.Context(), p.ID, itemID)
+	if err != nil {
+		return 0, nil, err
+	}
+	def, err := s.rubricByID(r.Context(), p.RubricVersionID)
+	if err != nil {
+		return 0, nil, err
+	}
+	answers := rubric.Answers{}
+	for k, v := range set.Answers {
+		answers[k] = rubric.Value(v)
+	}
+	score, err := scoring.Score(def, answers, rubric.Facts{Turns: item.Turns})
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, apiOwn{itemID, set.Answers, set.Rationales, set.Rationale, set.Revision, score}, nil
+}
+
+// apiUpdateLabels edits the caller's own submitted labels for an item,
+// validated as a submission is; the earlier values stay in the history.
+func (s *Server) apiUpdateLabels(r *http.Request, u *attune.User) (int, any, error) {
+	p, _, err := s.apiProjectAccess(r.Context(), r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	itemID, err := pathInt(r, "item")
+	if err != nil {
+		return 0, nil, err
+	}
+	var body apiLabels
+	if err := decodeJSON(r, &body); err != nil {
+		return 0, nil, err
+	}
+	rev, score, err := s.updateLabels(r.Context(), u, p, itemID, body.input())
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, map[string]any{"item_id": itemID, "revision": rev, "score": score}, nil
+}
+
+// apiSkip gives an assignment back without labels, with an optional flag
+// (broken, off-topic, distressing, other) and note.
+func (s *Server) apiSkip(r *http.Request, u *attune.User) (int, any, error) {
+	id, err := pathInt(r, "id")
+	if err != nil {
+		return 0, nil, err
+	}
+	var body struct {
+		Flag string `json:"flag"`
+		Note string `json:"note"`
+	}
+	if err := decodeJSON(r, &body); err != nil {
+		return 0, nil, err
+	}
+	if body.Flag != "" && !validFlag(body.Flag) {
+		return 0, nil, attune.Invalid("flag", fmt.Sprintf("use one of %s", strings.Join(attune.Flags, ", ")))
+	}
+	if err := s.db.Skip(r.Context(), id, u.ID, body.Flag, body.Note); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusNoContent, nil, nil
+}
+
+func validFlag(f string) bool {
+	for _, x := range attune.Flags {
+		if x == f {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,143 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/rubric"
+	"github.com/attune/attune/internal/scoring"
+	"github.com/attune/attune/internal/store"
+)
+
+// labelInput is one person's answers for one item, as the annotator's page
+// and the API both receive them.
+type labelInput struct {
+	Answers         map[string]string
+	Rationales      map[string]string
+	Rationale       string
+	ActiveMS        int64
+	ConfirmWarnings bool // the person has seen the rubric's warnings and stands by the answers
+	Next            bool // also claim the next item
+}
+
+// labelProblems is a submission the rubric refuses (errors) or that needs
+// the person to confirm the rubric's warnings first. It matches
+// attune.ErrInvalid.
+type labelProblems struct {
+	Issues rubric.Issues
+	// NeedsConfirm is true when the only problems are warnings.
+	NeedsConfirm bool
+}
+
+func (p *labelProblems) Error() string {
+	var msgs []string
+	for _, is := range p.Issues {
+		msgs = append(msgs, is.Message)
+	}
+	if p.NeedsConfirm {
+		return "please confirm: " + strings.Join(msgs, "; ")
+	}
+	return strings.Join(msgs, "; ")
+}
+
+func (p *labelProblems) Is(target error) bool { return target == attune.ErrInvalid }
+
+// rubricByID returns a rubric version's definition. Versions never change,
+// so each is parsed once and kept for the life of the server.
+func (s *Server) rubricByID(ctx context.Context, id int64) (*rubric.Definition, error) {
+	if def, ok := s.rubrics.Load(id); ok {
+		return def.(*rubric.Definition), nil
+	}
+	def, err := s.db.FindRubricByID(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	s.rubrics.Store(id, def)
+	return def, nil
+}
+
+// checkLabels validates answers against the project's rubric version as a
+// person's (ERROR is a judge's value only) and scores them. Errors always
+// block; warnings block until confirmed.
+func (s *Server) checkLabels(ctx context.Context, p *attune.Project, item *attune.Item, in labelInput) (scoring.Result, error) {
+	def, err := s.rubricByID(ctx, p.RubricVersionID)
+	if err != nil {
+		return scoring.Result{}, err
+	}
+	answers := rubric.Answers{}
+	for k, v := range in.Answers {
+		answers[k] = rubric.Value(v)
+	}
+	facts := rubric.Facts{Turns: item.Turns}
+	issues := def.Validate(answers, facts, rubric.Options{})
+	if errs := issues.Errors(); len(errs) > 0 {
+		return scoring.Result{}, &labelProblems{Issues: errs}
+	}
+	if warns := issues.Warnings(); len(warns) > 0 && !in.ConfirmWarnings {
+		return scoring.Result{}, &labelProblems{Issues: warns, NeedsConfirm: true}
+	}
+	for k := range in.Rationales {
+		if _, ok := def.Item(k); !ok {
+			return scoring.Result{}, attune.Invalid("rationales", fmt.Sprintf("%s has no item %q", def.Ref(), k))
+		}
+	}
+	return scoring.Score(def, answers, facts)
+}
+
+// cleanAnswers trims answers and drops empty ones: an empty form field is
+// no answer.
+func cleanAnswers(in map[string]string) map[string]string {
+	out := make(map[string]string, len(in))
+	for k, v := range in {
+		if v = strings.TrimSpace(v); v != "" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// submitLabels is the one way a person's labels are stored, behind the
+// annotator's page and the API alike: validate against the rubric, then
+// one store transaction (answers stored, assignment closed, next claimed).
+func (s *Server) submitLabels(ctx context.Context, u *attune.User, assignmentID int64, in labelInput) (store.SubmitResult, scoring.Result, error) {
+	in.Answers = cleanAnswers(in.Answers)
+	a, err := s.db.FindAssignment(ctx, assignmentID, u.ID)
+	if err != nil {
+		return store.SubmitResult{}, scoring.Result{}, err
+	}
+	p, err := s.db.FindProjectByID(ctx, a.ProjectID)
+	if err != nil {
+		return store.SubmitResult{}, scoring.Result{}, err
+	}
+	item, err := s.db.FindItem(ctx, a.ProjectID, a.ItemID)
+	if err != nil {
+		return store.SubmitResult{}, scoring.Result{}, err
+	}
+	score, err := s.checkLabels(ctx, p, item, in)
+	if err != nil {
+		return store.SubmitResult{}, scoring.Result{}, err
+	}
+	res, err := s.db.SubmitLabels(ctx, store.Submission{
+		AssignmentID: assignmentID, UserID: u.ID, Answers: in.Answers, Rationales: in.Rationales,
+		Rationale: in.Rationale, ActiveMS: in.ActiveMS, ClaimNext: in.Next,
+	})
+	return res, score, err
+}
+
+// updateLabels is the one way a person edits their submitted labels.
+func (s *Server) updateLabels(ctx context.Context, u *attune.User, p *attune.Project, itemID int64, in labelInput) (int, scoring.Result, error) {
+	in.Answers = cleanAnswers(in.Answers)
+	item, err := s.db.FindItem(ctx, p.ID, itemID)
+	if err != nil {
+		return 0, scoring.Result{}, err
+	}
+	score, err := s.checkLabels(ctx, p, item, in)
+	if err != nil {
+		return 0, scoring.Result{}, err
+	}
+	_, rev, err := s.db.UpdateLabels(ctx, store.LabelEdit{ProjectID: p.ID, ItemID: itemID, UserID: u.ID,
+		Answers: in.Answers, Rationales: in.Rationales, Rationale: in.Rationale, ActiveMS: in.ActiveMS})
+	return rev, score, err
+}
