@@ -24,6 +24,8 @@ func (s *Server) routes() http.Handler {
 	// Projects (web/projects.go) and the user's own account (web/account.go).
 	s.projectRoutes(app)
 	s.accountRoutes(app)
+	// The annotator's workspace (web/annotate.go).
+	s.annotateRoutes(app)
 
 	app.Handle("/", s.h(s.notFound))
 
