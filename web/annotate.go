@@ -1,7 +1,486 @@
 package web
 
-import "net/http"
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
 
-// annotateRoutes lists the annotator's workspace.
+	"github.com/a-h/templ"
+
+	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/rubric"
+	"github.com/attune/attune/internal/store"
+	"github.com/attune/attune/internal/wellbeing"
+	"github.com/attune/attune/web/views/annotate"
+)
+
+// Session keys of the current stretch of work (Unix seconds), kept in the
+// session so that it follows the annotator across tabs and replicas.
+const (
+	sessionWorkStart = "work_start"
+	sessionWorkLast  = "work_last"
+)
+
+const (
+	// countsTTL is how long a project's label counts are reused for the
+	// progress line: they read every item of the project.
+	countsTTL = 5 * time.Second
+	// maxLabelForm bounds a label, draft or skip form.
+	maxLabelForm = 1 << 20
+	// fallbackActiveCap caps the time spent on an item when no script
+	// measured it and it is estimated from the clock.
+	fallbackActiveCap = 15 * time.Minute
+	// maxActive bounds the active time a browser may report for one item.
+	maxActive = 24 * time.Hour
+)
+
+// workspace serves the annotator's workspace. It carries what the pages
+// need beyond the Server — the cache of label counts, a pool of page
+// buffers — and lives as long as the routes that use it.
+type workspace struct {
+	*Server
+	counts *countCache
+	// pages holds buffers that pages are rendered into before writing.
+	pages sync.Pool
+}
+
+// annotateRoutes lists the annotator's workspace: the entry that claims or
+// resumes work, the item page (labelling, or editing one's own labels), and
+// the posts that submit, skip, autosave a draft and put off a break. Only
+// the project's annotators get in; anyone else gets 404 on item pages, so
+// that items are not revealed.
 func (s *Server) annotateRoutes(app *http.ServeMux) {
+	ws := &workspace{Server: s, counts: newCountCache(countsTTL)}
+	ws.pages.New = func() any { return new(bytes.Buffer) }
+	h := func(fn handler) http.Handler { return s.signedIn(s.h(fn)) }
+	app.Handle("GET /projects/{id}/annotate", h(ws.start))
+	app.Handle("GET /projects/{id}/items/{item}", h(ws.page))
+	app.Handle("POST /projects/{id}/items/{item}/labels", h(ws.submit))
+	app.Handle("POST /projects/{id}/items/{item}/skip", h(ws.skip))
+	app.Handle("POST /projects/{id}/items/{item}/draft", h(ws.draft))
+	app.Handle("POST /projects/{id}/break", h(ws.keepGoing))
+}
+
+func itemPath(projectID, itemID int64) string {
+	return fmt.Sprintf("/projects/%d/items/%d", projectID, itemID)
+}
+
+func annotatePath(projectID int64) string { return fmt.Sprintf("/projects/%d/annotate", projectID) }
+
+// isHX reports whether htmx sent the request and wants a part of the page.
+// A history restore wants the whole page.
+func isHX(r *http.Request) bool {
+	return r.Header.Get("HX-Request") == "true" && r.Header.Get("HX-History-Restore-Request") != "true"
+}
+
+// annotator loads the project and checks that the viewer annotates it.
+// Others get forbidden (with a message) at the entry and not found on
+// item routes.
+func (ws *workspace) annotator(r *http.Request, entry bool) (*attune.Project, error) {
+	p, role, err := ws.projectAccess(r, false)
+	if err != nil {
+		return nil, err
+	}
+	if role != attune.MemberAnnotator {
+		if entry {
+			return nil, attune.Forbidden("Only the project's annotators label it. A lead can add you as an annotator on the project page.")
+		}
+		return nil, attune.NotFound("item")
+	}
+	return p, nil
+}
+
+// start claims the annotator's next item, or resumes the one they hold, and
+// sends them to its page; it shows the end of the queue or a paused
+// project instead when there is nothing to hand out.
+func (ws *workspace) start(w http.ResponseWriter, r *http.Request) error {
+	p, err := ws.annotator(r, true)
+	if err != nil {
+		return err
+	}
+	u := userFrom(r.Context())
+	ws.stretch(r, ws.now())
+	a, err := ws.db.NextAssignment(r.Context(), p.ID, u.ID)
+	if err != nil {
+		return ws.renderNoItem(w, r, p, err, "")
+	}
+	http.Redirect(w, r, itemPath(p.ID, a.ItemID), http.StatusSeeOther)
+	return nil
+}
+
+// renderNoItem shows why there is no item: the queue is empty for the
+// annotator (err is attune.ErrNoWork) or the project hands out no work (a
+// conflict). Any other error is returned.
+func (ws *workspace) renderNoItem(w http.ResponseWriter, r *http.Request, p *attune.Project, err error, notice string) error {
+	e := annotate.End{ProjectID: p.ID, ProjectName: p.Name, Notice: notice,
+		Project: templ.SafeURL(projectPath(p.ID)), Annotate: templ.SafeURL(annotatePath(p.ID))}
+	switch {
+	case errors.Is(err, attune.ErrNoWork):
+		e.Reason = "done"
+	case errors.Is(err, attune.ErrConflict):
+		e.Reason, e.Message = "paused", capitalize(attune.PublicMessage(err))+"."
+	default:
+		return err
+	}
+	submitted, latest, err := ws.db.OwnLabels(r.Context(), p.ID, userFrom(r.Context()).ID)
+	if err != nil {
+		return err
+	}
+	e.Submitted = submitted
+	if latest != 0 {
+		e.Prev = templ.SafeURL(itemPath(p.ID, latest))
+	}
+	if isHX(r) {
+		w.Header().Set("HX-Push-Url", annotatePath(p.ID))
+	}
+	ws.renderPart(w, r, http.StatusOK, "Label · "+p.Name, annotate.Ended(e))
+	return nil
+}
+
+// renderPart writes a workspace part: on its own for htmx, else framed as
+// a whole page. The page is rendered into a buffer and written at once,
+// with its length: one write instead of many small ones.
+func (ws *workspace) renderPart(w http.ResponseWriter, r *http.Request, status int, title string, part templ.Component) {
+	c := part
+	if !isHX(r) {
+		c = annotate.Page(ws.chrome(r, title, "home"), part)
+	}
+	buf := ws.pages.Get().(*bytes.Buffer)
+	defer ws.pages.Put(buf)
+	buf.Reset()
+	if err := c.Render(r.Context(), buf); err != nil {
+		ws.serverError(w, r, err)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+}
+
+// open loads an item for the viewer and checks they may see it: it is
+// their active (or lapsed) assignment, or one they submitted. With full
+// unset it leaves out what only the page shows (draft, neighbours, counts).
+func (ws *workspace) open(r *http.Request, p *attune.Project, full bool) (*store.Workspace, error) {
+	itemID, err := pathInt(r, "item")
+	if err != nil {
+		return nil, err
+	}
+	find := ws.db.FindOwnItem
+	if full {
+		find = ws.db.FindWorkspace
+	}
+	wk, err := find(r.Context(), p.ID, itemID, userFrom(r.Context()).ID)
+	if err != nil {
+		return nil, err
+	}
+	if wk.Answers == nil && !labelling(wk) {
+		return nil, attune.NotFound("item")
+	}
+	return wk, nil
+}
+
+// labelling reports whether the viewer holds the item to label it.
+func labelling(wk *store.Workspace) bool {
+	return wk.Answers == nil && wk.Assignment != nil && (wk.Assignment.State == "active" || wk.Assignment.State == "expired")
+}
+
+// page shows one item: to label it, or to change one's submitted labels.
+// The form holds the saved draft when there is one.
+func (ws *workspace) page(w http.ResponseWriter, r *http.Request) error {
+	p, err := ws.annotator(r, false)
+	if err != nil {
+		return err
+	}
+	wk, err := ws.open(r, p, true)
+	if err != nil {
+		return err
+	}
+	st := savedState(wk)
+	v, err := ws.view(r, p, wk, st, viewExtras{reveal: r.URL.Query().Get("reveal") == "1"})
+	if err != nil {
+		return err
+	}
+	ws.renderView(w, r, http.StatusOK, p, v)
+	return nil
+}
+
+func (ws *workspace) renderView(w http.ResponseWriter, r *http.Request, status int, p *attune.Project, v annotate.Workspace) {
+	ws.renderPart(w, r, status, "Label · "+p.Name, annotate.View(v))
+}
+
+// submit stores the answers of the item on screen (or changes the
+// annotator's submitted ones) through the one submission path shared with
+// the API, and answers with the next item: claimed in the same transaction,
+// so it is ready when the submit returns. Problems the engine finds come
+// back beside the items they concern (422).
+func (ws *workspace) submit(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	p, err := ws.annotator(r, false)
+	if err != nil {
+		return err
+	}
+	form, err := readLabelForm(w, r)
+	if err != nil {
+		return err
+	}
+	wk, err := ws.open(r, p, false)
+	if err != nil {
+		return err
+	}
+	def, err := ws.rubricByID(ctx, p.RubricVersionID)
+	if err != nil {
+		return err
+	}
+	form.keepKnown(def)
+	editing := form.mode == "edit"
+	if editing && wk.Answers == nil {
+		return attune.Conflict("there are no submitted labels of yours on this item to change")
+	}
+	if !editing && wk.Assignment == nil {
+		return attune.NotFound("item")
+	}
+	form.estimateActive(ws.now(), wk)
+	st := form.state()
+
+	// The one submit path checks the answers with the engine, with every
+	// fact of the dialogue (crisis signals included); its errors and
+	// unconfirmed warnings come back as labelProblems, shown by storeFailed.
+	in := labelInput{Answers: form.answers, Rationales: form.rationales, Rationale: form.rationale,
+		ActiveMS: form.activeMS, ConfirmWarnings: form.confirm}
+
+	if editing {
+		rev, _, err := ws.updateLabels(ctx, userFrom(ctx), p, wk.Item.ID, in)
+		if err != nil {
+			return ws.storeFailed(w, r, p, wk, st, err)
+		}
+		notice := fmt.Sprintf("Saved your changes to %s (revision %d); the earlier answers are in the history.", wk.Item.SourceID, rev)
+		return ws.continueWork(w, r, p, notice)
+	}
+	in.Next = true
+	res, _, err := ws.submitLabels(ctx, userFrom(ctx), wk.Assignment.ID, in)
+	if err != nil {
+		return ws.storeFailed(w, r, p, wk, st, err)
+	}
+	notice := "Submitted " + wk.Item.SourceID + "."
+	if !res.Created {
+		notice = "Your labels for " + wk.Item.SourceID + " were already submitted (another tab or a second click); the first ones were kept."
+	}
+	return ws.showNext(w, r, p, res.Next, res.NextErr, notice)
+}
+
+// storeFailed answers a submission the store or the engine refused: the
+// rubric's problems beside the items, or, when the item is no longer the
+// annotator's, a page that says so. Anything else is returned.
+func (ws *workspace) storeFailed(w http.ResponseWriter, r *http.Request, p *attune.Project, wk *store.Workspace, st formState, err error) error {
+	var lp *labelProblems
+	switch {
+	case errors.As(err, &lp):
+		return ws.problems(w, r, p, wk, st, lp.Issues)
+	case errors.Is(err, attune.ErrConflict) && isHX(r):
+		// htmx swaps 409 in (see the layout's htmx-config): say why here
+		// rather than leave the form as if nothing happened.
+		e := annotate.End{ProjectID: p.ID, ProjectName: p.Name, Reason: "lost", Message: capitalize(attune.PublicMessage(err)) + ".",
+			Project: templ.SafeURL(projectPath(p.ID)), Annotate: templ.SafeURL(annotatePath(p.ID))}
+		ws.render(w, r, http.StatusConflict, annotate.Ended(e))
+		return nil
+	}
+	return err
+}
+
+// problems re-renders the form as submitted, with the engine's problems
+// beside the items they concern: errors block, warnings ask to confirm.
+func (ws *workspace) problems(w http.ResponseWriter, r *http.Request, p *attune.Project, wk *store.Workspace, st formState, issues rubric.Issues) error {
+	// The submit read only what storing needs; the page needs the rest.
+	wk, err := ws.db.FindWorkspace(r.Context(), p.ID, wk.Item.ID, userFrom(r.Context()).ID)
+	if err != nil {
+		return err
+	}
+	v, err := ws.view(r, p, wk, st, viewExtras{reveal: true, issues: issues})
+	if err != nil {
+		return err
+	}
+	ws.renderView(w, r, http.StatusUnprocessableEntity, p, v)
+	return nil
+}
+
+// showNext answers a submit or skip with the next item: htmx gets its
+// workspace and the URL to show, a plain form post a redirect to it.
+func (ws *workspace) showNext(w http.ResponseWriter, r *http.Request, p *attune.Project, next *attune.Assignment, nextErr error, notice string) error {
+	ctx := r.Context()
+	if next == nil {
+		if nextErr == nil {
+			nextErr = attune.ErrNoWork
+		}
+		if !isHX(r) {
+			ws.sessions.Put(ctx, sessionFlash, notice)
+			http.Redirect(w, r, annotatePath(p.ID), http.StatusSeeOther)
+			return nil
+		}
+		return ws.renderNoItem(w, r, p, nextErr, notice)
+	}
+	if !isHX(r) {
+		ws.sessions.Put(ctx, sessionFlash, notice)
+		http.Redirect(w, r, itemPath(p.ID, next.ItemID), http.StatusSeeOther)
+		return nil
+	}
+	wk, err := ws.db.FindWorkspace(ctx, p.ID, next.ItemID, userFrom(ctx).ID)
+	if err != nil {
+		return err
+	}
+	v, err := ws.view(r, p, wk, savedState(wk), viewExtras{notice: notice})
+	if err != nil {
+		return err
+	}
+	w.Header().Set("HX-Push-Url", itemPath(p.ID, next.ItemID))
+	ws.renderView(w, r, http.StatusOK, p, v)
+	return nil
+}
+
+// continueWork returns the annotator to the item they are labelling (or
+// their next one) after they changed an earlier label.
+func (ws *workspace) continueWork(w http.ResponseWriter, r *http.Request, p *attune.Project, notice string) error {
+	a, err := ws.db.NextAssignment(r.Context(), p.ID, userFrom(r.Context()).ID)
+	if err != nil && !errors.Is(err, attune.ErrNoWork) && !errors.Is(err, attune.ErrConflict) {
+		return err
+	}
+	return ws.showNext(w, r, p, a, err, notice)
+}
+
+// skip gives the item back, flagged or not, and shows the next one.
+func (ws *workspace) skip(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	p, err := ws.annotator(r, false)
+	if err != nil {
+		return err
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxLabelForm)
+	flag := strings.TrimSpace(r.PostFormValue("flag"))
+	note := strings.TrimSpace(strings.ReplaceAll(r.PostFormValue("note"), "\r\n", "\n"))
+	if flag != "" && !validFlag(flag) {
+		return attune.Invalid("flag", "choose broken, off-topic, distressing or other")
+	}
+	wk, err := ws.open(r, p, false)
+	if err != nil {
+		return err
+	}
+	if !labelling(wk) {
+		return attune.Conflict("this item is labelled already; change your labels instead of skipping it")
+	}
+	u := userFrom(ctx)
+	if err := ws.db.Skip(ctx, wk.Assignment.ID, u.ID, flag, note); err != nil {
+		return err
+	}
+	notice := "Skipped " + wk.Item.SourceID + "."
+	switch flag {
+	case "":
+	case "distressing":
+		notice = "Skipped " + wk.Item.SourceID + " and flagged it as distressing for the leads. Take a moment before the next one if you need it."
+	default:
+		notice = fmt.Sprintf("Skipped %s and flagged it as %s for the leads.", wk.Item.SourceID, flag)
+	}
+	a, err := ws.db.NextAssignment(ctx, p.ID, u.ID)
+	if err != nil && !errors.Is(err, attune.ErrNoWork) && !errors.Is(err, attune.ErrConflict) {
+		return err
+	}
+	return ws.showNext(w, r, p, a, err, notice)
+}
+
+// draft keeps what the annotator has chosen and typed so far: 204 when
+// saved, 409 when the item's answers were stored or it was skipped since.
+func (ws *workspace) draft(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	p, err := ws.annotator(r, false)
+	if err != nil {
+		return err
+	}
+	itemID, err := pathInt(r, "item")
+	if err != nil {
+		return err
+	}
+	form, err := readLabelForm(w, r)
+	if err != nil {
+		return err
+	}
+	def, err := ws.rubricByID(ctx, p.RubricVersionID)
+	if err != nil {
+		return err
+	}
+	form.keepKnown(def)
+	// A draft holds answers to the rubric's items only; the values are
+	// checked when the answers are submitted.
+	for k := range form.answers {
+		if _, ok := def.Item(k); !ok {
+			delete(form.answers, k)
+		}
+	}
+	ok, err := ws.db.SaveDraft(ctx, p.ID, itemID, userFrom(ctx).ID, store.Draft{Answers: form.answers,
+		Rationales: form.rationales, Rationale: form.rationale, ActiveMS: form.activeMS, Base: form.base})
+	if err != nil {
+		return err
+	}
+	ws.stretch(r, ws.now())
+	w.Header().Set("Cache-Control", "no-store")
+	if !ok {
+		w.WriteHeader(http.StatusConflict)
+		return nil
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// keepGoing puts off the break: the stretch of work starts afresh.
+func (ws *workspace) keepGoing(w http.ResponseWriter, r *http.Request) error {
+	p, err := ws.annotator(r, false)
+	if err != nil {
+		return err
+	}
+	now := ws.now().Unix()
+	ws.sessions.Put(r.Context(), sessionWorkStart, now)
+	ws.sessions.Put(r.Context(), sessionWorkLast, now)
+	if isHX(r) {
+		// htmx removes the note itself (hx-swap="delete").
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusOK)
+		return nil
+	}
+	back := annotatePath(p.ID)
+	if item, err := strconv.ParseInt(r.PostFormValue("item"), 10, 64); err == nil && item > 0 {
+		back = itemPath(p.ID, item)
+	}
+	http.Redirect(w, r, back, http.StatusSeeOther)
+	return nil
+}
+
+// stretch records that the annotator is working at now and returns their
+// current stretch of work. The session keeps whole seconds and is written
+// only when the stretch starts or a minute has passed, so that autosaves
+// do not write it each time.
+func (ws *workspace) stretch(r *http.Request, now time.Time) wellbeing.Stretch {
+	ctx := r.Context()
+	var st wellbeing.Stretch
+	if start := ws.sessions.GetInt64(ctx, sessionWorkStart); start != 0 {
+		st = wellbeing.Stretch{Start: time.Unix(start, 0), Last: time.Unix(ws.sessions.GetInt64(ctx, sessionWorkLast), 0)}
+	}
+	next := st.Visit(now)
+	if next.Start.Unix() != st.Start.Unix() || next.Last.Sub(st.Last) >= time.Minute {
+		ws.sessions.Put(ctx, sessionWorkStart, next.Start.Unix())
+		ws.sessions.Put(ctx, sessionWorkLast, next.Last.Unix())
+		next.Start = time.Unix(next.Start.Unix(), 0)
+	}
+	return next
+}
+
+func (ws *workspace) breakAfter() time.Duration {
+	if ws.opts.BreakAfter > 0 {
+		return ws.opts.BreakAfter
+	}
+	return wellbeing.DefaultBreakAfter
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/scoring"
 	"github.com/attune/attune/internal/store"
+	"github.com/attune/attune/internal/wellbeing"
 )
 
 // labelInput is one person's answers for one item, as the annotator's page
@@ -70,7 +71,7 @@ func (s *Server) checkLabels(ctx context.Context, p *attune.Project, item *attun
 	for k, v := range in.Answers {
 		answers[k] = rubric.Value(v)
 	}
-	facts := rubric.Facts{Turns: item.Turns}
+	facts, _ := factsOf(item)
 	issues := def.Validate(answers, facts, rubric.Options{})
 	if errs := issues.Errors(); len(errs) > 0 {
 		return scoring.Result{}, &labelProblems{Issues: errs}
@@ -84,6 +85,24 @@ func (s *Server) checkLabels(ctx context.Context, p *attune.Project, item *attun
 		}
 	}
 	return scoring.Score(def, answers, facts)
+}
+
+// factsOf are the facts a person's answers are checked with, on the
+// annotator's page and through the API alike: the turns, and crisis signals
+// present when the dialogue matches the wellbeing word list or a lead
+// marked it (no match leaves them unknown, not absent). It also returns the
+// term the word list found, for the content note.
+func factsOf(item *attune.Item) (rubric.Facts, string) {
+	texts := make([]string, len(item.Messages))
+	for i, m := range item.Messages {
+		texts[i] = m.Content
+	}
+	term, found := wellbeing.Scan(texts...)
+	f := rubric.Facts{Turns: item.Turns}
+	if found || item.Sensitive {
+		f.Crisis = rubric.Present
+	}
+	return f, term
 }
 
 // cleanAnswers trims answers and drops empty ones: an empty form field is

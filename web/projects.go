@@ -53,6 +53,7 @@ func (s *Server) projectRoutes(app *http.ServeMux) {
 	app.Handle("POST /projects/{id}/members/{userID}/remove", member(s.removeMember))
 	app.Handle("POST /projects/{id}/status", member(s.setProjectStatus))
 	app.Handle("POST /projects/{id}/import", member(s.importItems))
+	app.Handle("POST /projects/{id}/sensitive", member(s.markSensitive))
 
 }
 
@@ -577,4 +578,61 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// maxSensitiveList bounds the ids one mark-sensitive form may hold.
+const maxSensitiveList = 10000
+
+// markSensitive sets or clears the lead's mark that items mention suicide
+// or self-harm, by the dataset's ids, one a line. Unknown ids are named in
+// the message; the known ones are marked all the same.
+func (s *Server) markSensitive(w http.ResponseWriter, r *http.Request) error {
+	p, role, err := s.projectAccess(r, true)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
+	form := project.SensitiveForm{IDs: strings.ReplaceAll(r.PostFormValue("ids"), "\r\n", "\n"), Clear: r.PostFormValue("clear") != ""}
+	var ids []string
+	for line := range strings.SplitSeq(form.IDs, "\n") {
+		if id := strings.TrimSpace(line); id != "" {
+			ids = append(ids, id)
+		}
+	}
+	refuse := func(msg string) error {
+		page, err := s.projectView(r, p, role)
+		if err != nil {
+			return err
+		}
+		page.SensitiveForm, page.SensitiveError = form, msg
+		s.render(w, r, http.StatusUnprocessableEntity, project.View(page))
+		return nil
+	}
+	switch {
+	case len(ids) == 0:
+		return refuse("Enter the ids of the items, one a line.")
+	case len(ids) > maxSensitiveList:
+		return refuse(fmt.Sprintf("Mark at most %d items at once (this list has %d).", maxSensitiveList, len(ids)))
+	}
+	changed, unknown, err := s.db.MarkSensitive(ctx, userFrom(ctx).ID, p.ID, ids, !form.Clear)
+	if err != nil {
+		return err
+	}
+	verb := "Marked %d %s as sensitive."
+	if form.Clear {
+		verb = "Cleared the sensitive mark of %d %s."
+	}
+	msg := fmt.Sprintf(verb, changed, plural(changed, "item", "items"))
+	if len(unknown) > 0 {
+		shown := unknown[:min(len(unknown), 10)]
+		msg += fmt.Sprintf(" No item has the id %s", strings.Join(shown, ", "))
+		if len(unknown) > len(shown) {
+			msg += fmt.Sprintf(" (and %d more)", len(unknown)-len(shown))
+		}
+		msg += "."
+	}
+	s.sessions.Put(ctx, sessionFlash, msg)
+	http.Redirect(w, r, projectPath(p.ID)+"#sensitive", http.StatusSeeOther)
+	return nil
 }

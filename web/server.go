@@ -30,6 +30,9 @@ type Options struct {
 	// SessionCleanup is how often expired sessions are deleted; 0 disables
 	// the background sweep (tests).
 	SessionCleanup time.Duration
+	// BreakAfter is how long an annotator labels without a pause before the
+	// workspace offers a break; 0 means wellbeing.DefaultBreakAfter.
+	BreakAfter time.Duration
 }
 
 // Server serves attune over HTTP. Create it with New and Close it when done.

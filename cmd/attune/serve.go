@@ -88,6 +88,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 		SignInMaxPerAddress: cfg.SignInMaxPerAddress,
 		PasswordParams:      password.Default,
 		SessionCleanup:      10 * time.Minute,
+		BreakAfter:          cfg.BreakAfter,
 	})
 	defer srv.Close()
 	hs := &http.Server{

@@ -52,6 +52,9 @@ type Item struct {
 	Meta      json.RawMessage
 	Turns     int
 	SHA256    string
+	// Sensitive is a lead's mark that the dialogue mentions suicide or
+	// self-harm, beside what the word list finds.
+	Sensitive bool
 }
 
 // Assignment is an item handed to an annotator until they submit, skip,

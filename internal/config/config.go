@@ -37,6 +37,10 @@ type Config struct {
 	AdminEmail    string
 	AdminPassword string
 
+	// BreakAfter is how long an annotator labels without a pause before
+	// the workspace offers a break.
+	BreakAfter time.Duration
+
 	LogLevel  slog.Level
 	LogFormat string // "json" or "text"
 }
@@ -69,6 +73,7 @@ var Vars = []Var{
 	{"ATTUNE_SIGNIN_MAX_PER_ADDRESS", "50", "failed sign-ins from one client address within the window before further attempts are refused"},
 	{"ATTUNE_ADMIN_EMAIL", "admin@attune.local", "email of the admin account created on first start when there is none"},
 	{"ATTUNE_ADMIN_PASSWORD", "(random, printed once)", "password of that first admin account (secret: prefer setting it through a secrets mechanism)"},
+	{"ATTUNE_BREAK_AFTER", "50m", "offer annotators a break after this long of continuous labelling (a pause of over 10 minutes starts afresh)"},
 	{"ATTUNE_LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"ATTUNE_LOG_FORMAT", "json", "json or text"},
 }
@@ -92,6 +97,7 @@ func Load(getenv func(string) string) (Config, error) {
 		SignInMaxPerAddress: l.positiveInt("ATTUNE_SIGNIN_MAX_PER_ADDRESS", 50),
 		AdminEmail:          l.str("ATTUNE_ADMIN_EMAIL", "admin@attune.local"),
 		AdminPassword:       getenv("ATTUNE_ADMIN_PASSWORD"),
+		BreakAfter:          l.duration("ATTUNE_BREAK_AFTER", 50*time.Minute),
 		LogFormat:           l.str("ATTUNE_LOG_FORMAT", "json"),
 	}
 	c.BaseURL = l.str("ATTUNE_BASE_URL", "")

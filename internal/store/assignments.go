@@ -160,8 +160,8 @@ func (db *DB) FindAssignment(ctx context.Context, id, userID int64) (*attune.Ass
 func (db *DB) FindItem(ctx context.Context, projectID, itemID int64) (*attune.Item, error) {
 	var it attune.Item
 	var msgs []byte
-	err := db.pool.QueryRow(ctx, `SELECT id, project_id, source_id, kind, messages, meta, turns, sha256 FROM items WHERE id = $1 AND project_id = $2`,
-		itemID, projectID).Scan(&it.ID, &it.ProjectID, &it.SourceID, &it.Kind, &msgs, &it.Meta, &it.Turns, &it.SHA256)
+	err := db.pool.QueryRow(ctx, `SELECT id, project_id, source_id, kind, messages, meta, turns, sha256, sensitive FROM items WHERE id = $1 AND project_id = $2`,
+		itemID, projectID).Scan(&it.ID, &it.ProjectID, &it.SourceID, &it.Kind, &msgs, &it.Meta, &it.Turns, &it.SHA256, &it.Sensitive)
 	if err != nil {
 		return nil, mapErr(err, "find item", "")
 	}

@@ -1,0 +1,183 @@
+// Package wellbeing holds what attune does to look after the people who
+// label: it finds dialogues that mention suicide or self-harm, so that the
+// workspace can announce them with a content note before showing them, and
+// it keeps track of stretches of continuous work, so that the workspace can
+// offer a break. It is pure: no web, no database. docs/wellbeing.md lists
+// the words and states the policy; a test keeps the two in step.
+package wellbeing
+
+import (
+	"strings"
+	"time"
+	"unicode"
+)
+
+// terms are the words and phrases that mark a dialogue as mentioning
+// suicide or self-harm. They are matched on whole words, ignoring case,
+// apostrophes and the hyphen in "self-harm", so "Don't" matches "dont" and
+// "self harm" matches "self-harm". The list favours phrases a person uses
+// about themselves; words with many everyday senses ("cut myself" while
+// cooking, "can't go on" at work) are left out, and leads mark what the
+// list misses. Keep docs/wellbeing.md in step.
+var terms = []string{
+	// Suicide.
+	"suicide", "suicides", "suicidal", "suicidality",
+	"kill myself", "killing myself", "killed myself",
+	"end my life", "ending my life", "end it all", "ending it all",
+	"take my own life", "taking my own life", "take my life",
+	"want to die", "wanna die", "wish i was dead", "wish i were dead",
+	"better off dead", "better off without me",
+	"no reason to live", "nothing to live for", "not worth living",
+	"dont want to live", "do not want to live",
+	"dont want to be alive", "do not want to be alive",
+	"want to be here anymore", "want to be here any more",
+	"unalive", "unaliving",
+	"hang myself", "hanging myself",
+	// Self-harm.
+	"self harm", "self harming", "self harmed", "selfharm",
+	"self injury", "self injuring", "self injure",
+	"harm myself", "harming myself", "hurt myself on purpose",
+	"want to hurt myself", "wanted to hurt myself",
+	"cutting myself",
+	"overdose", "overdosed", "overdosing",
+}
+
+// exceptions are everyday phrases that contain a term without meaning it;
+// a term inside one of them does not count.
+var exceptions = []string{
+	"killing myself laughing", "kill myself laughing",
+	"cutting myself some slack", "cutting myself off",
+}
+
+// Terms returns the words and phrases the scan looks for, as documented.
+func Terms() []string { return append([]string(nil), terms...) }
+
+// Exceptions returns the everyday phrases in which a term does not count.
+func Exceptions() []string { return append([]string(nil), exceptions...) }
+
+// phrase is a term split into normalised words.
+type phrase struct {
+	text  string
+	words []string
+}
+
+// byFirst indexes the terms and the exceptions by their first word, so a
+// scan looks only at phrases that can start at each word.
+var byFirst, exceptFirst = index(terms), index(exceptions)
+
+func index(list []string) map[string][]phrase {
+	m := map[string][]phrase{}
+	for _, t := range list {
+		w := words(t)
+		m[w[0]] = append(m[w[0]], phrase{text: t, words: w})
+	}
+	return m
+}
+
+// words splits text into lower-case words of letters and digits.
+// Apostrophes vanish (don't → dont) and every other character separates
+// words (self-harm → self harm).
+func words(text string) []string {
+	var out []string
+	var b strings.Builder
+	flush := func() {
+		if b.Len() > 0 {
+			out = append(out, b.String())
+			b.Reset()
+		}
+	}
+	for _, r := range text {
+		switch {
+		case r == '\'' || r == '’' || r == 'ʼ':
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(unicode.ToLower(r))
+		default:
+			flush()
+		}
+	}
+	flush()
+	return out
+}
+
+// Scan reports the first term found in the texts (in the documented
+// spelling) and whether one was found. A term is found only as whole
+// words, never inside a longer word ("suitcase" holds no "suicide") nor
+// inside one of the exceptions.
+func Scan(texts ...string) (term string, found bool) {
+	for _, text := range texts {
+		ws := words(text)
+		excluded := make([]bool, len(ws))
+		for i := range ws {
+			for _, p := range exceptFirst[ws[i]] {
+				if at(ws, i, p.words) {
+					for j := range p.words {
+						excluded[i+j] = true
+					}
+				}
+			}
+		}
+		for i := range ws {
+			if excluded[i] {
+				continue
+			}
+			for _, p := range byFirst[ws[i]] {
+				if at(ws, i, p.words) {
+					return p.text, true
+				}
+			}
+		}
+	}
+	return "", false
+}
+
+// at reports whether want occurs in ws starting at i.
+func at(ws []string, i int, want []string) bool {
+	if i+len(want) > len(ws) {
+		return false
+	}
+	for j, w := range want {
+		if ws[i+j] != w {
+			return false
+		}
+	}
+	return true
+}
+
+// Gap is the pause that ends a stretch of continuous work: a person who
+// has been away this long has had a break.
+const Gap = 10 * time.Minute
+
+// DefaultBreakAfter is how long a stretch runs before a break is offered,
+// unless configured otherwise.
+const DefaultBreakAfter = 50 * time.Minute
+
+// Stretch is a spell of continuous work: when it started and when the
+// person was last seen working. The zero Stretch is no stretch.
+type Stretch struct {
+	Start time.Time
+	Last  time.Time
+}
+
+// Visit returns the stretch after the person is seen working at now: the
+// same stretch carried on, or a new one starting now when there was none
+// or the last sighting is more than Gap ago.
+func (s Stretch) Visit(now time.Time) Stretch {
+	if s.Start.IsZero() || now.Sub(s.Last) > Gap || now.Before(s.Start) {
+		return Stretch{Start: now, Last: now}
+	}
+	return Stretch{Start: s.Start, Last: now}
+}
+
+// Length is how long the stretch has lasted at now.
+func (s Stretch) Length(now time.Time) time.Duration {
+	if s.Start.IsZero() {
+		return 0
+	}
+	return now.Sub(s.Start)
+}
+
+// Due reports whether a break should be offered at now: the stretch has
+// run for at least after.
+func (s Stretch) Due(now time.Time, after time.Duration) bool {
+	return !s.Start.IsZero() && after > 0 && s.Length(now) >= after
+}

@@ -1,0 +1,506 @@
+// The annotator's workspace: keyboard shortcuts, drafts that autosave,
+// active time, and the content note. Everything here improves a page that
+// works without it (radio buttons and plain form posts); htmx swaps the
+// next item in after a submit, and this script sets up each one it swaps.
+(function () {
+  "use strict";
+
+  var IDLE_MS = 60 * 1000; // no input for this long: the person is away
+  var SAVE_DELAY_MS = 800; // autosave after typing pauses this long
+  var TIME_SAVE_MS = 30 * 1000; // save the active time this often
+  var LOCAL_DAYS = 14; // browser copies of drafts older than this are dropped
+
+  var cur = null; // the workspace on screen
+  var lastInput = Date.now();
+  var lastTick = Date.now();
+
+  function $(sel, root) { return (root || document).querySelector(sel); }
+  function $$(sel, root) { return Array.prototype.slice.call((root || document).querySelectorAll(sel)); }
+
+  function store(kind) {
+    try { return kind === "session" ? window.sessionStorage : window.localStorage; } catch (e) { return null; }
+  }
+
+  // ---- Setting up a workspace ----------------------------------------------
+
+  function setup(root) {
+    var ws = root.id === "workspace" ? root : $("#workspace", root);
+    if (!ws) { return; }
+    $$("details[data-remember]", ws).forEach(rememberOpen);
+    if (!ws.dataset.item) { cur = null; return; } // the end of the queue
+    var form = $("#label-form", ws);
+    var st = {
+      ws: ws,
+      form: form,
+      item: ws.dataset.item,
+      owner: ws.dataset.owner,
+      base: ws.dataset.base,
+      draftURL: ws.dataset.draftUrl,
+      draftAt: Number(ws.dataset.draftAt) || 0,
+      items: $$("fieldset.ritem", ws),
+      index: 0,
+      active: Number(form.elements.active_ms.value) || 0,
+      savedActive: Number(form.elements.active_ms.value) || 0,
+      saveTimer: 0,
+      busy: false,
+      gone: false,
+      status: $("[data-testid=draft-status]", ws),
+      answered: $("[data-answered]", ws)
+    };
+    cur = st;
+    lastTick = Date.now();
+    form.elements.clock.value = "js";
+    var help = $("[data-action=shortcuts]", ws);
+    if (help) {
+      help.hidden = false;
+      help.addEventListener("click", toggleHelp);
+    }
+    // After a refused submit the form holds what was posted: nothing to
+    // restore.
+    if (!$("[data-testid=problems]", ws)) { restoreLocal(st); }
+    form.addEventListener("change", function (e) { changed(st, e); });
+    form.addEventListener("input", function (e) { if (e.target.tagName === "TEXTAREA") { changed(st, e); } });
+    form.addEventListener("focusin", function (e) {
+      var fs = e.target.closest && e.target.closest("fieldset.ritem");
+      if (fs) { setCurrent(st, st.items.indexOf(fs), false); }
+    });
+    var reveal = $("[data-action=reveal]", ws);
+    if (reveal) {
+      reveal.addEventListener("click", function (e) { e.preventDefault(); revealDialogue(st, true); });
+    }
+    countAnswered(st);
+    var first = firstUnanswered(st);
+    setCurrent(st, first < 0 ? 0 : first, false);
+
+    // A content note stays until the person asks for the dialogue; once
+    // asked, a refresh in the same tab does not ask again.
+    var seen = store("session");
+    if (reveal && !(seen && seen.getItem("attune:revealed:" + st.item))) {
+      reveal.focus();
+      return;
+    }
+    if (reveal) { revealDialogue(st, false); } else { showRated(st); }
+    focusAfterLoad(st);
+  }
+
+  // focusAfterLoad puts the keyboard where the person continues: the
+  // engine's problems after a refused submit, else the current item.
+  function focusAfterLoad(st) {
+    var confirm = $("[data-testid=confirm]", st.ws);
+    var problems = $("[data-testid=problems]", st.ws);
+    if (problems) {
+      var bad = $("fieldset.ritem.has-error", st.ws);
+      if (bad) { setCurrent(st, st.items.indexOf(bad), false); }
+      (confirm || problems).focus({ preventScroll: !confirm });
+      return;
+    }
+    // A fresh item starts at the top of the rubric; a resumed one at the
+    // first item still to answer.
+    focusItem(st, st.index === 0);
+  }
+
+  function revealDialogue(st, byPerson) {
+    var note = $("#content-note", st.ws);
+    if (note) { note.remove(); }
+    var msgs = $("#messages", st.ws);
+    msgs.hidden = false;
+    var seen = store("session");
+    if (seen) { seen.setItem("attune:revealed:" + st.item, "1"); }
+    showRated(st);
+    if (byPerson) { focusItem(st); }
+  }
+
+  // showRated scrolls the dialogue's own pane to the reply under
+  // evaluation, or to the start of a conversation.
+  function showRated(st) {
+    var pane = $("#messages", st.ws);
+    var rated = $("#rated", st.ws);
+    if (!pane || pane.hidden) { return; }
+    if (!rated) { pane.scrollTop = 0; return; }
+    pane.scrollTop += rated.getBoundingClientRect().top - pane.getBoundingClientRect().top - 12;
+  }
+
+  // rememberOpen keeps a <details> open or closed across items and visits.
+  function rememberOpen(d) {
+    var ls = store("local");
+    if (!ls) { return; }
+    var key = "attune:open:" + d.dataset.remember;
+    var saved = ls.getItem(key);
+    if (saved !== null) { d.open = saved === "1"; }
+    d.addEventListener("toggle", function () { ls.setItem(key, d.open ? "1" : "0"); });
+  }
+
+  // ---- The current rubric item ---------------------------------------------
+
+  function setCurrent(st, i, focus) {
+    if (i < 0 || i >= st.items.length) { return; }
+    st.items.forEach(function (fs, j) { fs.classList.toggle("current", j === i); });
+    st.index = i;
+    if (focus) { focusItem(st); }
+  }
+
+  // focusItem puts the focus on the current item's answer and, unless
+  // told to stay, scrolls the item's heading to the top: the definition
+  // and the levels are read from there down.
+  function focusItem(st, stay) {
+    var fs = st.items[st.index];
+    if (!fs) { return; }
+    var input = $("input[type=radio]:checked", fs) || $("input[type=radio]", fs);
+    if (input) { input.focus({ preventScroll: true }); }
+    if (!stay) { fs.scrollIntoView({ block: "start" }); }
+  }
+
+  function answeredIn(fs) { return !!$("input[type=radio]:checked", fs); }
+
+  function firstUnanswered(st) {
+    for (var i = 0; i < st.items.length; i++) {
+      if (!answeredIn(st.items[i])) { return i; }
+    }
+    return -1;
+  }
+
+  function countAnswered(st) {
+    var n = st.items.filter(answeredIn).length;
+    st.answered.textContent = n + " of " + st.items.length + " answered";
+    return n;
+  }
+
+  function say(st, text) { st.answered.textContent = text; }
+
+  // answer chooses the current item's answer for a shortcut key and moves
+  // on: to the next item, or to the submit button after the last.
+  function answer(st, key) {
+    var fs = st.items[st.index];
+    if (!fs) { return false; }
+    var input = $("input[type=radio][data-key='" + key + "']", fs);
+    if (!input) {
+      var values = $$("input[type=radio]", fs).map(function (r) { return r.dataset.key; }).filter(Boolean);
+      if (key === "A" && values.indexOf("Y") >= 0) {
+        say(st, "NA is not offered for " + fs.dataset.key + ".");
+        return true;
+      }
+      return false;
+    }
+    input.checked = true;
+    input.dispatchEvent(new Event("change", { bubbles: true }));
+    if (st.index < st.items.length - 1) {
+      setCurrent(st, st.index + 1, true);
+    } else {
+      var gap = firstUnanswered(st);
+      if (gap >= 0) { setCurrent(st, gap, true); } else { $("[data-testid=submit]", st.ws).focus(); }
+    }
+    return true;
+  }
+
+  function submit(st) {
+    if (st.busy) { return; }
+    var gap = firstUnanswered(st);
+    if (gap >= 0) {
+      var missing = st.items.filter(function (fs) { return !answeredIn(fs); }).map(function (fs) { return fs.dataset.key; });
+      say(st, "Answer " + missing.join(", ") + " first.");
+      setCurrent(st, gap, true);
+      return;
+    }
+    var confirm = $("[data-testid=confirm]", st.ws);
+    if (confirm && !confirm.checked) {
+      say(st, "Tick the box to confirm the warnings, or change the answers.");
+      confirm.focus();
+      return;
+    }
+    st.form.requestSubmit();
+  }
+
+  // ---- Drafts ---------------------------------------------------------------
+
+  function localKey(st) { return "attune:draft:" + st.owner + ":" + st.item; }
+
+  function fields(st) {
+    var out = [];
+    new FormData(st.form).forEach(function (v, k) {
+      if (k.indexOf("answer.") === 0 || k.indexOf("rationale") === 0) { out.push([k, String(v)]); }
+    });
+    return out;
+  }
+
+  // saveLocal keeps a copy in the browser at once: it survives a lost
+  // connection and the moments before an autosave reaches the server.
+  function saveLocal(st) {
+    var ls = store("local");
+    if (!ls || st.gone) { return; }
+    try {
+      ls.setItem(localKey(st), JSON.stringify({ t: Date.now(), base: st.base, active: st.active, fields: fields(st) }));
+    } catch (e) { /* storage full: the server copy still counts */ }
+  }
+
+  // restoreLocal applies the browser's copy when it is newer than the
+  // server's draft (the last change did not reach the server).
+  function restoreLocal(st) {
+    var ls = store("local");
+    if (!ls) { return; }
+    var cutoff = Date.now() - LOCAL_DAYS * 864e5;
+    for (var i = ls.length - 1; i >= 0; i--) {
+      var k = ls.key(i);
+      if (k && k.indexOf("attune:draft:") === 0) {
+        try { if (JSON.parse(ls.getItem(k)).t < cutoff) { ls.removeItem(k); } } catch (e) { ls.removeItem(k); }
+      }
+    }
+    var raw = ls.getItem(localKey(st));
+    if (!raw) { return; }
+    var d;
+    try { d = JSON.parse(raw); } catch (e) { return; }
+    if (d.base !== st.base || d.t <= st.draftAt) { return; }
+    var f = st.form;
+    $$("input[type=radio][name^='answer.']", f).forEach(function (r) { r.checked = false; });
+    $$("textarea[name^='rationale']", f).forEach(function (t) { t.value = ""; });
+    d.fields.forEach(function (kv) {
+      if (kv[0].indexOf("answer.") === 0) {
+        var r = $$("input[type=radio]", f).filter(function (x) { return x.name === kv[0] && x.value === kv[1]; })[0];
+        if (r) { r.checked = true; }
+      } else {
+        var t = f.elements[kv[0]];
+        if (t) {
+          t.value = kv[1];
+          var det = t.closest("details");
+          if (det && kv[1]) { det.open = true; }
+        }
+      }
+    });
+    st.active = Math.max(st.active, d.active || 0);
+    f.elements.active_ms.value = String(st.active);
+    st.status.textContent = "Restored your unsaved answers.";
+    scheduleSave(st);
+  }
+
+  function dropLocal(owner, item) {
+    var ls = store("local");
+    if (ls) { ls.removeItem("attune:draft:" + owner + ":" + item); }
+  }
+
+  function changed(st, e) {
+    if (e && e.target && e.target.type === "radio") { countAnswered(st); }
+    saveLocal(st);
+    scheduleSave(st);
+  }
+
+  function scheduleSave(st) {
+    if (st.gone) { return; }
+    clearTimeout(st.saveTimer);
+    st.saveTimer = setTimeout(function () { saveDraft(st); }, SAVE_DELAY_MS);
+  }
+
+  function draftBody(st) {
+    st.form.elements.active_ms.value = String(st.active);
+    return new URLSearchParams(new FormData(st.form));
+  }
+
+  function saveDraft(st) {
+    clearTimeout(st.saveTimer);
+    if (st.busy || st.gone || cur !== st) { return; }
+    var sent = st.active;
+    st.status.textContent = "Saving…";
+    fetch(st.draftURL, { method: "POST", body: draftBody(st), credentials: "same-origin", keepalive: true })
+      .then(function (res) {
+        if (res.status === 204) {
+          st.savedActive = sent;
+          st.status.textContent = "Draft saved " + new Date().toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+        } else if (res.status === 409) {
+          // The answers were stored or the item skipped meanwhile.
+          st.gone = true;
+          st.status.textContent = "";
+        } else {
+          st.status.textContent = "Draft not saved (" + res.status + "); it is kept in this browser.";
+        }
+      })
+      .catch(function () {
+        st.status.textContent = "Offline: your answers are kept in this browser.";
+      });
+  }
+
+  // flush sends what is unsaved as the page goes away.
+  function flush() {
+    var st = cur;
+    if (!st || st.busy || st.gone) { return; }
+    if (!st.saveTimer && st.active === st.savedActive) { return; }
+    clearTimeout(st.saveTimer);
+    st.saveTimer = 0;
+    saveLocal(st);
+    if (navigator.sendBeacon && navigator.sendBeacon(st.draftURL, draftBody(st))) {
+      st.savedActive = st.active;
+    }
+  }
+
+  // ---- Active time ------------------------------------------------------------
+
+  function tick() {
+    var now = Date.now();
+    var st = cur;
+    if (st && document.visibilityState === "visible" && now - lastInput < IDLE_MS) {
+      st.active += now - lastTick;
+      st.form.elements.active_ms.value = String(st.active);
+      if (st.active - st.savedActive >= TIME_SAVE_MS && !st.busy) { saveLocal(st); saveDraft(st); }
+    }
+    lastTick = now;
+  }
+
+  function sawInput() { lastInput = Date.now(); }
+
+  // ---- Keys -----------------------------------------------------------------
+
+  function toggleHelp() {
+    var d = $("#shortcuts");
+    if (!d) { return; }
+    if (d.open) { d.close(); } else { d.showModal(); }
+  }
+
+  function openSkip(st, flag) {
+    var d = $("details.skip", st.ws);
+    if (!d) { return; }
+    d.open = true;
+    var target = flag ? $("input[name=flag]:not([value=''])", d) : $("[data-testid=skip-submit]", d);
+    if (target) { target.focus(); }
+  }
+
+  function go(st, rel) {
+    var a = $("[data-nav=" + rel + "]", st.ws);
+    if (!a) { return; }
+    flush();
+    window.location.assign(a.href);
+  }
+
+  function onKey(e) {
+    var st = cur;
+    if (!st || !document.body.contains(st.ws) || e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || e.isComposing) { return; }
+    var t = e.target;
+    var help = $("#shortcuts");
+    var skip = $("details.skip", st.ws);
+    var typing = t.tagName === "TEXTAREA" || t.tagName === "SELECT" || (t.tagName === "INPUT" && /^(text|email|password|search|number)$/.test(t.type));
+
+    if (e.key === "Escape") {
+      if (help && help.open) { return; } // the dialog closes itself
+      if (skip && skip.open && skip.contains(t)) { skip.open = false; focusItem(st); e.preventDefault(); return; }
+      if (typing) { t.blur(); focusItem(st); e.preventDefault(); }
+      return;
+    }
+    if (typing) { return; }
+    if (help && help.open) {
+      if (e.key === "?") { toggleHelp(); e.preventDefault(); }
+      return;
+    }
+    if (skip && skip.contains(t)) { return; } // its own radios and button
+    if (t.id === "messages" && /^(ArrowUp|ArrowDown|PageUp|PageDown|Home|End| )$/.test(e.key)) { return; }
+    var onControl = t.tagName === "BUTTON" || t.tagName === "A" || t.tagName === "SUMMARY";
+
+    var handled = true;
+    switch (e.key) {
+      case "ArrowDown": case "j": case "J":
+        setCurrent(st, Math.min(st.index + 1, st.items.length - 1), true); break;
+      case "ArrowUp": case "k": case "K":
+        setCurrent(st, Math.max(st.index - 1, 0), true); break;
+      case "ArrowLeft": case "[":
+        go(st, "prev"); break;
+      case "ArrowRight": case "]":
+        go(st, "next"); break;
+      case "Enter":
+        if (onControl) { handled = false; } else { submit(st); }
+        break;
+      case "s": case "S":
+        openSkip(st, false); break;
+      case "f": case "F":
+        openSkip(st, true); break;
+      case "?":
+        toggleHelp(); break;
+      case "e": case "E":
+        var ex = $("details.examples", st.items[st.index]);
+        if (ex) { ex.open = !ex.open; } else { handled = false; }
+        break;
+      case "r": case "R":
+        var note = $("details.note", st.items[st.index]);
+        if (note) { note.open = true; $("textarea", note).focus(); }
+        break;
+      default:
+        handled = e.key.length === 1 && answer(st, e.key.toUpperCase());
+    }
+    if (handled) {
+      e.preventDefault();
+      swallow = e.key;
+    }
+  }
+
+  // swallow is a key onKey handled: a keypress that still follows it (some
+  // input paths send one even when keydown was cancelled) must not type
+  // into the note that key just opened.
+  var swallow = null;
+
+  // ---- htmx -----------------------------------------------------------------
+
+  function isLabelForm(elt) { return elt && (elt.id === "label-form" || (elt.closest && elt.closest("details.skip, #content-note"))); }
+
+  document.addEventListener("htmx:beforeRequest", function (e) {
+    var st = cur;
+    if (st && isLabelForm(e.detail.elt)) {
+      st.busy = true;
+      clearTimeout(st.saveTimer);
+      e.detail.elt.dataset.owner = st.owner;
+      e.detail.elt.dataset.item = st.item;
+    }
+  });
+  document.addEventListener("htmx:afterRequest", function (e) {
+    var elt = e.detail.elt;
+    if (!isLabelForm(elt)) { return; }
+    var status = e.detail.xhr ? e.detail.xhr.status : 0;
+    if (status >= 200 && status < 300) {
+      // Stored or skipped: the browser's copy has done its job.
+      dropLocal(elt.dataset.owner, elt.dataset.item);
+    }
+  });
+  function failed(e, text) {
+    var st = cur;
+    if (!st || !isLabelForm(e.detail.elt)) { return; }
+    st.busy = false;
+    var box = $("[data-testid=submit-error]", st.ws);
+    if (!box) {
+      box = document.createElement("p");
+      box.className = "flash error ws-error";
+      box.setAttribute("role", "alert");
+      box.dataset.testid = "submit-error";
+      st.ws.insertBefore(box, $(".ws-panes", st.ws));
+    }
+    box.textContent = text;
+  }
+  document.addEventListener("htmx:responseError", function (e) {
+    failed(e, "Could not do that: the server answered " + e.detail.xhr.status + ". Your answers are kept; try again, or reload the page.");
+  });
+  document.addEventListener("htmx:sendError", function (e) {
+    failed(e, "No connection to attune. Your answers are kept in this browser; press Enter to try again.");
+  });
+
+  // ---- Start ----------------------------------------------------------------
+
+  document.addEventListener("keydown", onKey);
+  // Enter on a radio button or check box would submit the form by itself
+  // (implicit submission, on keypress); onKey decides instead.
+  document.addEventListener("keypress", function (e) {
+    var t = e.target;
+    if (swallow !== null && e.key === swallow) { e.preventDefault(); }
+    else if (e.key === "Enter" && cur && t.form === cur.form && (t.type === "radio" || t.type === "checkbox")) { e.preventDefault(); }
+    swallow = null;
+  }, true);
+  document.addEventListener("keyup", function () { swallow = null; }, true);
+  ["keydown", "mousedown", "mousemove", "wheel", "touchstart", "scroll"].forEach(function (ev) {
+    document.addEventListener(ev, sawInput, { passive: true, capture: true });
+  });
+  document.addEventListener("visibilitychange", function () {
+    if (document.visibilityState === "hidden") { flush(); }
+    lastTick = Date.now();
+  });
+  window.addEventListener("pagehide", flush);
+  setInterval(tick, 1000);
+
+  if (window.htmx) {
+    window.htmx.onLoad(setup);
+  } else if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", function () { setup(document.body); });
+  } else {
+    setup(document.body);
+  }
+})();

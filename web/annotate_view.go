@@ -1,0 +1,549 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/a-h/templ"
+
+	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/rubric"
+	"github.com/attune/attune/internal/store"
+	"github.com/attune/attune/web/views/annotate"
+)
+
+// formState is what the form on screen holds: answers chosen and notes
+// typed, whether they come from a draft, the stored answers or a post.
+type formState struct {
+	answers    map[string]string
+	rationales map[string]string
+	rationale  string
+	activeMS   int64
+	base       int // revision of the stored answers being edited; 0 when labelling
+	restored   bool
+	draftAt    time.Time
+}
+
+// savedState is the form as the annotator left it: the draft when there is
+// one, else their submitted answers, else nothing.
+func savedState(wk *store.Workspace) formState {
+	st := formState{}
+	if wk.Answers != nil {
+		st = formState{answers: wk.Answers.Answers, rationales: wk.Answers.Rationales, rationale: wk.Answers.Rationale, base: wk.Answers.Revision}
+	}
+	if d := wk.Draft; d != nil {
+		st = formState{answers: d.Answers, rationales: d.Rationales, rationale: d.Rationale, activeMS: d.ActiveMS,
+			base: st.base, restored: true, draftAt: d.UpdatedAt}
+	}
+	return st
+}
+
+// labelForm is a label, draft or skip form as posted.
+type labelForm struct {
+	answers    map[string]string
+	rationales map[string]string
+	rationale  string
+	activeMS   int64
+	measured   bool  // the page's script measured activeMS
+	openedAt   int64 // when the page was rendered, Unix ms
+	confirm    bool
+	mode       string // label or edit
+	base       int
+}
+
+// readLabelForm reads the fields answer.KEY, rationale.KEY, rationale,
+// active_ms, clock, opened_at, confirm, mode and base, from a form post or
+// a beacon's multipart body.
+func readLabelForm(w http.ResponseWriter, r *http.Request) (labelForm, error) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxLabelForm)
+	var err error
+	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct == "multipart/form-data" {
+		err = r.ParseMultipartForm(maxLabelForm)
+	} else {
+		err = r.ParseForm()
+	}
+	if err != nil {
+		return labelForm{}, attune.Invalid("form", "the form could not be read; reload the page and try again")
+	}
+	f := labelForm{answers: map[string]string{}, rationales: map[string]string{}}
+	for k, vs := range r.PostForm {
+		if len(vs) == 0 {
+			continue
+		}
+		v := vs[0]
+		switch {
+		case strings.HasPrefix(k, "answer."):
+			f.answers[strings.TrimPrefix(k, "answer.")] = strings.TrimSpace(v)
+		case strings.HasPrefix(k, "rationale."):
+			if v = textarea(v); v != "" {
+				f.rationales[strings.TrimPrefix(k, "rationale.")] = v
+			}
+		}
+	}
+	f.rationale = textarea(r.PostFormValue("rationale"))
+	f.activeMS, _ = strconv.ParseInt(r.PostFormValue("active_ms"), 10, 64)
+	f.activeMS = min(max(f.activeMS, 0), maxActive.Milliseconds())
+	f.measured = r.PostFormValue("clock") == "js"
+	f.openedAt, _ = strconv.ParseInt(r.PostFormValue("opened_at"), 10, 64)
+	f.confirm = r.PostFormValue("confirm") != ""
+	f.mode = r.PostFormValue("mode")
+	f.base, _ = strconv.Atoi(r.PostFormValue("base"))
+	f.base = max(f.base, 0)
+	return f, nil
+}
+
+// textarea returns what was typed, with a browser's CRLF line ends made LF
+// and surrounding blank space dropped.
+func textarea(s string) string { return strings.TrimSpace(strings.ReplaceAll(s, "\r\n", "\n")) }
+
+// keepKnown drops notes on items the rubric does not have: only a forged
+// form sends them, and the shared submit path refuses them outright.
+func (f *labelForm) keepKnown(def *rubric.Definition) {
+	for k := range f.rationales {
+		if _, ok := def.Item(k); !ok {
+			delete(f.rationales, k)
+		}
+	}
+}
+
+// estimateActive fills in the time spent on the item when no script
+// measured it: the time since the item was handed out (labelling) or the
+// page was opened (editing), capped, since the person may have been away.
+func (f *labelForm) estimateActive(now time.Time, wk *store.Workspace) {
+	if f.measured {
+		return
+	}
+	var since time.Time
+	switch {
+	case f.mode != "edit" && wk.Assignment != nil:
+		since = wk.Assignment.AssignedAt
+	case f.openedAt > 0:
+		since = time.UnixMilli(f.openedAt)
+	default:
+		return
+	}
+	if d := now.Sub(since); d > 0 {
+		f.activeMS = min(d, fallbackActiveCap).Milliseconds()
+	}
+}
+
+func (f labelForm) state() formState {
+	return formState{answers: f.answers, rationales: f.rationales, rationale: f.rationale, activeMS: f.activeMS, base: f.base}
+}
+
+func toAnswers(in map[string]string) rubric.Answers {
+	out := make(rubric.Answers, len(in))
+	for k, v := range in {
+		out[k] = rubric.Value(v)
+	}
+	return out
+}
+
+// itemFacts are the facts the rubric is checked with: the turns, and crisis
+// signals present when the dialogue mentions suicide or self-harm (a word
+// of the wellbeing list, or a lead's mark). Without either nothing is
+// assumed: the list cannot show that a dialogue has no crisis signals. It
+// also returns the word found, if any.
+func itemFacts(wk *store.Workspace) (rubric.Facts, string) { return factsOf(&wk.Item) }
+
+// viewExtras are what a request adds to the workspace beyond the item and
+// the form: a notice, the engine's problems, and whether the content note
+// was already passed.
+type viewExtras struct {
+	reveal bool
+	notice string
+	issues rubric.Issues
+}
+
+// flagLabels name the reasons an item can be flagged, in attune.Flags
+// order.
+var flagLabels = map[string]string{
+	"broken":      "Broken (garbled, cut off, empty)",
+	"off-topic":   "Off-topic (not a supportive dialogue)",
+	"distressing": "Distressing to read",
+	"other":       "Something else (say what in the note)",
+}
+
+// view builds the workspace for one item as the viewer sees it.
+func (ws *workspace) view(r *http.Request, p *attune.Project, wk *store.Workspace, st formState, x viewExtras) (annotate.Workspace, error) {
+	ctx := r.Context()
+	def, err := ws.rubricByID(ctx, p.RubricVersionID)
+	if err != nil {
+		return annotate.Workspace{}, err
+	}
+	counts, err := ws.counts.get(ctx, ws.db, p.ID, ws.now())
+	if err != nil {
+		return annotate.Workspace{}, err
+	}
+	now := ws.now()
+	u := userFrom(ctx)
+	facts, term := itemFacts(wk)
+	item := wk.Item
+	v := annotate.Workspace{
+		ProjectID:   p.ID,
+		ProjectName: p.Name,
+		ItemID:      item.ID,
+		SourceID:    item.SourceID,
+		Editing:     wk.Answers != nil,
+		Notice:      x.notice,
+		Owner:       strconv.FormatInt(u.ID, 10),
+		Rationale:   st.rationale,
+		ActiveMS:    st.activeMS,
+		Base:        st.base,
+		OpenedAt:    now.UnixMilli(),
+		Restored:    st.restored,
+		Dialogue:    dialogueView(def, item),
+		URLs: annotate.URLs{
+			Item:      templ.SafeURL(itemPath(p.ID, item.ID)),
+			Submit:    itemPath(p.ID, item.ID) + "/labels",
+			Skip:      templ.SafeURL(itemPath(p.ID, item.ID) + "/skip"),
+			Draft:     itemPath(p.ID, item.ID) + "/draft",
+			Project:   templ.SafeURL(projectPath(p.ID)),
+			Annotate:  templ.SafeURL(annotatePath(p.ID)),
+			KeepGoing: templ.SafeURL(fmt.Sprintf("/projects/%d/break", p.ID)),
+		},
+		Progress: annotate.Progress{Submitted: wk.Submitted, Left: max(counts.Open-wk.SeenOpen, 0)},
+	}
+	if counts.Needed > 0 {
+		v.Progress.ProjectPercent = counts.Labels * 100 / counts.Needed
+	}
+	if st.restored {
+		v.DraftAt = st.draftAt.UnixMilli()
+	}
+	if wk.Answers != nil {
+		v.Revision = wk.Answers.Revision
+		v.SubmittedOn = wk.Answers.Submitted.UTC().Format("2 Jan 2006, 15:04 UTC")
+	}
+	if wk.PrevItem != 0 {
+		v.URLs.Prev = templ.SafeURL(itemPath(p.ID, wk.PrevItem))
+	}
+	switch {
+	case wk.NextItem != 0:
+		v.URLs.Next = templ.SafeURL(itemPath(p.ID, wk.NextItem))
+	case v.Editing && wk.CurrentItem != 0:
+		v.URLs.Back = templ.SafeURL(itemPath(p.ID, wk.CurrentItem))
+	case v.Editing:
+		v.URLs.Back = templ.SafeURL(annotatePath(p.ID))
+	}
+	if (term != "" || wk.Item.Sensitive) && !x.reveal {
+		v.Note = &annotate.ContentNote{Term: term}
+	}
+	if s := ws.stretch(r, now); s.Due(now, ws.breakAfter()) {
+		v.Break = &annotate.Break{Minutes: int(s.Length(now) / time.Minute)}
+	}
+	for _, f := range attune.Flags {
+		v.Flags = append(v.Flags, annotate.Flag{Value: f, Label: flagLabels[f]})
+	}
+	v.Rubric, v.Problems = rubricView(def, facts, term, wk.Item.Sensitive, st, x.issues)
+	return v, nil
+}
+
+// dialogueView numbers the turns as the rubrics count them — a user
+// message and the reply to it share a number — and marks the reply a
+// reply-level rubric rates: the last assistant message.
+func dialogueView(def *rubric.Definition, item attune.Item) annotate.Dialogue {
+	d := annotate.Dialogue{Turns: item.Turns, Messages: make([]annotate.Message, len(item.Messages))}
+	switch def.Unit {
+	case rubric.Reply:
+		d.Rated = "the assistant's reply (marked)"
+	case rubric.LastReply:
+		d.Rated = "the last assistant reply (marked), read in context"
+	default:
+		d.Rated = "the whole conversation"
+	}
+	rated := -1
+	if def.Unit == rubric.Reply || def.Unit == rubric.LastReply {
+		for i, m := range item.Messages {
+			if m.Role == "assistant" {
+				rated = i
+			}
+		}
+	}
+	turn, prev := 0, ""
+	for i, m := range item.Messages {
+		msg := annotate.Message{Role: m.Role, Text: m.Content, Rated: i == rated}
+		switch m.Role {
+		case "user":
+			if prev != "user" {
+				turn++
+			}
+			msg.Turn, msg.Who, prev = turn, "User", "user"
+		case "assistant":
+			msg.Turn, msg.Who, prev = turn, "Assistant", "assistant"
+		case "system":
+			msg.Who = "System message"
+		default:
+			msg.Role, msg.Who = "other", m.Role
+		}
+		d.Messages[i] = msg
+	}
+	return d
+}
+
+// rubricView lays the rubric out for the annotator, with the form's values
+// and the engine's problems beside the items they concern.
+func rubricView(def *rubric.Definition, facts rubric.Facts, term string, marked bool, st formState, issues rubric.Issues) (annotate.Rubric, annotate.Problems) {
+	rv := annotate.Rubric{Ref: def.Ref().String(), Title: def.Title, Kind: string(def.Kind)}
+	for _, s := range []annotate.Section{{Title: "Purpose", Text: def.Purpose}, {Title: "Scale", Text: def.Scale}, {Title: "Scope", Text: def.Scope}} {
+		if s.Text != "" {
+			rv.About = append(rv.About, s)
+		}
+	}
+	for _, n := range def.Notes {
+		rv.About = append(rv.About, annotate.Section{Title: n.Title, Text: n.Text})
+	}
+	for _, rule := range def.Rules {
+		if rule.Source != "" {
+			rv.About = append(rv.About, annotate.Section{Title: "Edge rule the engine checks", Text: rule.Source})
+		}
+	}
+	var worked map[string]rubric.AssessedAnswer
+	if len(def.Examples) > 0 {
+		ex := def.Examples[0]
+		w := &annotate.Worked{Title: orDefault(ex.Title, "Worked example"),
+			Result: "Score: " + scoreText(ex.Score) + " → " + passWord(ex.Pass)}
+		for i, t := range ex.Turns {
+			w.Turns = append(w.Turns, annotate.Message{Turn: i + 1, Role: "user", Who: "User", Text: t.User},
+				annotate.Message{Turn: i + 1, Role: "assistant", Who: "Assistant", Text: t.Assistant})
+		}
+		worked = map[string]rubric.AssessedAnswer{}
+		for _, a := range ex.Answers {
+			worked[a.Item] = a
+			w.Answers = append(w.Answers, annotate.Section{Title: a.Item, Text: answerWhy(a)})
+		}
+		rv.Worked = w
+	}
+
+	var probs annotate.Problems
+	byItem := map[string][]rubric.Issue{}
+	for _, is := range issues {
+		if _, ok := def.Item(is.Item); !ok {
+			probs.General = append(probs.General, is.Message)
+			continue
+		}
+		byItem[is.Item] = append(byItem[is.Item], is)
+		switch is.Severity {
+		case rubric.Blocking:
+			probs.Errors = append(probs.Errors, annotate.Issue{Item: is.Item, Message: is.Message})
+		case rubric.Warning:
+			probs.Warnings = append(probs.Warnings, annotate.Issue{Item: is.Item, Message: is.Message})
+		}
+	}
+	probs.Confirm = len(probs.Warnings) > 0 && len(probs.Errors) == 0 && len(probs.General) == 0
+
+	itemView := func(it *rubric.Item) annotate.Item {
+		iv := itemView(def, it, facts, term, marked, st)
+		for _, is := range byItem[it.Key] {
+			if is.Severity == rubric.Blocking {
+				iv.Errors = append(iv.Errors, is.Message)
+			} else {
+				iv.Warnings = append(iv.Warnings, is.Message)
+			}
+		}
+		if a, ok := worked[it.Key]; ok {
+			iv.Worked = answerWhy(a)
+		}
+		return iv
+	}
+	if def.Kind == rubric.Criteria && len(def.Categories) > 0 {
+		for _, c := range def.Categories {
+			g := annotate.Group{Title: c.Label, Weight: fmt.Sprintf("%.2f", c.Weight), Question: c.Question, Notes: c.Notes}
+			if c.WeightNote != "" {
+				g.Weight += " (" + c.WeightNote + ")"
+			}
+			for _, it := range def.CategoryItems(c.Key) {
+				g.Items = append(g.Items, itemView(it))
+			}
+			rv.Groups = append(rv.Groups, g)
+		}
+		// Criteria outside every category still need answers.
+		var rest annotate.Group
+		for i := range def.Items {
+			if def.Items[i].Category == "" {
+				rest.Items = append(rest.Items, itemView(&def.Items[i]))
+			}
+		}
+		if len(rest.Items) > 0 {
+			rv.Groups = append(rv.Groups, rest)
+		}
+	} else {
+		var g annotate.Group
+		for i := range def.Items {
+			g.Items = append(g.Items, itemView(&def.Items[i]))
+		}
+		rv.Groups = []annotate.Group{g}
+	}
+	return rv, probs
+}
+
+// scoreText writes a score as the rubric documents do: 1.0, 0.85.
+func scoreText(x float64) string {
+	s := strconv.FormatFloat(x, 'f', -1, 64)
+	if !strings.Contains(s, ".") {
+		s += ".0"
+	}
+	return s
+}
+
+func passWord(pass bool) string {
+	if pass {
+		return "PASS"
+	}
+	return "FAIL"
+}
+
+func answerWhy(a rubric.AssessedAnswer) string {
+	if a.Why == "" {
+		return string(a.Answer)
+	}
+	return string(a.Answer) + " — " + a.Why
+}
+
+// itemView is one dimension or criterion with its input: every answer the
+// rubric allows, with its level description or meaning beside it, and the
+// item's conditions explained with the dialogue's own facts.
+func itemView(def *rubric.Definition, it *rubric.Item, facts rubric.Facts, term string, marked bool, st formState) annotate.Item {
+	iv := annotate.Item{Key: it.Key, Label: it.Label, Steps: it.Steps, Failures: it.Failures, Note: st.rationales[it.Key], NANote: it.NANote}
+	switch {
+	case it.ChecksFor != "":
+		iv.Text, iv.TextTitle = it.ChecksFor, "Checks for"
+	case it.Definition != "":
+		iv.Text, iv.TextTitle = it.Definition, "Definition"
+	}
+	if def.NAInvalid(it) && it.NANote != "" {
+		iv.NANote = "NA is not offered: " + it.NANote
+	}
+	var keys []string
+	for _, v := range def.Allowed(it) {
+		o := annotate.Option{Value: string(v), Key: shortcut(v), Checked: st.answers[it.Key] == string(v)}
+		for _, l := range it.Levels {
+			if l.Value == v {
+				o.Name, o.Description = l.Label, l.Description
+			}
+		}
+		if o.Name == "" && o.Description == "" {
+			for _, a := range def.Answers {
+				if a.Value == v {
+					o.Description = a.Meaning
+				}
+			}
+		}
+		if o.Key != "" {
+			keys = append(keys, o.Key)
+		}
+		iv.Options = append(iv.Options, o)
+	}
+	iv.Keys = strings.Join(keys, " ")
+	for _, b := range it.Boundary {
+		iv.Boundary = append(iv.Boundary, annotate.Section{Title: b.Title, Text: b.Text})
+	}
+	for _, ex := range it.Examples {
+		iv.Examples = append(iv.Examples, annotate.Example{Title: ex.Title(), User: ex.User, Response: ex.Response, Why: ex.Why})
+	}
+	for _, c := range def.Categories {
+		if c.Key == it.Category {
+			iv.Category, iv.Weight = c.Label, fmt.Sprintf("%.2f", c.Weight)
+		}
+	}
+	iv.Condition = condition(it.Conditions, facts, term, marked)
+	return iv
+}
+
+// shortcut is the key that chooses answer v: its digit on a scale, Y, N
+// and A for YES, NO and NA; none for other answers.
+func shortcut(v rubric.Value) string {
+	switch v {
+	case rubric.Yes:
+		return "Y"
+	case rubric.No:
+		return "N"
+	case rubric.NA:
+		return "A"
+	}
+	if len(v) == 1 && v[0] >= '0' && v[0] <= '9' {
+		return string(v)
+	}
+	return ""
+}
+
+// condition explains when an item applies, with this dialogue's facts.
+func condition(c *rubric.Conditions, facts rubric.Facts, term string, marked bool) string {
+	if c == nil {
+		return ""
+	}
+	var parts []string
+	if c.MinTurns > 0 {
+		s := fmt.Sprintf("Applies from %d turns; this conversation has %d", c.MinTurns, facts.Turns)
+		if facts.Turns < c.MinTurns {
+			s += ", so the rubric expects NA"
+		}
+		parts = append(parts, s+".")
+	}
+	if c.CrisisSignals {
+		switch {
+		case term != "":
+			parts = append(parts, fmt.Sprintf("Applies only when crisis signals are present. This conversation contains “%s”, so it applies and NA is not accepted.", term))
+		case marked:
+			parts = append(parts, "Applies only when crisis signals are present. A lead marked this conversation as mentioning suicide or self-harm, so it applies and NA is not accepted.")
+		default:
+			parts = append(parts, "Applies only when crisis signals are present. attune's word list found none here; if you see none either, answer NA.")
+		}
+	}
+	if c.NAException != "" {
+		parts = append(parts, "NA is also right when "+c.NAException+" (you will be asked to confirm).")
+	}
+	return strings.Join(parts, " ")
+}
+
+// countCache keeps each project's label counts for a while: the progress
+// line needs them on every page, and counting reads every item.
+type countCache struct {
+	ttl time.Duration
+	mu  sync.Mutex
+	m   map[int64]countEntry
+}
+
+type countEntry struct {
+	at         time.Time
+	counts     store.LabelCounts
+	refreshing bool
+}
+
+func newCountCache(ttl time.Duration) *countCache {
+	return &countCache{ttl: ttl, m: map[int64]countEntry{}}
+}
+
+// get returns the project's counts, at most ttl old. While one request
+// refreshes stale counts, others use the stale ones rather than all
+// counting at once.
+func (c *countCache) get(ctx context.Context, db *store.DB, projectID int64, now time.Time) (store.LabelCounts, error) {
+	c.mu.Lock()
+	e, ok := c.m[projectID]
+	if ok && (now.Sub(e.at) < c.ttl || e.refreshing) {
+		c.mu.Unlock()
+		return e.counts, nil
+	}
+	if ok {
+		e.refreshing = true
+		c.m[projectID] = e
+	}
+	c.mu.Unlock()
+	counts, err := db.CountLabels(ctx, projectID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err != nil {
+		if ok {
+			e.refreshing = false
+			c.m[projectID] = e
+		}
+		return store.LabelCounts{}, err
+	}
+	c.m[projectID] = countEntry{at: now, counts: counts}
+	return counts, nil
+}
