@@ -9,10 +9,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
 
 	"github.com/attune/attune/migrations"
 )
@@ -113,6 +116,19 @@ func (db *DB) Migrate(ctx context.Context, log io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("store: migrate up: %w", err)
 	}
+	// The job queue keeps its own tables and versions; they are migrated
+	// with the schema so that one command readies the whole database.
+	rm, err := rivermigrate.New(riverpgxv5.New(db.pool), nil)
+	if err != nil {
+		return fmt.Errorf("store: job queue migrations: %w", err)
+	}
+	res, err := rm.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	if err != nil {
+		return fmt.Errorf("store: job queue migrate up: %w", err)
+	}
+	for _, v := range res.Versions {
+		fmt.Fprintf(log, "OK    up job queue %03d_%s (%s)\n", v.Version, v.Name, v.Duration.Round(time.Microsecond))
+	}
 	return nil
 }
 
@@ -129,6 +145,18 @@ func (db *DB) MigrateDown(ctx context.Context, log io.Writer) error {
 	}
 	if err != nil {
 		return fmt.Errorf("store: migrate down: %w", err)
+	}
+	// Below the first migration nothing of attune remains: remove the job
+	// queue's tables too.
+	if st, err := db.MigrationState(ctx); err == nil && st.Current == 0 {
+		rm, err := rivermigrate.New(riverpgxv5.New(db.pool), nil)
+		if err != nil {
+			return fmt.Errorf("store: job queue migrations: %w", err)
+		}
+		if _, err := rm.Migrate(ctx, rivermigrate.DirectionDown, &rivermigrate.MigrateOpts{TargetVersion: -1}); err != nil {
+			return fmt.Errorf("store: job queue migrate down: %w", err)
+		}
+		fmt.Fprintln(log, "OK    down job queue (all)")
 	}
 	return nil
 }

@@ -1,0 +1,421 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/attune/attune/internal/attune"
+)
+
+// NewJudge is what CreateJudge needs.
+type NewJudge struct {
+	Name      string
+	Provider  string
+	BaseURL   string
+	Model     string
+	APIKeyEnv string
+	Settings  attune.JudgeSettings
+}
+
+const judgeColumns = `j.id, j.name, j.provider, j.base_url, j.model, j.api_key_env, j.settings, r.id, j.created_at`
+
+func scanJudge(row pgx.Row) (*attune.Judge, error) {
+	var j attune.Judge
+	var settings []byte
+	if err := row.Scan(&j.ID, &j.Name, &j.Provider, &j.BaseURL, &j.Model, &j.APIKeyEnv, &settings, &j.RaterID, &j.CreatedAt); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(settings, &j.Settings); err != nil {
+		return nil, fmt.Errorf("judge %d settings: %w", j.ID, err)
+	}
+	return &j, nil
+}
+
+// CreateJudge stores a judge and its rater. A name in use is an
+// attune.ErrConflict.
+func (db *DB) CreateJudge(ctx context.Context, actorID *int64, nj NewJudge) (*attune.Judge, error) {
+	settings, err := json.Marshal(nj.Settings)
+	if err != nil {
+		return nil, err
+	}
+	var j *attune.Judge
+	err = db.inTx(ctx, func(tx pgx.Tx) error {
+		var id int64
+		if err := tx.QueryRow(ctx, `INSERT INTO judges (name, provider, base_url, model, api_key_env, settings, created_by)
+			VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
+			nj.Name, nj.Provider, nj.BaseURL, nj.Model, nj.APIKeyEnv, settings, actorID).Scan(&id); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO raters (kind, judge_id, name) VALUES ('judge', $1, $2)`, id, nj.Name); err != nil {
+			return err
+		}
+		if j, err = scanJudge(tx.QueryRow(ctx, `SELECT `+judgeColumns+` FROM judges j JOIN raters r ON r.judge_id = j.id WHERE j.id = $1`, id)); err != nil {
+			return err
+		}
+		return audit(ctx, tx, attune.AuditEvent{ActorID: actorID, Action: "judge.create", Subject: nj.Name,
+			Details: map[string]string{"provider": nj.Provider, "model": nj.Model, "base_url": nj.BaseURL}})
+	})
+	if err != nil {
+		return nil, mapErr(err, "create judge", fmt.Sprintf("a judge named %q already exists", nj.Name))
+	}
+	return j, nil
+}
+
+// UpdateJudge changes a judge. Runs already made keep the settings they
+// were started with.
+func (db *DB) UpdateJudge(ctx context.Context, actorID *int64, id int64, nj NewJudge) error {
+	settings, err := json.Marshal(nj.Settings)
+	if err != nil {
+		return err
+	}
+	err = db.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE judges SET name = $2, provider = $3, base_url = $4, model = $5, api_key_env = $6, settings = $7, updated_at = now()
+			WHERE id = $1`, id, nj.Name, nj.Provider, nj.BaseURL, nj.Model, nj.APIKeyEnv, settings)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return pgx.ErrNoRows
+		}
+		if _, err := tx.Exec(ctx, `UPDATE raters SET name = $2 WHERE judge_id = $1`, id, nj.Name); err != nil {
+			return err
+		}
+		return audit(ctx, tx, attune.AuditEvent{ActorID: actorID, Action: "judge.update", Subject: nj.Name,
+			Details: map[string]string{"provider": nj.Provider, "model": nj.Model, "base_url": nj.BaseURL}})
+	})
+	return mapErr(err, "update judge", fmt.Sprintf("a judge named %q already exists", nj.Name))
+}
+
+// ListJudges returns every judge, by name.
+func (db *DB) ListJudges(ctx context.Context) ([]*attune.Judge, error) {
+	rows, err := db.pool.Query(ctx, `SELECT `+judgeColumns+` FROM judges j JOIN raters r ON r.judge_id = j.id ORDER BY j.name`)
+	if err != nil {
+		return nil, mapErr(err, "list judges", "")
+	}
+	js, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*attune.Judge, error) { return scanJudge(r) })
+	return js, mapErr(err, "list judges", "")
+}
+
+// FindJudge returns a judge by id.
+func (db *DB) FindJudge(ctx context.Context, id int64) (*attune.Judge, error) {
+	j, err := scanJudge(db.pool.QueryRow(ctx, `SELECT `+judgeColumns+` FROM judges j JOIN raters r ON r.judge_id = j.id WHERE j.id = $1`, id))
+	return j, mapErr(err, "find judge", "")
+}
+
+// FindJudgeByName returns a judge by its exact name.
+func (db *DB) FindJudgeByName(ctx context.Context, name string) (*attune.Judge, error) {
+	j, err := scanJudge(db.pool.QueryRow(ctx, `SELECT `+judgeColumns+` FROM judges j JOIN raters r ON r.judge_id = j.id WHERE j.name = $1`, name))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, attune.NotFound(fmt.Sprintf("no judge is named %q", name))
+	}
+	return j, mapErr(err, "find judge", "")
+}
+
+const runColumns = `r.id, r.judge_id, j.name, r.project_id, r.status, r.reason, r.item_limit, r.budget_usd::float8, r.estimate_usd::float8,
+	r.spent_usd::float8, r.items_total, r.capabilities, r.settings, r.generation, r.created_at, r.started_at, r.finished_at`
+
+func scanRun(row pgx.Row) (*attune.JudgeRun, error) {
+	var r attune.JudgeRun
+	var settings []byte
+	err := row.Scan(&r.ID, &r.JudgeID, &r.JudgeName, &r.ProjectID, &r.Status, &r.Reason, &r.ItemLimit, &r.BudgetUSD, &r.EstimateUSD,
+		&r.SpentUSD, &r.ItemsTotal, &r.Capabilities, &settings, &r.Generation, &r.CreatedAt, &r.StartedAt, &r.FinishedAt)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(settings, &r.Settings); err != nil {
+		return nil, fmt.Errorf("run %d settings: %w", r.ID, err)
+	}
+	return &r, nil
+}
+
+// NewRun is what CreateRun needs.
+type NewRun struct {
+	JudgeID     int64
+	ProjectID   int64
+	ItemLimit   *int
+	BudgetUSD   *float64
+	EstimateUSD float64
+}
+
+// CreateRun stores a queued run of a judge over a project (its first
+// ItemLimit items by id, or all), with the judge's settings as they are now.
+func (db *DB) CreateRun(ctx context.Context, actorID *int64, nr NewRun) (*attune.JudgeRun, error) {
+	var run *attune.JudgeRun
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		var id int64
+		err := tx.QueryRow(ctx, `
+			INSERT INTO judge_runs (judge_id, project_id, item_limit, budget_usd, estimate_usd, settings, items_total, created_by)
+			SELECT j.id, $2, $3, $4, $5, j.settings,
+			       least((SELECT count(*) FROM items WHERE project_id = $2), coalesce($3, 2147483647)), $6
+			FROM judges j WHERE j.id = $1
+			RETURNING id`, nr.JudgeID, nr.ProjectID, nr.ItemLimit, nr.BudgetUSD, nr.EstimateUSD, actorID).Scan(&id)
+		if err != nil {
+			return err
+		}
+		if run, err = scanRun(tx.QueryRow(ctx, `SELECT `+runColumns+` FROM judge_runs r JOIN judges j ON j.id = r.judge_id WHERE r.id = $1`, id)); err != nil {
+			return err
+		}
+		return audit(ctx, tx, attune.AuditEvent{ActorID: actorID, Action: "judge.run", ProjectID: &nr.ProjectID, Subject: run.JudgeName,
+			Details: map[string]string{"run": fmt.Sprint(id), "items": fmt.Sprint(run.ItemsTotal), "estimate_usd": fmt.Sprintf("%.4f", nr.EstimateUSD)}})
+	})
+	if err != nil {
+		return nil, mapErr(err, "create run", "")
+	}
+	return run, nil
+}
+
+// FindRun returns a run.
+func (db *DB) FindRun(ctx context.Context, id int64) (*attune.JudgeRun, error) {
+	r, err := scanRun(db.pool.QueryRow(ctx, `SELECT `+runColumns+` FROM judge_runs r JOIN judges j ON j.id = r.judge_id WHERE r.id = $1`, id))
+	return r, mapErr(err, "find run", "")
+}
+
+// ListRuns returns a project's runs, newest first.
+func (db *DB) ListRuns(ctx context.Context, projectID int64) ([]*attune.JudgeRun, error) {
+	rows, err := db.pool.Query(ctx, `SELECT `+runColumns+` FROM judge_runs r JOIN judges j ON j.id = r.judge_id
+		WHERE r.project_id = $1 ORDER BY r.created_at DESC, r.id DESC`, projectID)
+	if err != nil {
+		return nil, mapErr(err, "list runs", "")
+	}
+	rs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*attune.JudgeRun, error) { return scanRun(r) })
+	return rs, mapErr(err, "list runs", "")
+}
+
+// SetRunStatus moves a run to status `to` if it is in one of `from`, with
+// the reason; it reports whether it moved. Starting a run records the
+// capabilities probed and bumps its generation, so that work queued for an
+// earlier start can tell it is stale.
+func (db *DB) SetRunStatus(ctx context.Context, id int64, from []attune.RunStatus, to attune.RunStatus, reason string, capabilities []byte) (bool, error) {
+	fromS := make([]string, len(from))
+	for i, f := range from {
+		fromS[i] = string(f)
+	}
+	tag, err := db.pool.Exec(ctx, `
+		UPDATE judge_runs SET status = $3, reason = $4,
+		       capabilities = coalesce($5, capabilities),
+		       generation = generation + CASE WHEN $3 = 'running' THEN 1 ELSE 0 END,
+		       started_at = CASE WHEN $3 = 'running' THEN coalesce(started_at, now()) ELSE started_at END,
+		       finished_at = CASE WHEN $3 IN ('completed', 'cancelled') THEN now() ELSE NULL END
+		WHERE id = $1 AND status = ANY($2)`, id, fromS, to, reason, capabilities)
+	if err != nil {
+		return false, mapErr(err, "set run status", "")
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// RunItemsTodo returns the items of a run that have no answers from its
+// judge yet, by id.
+func (db *DB) RunItemsTodo(ctx context.Context, run *attune.JudgeRun) ([]int64, error) {
+	rows, err := db.pool.Query(ctx, `
+		SELECT i.id FROM (SELECT id FROM items WHERE project_id = $1 ORDER BY id LIMIT $2) i
+		WHERE NOT EXISTS (SELECT 1 FROM answer_sets s JOIN raters r ON r.id = s.rater_id WHERE s.item_id = i.id AND r.judge_id = $3)
+		ORDER BY i.id`, run.ProjectID, run.ItemsTotal, run.JudgeID)
+	if err != nil {
+		return nil, mapErr(err, "run items", "")
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	return ids, mapErr(err, "run items", "")
+}
+
+// JudgeCall is one provider call that came back, for the record and the
+// cache.
+type JudgeCall struct {
+	RunID, JudgeID, ItemID int64
+	RubricItemKey          string
+	Sample                 int
+	Reask                  bool
+	CacheKey, PromptHash   string
+	Model                  string
+	OK                     bool   // a response came back; false: the call failed for good
+	Raw                    string // the model's text, or the error
+	Response               []byte // the full response as JSON, for reuse from the cache
+	Error                  string
+	InputTokens            int
+	CachedTokens           int
+	OutputTokens           int
+	CostUSD                float64
+	Latency                time.Duration
+}
+
+// CachedResponses returns the stored responses for the cache keys that
+// have one: valid answers are never paid for twice.
+func (db *DB) CachedResponses(ctx context.Context, keys []string) (map[string][]byte, error) {
+	rows, err := db.pool.Query(ctx, `SELECT cache_key, response FROM judge_calls WHERE ok AND cache_key = ANY($1)`, keys)
+	if err != nil {
+		return nil, mapErr(err, "cached calls", "")
+	}
+	defer rows.Close()
+	out := map[string][]byte{}
+	for rows.Next() {
+		var k string
+		var resp []byte
+		if err := rows.Scan(&k, &resp); err != nil {
+			return nil, mapErr(err, "cached calls", "")
+		}
+		out[k] = resp
+	}
+	return out, mapErr(rows.Err(), "cached calls", "")
+}
+
+// RecordCall stores a call as soon as it returns, before its answer is
+// used, so that a crash after a paid call does not pay for it again.
+func (db *DB) RecordCall(ctx context.Context, c JudgeCall) error {
+	resp := c.Response
+	if len(resp) == 0 {
+		resp = []byte("{}")
+	}
+	_, err := db.pool.Exec(ctx, `
+		INSERT INTO judge_calls (run_id, judge_id, item_id, rubric_item_key, sample, reask, cache_key, prompt_hash, model, ok, raw, response,
+		                         error, input_tokens, cached_tokens, output_tokens, cost_usd, latency_ms)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+		ON CONFLICT (cache_key) WHERE ok DO NOTHING`,
+		c.RunID, c.JudgeID, c.ItemID, c.RubricItemKey, c.Sample, c.Reask, c.CacheKey, c.PromptHash, c.Model, c.OK, c.Raw, resp,
+		c.Error, c.InputTokens, c.CachedTokens, c.OutputTokens, c.CostUSD, c.Latency.Milliseconds())
+	return mapErr(err, "record call", "")
+}
+
+// AddRunSpend adds a call's cost to the run and returns what the run has
+// spent and its budget (nil: none).
+func (db *DB) AddRunSpend(ctx context.Context, runID int64, usd float64) (spent float64, budget *float64, err error) {
+	err = db.pool.QueryRow(ctx, `UPDATE judge_runs SET spent_usd = spent_usd + $2 WHERE id = $1 RETURNING spent_usd::float8, budget_usd::float8`,
+		runID, usd).Scan(&spent, &budget)
+	return spent, budget, mapErr(err, "run spend", "")
+}
+
+// Pace reserves the next start time for one request of the judge that
+// uses about `tokens` tokens, under its requests-per-minute and
+// tokens-per-minute limits (0: no limit). Reservations are spaced evenly
+// and shared by every worker on every replica, so no window of a minute
+// ever holds more than the limits allow. The caller waits until the
+// returned time before sending.
+func (db *DB) Pace(ctx context.Context, judgeID int64, rpm, tpm, tokens int) (time.Time, error) {
+	var reqGap, tokGap time.Duration
+	if rpm > 0 {
+		reqGap = time.Minute / time.Duration(rpm)
+	}
+	if tpm > 0 {
+		tokGap = time.Minute * time.Duration(tokens) / time.Duration(tpm)
+	}
+	var start time.Time
+	err := db.pool.QueryRow(ctx, `
+		INSERT INTO judge_pacing AS p (judge_id, next_request, next_token)
+		VALUES ($1, clock_timestamp() + $2 * interval '1 microsecond', clock_timestamp() + $3 * interval '1 microsecond')
+		ON CONFLICT (judge_id) DO UPDATE SET
+		    next_request = greatest(p.next_request, p.next_token, clock_timestamp()) + $2 * interval '1 microsecond',
+		    next_token   = greatest(p.next_request, p.next_token, clock_timestamp()) + $3 * interval '1 microsecond'
+		RETURNING greatest(next_request - $2 * interval '1 microsecond', next_token - $3 * interval '1 microsecond')`,
+		judgeID, reqGap.Microseconds(), tokGap.Microseconds()).Scan(&start)
+	return start, mapErr(err, "pace", "")
+}
+
+// JudgeLabel is one answer a judge reached for one rubric item, with how.
+type JudgeLabel struct {
+	Key           string
+	Value         string
+	Rationale     string
+	Method        string
+	PromptHash    string
+	WeightedScore *float64
+	Distribution  map[string]float64
+	Samples       []string
+	Spread        *float64
+	Raw           string
+}
+
+// WriteJudgeAnswers stores a judge's answers for an item as its answer set
+// in one transaction. It reports false, storing nothing, when the judge
+// has answered that item already (a job that ran twice).
+func (db *DB) WriteJudgeAnswers(ctx context.Context, run *attune.JudgeRun, itemID int64, labels []JudgeLabel, activeMS int64) (bool, error) {
+	written := false
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		var setID int64
+		err := tx.QueryRow(ctx, `
+			INSERT INTO answer_sets (project_id, item_id, rater_id, rubric_version_id, active_ms)
+			SELECT p.id, $2, r.id, p.rubric_version_id, $4 FROM projects p, raters r WHERE p.id = $1 AND r.judge_id = $3
+			ON CONFLICT (item_id, rater_id) DO NOTHING
+			RETURNING id`, run.ProjectID, itemID, run.JudgeID, activeMS).Scan(&setID)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		for _, l := range labels {
+			var labelID int64
+			if err := tx.QueryRow(ctx, `
+				INSERT INTO labels (answer_set_id, item_id, rater_id, rubric_version_id, rubric_item_key, value, rationale)
+				SELECT s.id, s.item_id, s.rater_id, s.rubric_version_id, $2, $3, $4 FROM answer_sets s WHERE s.id = $1
+				RETURNING id`, setID, l.Key, l.Value, l.Rationale).Scan(&labelID); err != nil {
+				return err
+			}
+			var dist, samples []byte
+			if l.Distribution != nil {
+				dist, _ = json.Marshal(l.Distribution)
+			}
+			if l.Samples != nil {
+				samples, _ = json.Marshal(l.Samples)
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO judge_label_details (label_id, run_id, method, prompt_hash, weighted_score, distribution, samples, spread, raw)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+				labelID, run.ID, l.Method, l.PromptHash, l.WeightedScore, dist, samples, l.Spread, l.Raw); err != nil {
+				return err
+			}
+		}
+		written = true
+		return nil
+	})
+	return written, mapErr(err, "write judge answers", "")
+}
+
+// RunProgress reports a run's progress: items answered, ERROR labels,
+// calls, tokens and cost.
+func (db *DB) RunProgress(ctx context.Context, run *attune.JudgeRun) (attune.RunProgress, error) {
+	p := attune.RunProgress{ItemsTotal: run.ItemsTotal}
+	// Items done counts every item of the run's scope the judge has
+	// answered, in this run or an earlier one (a resumed run skips those).
+	err := db.pool.QueryRow(ctx, `
+		SELECT count(*) FROM (SELECT id FROM items WHERE project_id = $1 ORDER BY id LIMIT $2) i
+		WHERE EXISTS (SELECT 1 FROM answer_sets s JOIN raters r ON r.id = s.rater_id WHERE s.item_id = i.id AND r.judge_id = $3)`,
+		run.ProjectID, run.ItemsTotal, run.JudgeID).Scan(&p.ItemsDone)
+	if err != nil {
+		return p, mapErr(err, "run progress", "")
+	}
+	err = db.pool.QueryRow(ctx, `
+		SELECT count(*), count(*) FILTER (WHERE l.value = 'ERROR')
+		FROM judge_label_details d JOIN labels l ON l.id = d.label_id WHERE d.run_id = $1`, run.ID).Scan(&p.Labels, &p.Errors)
+	if err != nil {
+		return p, mapErr(err, "run progress", "")
+	}
+	err = db.pool.QueryRow(ctx, `
+		SELECT count(*), coalesce(sum(input_tokens), 0), coalesce(sum(cached_tokens), 0), coalesce(sum(output_tokens), 0),
+		       coalesce(sum(cost_usd), 0)::float8
+		FROM judge_calls WHERE run_id = $1`, run.ID).Scan(&p.Calls, &p.InputTokens, &p.CachedTokens, &p.OutputTokens, &p.CostUSD)
+	if err != nil {
+		return p, mapErr(err, "run progress", "")
+	}
+	if run.StartedAt != nil && p.ItemsDone > 0 && p.ItemsDone < p.ItemsTotal && run.Status == attune.RunRunning {
+		per := time.Since(*run.StartedAt) / time.Duration(p.ItemsDone)
+		p.TimeLeft = per * time.Duration(p.ItemsTotal-p.ItemsDone)
+	}
+	return p, nil
+}
+
+// ItemIDs returns the ids of a project's first limit items by id (all when
+// limit is 0).
+func (db *DB) ItemIDs(ctx context.Context, projectID int64, limit int) ([]int64, error) {
+	lim := any(nil)
+	if limit > 0 {
+		lim = limit
+	}
+	rows, err := db.pool.Query(ctx, `SELECT id FROM items WHERE project_id = $1 ORDER BY id LIMIT $2`, projectID, lim)
+	if err != nil {
+		return nil, mapErr(err, "item ids", "")
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	return ids, mapErr(err, "item ids", "")
+}
