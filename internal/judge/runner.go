@@ -1,0 +1,830 @@
+package judge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/rubric"
+	"github.com/attune/attune/internal/store"
+)
+
+// RunnerOptions tune a Runner. Zero values take the defaults noted.
+type RunnerOptions struct {
+	// Getenv reads the environment variable a judge names for its API key.
+	Getenv func(string) string
+	// HTTPClient carries the provider calls (default: one without a
+	// timeout of its own; CallTimeout bounds each call).
+	HTTPClient *http.Client
+	Logger     *slog.Logger
+	// Workers is how many items this process works at once, over every
+	// run (default 64). Each judge's own concurrency limits its calls.
+	Workers int
+	// MaxAttempts is how many times one call is tried before its answer is
+	// recorded as ERROR (default 6).
+	MaxAttempts int
+	// BaseBackoff and MaxBackoff bound the exponential backoff between
+	// attempts (defaults 500ms and 30s), before jitter.
+	BaseBackoff, MaxBackoff time.Duration
+	// CallTimeout bounds one provider call (default 2 minutes).
+	CallTimeout time.Duration
+	// FetchCooldown is how soon the queue looks for new jobs after taking
+	// some (default 10ms: items are short and many).
+	FetchCooldown time.Duration
+	// RescueAfter is when an item job whose worker died is given to
+	// another worker (default 10 minutes).
+	RescueAfter time.Duration
+	// Insecure allows plain-http provider URLs off this machine; off by
+	// default so an API key is never sent in the clear.
+	Insecure bool
+}
+
+func (o RunnerOptions) withDefaults() RunnerOptions {
+	if o.Getenv == nil {
+		o.Getenv = func(string) string { return "" }
+	}
+	if o.HTTPClient == nil {
+		o.HTTPClient = &http.Client{}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Workers <= 0 {
+		o.Workers = 64
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 6
+	}
+	if o.BaseBackoff <= 0 {
+		o.BaseBackoff = 500 * time.Millisecond
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = 30 * time.Second
+	}
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = 2 * time.Minute
+	}
+	if o.FetchCooldown <= 0 {
+		o.FetchCooldown = 10 * time.Millisecond
+	}
+	if o.RescueAfter <= 0 {
+		o.RescueAfter = 10 * time.Minute
+	}
+	return o
+}
+
+// queue is the job queue's queue for judge work.
+const queue = "judge"
+
+// startArgs starts (or resumes) a run: probe the endpoint, then queue one
+// job per item still to answer.
+type startArgs struct {
+	RunID int64 `json:"run_id"`
+}
+
+func (startArgs) Kind() string { return "judge_start" }
+
+// itemArgs answers every rubric item of one item for one run.
+type itemArgs struct {
+	RunID      int64 `json:"run_id"`
+	ItemID     int64 `json:"item_id"`
+	Generation int   `json:"generation"`
+}
+
+func (itemArgs) Kind() string { return "judge_item" }
+
+// Runner works judge runs: durable jobs in PostgreSQL that any replica
+// running a Runner may take. Create it with NewRunner; Start it to work
+// jobs (a Runner that only queues runs need not be started).
+type Runner struct {
+	db       *store.DB
+	opts     RunnerOptions
+	client   *river.Client[pgx.Tx]
+	limits   limiters
+	rubrics  sync.Map // rubric version id → *rubric.Definition
+	provider func(j *attune.Judge) (Provider, string, error)
+	// providers keeps one client per judge endpoint and key for the life
+	// of the process: a client learns what its endpoint refuses (such as
+	// max_tokens) once, not once per item.
+	providers sync.Map // providerKey → Provider
+}
+
+type providerKey struct {
+	provider, baseURL, keyHash string
+}
+
+// NewRunner builds a Runner over db.
+func NewRunner(db *store.DB, opts RunnerOptions) (*Runner, error) {
+	r := &Runner{db: db, opts: opts.withDefaults()}
+	r.provider = r.newProvider
+	workers := river.NewWorkers()
+	river.AddWorker(workers, river.WorkFunc(r.workStart))
+	river.AddWorker(workers, river.WorkFunc(r.workItem))
+	client, err := river.NewClient(riverpgxv5.New(db.Pool()), &river.Config{
+		Queues:               map[string]river.QueueConfig{queue: {MaxWorkers: r.opts.Workers}},
+		Workers:              workers,
+		FetchCooldown:        r.opts.FetchCooldown,
+		JobTimeout:           -1, // each call has its own timeout; an item takes as long as its retries
+		RescueStuckJobsAfter: r.opts.RescueAfter,
+		MaxAttempts:          25,
+		Logger:               r.opts.Logger.With("component", "queue"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("judge: job queue: %w", err)
+	}
+	r.client = client
+	return r, nil
+}
+
+// Start works queued judge jobs until Stop.
+func (r *Runner) Start(ctx context.Context) error { return r.client.Start(ctx) }
+
+// Stop finishes the jobs under way, then stops.
+func (r *Runner) Stop(ctx context.Context) error { return r.client.Stop(ctx) }
+
+// StopAndCancel stops at once, cancelling jobs under way; they are taken
+// up again by a runner later. Answers already paid for are in the cache.
+func (r *Runner) StopAndCancel(ctx context.Context) error { return r.client.StopAndCancel(ctx) }
+
+// Queue queues a run to start. Any running Runner will take it.
+func (r *Runner) Queue(ctx context.Context, runID int64) error {
+	_, err := r.client.Insert(ctx, startArgs{RunID: runID}, &river.InsertOpts{Queue: queue})
+	return err
+}
+
+// Pause stops a run from making further calls; Resume queues it again.
+func (r *Runner) Pause(ctx context.Context, runID int64, reason string) error {
+	_, err := r.setStatus(ctx, runID, []attune.RunStatus{attune.RunQueued, attune.RunRunning}, attune.RunPaused, reason, nil)
+	return err
+}
+
+// Cancel ends a run for good; its answers so far stay.
+func (r *Runner) Cancel(ctx context.Context, runID int64) error {
+	_, err := r.setStatus(ctx, runID, []attune.RunStatus{attune.RunQueued, attune.RunRunning, attune.RunPaused}, attune.RunCancelled, "cancelled", nil)
+	return err
+}
+
+// Resume queues a paused run again; it continues with the items not yet
+// answered, repeating no paid call.
+func (r *Runner) Resume(ctx context.Context, runID int64) error {
+	ok, err := r.setStatus(ctx, runID, []attune.RunStatus{attune.RunPaused}, attune.RunQueued, "", nil)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return attune.Conflict("only a paused run can be resumed")
+	}
+	return r.Queue(ctx, runID)
+}
+
+// setStatus changes a run's status and tells waiters.
+func (r *Runner) setStatus(ctx context.Context, runID int64, from []attune.RunStatus, to attune.RunStatus, reason string, caps []byte) (bool, error) {
+	ok, err := r.db.SetRunStatus(ctx, runID, from, to, reason, caps)
+	if ok {
+		r.notify(ctx, runID)
+	}
+	return ok, err
+}
+
+// notify wakes whoever waits for the run (Wait, possibly in another
+// process).
+func (r *Runner) notify(ctx context.Context, runID int64) {
+	if _, err := r.db.Pool().Exec(ctx, `SELECT pg_notify('attune_judge_run', $1)`, strconv.FormatInt(runID, 10)); err != nil {
+		r.opts.Logger.Warn("notify run", "run", runID, "err", err)
+	}
+}
+
+// Wait blocks until the run is no longer queued or running, and returns it.
+// It listens for the runners' notifications, so it reacts at once, and
+// looks again every few seconds in case one was missed.
+func (r *Runner) Wait(ctx context.Context, runID int64) (*attune.JudgeRun, error) {
+	conn, err := r.db.Pool().Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `LISTEN attune_judge_run`); err != nil {
+		return nil, err
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), `UNLISTEN attune_judge_run`)
+	for {
+		run, err := r.db.FindRun(ctx, runID)
+		if err != nil {
+			return nil, err
+		}
+		if run.Status != attune.RunQueued && run.Status != attune.RunRunning {
+			return run, nil
+		}
+		wctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		_, err = conn.Conn().WaitForNotification(wctx)
+		cancel()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// newProvider builds the client for a judge's endpoint and names the
+// endpoint for the cache key. A missing key is a fatal error: the run
+// pauses with the reason rather than failing every call.
+func (r *Runner) newProvider(j *attune.Judge) (Provider, string, error) {
+	key := ""
+	if j.APIKeyEnv != "" {
+		key = r.opts.Getenv(j.APIKeyEnv)
+		if key == "" {
+			return nil, "", &FatalError{Reason: fmt.Sprintf("the environment variable %s, which holds this judge's API key, is not set where the runner works", j.APIKeyEnv)}
+		}
+	}
+	if err := checkBaseURL(j.BaseURL, key != "", r.opts.Insecure); err != nil {
+		return nil, "", err
+	}
+	endpoint := j.Provider + " " + j.BaseURL
+	pk := providerKey{j.Provider, j.BaseURL, HashMessages([]Message{{Content: key}})}
+	if p, ok := r.providers.Load(pk); ok {
+		return p.(Provider), endpoint, nil
+	}
+	var p Provider
+	switch j.Provider {
+	case "openai":
+		p = NewOpenAI(j.BaseURL, key, r.opts.HTTPClient)
+	case "anthropic":
+		p = NewAnthropic(j.BaseURL, key, r.opts.HTTPClient)
+	default:
+		return nil, "", &FatalError{Reason: fmt.Sprintf("unknown provider %q: use openai or anthropic", j.Provider)}
+	}
+	p2, _ := r.providers.LoadOrStore(pk, p)
+	return p2.(Provider), endpoint, nil
+}
+
+// checkBaseURL refuses to send an API key in the clear to another machine.
+func checkBaseURL(base string, withKey, insecure bool) error {
+	if !withKey || insecure || base == "" || strings.HasPrefix(base, "https://") {
+		return nil
+	}
+	for _, local := range []string{"http://127.", "http://localhost", "http://[::1]"} {
+		if strings.HasPrefix(base, local) {
+			return nil
+		}
+	}
+	return &FatalError{Reason: "the base URL is plain http on another machine; attune will not send an API key unencrypted (use https)"}
+}
+
+func (r *Runner) rubric(ctx context.Context, id int64) (*rubric.Definition, error) {
+	if d, ok := r.rubrics.Load(id); ok {
+		return d.(*rubric.Definition), nil
+	}
+	d, err := r.db.FindRubricByID(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	r.rubrics.Store(id, d)
+	return d, nil
+}
+
+// workStart probes the endpoint, marks the run running, and queues a job
+// for every item the judge has not answered yet.
+func (r *Runner) workStart(ctx context.Context, job *river.Job[startArgs]) error {
+	run, err := r.db.FindRun(ctx, job.Args.RunID)
+	if err != nil {
+		return err
+	}
+	if run.Status != attune.RunQueued {
+		return nil // paused or cancelled before it started
+	}
+	j, err := r.db.FindJudge(ctx, run.JudgeID)
+	if err != nil {
+		return err
+	}
+	prov, _, err := r.provider(j)
+	var caps Capabilities
+	if err == nil {
+		pctx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
+		caps, err = Probe(pctx, prov, j.Model)
+		cancel()
+	}
+	var fatal *FatalError
+	if errors.As(err, &fatal) {
+		_, err := r.setStatus(ctx, run.ID, []attune.RunStatus{attune.RunQueued}, attune.RunPaused, fatal.Reason, nil)
+		return err
+	}
+	if err != nil {
+		return err // a transient failure: the queue retries the start
+	}
+	capsJSON, _ := json.Marshal(caps)
+	ok, err := r.setStatus(ctx, run.ID, []attune.RunStatus{attune.RunQueued}, attune.RunRunning, "", capsJSON)
+	if err != nil || !ok {
+		return err
+	}
+	run, err = r.db.FindRun(ctx, run.ID)
+	if err != nil {
+		return err
+	}
+	todo, err := r.db.RunItemsTodo(ctx, run)
+	if err != nil {
+		return err
+	}
+	if len(todo) == 0 {
+		_, err := r.setStatus(ctx, run.ID, []attune.RunStatus{attune.RunRunning}, attune.RunCompleted, "", nil)
+		return err
+	}
+	const batch = 1000
+	for i := 0; i < len(todo); i += batch {
+		params := make([]river.InsertManyParams, 0, batch)
+		for _, id := range todo[i:min(i+batch, len(todo))] {
+			params = append(params, river.InsertManyParams{
+				Args:       itemArgs{RunID: run.ID, ItemID: id, Generation: run.Generation},
+				InsertOpts: &river.InsertOpts{Queue: queue, MaxAttempts: 25, UniqueOpts: river.UniqueOpts{ByArgs: true}},
+			})
+		}
+		if _, err := r.client.InsertMany(ctx, params); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// errStop ends an item's work without an answer: the run was paused or
+// cancelled (by a person, a fatal error or the budget).
+var errStop = errors.New("run stopped")
+
+// itemWork is the state of answering one item.
+type itemWork struct {
+	run      *attune.JudgeRun
+	judge    *attune.Judge
+	prov     Provider
+	endpoint string
+	caps     Capabilities
+	cached   map[string][]byte
+	limiter  *aimd
+	checked  time.Time // when the run's status was last read
+}
+
+// workItem answers every rubric item of one item and stores the answers
+// in one transaction.
+func (r *Runner) workItem(ctx context.Context, job *river.Job[itemArgs]) error {
+	run, err := r.db.FindRun(ctx, job.Args.RunID)
+	if err != nil {
+		return err
+	}
+	if run.Status != attune.RunRunning || run.Generation != job.Args.Generation {
+		return nil // paused, cancelled or restarted: a later start queues what is left
+	}
+	j, err := r.db.FindJudge(ctx, run.JudgeID)
+	if err != nil {
+		return err
+	}
+	p, err := r.db.FindProjectByID(ctx, run.ProjectID)
+	if err != nil {
+		return err
+	}
+	def, err := r.rubric(ctx, p.RubricVersionID)
+	if err != nil {
+		return err
+	}
+	item, err := r.db.FindItem(ctx, run.ProjectID, job.Args.ItemID)
+	if err != nil {
+		return err
+	}
+	w := &itemWork{run: run, judge: j, limiter: r.limits.get(j.ID, max(run.Settings.Concurrency, 1)), checked: time.Now()}
+	if w.prov, w.endpoint, err = r.provider(j); err != nil {
+		return r.stop(ctx, run, err)
+	}
+	if len(run.Capabilities) > 0 {
+		json.Unmarshal(run.Capabilities, &w.caps)
+	}
+	dialogue := make([]Message, len(item.Messages))
+	for i, m := range item.Messages {
+		dialogue[i] = Message{Role: m.Role, Content: m.Content}
+	}
+
+	// Every prompt of the item first, so the cache is asked once.
+	prompts := make([]Prompt, len(def.Items))
+	var keys []string
+	for i := range def.Items {
+		if prompts[i], err = Render(def, &def.Items[i], dialogue); err != nil {
+			return err
+		}
+		numeric := isNumeric(def.Allowed(&def.Items[i]))
+		for s := range run.Settings.SampleCount() {
+			keys = append(keys, r.cacheKey(w, prompts[i].Hash, numeric, s, false))
+		}
+	}
+	if w.cached, err = r.db.CachedResponses(ctx, keys); err != nil {
+		return err
+	}
+
+	start := time.Now()
+	labels := make([]store.JudgeLabel, 0, len(def.Items))
+	for i := range def.Items {
+		l, err := r.answer(ctx, w, def, &def.Items[i], item.ID, prompts[i])
+		if err != nil {
+			return r.stop(ctx, run, err)
+		}
+		labels = append(labels, l)
+	}
+	if _, err := r.db.WriteJudgeAnswers(ctx, run, item.ID, labels, time.Since(start).Milliseconds()); err != nil {
+		return err
+	}
+	r.notify(ctx, run.ID)
+	return r.completeIfDone(ctx, run)
+}
+
+// stop handles an error that ends an item's work: a fatal provider error
+// pauses the run with its reason; errStop means it is already stopped.
+func (r *Runner) stop(ctx context.Context, run *attune.JudgeRun, err error) error {
+	var fatal *FatalError
+	switch {
+	case errors.Is(err, errStop):
+		return nil
+	case errors.As(err, &fatal):
+		_, serr := r.setStatus(ctx, run.ID, []attune.RunStatus{attune.RunRunning}, attune.RunPaused, fatal.Reason, nil)
+		return serr
+	}
+	return err
+}
+
+func (r *Runner) completeIfDone(ctx context.Context, run *attune.JudgeRun) error {
+	todo, err := r.db.RunItemsTodo(ctx, run)
+	if err != nil || len(todo) > 0 {
+		return err
+	}
+	_, err = r.setStatus(ctx, run.ID, []attune.RunStatus{attune.RunRunning}, attune.RunCompleted, "", nil)
+	return err
+}
+
+// callSettings are the request settings that change an answer, for the
+// cache key: the same prompt under other settings is another answer.
+type callSettings struct {
+	Temperature *float64 `json:"temperature,omitempty"`
+	MaxTokens   int      `json:"max_tokens,omitempty"`
+	Seed        *int64   `json:"seed,omitempty"`
+	Logprobs    bool     `json:"logprobs,omitempty"`
+	Structured  bool     `json:"structured,omitempty"`
+	Reask       bool     `json:"reask,omitempty"`
+}
+
+// settings are the request settings for one rubric item. With log-
+// probabilities on, a numeric item is asked for the score alone, as plain
+// text: the score must be the first token for its probabilities to be read
+// (G-Eval), which structured output would put behind the reasoning.
+func (r *Runner) settings(w *itemWork, numeric, reask bool) callSettings {
+	s := w.run.Settings
+	logprobs := s.Logprobs && w.caps.Logprobs && numeric
+	seed := s.Seed
+	if !w.caps.Seed {
+		seed = nil // an endpoint that refuses the option would refuse every call
+	}
+	return callSettings{Temperature: s.Temperature, MaxTokens: s.MaxTokens, Seed: seed,
+		Logprobs: logprobs, Structured: w.caps.StructuredOutput && !logprobs, Reask: reask}
+}
+
+func (r *Runner) cacheKey(w *itemWork, promptHash string, numeric bool, sample int, reask bool) string {
+	return CacheKey(w.endpoint, w.judge.Model, r.settings(w, numeric, reask), sample, promptHash)
+}
+
+// answer asks for every sample of one rubric item and reduces them to one
+// label, recording how it was reached.
+func (r *Runner) answer(ctx context.Context, w *itemWork, def *rubric.Definition, it *rubric.Item, itemID int64, prompt Prompt) (store.JudgeLabel, error) {
+	allowed := def.Allowed(it)
+	numeric := isNumeric(allowed)
+	structured := r.settings(w, numeric, false).Structured
+	var values []rubric.Value
+	var methods []string
+	var reasoning, raw string
+	var weighted *float64
+	var dist map[string]float64
+	for s := range w.run.Settings.SampleCount() {
+		resp, err := r.call(ctx, w, def, it, itemID, prompt.Messages, prompt, s, false)
+		if err != nil {
+			if stopping(err) {
+				return store.JudgeLabel{}, err
+			}
+			values, methods, raw = append(values, rubric.Error), append(methods, "error"), err.Error()
+			continue
+		}
+		ans, perr := Parse(def, it, resp.Text, structured)
+		if pe := (*ParseError)(nil); errors.As(perr, &pe) {
+			// One re-ask naming the problem; then the raw text is kept
+			// with an ERROR, never silently dropped.
+			msgs := ReAsk(prompt, resp.Text, pe, allowed)
+			resp2, err := r.call(ctx, w, def, it, itemID, msgs, prompt, s, true)
+			if err != nil {
+				if stopping(err) {
+					return store.JudgeLabel{}, err
+				}
+				values, methods, raw = append(values, rubric.Error), append(methods, "error"), resp.Text
+				continue
+			}
+			if ans, perr = Parse(def, it, resp2.Text, structured); perr != nil {
+				values, methods, raw = append(values, rubric.Error), append(methods, "error"), resp.Text+"\n---\n"+resp2.Text
+				continue
+			}
+			ans.Method = "reasked-" + ans.Method
+			resp = resp2
+		} else if perr != nil {
+			return store.JudgeLabel{}, perr
+		}
+		values, methods = append(values, ans.Value), append(methods, ans.Method)
+		if reasoning == "" {
+			reasoning = ans.Reasoning
+		}
+		raw = resp.Text
+		if s == 0 && numeric && len(resp.TopLogprobs) > 0 {
+			if score, d, ok := WeightedScore(resp.TopLogprobs, allowed); ok {
+				weighted = &score
+				dist = map[string]float64{}
+				for v, p := range d {
+					dist[string(v)] = p
+				}
+			}
+		}
+	}
+	l := store.JudgeLabel{Key: it.Key, Rationale: reasoning, PromptHash: prompt.Hash, WeightedScore: weighted, Distribution: dist, Raw: raw}
+	if len(values) == 1 {
+		l.Value, l.Method = string(values[0]), methods[0]
+		if weighted != nil && l.Method != "error" {
+			l.Method = "logprob"
+		}
+		return l, nil
+	}
+	v, spread := Aggregate(numeric, values)
+	l.Value, l.Method, l.Spread = string(v), "sampled", &spread
+	for _, x := range values {
+		l.Samples = append(l.Samples, string(x))
+	}
+	if v == rubric.Error {
+		l.Method = "error"
+	}
+	return l, nil
+}
+
+func stopping(err error) bool {
+	var fatal *FatalError
+	return errors.Is(err, errStop) || errors.As(err, &fatal) || errors.Is(err, context.Canceled)
+}
+
+func isNumeric(vs []rubric.Value) bool {
+	for _, v := range vs {
+		if _, err := strconv.Atoi(string(v)); err != nil {
+			return false
+		}
+	}
+	return len(vs) > 0
+}
+
+// call sends one request, from the cache when a valid answer exists,
+// otherwise paced, within the judge's concurrency, and retried: waiting out
+// Retry-After on 429, exponential backoff with jitter on timeouts and 5xx.
+// A call that comes back is stored at once, before its answer is used. It
+// returns errStop when the run stopped, a *FatalError that no retry can
+// fix, or the last error once the attempts are spent.
+func (r *Runner) call(ctx context.Context, w *itemWork, def *rubric.Definition, it *rubric.Item, itemID int64, msgs []Message, prompt Prompt, sample int, reask bool) (Response, error) {
+	promptHash := prompt.Hash
+	numeric := isNumeric(def.Allowed(it))
+	key := r.cacheKey(w, promptHash, numeric, sample, reask)
+	if b, ok := w.cached[key]; ok {
+		var resp Response
+		if err := json.Unmarshal(b, &resp); err == nil {
+			return resp, nil
+		}
+	}
+	set := r.settings(w, numeric, reask)
+	req := Request{Model: w.judge.Model, Messages: msgs, Temperature: set.Temperature, MaxTokens: set.MaxTokens, Seed: set.Seed}
+	if set.Seed != nil && sample > 0 {
+		// Each sample its own seed: the same seed would give the same answer.
+		seed := *set.Seed + int64(sample)
+		req.Seed = &seed
+	}
+	if len(def.Items) > 1 {
+		// The item's other calls share the dialogue: mark it for providers
+		// that cache explicitly.
+		req.CachePrefix = prompt.Prefix
+	}
+	if set.Logprobs {
+		req.Logprobs, req.TopLogprobs = true, 20
+	}
+	if set.Structured {
+		schema := SchemaFor(def, it)
+		req.Schema = &schema
+	}
+	estTokens := estimateRequestTokens(msgs, set.MaxTokens)
+	var last error
+	for attempt := 1; attempt <= r.opts.MaxAttempts; attempt++ {
+		if err := r.checkRun(ctx, w); err != nil {
+			return Response{}, err
+		}
+		if s := w.run.Settings; s.RPM > 0 || s.TPM > 0 {
+			at, err := r.db.Pace(ctx, w.judge.ID, s.RPM, s.TPM, estTokens)
+			if err != nil {
+				return Response{}, err
+			}
+			if err := sleep(ctx, time.Until(at)); err != nil {
+				return Response{}, err
+			}
+		}
+		if err := w.limiter.acquire(ctx); err != nil {
+			return Response{}, err
+		}
+		cctx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
+		t0 := time.Now()
+		resp, err := w.prov.Complete(cctx, req)
+		lat := time.Since(t0)
+		cancel()
+		var rl *RateLimitError
+		w.limiter.release(errors.As(err, &rl))
+		if ctx.Err() != nil {
+			return Response{}, ctx.Err()
+		}
+		if err == nil {
+			return resp, r.record(ctx, w, itemID, it.Key, sample, reask, key, promptHash, resp, lat)
+		}
+		last = err
+		var fatal *FatalError
+		var wait time.Duration
+		switch {
+		case errors.As(err, &fatal) && fatal.RequestOnly:
+			// This request alone cannot be served (a prompt longer than the
+			// model's context): its answer is an ERROR; the run goes on.
+			attempt = r.opts.MaxAttempts
+			continue
+		case errors.As(err, &fatal):
+			return Response{}, fatal
+		case errors.As(err, &rl):
+			wait = max(rl.RetryAfter, r.backoff(attempt))
+		default: // transient: 5xx, timeouts, resets
+			wait = r.backoff(attempt)
+		}
+		r.opts.Logger.Debug("judge call retry", "run", w.run.ID, "item", itemID, "rubric_item", it.Key, "attempt", attempt, "wait", wait, "err", err)
+		if attempt < r.opts.MaxAttempts {
+			if err := sleep(ctx, wait); err != nil {
+				return Response{}, err
+			}
+		}
+	}
+	// Out of attempts: the failure is recorded, and the caller writes an
+	// ERROR answer — never a silent drop, never a pass.
+	r.db.RecordCall(ctx, store.JudgeCall{RunID: w.run.ID, JudgeID: w.judge.ID, ItemID: itemID, RubricItemKey: it.Key, Sample: sample,
+		Reask: reask, CacheKey: key, PromptHash: promptHash, Model: w.judge.Model, OK: false, Error: last.Error()})
+	return Response{}, fmt.Errorf("gave up after %d attempts: %w", r.opts.MaxAttempts, last)
+}
+
+// record stores a call that came back and charges the run; a run over its
+// budget is paused.
+func (r *Runner) record(ctx context.Context, w *itemWork, itemID int64, key string, sample int, reask bool, cacheKey, promptHash string, resp Response, lat time.Duration) error {
+	s := w.run.Settings.Prices
+	cost := Cost(resp.Usage, Prices{InputPerMTok: s.InputPerMTok, CachedInputPerMTok: s.CachedInputPerMTok, OutputPerMTok: s.OutputPerMTok})
+	body, _ := json.Marshal(resp)
+	err := r.db.RecordCall(ctx, store.JudgeCall{RunID: w.run.ID, JudgeID: w.judge.ID, ItemID: itemID, RubricItemKey: key, Sample: sample,
+		Reask: reask, CacheKey: cacheKey, PromptHash: promptHash, Model: w.judge.Model, OK: true, Raw: resp.Text, Response: body,
+		InputTokens: resp.Usage.InputTokens, CachedTokens: resp.Usage.CachedInputTokens, OutputTokens: resp.Usage.OutputTokens,
+		CostUSD: cost, Latency: lat})
+	if err != nil {
+		return err
+	}
+	if w.run.BudgetUSD == nil {
+		return nil
+	}
+	spent, budget, err := r.db.AddRunSpend(ctx, w.run.ID, cost)
+	if err != nil {
+		return err
+	}
+	w.run.SpentUSD = spent
+	if budget != nil && spent >= *budget {
+		r.setStatus(ctx, w.run.ID, []attune.RunStatus{attune.RunRunning}, attune.RunPaused,
+			fmt.Sprintf("the budget of $%.2f is spent ($%.4f); raise it to go on", *budget, spent), nil)
+	}
+	return nil
+}
+
+// checkRun stops work for a run that is no longer running. It reads the
+// run's status at most once a second per item, so a pause takes effect
+// within a second without a query per call.
+func (r *Runner) checkRun(ctx context.Context, w *itemWork) error {
+	if w.run.BudgetUSD != nil && w.run.SpentUSD >= *w.run.BudgetUSD {
+		return errStop
+	}
+	if time.Since(w.checked) < time.Second {
+		return nil
+	}
+	w.checked = time.Now()
+	run, err := r.db.FindRun(ctx, w.run.ID)
+	if err != nil {
+		return err
+	}
+	if run.Status != attune.RunRunning || run.Generation != w.run.Generation {
+		return errStop
+	}
+	return nil
+}
+
+// backoff is the wait before attempt+1: exponential from BaseBackoff,
+// capped, with full jitter so that workers do not retry in lockstep.
+func (r *Runner) backoff(attempt int) time.Duration {
+	d := r.opts.BaseBackoff << min(attempt-1, 16)
+	if d <= 0 || d > r.opts.MaxBackoff {
+		d = r.opts.MaxBackoff
+	}
+	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func estimateRequestTokens(msgs []Message, maxTokens int) int {
+	n := 0
+	for _, m := range msgs {
+		n += EstimateTokens(m.Content)
+	}
+	if maxTokens <= 0 {
+		maxTokens = 256
+	}
+	return n + maxTokens
+}
+
+// Estimate is what a run is expected to cost before it starts.
+type Estimate struct {
+	Items        int
+	Calls        int
+	InputTokens  int
+	OutputTokens int
+	USD          float64
+}
+
+// EstimateRun estimates a run of judge j over the first limit items of a
+// project (all when limit is 0) from the prompts of a sample of its items:
+// every call's prompt tokens, and max_tokens (or 256) out. Cached answers
+// and re-asks are not counted; the figure is an estimate.
+func (r *Runner) EstimateRun(ctx context.Context, j *attune.Judge, p *attune.Project, limit int) (Estimate, error) {
+	def, err := r.rubric(ctx, p.RubricVersionID)
+	if err != nil {
+		return Estimate{}, err
+	}
+	ids, err := r.db.ItemIDs(ctx, p.ID, limit)
+	if err != nil {
+		return Estimate{}, err
+	}
+	e := Estimate{Items: len(ids)}
+	if len(ids) == 0 {
+		return e, nil
+	}
+	// A sample spread over the run keeps the estimate cheap for 100,000
+	// items and fair when dialogue lengths drift through a file.
+	step := max(1, len(ids)/50)
+	var sampled, inTokens int
+	for i := 0; i < len(ids); i += step {
+		item, err := r.db.FindItem(ctx, p.ID, ids[i])
+		if err != nil {
+			return Estimate{}, err
+		}
+		dialogue := make([]Message, len(item.Messages))
+		for k, m := range item.Messages {
+			dialogue[k] = Message{Role: m.Role, Content: m.Content}
+		}
+		for k := range def.Items {
+			pr, err := Render(def, &def.Items[k], dialogue)
+			if err != nil {
+				return Estimate{}, err
+			}
+			for _, m := range pr.Messages {
+				inTokens += EstimateTokens(m.Content)
+			}
+		}
+		sampled++
+	}
+	samples := j.Settings.SampleCount()
+	e.Calls = len(ids) * len(def.Items) * samples
+	e.InputTokens = inTokens * len(ids) / sampled * samples
+	out := j.Settings.MaxTokens
+	if out <= 0 {
+		out = 256
+	}
+	e.OutputTokens = e.Calls * out
+	pr := j.Settings.Prices
+	e.USD = Cost(Usage{InputTokens: e.InputTokens, OutputTokens: e.OutputTokens},
+		Prices{InputPerMTok: pr.InputPerMTok, CachedInputPerMTok: pr.CachedInputPerMTok, OutputPerMTok: pr.OutputPerMTok})
+	return e, nil
+}
