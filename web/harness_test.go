@@ -16,12 +16,24 @@ import (
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/dbtest"
+	"github.com/attune/attune/internal/judge"
 	"github.com/attune/attune/internal/password"
 	"github.com/attune/attune/internal/store"
 	"github.com/attune/attune/web"
 )
 
 func TestMain(m *testing.M) { os.Exit(dbtest.Main(m)) }
+
+// testKey is the API key the judges of the tests read from
+// ATTUNE_TEST_KEY; it must never show in a page or a log.
+const testKey = "sk-web-test-key-never-shown"
+
+func testGetenv(k string) string {
+	if k == "ATTUNE_TEST_KEY" {
+		return testKey
+	}
+	return ""
+}
 
 // fastParams keeps password hashing cheap in tests; production uses
 // password.Default.
@@ -60,6 +72,14 @@ func startApp(t *testing.T, db *store.DB, opts ...func(*web.Options)) *app {
 		f(&o)
 	}
 	logs := &logBuffer{}
+	if o.Runner == nil {
+		r, err := judge.NewRunner(db, judge.RunnerOptions{Getenv: testGetenv, BaseBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond,
+			Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Runner = r
+	}
 	w := web.New(db, slog.New(slog.NewJSONHandler(logs, nil)), o)
 	srv := httptest.NewServer(w)
 	a := &app{t: t, db: db, srv: srv, web: w, log: logs}

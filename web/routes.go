@@ -26,6 +26,8 @@ func (s *Server) routes() http.Handler {
 	s.accountRoutes(app)
 	// The annotator's workspace (web/annotate.go).
 	s.annotateRoutes(app)
+	// Judges and their runs (web/judges.go).
+	s.judgeRoutes(app)
 
 	app.Handle("/", s.h(s.notFound))
 
@@ -38,6 +40,11 @@ func (s *Server) routes() http.Handler {
 	// The JSON API authenticates with bearer tokens only, never cookies, so
 	// it sits outside the session and cross-origin layers.
 	root.Handle("/api/v1/", s.apiRoutes())
+	if s.opts.FakeLLM != nil {
+		// The demo's model, on the app's own address: a newcomer's judge
+		// runs need no API key and no second process.
+		root.Handle("/fake-llm/", http.StripPrefix("/fake-llm", s.opts.FakeLLM))
+	}
 	root.Handle("/", s.withSession(app))
 	return s.recover(s.logRequests(securityHeaders(root)))
 }

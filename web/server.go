@@ -14,6 +14,7 @@ import (
 	"github.com/alexedwards/scs/pgxstore"
 	"github.com/alexedwards/scs/v2"
 
+	"github.com/attune/attune/internal/judge"
 	"github.com/attune/attune/internal/password"
 	"github.com/attune/attune/internal/store"
 )
@@ -30,6 +31,11 @@ type Options struct {
 	// SessionCleanup is how often expired sessions are deleted; 0 disables
 	// the background sweep (tests).
 	SessionCleanup time.Duration
+	// Runner queues, pauses and estimates judge runs for the judge pages.
+	// Whether this process also works runs is the runner's owner's choice.
+	Runner *judge.Runner
+	// FakeLLM, when set, is served under /fake-llm/ (the demo's model).
+	FakeLLM http.Handler
 	// BreakAfter is how long an annotator labels without a pause before the
 	// workspace offers a break; 0 means wellbeing.DefaultBreakAfter.
 	BreakAfter time.Duration
