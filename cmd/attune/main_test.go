@@ -14,8 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/config"
 	"github.com/attune/attune/internal/dbtest"
+	"github.com/attune/attune/internal/judge"
 	"github.com/attune/attune/internal/store"
 )
 
@@ -151,6 +153,34 @@ func TestServeDemoOnEmptyDatabase(t *testing.T) {
 	for _, want := range []string{"A demo is set up", "lead@attune.local", "annotator1@attune.local", "annotator2@attune.local"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("demo output lacks %q:\n%s", want, out)
+		}
+	}
+	// The demo judge, backed by the fake model attune serves itself, works
+	// a run over every demo project with no API key.
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	db, err := store.Open(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	waiter, err := judge.NewRunner(db, judge.RunnerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, _ := db.ListAllProjects(ctx)
+	for _, p := range ps {
+		runs, err := db.ListRuns(ctx, p.ID)
+		if err != nil || len(runs) != 1 {
+			t.Fatalf("%s: runs %v, %v", p.Name, runs, err)
+		}
+		done, err := waiter.Wait(ctx, runs[0].ID)
+		if err != nil || done.Status != attune.RunCompleted {
+			t.Fatalf("%s: demo run ended %v (%v)", p.Name, done, err)
+		}
+		pr, _ := db.RunProgress(ctx, done)
+		if pr.ItemsDone != p.Items || pr.Errors != 0 {
+			t.Fatalf("%s: demo run progress %+v", p.Name, pr)
 		}
 	}
 	s.stop(t)

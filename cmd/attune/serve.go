@@ -14,6 +14,8 @@ import (
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/config"
 	"github.com/attune/attune/internal/demo"
+	"github.com/attune/attune/internal/fakellm"
+	"github.com/attune/attune/internal/judge"
 	"github.com/attune/attune/internal/password"
 	"github.com/attune/attune/internal/store"
 	"github.com/attune/attune/web"
@@ -70,13 +72,28 @@ func runServe(ctx context.Context, e env, args []string) error {
 		ln.Close()
 		return err
 	}
-	if fresh && fs.Lookup("demo").Value.String() == "true" {
+	// Every serve works queued judge runs, so runs spread over replicas.
+	runner, err := judge.NewRunner(db, judge.RunnerOptions{Getenv: e.getenv, Logger: log})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	isDemo := fs.Lookup("demo").Value.String() == "true"
+	var fake http.Handler
+	if isDemo {
+		fake = fakellm.New(fakellm.Options{Latency: 150 * time.Millisecond})
+	}
+	if fresh && isDemo {
 		accounts, err := demo.Seed(ctx, db)
 		if err != nil {
 			ln.Close()
 			return err
 		}
 		demo.Print(e.stdout, base, accounts)
+		if err := demo.SeedJudge(ctx, db, runner, base+"/fake-llm/v1"); err != nil {
+			ln.Close()
+			return err
+		}
 	}
 
 	srv := web.New(db, log, web.Options{
@@ -88,6 +105,8 @@ func runServe(ctx context.Context, e env, args []string) error {
 		SignInMaxPerAddress: cfg.SignInMaxPerAddress,
 		PasswordParams:      password.Default,
 		SessionCleanup:      10 * time.Minute,
+		Runner:              runner,
+		FakeLLM:             fake,
 		BreakAfter:          cfg.BreakAfter,
 	})
 	defer srv.Close()
@@ -108,6 +127,10 @@ func runServe(ctx context.Context, e env, args []string) error {
 			served <- hs.Serve(ln)
 		}
 	}()
+	if err := runner.Start(ctx); err != nil {
+		hs.Close()
+		return fmt.Errorf("judge runner: %w", err)
+	}
 	log.Info("serving", "addr", ln.Addr().String(), "version", version)
 	fmt.Fprintf(e.stdout, "attune is serving at %s\n", base)
 
@@ -123,6 +146,11 @@ func runServe(ctx context.Context, e env, args []string) error {
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
+	}
+	// Judge jobs under way finish if they can within the timeout; those
+	// cut off are taken up again by the next runner, repaying nothing.
+	if err := runner.Stop(sctx); err != nil {
+		runner.StopAndCancel(context.Background())
 	}
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)

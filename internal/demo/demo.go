@@ -14,6 +14,7 @@ import (
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/importer"
+	"github.com/attune/attune/internal/judge"
 	"github.com/attune/attune/internal/password"
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/store"
@@ -101,4 +102,30 @@ func Print(w io.Writer, base string, accounts []Account) {
 		fmt.Fprintf(w, "  %-10s %-26s %s\n", a.Role, a.Email, a.Password)
 	}
 	fmt.Fprintln(w)
+}
+
+// SeedJudge adds a judge backed by the demo's fake model (served by attune
+// itself at baseURL) and queues a run of it over every demo project, so a
+// newcomer sees judges work with no API key.
+func SeedJudge(ctx context.Context, db *store.DB, runner *judge.Runner, baseURL string) error {
+	j, err := db.CreateJudge(ctx, nil, store.NewJudge{Name: "Demo judge (fake model)", Provider: "openai", BaseURL: baseURL,
+		Model: "fake-judge", Settings: attune.JudgeSettings{Concurrency: 4, MaxTokens: 300,
+			Prices: attune.Prices{InputPerMTok: 0.15, CachedInputPerMTok: 0.075, OutputPerMTok: 0.6}}})
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	ps, err := db.ListAllProjects(ctx)
+	if err != nil {
+		return err
+	}
+	for _, p := range ps {
+		run, err := db.CreateRun(ctx, nil, store.NewRun{JudgeID: j.ID, ProjectID: p.ID})
+		if err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
+		if err := runner.Queue(ctx, run.ID); err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
+	}
+	return nil
 }
