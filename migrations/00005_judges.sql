@@ -17,6 +17,9 @@ CREATE TABLE judge_runs (
     estimate_usd   numeric(14, 6) NOT NULL DEFAULT 0,
     spent_usd      numeric(14, 6) NOT NULL DEFAULT 0,
     items_total    int NOT NULL DEFAULT 0 CHECK (items_total >= 0),
+    -- Items of the run's scope the judge has answered, kept by the workers
+    -- so that finding the end of a run costs no scan per item.
+    items_done     int NOT NULL DEFAULT 0 CHECK (items_done >= 0),
     capabilities   jsonb NOT NULL DEFAULT '{}',
     settings       jsonb NOT NULL,
     generation     int NOT NULL DEFAULT 1,
@@ -43,7 +46,9 @@ CREATE TABLE judge_calls (
     model           text NOT NULL,
     ok              boolean NOT NULL,
     raw             text NOT NULL DEFAULT '',
-    response        jsonb NOT NULL DEFAULT '{}',
+    -- The whole response as the runner reads it back from the cache; text,
+    -- not jsonb: it is stored on the hot path and never queried inside.
+    response        text NOT NULL DEFAULT '',
     error           text NOT NULL DEFAULT '',
     input_tokens    int NOT NULL DEFAULT 0,
     cached_tokens   int NOT NULL DEFAULT 0,

@@ -57,7 +57,13 @@ func (o RunnerOptions) withDefaults() RunnerOptions {
 		o.Getenv = func(string) string { return "" }
 	}
 	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{}
+		// The default transport keeps only 2 idle connections per host:
+		// with dozens of calls in flight to one endpoint it would open a
+		// new connection for most calls.
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConns = 1024
+		t.MaxIdleConnsPerHost = 1024
+		o.HTTPClient = &http.Client{Transport: t}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -120,6 +126,41 @@ type Runner struct {
 	// of the process: a client learns what its endpoint refuses (such as
 	// max_tokens) once, not once per item.
 	providers sync.Map // providerKey → Provider
+	// runCtx keeps each run's judge, project and rubric for a few seconds:
+	// every item of a run needs them, and they change rarely (a run's
+	// settings are a snapshot anyway).
+	runCtx   sync.Map // run id → *runContext
+	rubricMu sync.Mutex
+}
+
+type runContext struct {
+	judge   *attune.Judge
+	project *attune.Project
+	def     *rubric.Definition
+	loaded  time.Time
+}
+
+// context returns the run's judge, project and rubric, loading them at
+// most every few seconds.
+func (r *Runner) context(ctx context.Context, run *attune.JudgeRun) (*runContext, error) {
+	if c, ok := r.runCtx.Load(run.ID); ok && time.Since(c.(*runContext).loaded) < 5*time.Second {
+		return c.(*runContext), nil
+	}
+	j, err := r.db.FindJudge(ctx, run.JudgeID)
+	if err != nil {
+		return nil, err
+	}
+	p, err := r.db.FindProjectByID(ctx, run.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	def, err := r.rubric(ctx, p.RubricVersionID)
+	if err != nil {
+		return nil, err
+	}
+	c := &runContext{judge: j, project: p, def: def, loaded: time.Now()}
+	r.runCtx.Store(run.ID, c)
+	return c, nil
 }
 
 type providerKey struct {
@@ -286,6 +327,12 @@ func (r *Runner) rubric(ctx context.Context, id int64) (*rubric.Definition, erro
 	if d, ok := r.rubrics.Load(id); ok {
 		return d.(*rubric.Definition), nil
 	}
+	// One parse per version, however many workers start at once.
+	r.rubricMu.Lock()
+	defer r.rubricMu.Unlock()
+	if d, ok := r.rubrics.Load(id); ok {
+		return d.(*rubric.Definition), nil
+	}
 	d, err := r.db.FindRubricByID(ctx, id)
 	if err != nil {
 		return nil, err
@@ -336,6 +383,9 @@ func (r *Runner) workStart(ctx context.Context, job *river.Job[startArgs]) error
 	if err != nil {
 		return err
 	}
+	if err := r.db.SetRunItemsDone(ctx, run.ID, run.ItemsTotal-len(todo)); err != nil {
+		return err
+	}
 	if len(todo) == 0 {
 		_, err := r.setStatus(ctx, run.ID, []attune.RunStatus{attune.RunRunning}, attune.RunCompleted, "", nil)
 		return err
@@ -361,7 +411,10 @@ func (r *Runner) workStart(ctx context.Context, job *river.Job[startArgs]) error
 var errStop = errors.New("run stopped")
 
 // itemWork is the state of answering one item.
+// Its fields are read-only while the rubric items are answered at once,
+// except checked, which mu guards.
 type itemWork struct {
+	mu       sync.Mutex
 	run      *attune.JudgeRun
 	judge    *attune.Judge
 	prov     Provider
@@ -382,18 +435,11 @@ func (r *Runner) workItem(ctx context.Context, job *river.Job[itemArgs]) error {
 	if run.Status != attune.RunRunning || run.Generation != job.Args.Generation {
 		return nil // paused, cancelled or restarted: a later start queues what is left
 	}
-	j, err := r.db.FindJudge(ctx, run.JudgeID)
+	rc, err := r.context(ctx, run)
 	if err != nil {
 		return err
 	}
-	p, err := r.db.FindProjectByID(ctx, run.ProjectID)
-	if err != nil {
-		return err
-	}
-	def, err := r.rubric(ctx, p.RubricVersionID)
-	if err != nil {
-		return err
-	}
+	j, def := rc.judge, rc.def
 	item, err := r.db.FindItem(ctx, run.ProjectID, job.Args.ItemID)
 	if err != nil {
 		return err
@@ -426,17 +472,31 @@ func (r *Runner) workItem(ctx context.Context, job *river.Job[itemArgs]) error {
 		return err
 	}
 
+	// The first rubric item alone, so the provider has the shared prefix
+	// (the dialogue) in its cache; then the rest at once, within the
+	// judge's concurrency, so an item takes about two calls' time.
 	start := time.Now()
-	labels := make([]store.JudgeLabel, 0, len(def.Items))
-	for i := range def.Items {
-		l, err := r.answer(ctx, w, def, &def.Items[i], item.ID, prompts[i])
+	labels := make([]store.JudgeLabel, len(def.Items))
+	errs := make([]error, len(def.Items))
+	labels[0], errs[0] = r.answer(ctx, w, def, &def.Items[0], item.ID, prompts[0])
+	if errs[0] == nil {
+		var wg sync.WaitGroup
+		for i := 1; i < len(def.Items); i++ {
+			wg.Go(func() { labels[i], errs[i] = r.answer(ctx, w, def, &def.Items[i], item.ID, prompts[i]) })
+		}
+		wg.Wait()
+	}
+	for _, err := range errs {
 		if err != nil {
 			return r.stop(ctx, run, err)
 		}
-		labels = append(labels, l)
 	}
-	if _, err := r.db.WriteJudgeAnswers(ctx, run, item.ID, labels, time.Since(start).Milliseconds()); err != nil {
+	_, last, err := r.db.WriteJudgeAnswers(ctx, run, item.ID, labels, time.Since(start).Milliseconds())
+	if err != nil {
 		return err
+	}
+	if !last {
+		return nil
 	}
 	r.notify(ctx, run.ID)
 	return r.completeIfDone(ctx, run)
@@ -456,6 +516,9 @@ func (r *Runner) stop(ctx context.Context, run *attune.JudgeRun, err error) erro
 	return err
 }
 
+// completeIfDone marks the run completed once no item is left. The
+// workers' count says when to look; the look itself is exact, since a job
+// of an earlier start finishing late can make the count run ahead.
 func (r *Runner) completeIfDone(ctx context.Context, run *attune.JudgeRun) error {
 	todo, err := r.db.RunItemsTodo(ctx, run)
 	if err != nil || len(todo) > 0 {
@@ -686,7 +749,11 @@ func (r *Runner) call(ctx context.Context, w *itemWork, def *rubric.Definition, 
 func (r *Runner) record(ctx context.Context, w *itemWork, itemID int64, key string, sample int, reask bool, cacheKey, promptHash string, resp Response, lat time.Duration) error {
 	s := w.run.Settings.Prices
 	cost := Cost(resp.Usage, Prices{InputPerMTok: s.InputPerMTok, CachedInputPerMTok: s.CachedInputPerMTok, OutputPerMTok: s.OutputPerMTok})
-	body, _ := json.Marshal(resp)
+	// The cache needs the answer, its log-probabilities and usage; the
+	// provider's whole body would double what each call writes.
+	kept := resp
+	kept.Raw = ""
+	body, _ := json.Marshal(kept)
 	err := r.db.RecordCall(ctx, store.JudgeCall{RunID: w.run.ID, JudgeID: w.judge.ID, ItemID: itemID, RubricItemKey: key, Sample: sample,
 		Reask: reask, CacheKey: cacheKey, PromptHash: promptHash, Model: w.judge.Model, OK: true, Raw: resp.Text, Response: body,
 		InputTokens: resp.Usage.InputTokens, CachedTokens: resp.Usage.CachedInputTokens, OutputTokens: resp.Usage.OutputTokens,
@@ -701,7 +768,9 @@ func (r *Runner) record(ctx context.Context, w *itemWork, itemID int64, key stri
 	if err != nil {
 		return err
 	}
+	w.mu.Lock()
 	w.run.SpentUSD = spent
+	w.mu.Unlock()
 	if budget != nil && spent >= *budget {
 		r.setStatus(ctx, w.run.ID, []attune.RunStatus{attune.RunRunning}, attune.RunPaused,
 			fmt.Sprintf("the budget of $%.2f is spent ($%.4f); raise it to go on", *budget, spent), nil)
@@ -713,13 +782,19 @@ func (r *Runner) record(ctx context.Context, w *itemWork, itemID int64, key stri
 // run's status at most once a second per item, so a pause takes effect
 // within a second without a query per call.
 func (r *Runner) checkRun(ctx context.Context, w *itemWork) error {
-	if w.run.BudgetUSD != nil && w.run.SpentUSD >= *w.run.BudgetUSD {
+	w.mu.Lock()
+	over := w.run.BudgetUSD != nil && w.run.SpentUSD >= *w.run.BudgetUSD
+	fresh := time.Since(w.checked) < time.Second
+	if !fresh {
+		w.checked = time.Now()
+	}
+	w.mu.Unlock()
+	if over {
 		return errStop
 	}
-	if time.Since(w.checked) < time.Second {
+	if fresh {
 		return nil
 	}
-	w.checked = time.Now()
 	run, err := r.db.FindRun(ctx, w.run.ID)
 	if err != nil {
 		return err

@@ -77,7 +77,9 @@ type setup struct {
 	opts     judge.RunnerOptions
 }
 
-func newFixture(t *testing.T, s setup) *fixture {
+func newFixture(t *testing.T, s setup) *fixture { return newFixtureTB(t, s) }
+
+func newFixtureTB(t testing.TB, s setup) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	db := dbtest.New(t)

@@ -245,7 +245,7 @@ type JudgeCall struct {
 // CachedResponses returns the stored responses for the cache keys that
 // have one: valid answers are never paid for twice.
 func (db *DB) CachedResponses(ctx context.Context, keys []string) (map[string][]byte, error) {
-	rows, err := db.pool.Query(ctx, `SELECT cache_key, response FROM judge_calls WHERE ok AND cache_key = ANY($1)`, keys)
+	rows, err := db.pool.Query(ctx, `SELECT cache_key, response FROM judge_calls WHERE ok AND cache_key = ANY($1) AND response <> ''`, keys)
 	if err != nil {
 		return nil, mapErr(err, "cached calls", "")
 	}
@@ -265,16 +265,12 @@ func (db *DB) CachedResponses(ctx context.Context, keys []string) (map[string][]
 // RecordCall stores a call as soon as it returns, before its answer is
 // used, so that a crash after a paid call does not pay for it again.
 func (db *DB) RecordCall(ctx context.Context, c JudgeCall) error {
-	resp := c.Response
-	if len(resp) == 0 {
-		resp = []byte("{}")
-	}
 	_, err := db.pool.Exec(ctx, `
 		INSERT INTO judge_calls (run_id, judge_id, item_id, rubric_item_key, sample, reask, cache_key, prompt_hash, model, ok, raw, response,
 		                         error, input_tokens, cached_tokens, output_tokens, cost_usd, latency_ms)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
 		ON CONFLICT (cache_key) WHERE ok DO NOTHING`,
-		c.RunID, c.JudgeID, c.ItemID, c.RubricItemKey, c.Sample, c.Reask, c.CacheKey, c.PromptHash, c.Model, c.OK, c.Raw, resp,
+		c.RunID, c.JudgeID, c.ItemID, c.RubricItemKey, c.Sample, c.Reask, c.CacheKey, c.PromptHash, c.Model, c.OK, c.Raw, string(c.Response),
 		c.Error, c.InputTokens, c.CachedTokens, c.OutputTokens, c.CostUSD, c.Latency.Milliseconds())
 	return mapErr(err, "record call", "")
 }
@@ -328,11 +324,11 @@ type JudgeLabel struct {
 }
 
 // WriteJudgeAnswers stores a judge's answers for an item as its answer set
-// in one transaction. It reports false, storing nothing, when the judge
-// has answered that item already (a job that ran twice).
-func (db *DB) WriteJudgeAnswers(ctx context.Context, run *attune.JudgeRun, itemID int64, labels []JudgeLabel, activeMS int64) (bool, error) {
-	written := false
-	err := db.inTx(ctx, func(tx pgx.Tx) error {
+// in one transaction, and counts the item done for the run. It reports
+// false, storing nothing, when the judge has answered that item already (a
+// job that ran twice), and whether the run's count has reached its total.
+func (db *DB) WriteJudgeAnswers(ctx context.Context, run *attune.JudgeRun, itemID int64, labels []JudgeLabel, activeMS int64) (written, last bool, err error) {
+	err = db.inTx(ctx, func(tx pgx.Tx) error {
 		var setID int64
 		err := tx.QueryRow(ctx, `
 			INSERT INTO answer_sets (project_id, item_id, rater_id, rubric_version_id, active_ms)
@@ -345,31 +341,54 @@ func (db *DB) WriteJudgeAnswers(ctx context.Context, run *attune.JudgeRun, itemI
 		if err != nil {
 			return err
 		}
-		for _, l := range labels {
-			var labelID int64
-			if err := tx.QueryRow(ctx, `
-				INSERT INTO labels (answer_set_id, item_id, rater_id, rubric_version_id, rubric_item_key, value, rationale)
-				SELECT s.id, s.item_id, s.rater_id, s.rubric_version_id, $2, $3, $4 FROM answer_sets s WHERE s.id = $1
-				RETURNING id`, setID, l.Key, l.Value, l.Rationale).Scan(&labelID); err != nil {
-				return err
-			}
-			var dist, samples []byte
+		// Two statements for the whole set, not two per label: this write
+		// sits on the path of every item a run answers.
+		n := len(labels)
+		keys, values, notes := make([]string, n), make([]string, n), make([]string, n)
+		methods, hashes, raws := make([]string, n), make([]string, n), make([]string, n)
+		weighted, spreads := make([]*float64, n), make([]*float64, n)
+		dists, samples := make([]*string, n), make([]*string, n)
+		for i, l := range labels {
+			keys[i], values[i], notes[i] = l.Key, l.Value, l.Rationale
+			methods[i], hashes[i], raws[i] = l.Method, l.PromptHash, l.Raw
+			weighted[i], spreads[i] = l.WeightedScore, l.Spread
 			if l.Distribution != nil {
-				dist, _ = json.Marshal(l.Distribution)
+				b, _ := json.Marshal(l.Distribution)
+				s := string(b)
+				dists[i] = &s
 			}
 			if l.Samples != nil {
-				samples, _ = json.Marshal(l.Samples)
-			}
-			if _, err := tx.Exec(ctx, `INSERT INTO judge_label_details (label_id, run_id, method, prompt_hash, weighted_score, distribution, samples, spread, raw)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-				labelID, run.ID, l.Method, l.PromptHash, l.WeightedScore, dist, samples, l.Spread, l.Raw); err != nil {
-				return err
+				b, _ := json.Marshal(l.Samples)
+				s := string(b)
+				samples[i] = &s
 			}
 		}
+		_, err = tx.Exec(ctx, `
+			WITH l AS (
+				INSERT INTO labels (answer_set_id, item_id, rater_id, rubric_version_id, rubric_item_key, value, rationale)
+				SELECT s.id, s.item_id, s.rater_id, s.rubric_version_id, k, v, n
+				FROM answer_sets s, unnest($2::text[], $3::text[], $4::text[]) AS t(k, v, n) WHERE s.id = $1
+				RETURNING id, rubric_item_key)
+			INSERT INTO judge_label_details (label_id, run_id, method, prompt_hash, weighted_score, distribution, samples, spread, raw)
+			SELECT l.id, $5, d.method, d.hash, d.weighted, d.dist::jsonb, d.samples::jsonb, d.spread, d.raw
+			FROM l JOIN unnest($2::text[], $6::text[], $7::text[], $8::float8[], $9::text[], $10::text[], $11::float8[], $12::text[])
+			     AS d(k, method, hash, weighted, dist, samples, spread, raw) ON d.k = l.rubric_item_key`,
+			setID, keys, values, notes, run.ID, methods, hashes, weighted, dists, samples, spreads, raws)
+		if err != nil {
+			return err
+		}
 		written = true
-		return nil
+		return tx.QueryRow(ctx, `UPDATE judge_runs SET items_done = items_done + 1 WHERE id = $1 RETURNING items_done >= items_total`,
+			run.ID).Scan(&last)
 	})
-	return written, mapErr(err, "write judge answers", "")
+	return written, last, mapErr(err, "write judge answers", "")
+}
+
+// SetRunItemsDone sets how many of the run's items are answered already,
+// when a run starts or resumes.
+func (db *DB) SetRunItemsDone(ctx context.Context, runID int64, done int) error {
+	_, err := db.pool.Exec(ctx, `UPDATE judge_runs SET items_done = $2 WHERE id = $1`, runID, done)
+	return mapErr(err, "run items done", "")
 }
 
 // RunProgress reports a run's progress: items answered, ERROR labels,
