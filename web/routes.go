@@ -28,6 +28,8 @@ func (s *Server) routes() http.Handler {
 	s.annotateRoutes(app)
 	// Judges and their runs (web/judges.go).
 	s.judgeRoutes(app)
+	// Agreement reports and labels brought in from elsewhere (web/reports.go).
+	s.reportRoutes(app)
 
 	app.Handle("/", s.h(s.notFound))
 
