@@ -30,6 +30,9 @@ func (s *Server) routes() http.Handler {
 	s.judgeRoutes(app)
 	// Agreement reports and labels brought in from elsewhere (web/reports.go).
 	s.reportRoutes(app)
+	// Adjudication and gold sets (web/gold.go), and exports (web/exports.go).
+	s.goldRoutes(app)
+	s.exportRoutes(app)
 
 	app.Handle("/", s.h(s.notFound))
 
