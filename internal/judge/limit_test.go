@@ -3,9 +3,9 @@ package judge
 import (
 	"context"
 	"sync"
+	"runtime"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 func TestAIMDHalvesOnRateLimitAndGrowsBackSlowly(t *testing.T) {
@@ -57,7 +57,9 @@ func TestAIMDNeverExceedsLimit(t *testing.T) {
 					break
 				}
 			}
-			time.Sleep(time.Millisecond) // hold the slot so others must queue
+			for range 100 {
+				runtime.Gosched() // hold the slot a while so others must queue
+			}
 			inflight.Add(-1)
 			a.release(false)
 		})
