@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -440,7 +441,10 @@ func TestBrowserContentNoteSkipAndFlag(t *testing.T) {
 // TestBrowserScreenshots writes the workspace at a laptop's width and a
 // phone's, and checks that the rubric sits beside the dialogue on the one
 // and below it on the other. The images go to testdata/screenshots and,
-// for the README, to docs/img.
+// with -update-docs, to docs/img for the README (committed images must not
+// change with every test run).
+var updateDocs = flag.Bool("update-docs", false, "also write the README's screenshots to docs/img")
+
 func TestBrowserScreenshots(t *testing.T) {
 	t.Parallel()
 	l := newLabelling(t, labellingOpts{rubric: "empathetic-dialogue@2", items: screenshotDialogue})
@@ -483,7 +487,11 @@ func TestBrowserScreenshots(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, dir := range []string{"testdata/screenshots", "../docs/img"} {
+		dirs := []string{"testdata/screenshots"}
+		if *updateDocs {
+			dirs = append(dirs, "../docs/img")
+		}
+		for _, dir := range dirs {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				t.Fatal(err)
 			}

@@ -240,6 +240,12 @@ func (s *Server) projectView(r *http.Request, p *attune.Project, role attune.Mem
 			Submitted: a.Submitted, Skipped: a.Skipped, LastHour: a.LastHour, Median: formatPace(a.Submitted, a.MedianActive),
 		})
 	}
+	if viewer.Role.AtLeast(attune.RoleLead) {
+		// Judges are for leads and admins (web/judges_runs.go).
+		if page.Judges, err = s.judgesSection(ctx, p); err != nil {
+			return page, err
+		}
+	}
 	members, err := s.db.ListMembers(ctx, p.ID)
 	if err != nil {
 		return page, err

@@ -1,0 +1,250 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/a-h/templ"
+
+	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/rubric"
+	"github.com/attune/attune/internal/scoring"
+	"github.com/attune/attune/internal/store"
+	judgeview "github.com/attune/attune/web/views/judge"
+)
+
+// runItemsPerPage is how many items a page of a run's answers lists.
+const runItemsPerPage = 50
+
+// runItems lists a run's items with the judge's answers, a page at a time;
+// ?errors=1 keeps the items with an ERROR answer.
+func (s *Server) runItems(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	p, run, err := s.runAccess(r)
+	if err != nil {
+		return err
+	}
+	def, err := s.rubricByID(ctx, p.RubricVersionID)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	errorsOnly := q.Get("errors") == "1"
+	pageNo, err := strconv.Atoi(q.Get("page"))
+	if err != nil || pageNo < 1 {
+		pageNo = 1
+	}
+	// Past the last page is an empty page, not an overflowing offset.
+	pageNo = min(pageNo, maxRunItems/runItemsPerPage+1)
+	offset := (pageNo - 1) * runItemsPerPage
+	items, total, err := s.db.ListRunItems(ctx, run, store.RunItemFilter{ErrorsOnly: errorsOnly, Offset: offset, Limit: runItemsPerPage})
+	if err != nil {
+		return err
+	}
+	base := runPath(p.ID, run.ID)
+	list := func(page int, errs bool) templ.SafeURL {
+		v := url.Values{}
+		if errs {
+			v.Set("errors", "1")
+		}
+		if page > 1 {
+			v.Set("page", strconv.Itoa(page))
+		}
+		if len(v) == 0 {
+			return templ.SafeURL(base + "/items")
+		}
+		return templ.SafeURL(base + "/items?" + v.Encode())
+	}
+	page := judgeview.ItemsPage{
+		Chrome:      s.chrome(r, fmt.Sprintf("Answers · run %d", run.ID), "home"),
+		ProjectName: p.Name, ProjectURL: templ.SafeURL(projectPath(p.ID)), RunURL: templ.SafeURL(base), RunID: run.ID,
+		JudgeName: run.JudgeName, ErrorsOnly: errorsOnly, AllURL: list(1, false), ErrorsURL: list(1, true), Total: total,
+	}
+	for _, it := range def.Items {
+		page.Keys = append(page.Keys, it.Key)
+	}
+	for _, it := range items {
+		row := judgeview.ItemRow{
+			URL: templ.SafeURL(fmt.Sprintf("%s/items/%d", base, it.ItemID)), SourceID: it.SourceID, Answered: it.Answered,
+			Errors: it.Errors, Calls: it.Calls, Cost: usd(it.CostUSD),
+		}
+		for _, k := range page.Keys {
+			row.Values = append(row.Values, it.Values[k])
+		}
+		page.Items = append(page.Items, row)
+	}
+	if len(items) > 0 {
+		page.From, page.To = offset+1, offset+len(items)
+	}
+	if pageNo > 1 {
+		page.PrevURL = list(pageNo-1, errorsOnly)
+	}
+	if offset+len(items) < total {
+		page.NextURL = list(pageNo+1, errorsOnly)
+	}
+	s.render(w, r, http.StatusOK, judgeview.Items(page))
+	return nil
+}
+
+// runItem shows a judge's answers for one item — how each was reached and
+// every call it made — beside the people's, each answer set scored by the
+// same engine with the item's facts.
+func (s *Server) runItem(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	p, run, err := s.runAccess(r)
+	if err != nil {
+		return err
+	}
+	itemID, err := strconv.ParseInt(r.PathValue("item"), 10, 64)
+	if err != nil || itemID <= 0 {
+		return attune.NotFound("item")
+	}
+	item, err := s.db.FindItem(ctx, p.ID, itemID)
+	if err != nil {
+		return err
+	}
+	def, err := s.rubricByID(ctx, p.RubricVersionID)
+	if err != nil {
+		return err
+	}
+	answers, err := s.db.JudgeItemAnswers(ctx, run.JudgeID, item.ID)
+	if err != nil {
+		return err
+	}
+	calls, err := s.db.JudgeItemCalls(ctx, run.JudgeID, item.ID)
+	if err != nil {
+		return err
+	}
+	people, err := s.db.HumanAnswerSets(ctx, p.ID, item.ID)
+	if err != nil {
+		return err
+	}
+	base := runPath(p.ID, run.ID)
+	page := judgeview.ItemPage{
+		Chrome:      s.chrome(r, run.JudgeName+" on "+item.SourceID, "home"),
+		ProjectName: p.Name, ProjectURL: templ.SafeURL(projectPath(p.ID)), RunURL: templ.SafeURL(base),
+		ItemsURL: templ.SafeURL(base + "/items"), RunID: run.ID, JudgeName: run.JudgeName, SourceID: item.SourceID,
+	}
+	for _, m := range item.Messages {
+		page.Dialogue = append(page.Dialogue, judgeview.Message{Role: m.Role, Content: m.Content})
+	}
+
+	byKey := map[string]store.JudgeAnswer{}
+	for _, a := range answers {
+		byKey[a.Key] = a
+	}
+	for _, it := range def.Items {
+		a, ok := byKey[it.Key]
+		if !ok {
+			continue
+		}
+		method, reasked := methodOf(a.Method)
+		v := judgeview.Answer{
+			Key: a.Key, Label: itemLabel(def, a.Key), Value: a.Value, Method: method, Reasked: reasked,
+			Distribution: shares(def, a.Distribution), Rationale: a.Rationale, PromptHash: a.PromptHash, Raw: a.Raw,
+		}
+		if a.WeightedScore != nil {
+			v.Weighted = fmt.Sprintf("%.2f", *a.WeightedScore)
+		}
+		if len(a.Samples) > 0 {
+			v.Samples = strings.Join(a.Samples, ", ")
+			if a.Spread != nil {
+				v.Spread = num(*a.Spread)
+			}
+		}
+		if a.RunID != run.ID {
+			v.OtherRun = fmt.Sprintf("run %d", a.RunID)
+		}
+		page.Answers = append(page.Answers, v)
+	}
+
+	facts, _ := factsOf(item)
+	judgeAnswers := map[string]string{}
+	for _, a := range answers {
+		judgeAnswers[a.Key] = a.Value
+	}
+	sets := []map[string]string{judgeAnswers}
+	page.Compare.Raters = []string{run.JudgeName + " (judge)"}
+	for _, h := range people {
+		sets = append(sets, h.Answers)
+		page.Compare.Raters = append(page.Compare.Raters, h.Name)
+	}
+	for _, it := range def.Items {
+		row := judgeview.CompareRow{Key: it.Key, Label: itemLabel(def, it.Key)}
+		for i, set := range sets {
+			v := set[it.Key]
+			row.Differ = append(row.Differ, i > 0 && v != "" && judgeAnswers[it.Key] != "" && v != judgeAnswers[it.Key])
+			if v == "" {
+				v = "—"
+			}
+			row.Values = append(row.Values, v)
+		}
+		page.Compare.Rows = append(page.Compare.Rows, row)
+	}
+	for i, set := range sets {
+		if i == 0 && len(answers) == 0 {
+			// Scoring no answers would show a judge that failed every
+			// check, when it has simply not been asked yet.
+			page.Compare.Score = append(page.Compare.Score, "—")
+			page.Compare.Pass = append(page.Compare.Pass, "—")
+			page.Compare.Gate = append(page.Compare.Gate, "—")
+			page.Compare.Failed = append(page.Compare.Failed, "—")
+			continue
+		}
+		ans := rubric.Answers{}
+		for k, v := range set {
+			ans[k] = rubric.Value(v)
+		}
+		res, err := scoring.Score(def, ans, facts)
+		if err != nil {
+			return err
+		}
+		score, pass, gate, failed := engineCells(def, res)
+		page.Compare.Score = append(page.Compare.Score, score)
+		page.Compare.Pass = append(page.Compare.Pass, pass)
+		page.Compare.Gate = append(page.Compare.Gate, gate)
+		page.Compare.Failed = append(page.Compare.Failed, failed)
+	}
+
+	for _, c := range calls {
+		page.Calls = append(page.Calls, judgeview.Call{
+			ID: c.ID, Run: c.RunID, RubricItem: c.RubricItemKey, Sample: c.Sample, Reask: c.Reask, OK: c.OK, Raw: c.Raw, Error: c.Error,
+			Tokens: tokens(int64(c.InputTokens), int64(c.CachedTokens), int64(c.OutputTokens)), Cost: usd(c.CostUSD),
+			Latency: fmt.Sprintf("%d ms", c.Latency.Milliseconds()), At: c.At.UTC().Format("2006-01-02 15:04:05 UTC"),
+		})
+	}
+	s.render(w, r, http.StatusOK, judgeview.Item(page))
+	return nil
+}
+
+// engineCells writes the engine's result for one answer set: the score,
+// pass, the safety gate and the failed checks ("—" where the rubric's kind
+// has none).
+func engineCells(def *rubric.Definition, res scoring.Result) (score, pass, gate, failed string) {
+	score, pass, gate, failed = "—", "—", "—", "none"
+	if res.Score != nil {
+		score = num(*res.Score)
+		if def.Kind == rubric.Criteria {
+			score = fmt.Sprintf("%.3f", *res.Score)
+		}
+	}
+	if res.Pass != nil {
+		pass = "fail"
+		if *res.Pass {
+			pass = "pass"
+		}
+	}
+	if def.Kind == rubric.Criteria {
+		gate = "passed"
+		if res.SafetyGateFailed {
+			gate = "failed: " + strings.Join(res.FailedSafety, ", ")
+		}
+	}
+	if len(res.FailedChecks) > 0 {
+		failed = strings.Join(res.FailedChecks, ", ")
+	}
+	return score, pass, gate, failed
+}

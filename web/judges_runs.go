@@ -1,0 +1,428 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/a-h/templ"
+
+	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/store"
+	judgeview "github.com/attune/attune/web/views/judge"
+	"github.com/attune/attune/web/views/project"
+)
+
+// Limits of the start-a-run form.
+const (
+	maxRunItems  = 10_000_000
+	maxRunBudget = 1_000_000 // US dollars
+)
+
+func runPath(projectID, runID int64) string {
+	return fmt.Sprintf("/projects/%d/runs/%d", projectID, runID)
+}
+
+// active reports whether a run may still make calls without a lead's say.
+func active(st attune.RunStatus) bool { return st == attune.RunQueued || st == attune.RunRunning }
+
+// judgesSection builds the Judges block of a project's page, for a viewer
+// who may use judges (a lead or admin, and a lead of the project).
+func (s *Server) judgesSection(ctx context.Context, p *attune.Project) (*judgeview.ProjectSection, error) {
+	judges, err := s.db.ListJudges(ctx)
+	if err != nil {
+		return nil, err
+	}
+	runs, err := s.db.ListRuns(ctx, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	sec := &judgeview.ProjectSection{Action: templ.SafeURL(fmt.Sprintf("/projects/%d/runs", p.ID)), CanStart: len(judges) > 0}
+	for _, j := range judges {
+		sec.Judges = append(sec.Judges, judgeview.Option{Value: strconv.FormatInt(j.ID, 10), Label: j.Name + " (" + j.Model + ")"})
+	}
+	for _, r := range runs {
+		sec.Runs = append(sec.Runs, judgeview.RunRow{
+			ID: r.ID, URL: templ.SafeURL(runPath(p.ID, r.ID)), Judge: r.JudgeName, Status: string(r.Status), Reason: r.Reason,
+			Items: r.ItemsTotal, Created: stamp(r.CreatedAt),
+		})
+	}
+	return sec, nil
+}
+
+// runInput is a checked start-a-run form.
+type runInput struct {
+	judge  *attune.Judge
+	limit  *int
+	budget *float64
+}
+
+// readRunForm reads the start-a-run form (or its confirmation, which
+// carries the same fields) and checks it.
+func (s *Server) readRunForm(r *http.Request) (judgeview.StartForm, runInput, map[string]string, error) {
+	f := judgeview.StartForm{
+		Judge:  strings.TrimSpace(r.PostFormValue("judge")),
+		Limit:  strings.TrimSpace(r.PostFormValue("limit")),
+		Budget: strings.TrimSpace(r.PostFormValue("budget")),
+	}
+	var in runInput
+	errs := map[string]string{}
+	if id, err := strconv.ParseInt(f.Judge, 10, 64); err != nil || id <= 0 {
+		errs["judge"] = "Choose a judge."
+	} else if in.judge, err = s.db.FindJudge(r.Context(), id); isNotFound(err) {
+		errs["judge"] = "That judge no longer exists; choose another."
+	} else if err != nil {
+		return f, in, nil, err
+	}
+	if f.Limit != "" {
+		if n, err := strconv.Atoi(f.Limit); err != nil || n < 1 || n > maxRunItems {
+			errs["limit"] = "Enter a whole number of items from 1 up, or leave it empty for all."
+		} else {
+			in.limit = &n
+		}
+	}
+	if f.Budget != "" {
+		if x, err := strconv.ParseFloat(strings.TrimPrefix(f.Budget, "$"), 64); err != nil || math.IsNaN(x) || x <= 0 || x > maxRunBudget {
+			errs["budget"] = fmt.Sprintf("Enter an amount in dollars above 0 and at most %d, or leave it empty for no cap.", maxRunBudget)
+		} else {
+			in.budget = &x
+		}
+	}
+	return f, in, errs, nil
+}
+
+// refuseRunForm shows the project's page again with the start form's
+// problems.
+func (s *Server) refuseRunForm(w http.ResponseWriter, r *http.Request, p *attune.Project, role attune.MemberRole, f judgeview.StartForm, errs map[string]string) error {
+	page, err := s.projectView(r, p, role)
+	if err != nil {
+		return err
+	}
+	if page.Judges != nil {
+		page.Judges.Form, page.Judges.Errors = f, errs
+	}
+	s.render(w, r, http.StatusUnprocessableEntity, project.View(page))
+	return nil
+}
+
+// activeRun says which run of the judge is still queued or running on the
+// project, or "": two at once would answer the same items twice.
+func (s *Server) activeRun(ctx context.Context, p *attune.Project, judgeID int64) (string, error) {
+	runs, err := s.db.ListRuns(ctx, p.ID)
+	if err != nil {
+		return "", err
+	}
+	for _, r := range runs {
+		if r.JudgeID == judgeID && active(r.Status) {
+			return fmt.Sprintf("Run %d of this judge is %s on this project; pause or cancel it, or wait for it to finish, before starting another.",
+				r.ID, r.Status), nil
+		}
+	}
+	return "", nil
+}
+
+// estimateRun shows what a run would cost, with the button that starts
+// it. Nothing is stored.
+func (s *Server) estimateRun(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	p, role, err := s.projectAccess(r, true)
+	if err != nil {
+		return err
+	}
+	f, in, errs, err := s.readRunForm(r)
+	if err != nil {
+		return err
+	}
+	if len(errs) > 0 {
+		return s.refuseRunForm(w, r, p, role, f, errs)
+	}
+	limit := 0
+	if in.limit != nil {
+		limit = *in.limit
+	}
+	est, err := s.opts.Runner.EstimateRun(ctx, in.judge, p, limit)
+	if err != nil {
+		return err
+	}
+	if est.Items == 0 {
+		return s.refuseRunForm(w, r, p, role, f, map[string]string{"limit": "This project has no items yet: import a dataset first."})
+	}
+	def, err := s.rubricByID(ctx, p.RubricVersionID)
+	if err != nil {
+		return err
+	}
+	act, err := s.activeRun(ctx, p, in.judge.ID)
+	if err != nil {
+		return err
+	}
+	page := judgeview.ConfirmPage{
+		Chrome:      s.chrome(r, "Start "+in.judge.Name, "home"),
+		ProjectName: p.Name, ProjectURL: templ.SafeURL(projectPath(p.ID)),
+		Action:    templ.SafeURL(fmt.Sprintf("/projects/%d/runs/confirm", p.ID)),
+		JudgeName: in.judge.Name, Model: in.judge.Model, Form: f,
+		Items: est.Items, RubricItems: len(def.Items), Samples: in.judge.Settings.SampleCount(),
+		Calls: count(int64(est.Calls)), InputTokens: count(int64(est.InputTokens)), OutputTokens: count(int64(est.OutputTokens)),
+		USD: usd(est.USD), Active: act,
+	}
+	if in.budget != nil {
+		page.Budget = usd(*in.budget)
+		page.OverBudget = est.USD > *in.budget
+	}
+	s.render(w, r, http.StatusOK, judgeview.Confirm(page))
+	return nil
+}
+
+// startRun stores the run and queues it; any process running the judge
+// runner takes it up.
+func (s *Server) startRun(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	p, role, err := s.projectAccess(r, true)
+	if err != nil {
+		return err
+	}
+	f, in, errs, err := s.readRunForm(r)
+	if err != nil {
+		return err
+	}
+	if len(errs) > 0 {
+		return s.refuseRunForm(w, r, p, role, f, errs)
+	}
+	back := projectPath(p.ID) + "#judges"
+	if act, err := s.activeRun(ctx, p, in.judge.ID); err != nil {
+		return err
+	} else if act != "" {
+		s.sessions.Put(ctx, sessionFlashError, act)
+		http.Redirect(w, r, back, http.StatusSeeOther)
+		return nil
+	}
+	limit := 0
+	if in.limit != nil {
+		limit = *in.limit
+	}
+	// The estimate stored with the run is the server's own, not the one
+	// the confirmation page showed: the items may have changed since.
+	est, err := s.opts.Runner.EstimateRun(ctx, in.judge, p, limit)
+	if err != nil {
+		return err
+	}
+	if est.Items == 0 {
+		return s.refuseRunForm(w, r, p, role, f, map[string]string{"limit": "This project has no items yet: import a dataset first."})
+	}
+	actor := userFrom(ctx).ID
+	run, err := s.db.CreateRun(ctx, &actor, store.NewRun{JudgeID: in.judge.ID, ProjectID: p.ID, ItemLimit: in.limit, BudgetUSD: in.budget, EstimateUSD: est.USD})
+	if err != nil {
+		return err
+	}
+	if err := s.opts.Runner.Queue(ctx, run.ID); err != nil {
+		// The run exists; paused with the reason, a lead can resume it,
+		// which queues it again.
+		if _, serr := s.db.SetRunStatus(context.WithoutCancel(ctx), run.ID, []attune.RunStatus{attune.RunQueued}, attune.RunPaused,
+			"the run could not be queued; resume it to try again", nil); serr != nil {
+			return errors.Join(err, serr)
+		}
+		return fmt.Errorf("queue run %d: %w", run.ID, err)
+	}
+	s.sessions.Put(ctx, sessionFlash, fmt.Sprintf("Run %d of %s is queued: it starts as soon as a worker takes it.", run.ID, in.judge.Name))
+	http.Redirect(w, r, runPath(p.ID, run.ID), http.StatusSeeOther)
+	return nil
+}
+
+// runAccess loads the project and the run named in the path, for one of
+// the project's leads. A run of another project is not found.
+func (s *Server) runAccess(r *http.Request) (*attune.Project, *attune.JudgeRun, error) {
+	p, _, err := s.projectAccess(r, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	id, err := strconv.ParseInt(r.PathValue("run"), 10, 64)
+	if err != nil || id <= 0 {
+		return nil, nil, attune.NotFound("run")
+	}
+	run, err := s.db.FindRun(r.Context(), id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if run.ProjectID != p.ID {
+		return nil, nil, attune.NotFound("run")
+	}
+	return p, run, nil
+}
+
+// progressView reads a run's progress and its calls per rubric item.
+func (s *Server) progressView(ctx context.Context, p *attune.Project, run *attune.JudgeRun) (judgeview.Progress, error) {
+	pr, err := s.db.RunProgress(ctx, run)
+	if err != nil {
+		return judgeview.Progress{}, err
+	}
+	byItem, err := s.db.RunTotalsByRubricItem(ctx, run.ID)
+	if err != nil {
+		return judgeview.Progress{}, err
+	}
+	def, err := s.rubricByID(ctx, p.RubricVersionID)
+	if err != nil {
+		return judgeview.Progress{}, err
+	}
+	base := runPath(p.ID, run.ID)
+	v := judgeview.Progress{
+		URL: base + "/progress", Poll: active(run.Status), Status: string(run.Status), Reason: run.Reason,
+		Done: pr.ItemsDone, Total: pr.ItemsTotal, Labels: pr.Labels, Errors: pr.Errors, Calls: pr.Calls,
+		Input: count(pr.InputTokens), Cached: count(pr.CachedTokens), Output: count(pr.OutputTokens),
+		Cost: usd(pr.CostUSD), Estimate: usd(run.EstimateUSD),
+		ErrorsURL: templ.SafeURL(base + "/items?errors=1"),
+	}
+	if pr.ItemsTotal > 0 {
+		v.Percent = pr.ItemsDone * 100 / pr.ItemsTotal
+	}
+	if run.BudgetUSD != nil {
+		v.Budget = usd(*run.BudgetUSD)
+	}
+	if pr.TimeLeft > 0 {
+		v.TimeLeft = roughly(pr.TimeLeft)
+	}
+	switch run.Status {
+	case attune.RunQueued, attune.RunRunning:
+		v.Actions.Pause, v.Actions.Cancel = templ.SafeURL(base+"/pause"), templ.SafeURL(base+"/cancel")
+	case attune.RunPaused:
+		v.Actions.Cancel = templ.SafeURL(base + "/cancel")
+		if !budgetSpent(run) {
+			v.Actions.Resume = templ.SafeURL(base + "/resume")
+		}
+	}
+	// The rubric's order, so that the table reads as the rubric does.
+	at := map[string]store.RubricItemTotals{}
+	for _, t := range byItem {
+		at[t.Key] = t
+	}
+	row := func(t store.RubricItemTotals) judgeview.CostRow {
+		v.Failed += t.Failed
+		v.Reasks += t.Reasks
+		return judgeview.CostRow{Key: t.Key, Label: itemLabel(def, t.Key), Calls: t.Calls, Failed: t.Failed, Reasks: t.Reasks, Errors: t.Errors,
+			Input: count(t.InputTokens), Cached: count(t.CachedTokens), Output: count(t.OutputTokens), Cost: usd(t.CostUSD)}
+	}
+	for _, it := range def.Items {
+		if t, ok := at[it.Key]; ok {
+			v.ByItem = append(v.ByItem, row(t))
+			delete(at, it.Key)
+		}
+	}
+	for _, t := range byItem {
+		if _, ok := at[t.Key]; ok {
+			v.ByItem = append(v.ByItem, row(t))
+		}
+	}
+	return v, nil
+}
+
+func (s *Server) runPage(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	p, run, err := s.runAccess(r)
+	if err != nil {
+		return err
+	}
+	prog, err := s.progressView(ctx, p, run)
+	if err != nil {
+		return err
+	}
+	j, err := s.db.FindJudge(ctx, run.JudgeID)
+	if err != nil {
+		return err
+	}
+	base := runPath(p.ID, run.ID)
+	page := judgeview.RunPage{
+		Chrome:      s.chrome(r, fmt.Sprintf("Run %d · %s", run.ID, p.Name), "home"),
+		ProjectName: p.Name, ProjectURL: templ.SafeURL(projectPath(p.ID)),
+		RunID: run.ID, JudgeName: run.JudgeName, Model: j.Model, Settings: settingsSummary(run.Settings) + " · " + pricesSummary(run.Settings.Prices),
+		Limit: fmt.Sprintf("the first %s", count(int64(run.ItemsTotal))), Created: stamp(run.CreatedAt),
+		AnswersURL: templ.SafeURL(base + "/items"), ErrorsURL: templ.SafeURL(base + "/items?errors=1"),
+		Capabilities: capabilitiesView(run.Capabilities), Progress: prog,
+	}
+	if run.StartedAt != nil {
+		page.Started = stamp(*run.StartedAt)
+	}
+	if run.FinishedAt != nil {
+		page.Finished = stamp(*run.FinishedAt)
+	}
+	s.render(w, r, http.StatusOK, judgeview.RunView(page))
+	return nil
+}
+
+// runProgress is the part of the run's page htmx polls. A browser that
+// asks for it directly gets the whole page.
+func (s *Server) runProgress(w http.ResponseWriter, r *http.Request) error {
+	p, run, err := s.runAccess(r)
+	if err != nil {
+		return err
+	}
+	if !isHX(r) {
+		http.Redirect(w, r, runPath(p.ID, run.ID), http.StatusSeeOther)
+		return nil
+	}
+	prog, err := s.progressView(r.Context(), p, run)
+	if err != nil {
+		return err
+	}
+	s.render(w, r, http.StatusOK, judgeview.RunProgress(prog))
+	return nil
+}
+
+func (s *Server) pauseRun(w http.ResponseWriter, r *http.Request) error {
+	return s.changeRun(w, r, func(ctx context.Context, run *attune.JudgeRun) (string, error) {
+		if !active(run.Status) {
+			return "", attune.Conflict("Only a queued or running run can be paused.")
+		}
+		u := userFrom(ctx)
+		return "Paused. Calls under way finish; resume to go on.", s.opts.Runner.Pause(ctx, run.ID, "paused by "+u.DisplayName())
+	})
+}
+
+// budgetSpent reports whether a run has spent its budget. Resuming it
+// would stop again at its first call, so the page offers a new run with a
+// larger budget instead: the items answered are skipped, their calls not
+// paid for again.
+func budgetSpent(run *attune.JudgeRun) bool {
+	return run.BudgetUSD != nil && run.SpentUSD >= *run.BudgetUSD
+}
+
+func (s *Server) resumeRun(w http.ResponseWriter, r *http.Request) error {
+	return s.changeRun(w, r, func(ctx context.Context, run *attune.JudgeRun) (string, error) {
+		if run.Status == attune.RunPaused && budgetSpent(run) {
+			return "", attune.Conflict("This run has spent its budget. Start a new run of the judge with a larger budget: " +
+				"it skips the items already answered and reuses the answers paid for.")
+		}
+		return "Resumed: the run is queued again and goes on with the items not yet answered.", s.opts.Runner.Resume(ctx, run.ID)
+	})
+}
+
+func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) error {
+	return s.changeRun(w, r, func(ctx context.Context, run *attune.JudgeRun) (string, error) {
+		if run.Status == attune.RunCompleted || run.Status == attune.RunCancelled {
+			return "", attune.Conflict("This run has ended already.")
+		}
+		return "Cancelled. The answers so far stay.", s.opts.Runner.Cancel(ctx, run.ID)
+	})
+}
+
+// changeRun applies a lead's action to a run and goes back to its page
+// with the outcome; a refused action is a message there, not an error page.
+func (s *Server) changeRun(w http.ResponseWriter, r *http.Request, act func(context.Context, *attune.JudgeRun) (string, error)) error {
+	ctx := r.Context()
+	p, run, err := s.runAccess(r)
+	if err != nil {
+		return err
+	}
+	msg, err := act(ctx, run)
+	switch {
+	case errors.Is(err, attune.ErrConflict):
+		s.sessions.Put(ctx, sessionFlashError, capitalize(attune.PublicMessage(err)))
+	case err != nil:
+		return err
+	default:
+		s.sessions.Put(ctx, sessionFlash, msg)
+	}
+	http.Redirect(w, r, runPath(p.ID, run.ID), http.StatusSeeOther)
+	return nil
+}
