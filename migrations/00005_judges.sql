@@ -85,6 +85,7 @@ CREATE TABLE judge_label_details (
     spread          double precision,
     raw             text NOT NULL DEFAULT ''
 );
+CREATE INDEX judge_label_details_run_idx ON judge_label_details (run_id);
 
 -- +goose Down
 DROP TABLE judge_pacing;

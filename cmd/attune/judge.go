@@ -40,7 +40,7 @@ func judgeFlagsHelp(fs *flag.FlagSet) {
 	fs.String("project", "", "project name (run)")
 	fs.String("judge", "", "judge name (run)")
 	fs.Int("limit", 0, "judge only the first N items (run)")
-	fs.Float64("budget", 0, "stop at this many US dollars (run); 0 for no cap")
+	fs.Float64("budget", 0, "stop at this many US dollars (run; with resume, the new cap)")
 	fs.Bool("wait", false, "also work the run in this process until it ends (run)")
 	fs.Bool("json", false, "print JSON (list, status)")
 }
@@ -49,7 +49,8 @@ const judgeUsage = `attune judge add --name J --provider openai|anthropic --base
 attune judge list [--json]
 attune judge run --project P --judge J [--limit N] [--budget USD] [--wait]
 attune judge status RUN [--json]
-attune judge pause|resume|cancel RUN`
+attune judge pause|cancel RUN
+attune judge resume RUN [--budget USD]`
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
@@ -180,6 +181,11 @@ func runJudge(ctx context.Context, e env, args []string) error {
 		}
 		fmt.Fprintf(e.stdout, "run %d paused\n", runID)
 	case "resume":
+		if b, _ := strconv.ParseFloat(get("budget"), 64); b > 0 {
+			if err := runner.RaiseBudget(ctx, runID, &b); err != nil {
+				return err
+			}
+		}
 		if err := runner.Resume(ctx, runID); err != nil {
 			return err
 		}

@@ -2,8 +2,8 @@ package judge
 
 import (
 	"context"
-	"sync"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 )

@@ -218,6 +218,12 @@ func (r *Runner) Cancel(ctx context.Context, runID int64) error {
 	return err
 }
 
+// RaiseBudget sets a new budget cap on a run (paused at its budget, say)
+// before it is resumed; nil removes the cap.
+func (r *Runner) RaiseBudget(ctx context.Context, runID int64, usd *float64) error {
+	return r.db.SetRunBudget(ctx, runID, usd)
+}
+
 // Resume queues a paused run again; it continues with the items not yet
 // answered, repeating no paid call.
 func (r *Runner) Resume(ctx context.Context, runID int64) error {
@@ -790,6 +796,9 @@ func (r *Runner) checkRun(ctx context.Context, w *itemWork) error {
 	}
 	w.mu.Unlock()
 	if over {
+		// Say why, rather than leave the run "running" with nothing moving.
+		r.setStatus(ctx, w.run.ID, []attune.RunStatus{attune.RunRunning}, attune.RunPaused,
+			fmt.Sprintf("the budget of $%.2f is spent; raise it to go on", *w.run.BudgetUSD), nil)
 		return errStop
 	}
 	if fresh {

@@ -540,3 +540,40 @@ func TestEstimate(t *testing.T) {
 	}
 	_ = fmt.Sprint()
 }
+
+func TestBudgetPausesThenResumes(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	f := newFixture(t, setup{rubric: "empathetic-dialogue@2", data: replies,
+		settings: attune.JudgeSettings{Concurrency: 1, Prices: attune.Prices{InputPerMTok: 1000, OutputPerMTok: 1000}}})
+	tiny := 0.0001
+	run, err := f.db.CreateRun(ctx, nil, store.NewRun{JudgeID: f.judge.ID, ProjectID: f.project.ID, BudgetUSD: &tiny})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.runner.Queue(ctx, run.ID)
+	f.runner.Start(ctx)
+	defer f.runner.Stop(context.Background())
+	done, err := f.runner.Wait(ctx, run.ID)
+	if err != nil || done.Status != attune.RunPaused || !strings.Contains(done.Reason, "budget") {
+		t.Fatalf("over budget: %v (%v)", done, err)
+	}
+	if err := f.runner.RaiseBudget(ctx, run.ID, &tiny); err == nil {
+		t.Fatal("a budget below what was spent was accepted")
+	}
+	plenty := 1000.0
+	if err := f.runner.RaiseBudget(ctx, run.ID, &plenty); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.runner.Resume(ctx, run.ID); err != nil {
+		t.Fatal(err)
+	}
+	done, err = f.runner.Wait(ctx, run.ID)
+	if err != nil || done.Status != attune.RunCompleted {
+		t.Fatalf("after raising the budget: %v (%v)", done, err)
+	}
+	if n := len(f.labels(t)); n != 3*5 {
+		t.Fatalf("%d labels, want 15", n)
+	}
+}

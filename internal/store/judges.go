@@ -438,3 +438,18 @@ func (db *DB) ItemIDs(ctx context.Context, projectID int64, limit int) ([]int64,
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
 	return ids, mapErr(err, "item ids", "")
 }
+
+// SetRunBudget sets a run's budget cap (nil: none). It must be above what
+// the run has spent, or the run would pause again at once.
+func (db *DB) SetRunBudget(ctx context.Context, runID int64, usd *float64) error {
+	var spent float64
+	err := db.pool.QueryRow(ctx, `SELECT spent_usd::float8 FROM judge_runs WHERE id = $1`, runID).Scan(&spent)
+	if err != nil {
+		return mapErr(err, "run budget", "")
+	}
+	if usd != nil && *usd <= spent {
+		return attune.Invalid("budget", fmt.Sprintf("the run has spent $%.4f already: set a budget above that", spent))
+	}
+	_, err = db.pool.Exec(ctx, `UPDATE judge_runs SET budget_usd = $2 WHERE id = $1`, runID, usd)
+	return mapErr(err, "run budget", "")
+}
