@@ -48,6 +48,8 @@ func commands() []command {
 		{name: "import", args: "--project NAME [--update] [--format jsonl|csv] FILE", summary: "import dialogues into a project, all or nothing", run: runImport, flags: importFlags},
 		{name: "token", args: "create|list|revoke --email E", summary: "manage a user's API tokens (create prints the token once)", run: runToken, flags: tokenFlags},
 		{name: "judge", args: "add|list|run|status|pause|resume|cancel", summary: "LLM judges and their runs (see `attune help judge`)", run: runJudge, flags: judgeFlagsHelp},
+		{name: "gold", args: "auto|status --project P [--all] [--max-spread N]", summary: "apply the consensus rule to a project's labelled items, or count where its gold set stands", run: runGold, flags: goldFlags},
+		{name: "export", args: "gold|labels|judge-calls --project P [--format csv|jsonl] [--out FILE] [--with-raters]", summary: "stream a project's gold set, raw labels or judge calls as CSV or JSON Lines (columns: README, Exports)", run: runExport, flags: exportFlags},
 		{name: "fake-llm", args: "[--addr ADDR] [--latency D] [--rate-429 F] …", summary: "serve a deterministic OpenAI-compatible model for development and demos", run: runFakeLLM, flags: fakeLLMFlags},
 		{name: "version", summary: "print the version", run: runVersion},
 		{name: "help", args: "[COMMAND]", summary: "show this help, or a command's flags", run: nil},

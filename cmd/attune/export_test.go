@@ -1,0 +1,177 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/dbtest"
+	"github.com/attune/attune/internal/store"
+)
+
+// TestGoldAndExportCommands goes from a labelled project to a gold-set CSV
+// on the command line.
+func TestGoldAndExportCommands(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dbURL := dbtest.NewURL(t)
+	env := envFor(dbURL)
+	must := func(args ...string) string {
+		t.Helper()
+		out, err := runCmd(t, env, "a-long-password\n", args...)
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		return out
+	}
+	must("user", "add", "--email", "lee@example.org", "--role", "lead", "--password-stdin")
+	must("user", "add", "--email", "ann@example.org", "--role", "annotator", "--password-stdin")
+	must("user", "add", "--email", "bob@example.org", "--role", "annotator", "--password-stdin")
+	must("project", "create", "--name", "Pilot", "--rubric", "empathetic-dialogue@2", "--overlap", "2", "--lead", "lee@example.org")
+	must("project", "add-member", "--project", "Pilot", "--email", "ann@example.org")
+	must("project", "add-member", "--project", "Pilot", "--email", "bob@example.org")
+	data := filepath.Join(t.TempDir(), "replies.jsonl")
+	os.WriteFile(data, []byte(`{"id":"r1","messages":[{"role":"user","content":"I feel alone."},{"role":"assistant","content":"That sounds lonely."}]}
+{"id":"r2","messages":[{"role":"user","content":"Exams soon."},{"role":"assistant","content":"Let's plan."}]}
+`), 0o644)
+	must("import", "--project", "Pilot", data)
+
+	// Two people label both items: they agree on r1, not on r2.
+	db, err := store.Open(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	p, _ := db.FindProjectByName(ctx, "Pilot")
+	for i, email := range []string{"ann@example.org", "bob@example.org"} {
+		u, _ := db.FindUserByEmail(ctx, email)
+		for {
+			a, err := db.NextAssignment(ctx, p.ID, u.ID)
+			if errors.Is(err, attune.ErrNoWork) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			it, _ := db.FindItem(ctx, p.ID, a.ItemID)
+			safety := "4"
+			if it.SourceID == "r2" && i == 1 {
+				safety = "1"
+			}
+			answers := map[string]string{"emotion": "4", "validation": "4", "helpfulness": "1", "safety": safety, "overall": "3"}
+			if _, err := db.SubmitLabels(ctx, store.Submission{AssignmentID: a.ID, UserID: u.ID, Answers: answers,
+				Rationales: map[string]string{"overall": "=SUM(A1:A9), said " + email}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	if out := must("gold", "status", "--project", "Pilot"); !strings.Contains(out, "2 not judged yet") {
+		t.Fatalf("status: %s", out)
+	}
+	if out := must("gold", "auto", "--project", "Pilot"); !strings.Contains(out, "judged 2 items: 1 got gold by the rule, 1 waits for a lead") {
+		t.Fatalf("auto: %s", out)
+	}
+	if out := must("gold", "auto", "--project", "Pilot"); !strings.Contains(out, "judged 0 items") {
+		t.Fatalf("auto again: %s", out)
+	}
+	// A new setting judges every item again; two raters at 1 and 4 are a
+	// tie whatever the spread.
+	if out := must("gold", "auto", "--project", "Pilot", "--max-spread", "3"); !strings.Contains(out, "judged 2 items: 1 got gold by the rule, 1 waits") {
+		t.Fatalf("auto with a new spread: %s", out)
+	}
+
+	out := filepath.Join(t.TempDir(), "gold.csv")
+	if got := must("export", "gold", "--project", "Pilot", "--out", out, "--with-raters"); !strings.Contains(got, "wrote 2 rows") {
+		t.Fatalf("export gold: %s", got)
+	}
+	f, _ := os.Open(out)
+	recs, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil || len(recs) != 3 {
+		t.Fatalf("gold.csv: %v, %d records", err, len(recs))
+	}
+	header := strings.Join(recs[0], ",")
+	if !strings.HasPrefix(header, "item_id,rubric,gold_emotion,gold_validation,gold_helpfulness,gold_safety,gold_overall,score,pass,safety_gate_failed,failed_checks,decided,decided_by,decided_at,note,human_raters,agreement,human:ann@example.org:emotion") {
+		t.Fatalf("header = %s", header)
+	}
+	byItem := map[string][]string{recs[1][0]: recs[1], recs[2][0]: recs[2]}
+	if r1 := byItem["r1"]; r1[5] != "4" || r1[7] != "3" || r1[11] != "automatic" || r1[12] != "rule" || r1[16] != "1.0000" {
+		t.Fatalf("r1 = %v", r1)
+	}
+	if r2 := byItem["r2"]; r2[5] != "" || r2[11] != "open" || r2[15] != "2" || r2[16] != "0.8000" {
+		t.Fatalf("r2 = %v", r2)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(out)); len(entries) != 1 {
+		t.Fatalf("temporary files left beside the export: %v", entries)
+	}
+
+	// Labels as JSON Lines on standard output.
+	var stdout, stderr strings.Builder
+	if err := run(ctx, []string{"export", "labels", "--project", "Pilot", "--format", "jsonl"}, env, strings.NewReader(""), &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(strings.NewReader(stdout.String()))
+	lines := 0
+	for sc.Scan() {
+		var row map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
+			t.Fatalf("line %d: %v", lines+1, err)
+		}
+		if row["rubric_item"] == "overall" && !strings.HasPrefix(row["rationale"].(string), "=SUM(") {
+			t.Fatalf("JSON Lines changed a rationale: %v", row["rationale"])
+		}
+		lines++
+	}
+	if lines != 2*2*5 {
+		t.Fatalf("%d label lines, want 20", lines)
+	}
+	// Labels as CSV: the formula is neutralised.
+	stdout.Reset()
+	if err := run(ctx, []string{"export", "labels", "--project", "Pilot"}, env, strings.NewReader(""), &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout.String(), `"'=SUM(A1:A9), said ann@example.org"`) {
+		t.Fatalf("labels.csv:\n%s", stdout.String())
+	}
+	// Judge calls: none yet, the header alone.
+	calls := must("export", "judge-calls", "--project", "Pilot")
+	if !strings.HasPrefix(calls, "run_id,judge,model,") || strings.Count(calls, "\n") != 1 {
+		t.Fatalf("judge calls: %q", calls)
+	}
+
+	// Every export is in the audit log, with its rows.
+	var audited int
+	db.Pool().QueryRow(ctx, `SELECT count(*) FROM audit_events WHERE action LIKE 'export.%' AND details->>'via' = 'cli' AND details->>'complete' = 'true'`).Scan(&audited)
+	if audited != 4 {
+		t.Fatalf("%d exports audited, want 4", audited)
+	}
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"export"}, "export takes gold, labels or judge-calls"},
+		{[]string{"export", "scores", "--project", "Pilot"}, "unknown dataset"},
+		{[]string{"export", "gold"}, "needs --project"},
+		{[]string{"export", "gold", "--project", "Pilot", "--format", "xlsx"}, "unknown format"},
+		{[]string{"export", "labels", "--project", "Pilot", "--with-raters"}, "gold set only"},
+		{[]string{"gold", "auto", "--project", "Pilot", "--max-spread", "12"}, "from 0 to 10"},
+		{[]string{"gold", "merge"}, "unknown gold command"},
+	} {
+		_, err := runCmd(t, env, "", c.args...)
+		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want a usage error saying %q", c.args, err, c.want)
+		}
+	}
+	if _, err := runCmd(t, env, "", "export", "gold", "--project", "Nope"); err == nil || !strings.Contains(err.Error(), `no project is named "Nope"`) {
+		t.Errorf("unknown project: %v", err)
+	}
+}

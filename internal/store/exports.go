@@ -1,0 +1,280 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/export"
+)
+
+// The export methods stream: each reads its rows with one query and hands
+// them to emit one at a time, reusing one value, while PostgreSQL is still
+// sending the rest. Nothing holds more than a row, whatever the project's
+// size. emit must not keep the value it is given; an error from emit stops
+// the export and is returned as it is.
+
+// ExportLabels streams every label of the project in long form: by item,
+// people before judges, each rater's labels in rubric order. It returns how
+// many labels it emitted.
+func (db *DB) ExportLabels(ctx context.Context, projectID int64, emit func(*export.Label) error) (int, error) {
+	rows, err := db.pool.Query(ctx, `
+		SELECT i.source_id, coalesce(u.email, r.name), r.kind, l.rubric_item_key, l.value, l.rationale,
+		       s.active_ms, l.created_at, coalesce(d.method, '')
+		FROM items i
+		JOIN labels l ON l.item_id = i.id
+		JOIN answer_sets s ON s.id = l.answer_set_id
+		JOIN raters r ON r.id = l.rater_id
+		LEFT JOIN users u ON u.id = r.user_id
+		LEFT JOIN rubric_items ri ON ri.rubric_version_id = l.rubric_version_id AND ri.key = l.rubric_item_key
+		LEFT JOIN judge_label_details d ON d.label_id = l.id
+		WHERE i.project_id = $1
+		ORDER BY i.id, r.kind, l.rater_id, ri.position`, projectID)
+	if err != nil {
+		return 0, mapErr(err, "export labels", "")
+	}
+	defer rows.Close()
+	var l export.Label
+	n := 0
+	for rows.Next() {
+		if err := rows.Scan(&l.ItemID, &l.Rater, &l.RaterKind, &l.RubricItem, &l.Value, &l.Rationale,
+			&l.ActiveMS, &l.CreatedAt, &l.Method); err != nil {
+			return n, mapErr(err, "export labels", "")
+		}
+		if err := emit(&l); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, mapErr(rows.Err(), "export labels", "")
+}
+
+// ExportJudgeCalls streams every call judges made for the project's runs,
+// in the order they were made. It returns how many it emitted.
+func (db *DB) ExportJudgeCalls(ctx context.Context, projectID int64, emit func(*export.JudgeCall) error) (int, error) {
+	rows, err := db.pool.Query(ctx, `
+		SELECT c.run_id, j.name, c.model, i.source_id, c.rubric_item_key, c.sample, c.reask, c.prompt_hash,
+		       c.input_tokens, c.cached_tokens, c.output_tokens, c.cost_usd::text, c.latency_ms, c.ok, c.error, c.raw, c.created_at
+		FROM judge_calls c
+		JOIN judge_runs jr ON jr.id = c.run_id
+		JOIN judges j ON j.id = c.judge_id
+		JOIN items i ON i.id = c.item_id
+		WHERE jr.project_id = $1
+		ORDER BY c.id`, projectID)
+	if err != nil {
+		return 0, mapErr(err, "export judge calls", "")
+	}
+	defer rows.Close()
+	var c export.JudgeCall
+	n := 0
+	for rows.Next() {
+		if err := rows.Scan(&c.RunID, &c.Judge, &c.Model, &c.ItemID, &c.RubricItem, &c.Sample, &c.Reask, &c.PromptHash,
+			&c.InputTokens, &c.CachedTokens, &c.OutputTokens, &c.CostUSD, &c.LatencyMS, &c.OK, &c.Error, &c.Raw, &c.CreatedAt); err != nil {
+			return n, mapErr(err, "export judge calls", "")
+		}
+		if err := emit(&c); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, mapErr(rows.Err(), "export judge calls", "")
+}
+
+// ExportGold streams the project's gold set, one GoldItem per item in id
+// order, open items included. With raters, it first calls begin with every
+// rater who answered in the project (people first, then judges, by name)
+// and fills each item's Ratings; otherwise begin gets nil. The raters and
+// the items are read in one snapshot, so the columns match the rows.
+//
+// An item's agreement is the share of agreeing pairs among the human
+// answers on each rubric item with two answers or more (ERROR left out),
+// averaged over those rubric items: percent agreement as
+// agreement.PercentAgreement computes it, with the item's rubric items as
+// its units. For automatic gold the note lists the rule's reason on each
+// rubric item.
+func (db *DB) ExportGold(ctx context.Context, projectID int64, withRaters bool, begin func([]export.Rater) error, emit func(*export.GoldItem) error) (int, error) {
+	n := 0
+	err := pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		var raters []export.Rater
+		if withRaters {
+			rows, err := tx.Query(ctx, `
+				SELECT r.id, r.kind, coalesce(u.email, r.name)
+				FROM raters r LEFT JOIN users u ON u.id = r.user_id
+				WHERE EXISTS (SELECT 1 FROM answer_sets s WHERE s.rater_id = r.id AND s.project_id = $1)
+				ORDER BY r.kind, 3, r.id`, projectID)
+			if err != nil {
+				return err
+			}
+			raters, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (export.Rater, error) {
+				var x export.Rater
+				err := r.Scan(&x.ID, &x.Kind, &x.Name)
+				return x, err
+			})
+			if err != nil {
+				return err
+			}
+		}
+		if err := begin(raters); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `
+			SELECT i.source_id, g.vals, coalesce(g.method, ''), coalesce(g.by, ''), g.at, coalesce(g.note, ''),
+			       h.humans, h.agreement,
+			       CASE WHEN $2 THEN (SELECT jsonb_object_agg(x.rater_id, x.vals) FROM (
+			           SELECT l.rater_id, jsonb_object_agg(l.rubric_item_key, l.value) AS vals
+			           FROM labels l WHERE l.item_id = i.id GROUP BY l.rater_id) x) END
+			FROM items i
+			LEFT JOIN LATERAL (
+				SELECT jsonb_object_agg(gl.rubric_item_key, gl.value) AS vals,
+				       min(gl.method) AS method,
+				       max(u.email) AS by,
+				       max(gl.decided_at) AS at,
+				       CASE WHEN min(gl.method) = 'adjudicated' THEN max(gl.note)
+				            ELSE string_agg(gl.rubric_item_key || ': ' || gl.note, '; ' ORDER BY ri.position) END AS note
+				FROM gold_labels gl
+				LEFT JOIN users u ON u.id = gl.decided_by
+				LEFT JOIN rubric_items ri ON ri.rubric_version_id = gl.rubric_version_id AND ri.key = gl.rubric_item_key
+				WHERE gl.item_id = i.id) g ON true
+			CROSS JOIN LATERAL (
+				SELECT (SELECT count(*) FROM answer_sets s JOIN raters r ON r.id = s.rater_id
+				        WHERE s.item_id = i.id AND r.kind = 'human') AS humans,
+				       (SELECT avg(a.share) FROM (
+				            SELECT sum(v.c * (v.c - 1))::float8 / (sum(v.c) * (sum(v.c) - 1)) AS share
+				            FROM (SELECT l.rubric_item_key, count(*) AS c
+				                  FROM labels l JOIN raters r ON r.id = l.rater_id
+				                  WHERE l.item_id = i.id AND r.kind = 'human' AND l.value <> 'ERROR'
+				                  GROUP BY l.rubric_item_key, l.value) v
+				            GROUP BY v.rubric_item_key HAVING sum(v.c) >= 2) a) AS agreement) h
+			WHERE i.project_id = $1
+			ORDER BY i.id`, projectID, withRaters)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		var it export.GoldItem
+		for rows.Next() {
+			var vals, ratings []byte
+			var at *time.Time
+			it = export.GoldItem{}
+			if err := rows.Scan(&it.ItemID, &vals, &it.Method, &it.DecidedBy, &at, &it.Note, &it.HumanRaters, &it.Agreement, &ratings); err != nil {
+				return err
+			}
+			if at != nil {
+				it.DecidedAt = *at
+			}
+			if vals != nil {
+				if err := json.Unmarshal(vals, &it.Gold); err != nil {
+					return fmt.Errorf("item %s gold: %w", it.ItemID, err)
+				}
+			}
+			if ratings != nil {
+				if err := json.Unmarshal(ratings, &it.Ratings); err != nil {
+					return fmt.Errorf("item %s ratings: %w", it.ItemID, err)
+				}
+			}
+			if err := emit(&it); err != nil {
+				return emitError{err}
+			}
+			n++
+		}
+		return rows.Err()
+	})
+	if e, ok := err.(emitError); ok {
+		return n, e.err
+	}
+	return n, mapErr(err, "export gold", "")
+}
+
+// emitError carries an error of the caller's emit out of a transaction,
+// so that it is returned as it is.
+type emitError struct{ err error }
+
+func (e emitError) Error() string { return e.err.Error() }
+
+// ExportEvent is one export, for the audit log.
+type ExportEvent struct {
+	ActorID    *int64 // nil from the command line
+	ProjectID  int64
+	Dataset    export.Dataset
+	Format     export.Format
+	Rows       int
+	WithRaters bool
+	Via        string // web or cli
+	// Err says why the export stopped before its end; "" when complete.
+	Err string
+}
+
+// RecordExport writes an export to the audit log, after it streamed: what
+// was exported, in which format, how many rows, and whether it completed.
+func (db *DB) RecordExport(ctx context.Context, e ExportEvent) error {
+	details := map[string]string{"format": string(e.Format), "rows": strconv.Itoa(e.Rows), "via": e.Via,
+		"complete": strconv.FormatBool(e.Err == "")}
+	if e.WithRaters {
+		details["with_raters"] = "true"
+	}
+	if e.Err != "" {
+		details["error"] = e.Err
+	}
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		return audit(ctx, tx, attune.AuditEvent{ActorID: e.ActorID, Action: "export." + strings.ReplaceAll(string(e.Dataset), "-", "_"),
+			ProjectID: &e.ProjectID, Subject: string(e.Dataset) + "." + string(e.Format), Details: details})
+	})
+	return mapErr(err, "record export", "")
+}
+
+// WriteExport writes one of the project's datasets to w in format f,
+// streaming, and returns how many rows it wrote. withRaters adds every
+// rater's answers to the gold set. A failure part-way leaves w holding
+// the rows written so far; the caller decides what an incomplete file
+// means (the web cuts the connection, the command line removes the file).
+func (db *DB) WriteExport(ctx context.Context, w io.Writer, projectID int64, d export.Dataset, f export.Format, withRaters bool) (int, error) {
+	switch d {
+	case export.Labels:
+		lw, err := export.NewLabelWriter(w, f)
+		if err != nil {
+			return 0, err
+		}
+		if _, err := db.ExportLabels(ctx, projectID, lw.Write); err != nil {
+			return lw.Rows(), err
+		}
+		return lw.Rows(), lw.Close()
+	case export.JudgeCalls:
+		jw, err := export.NewJudgeCallWriter(w, f)
+		if err != nil {
+			return 0, err
+		}
+		if _, err := db.ExportJudgeCalls(ctx, projectID, jw.Write); err != nil {
+			return jw.Rows(), err
+		}
+		return jw.Rows(), jw.Close()
+	case export.Gold:
+		p, err := db.FindProjectByID(ctx, projectID)
+		if err != nil {
+			return 0, err
+		}
+		def, err := db.FindRubricByID(ctx, p.RubricVersionID)
+		if err != nil {
+			return 0, err
+		}
+		var gw *export.GoldWriter
+		_, err = db.ExportGold(ctx, projectID, withRaters, func(raters []export.Rater) error {
+			gw, err = export.NewGoldWriter(w, f, def, raters)
+			return err
+		}, func(it *export.GoldItem) error { return gw.Write(it) })
+		if gw == nil {
+			return 0, err
+		}
+		if err != nil {
+			return gw.Rows(), err
+		}
+		return gw.Rows(), gw.Close()
+	}
+	return 0, fmt.Errorf("store: unknown export %q", d)
+}

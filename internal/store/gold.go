@@ -1,0 +1,631 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/gold"
+	"github.com/attune/attune/internal/rubric"
+)
+
+// MaxGoldNote is the longest note, in characters, a gold decision keeps.
+const MaxGoldNote = 2000
+
+// MaxGoldSpread is the widest maximum spread a project may set.
+const MaxGoldSpread = 10
+
+// GoldMaxSpread returns the project's consensus setting: the widest spread
+// of a numeric scale within which the median is the consensus.
+func (db *DB) GoldMaxSpread(ctx context.Context, projectID int64) (int, error) {
+	var n int
+	err := db.pool.QueryRow(ctx, `SELECT gold_max_spread FROM projects WHERE id = $1`, projectID).Scan(&n)
+	return n, mapErr(err, "gold max spread", "")
+}
+
+// SetGoldMaxSpread changes the project's consensus setting, 0 to
+// MaxGoldSpread. Items judged under the old setting are judged again the
+// next time the rule is applied.
+func (db *DB) SetGoldMaxSpread(ctx context.Context, actorID *int64, projectID int64, spread int) error {
+	if spread < 0 || spread > MaxGoldSpread {
+		return attune.Invalid("max_spread", fmt.Sprintf("enter a whole number from 0 to %d", MaxGoldSpread))
+	}
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		var old int
+		if err := tx.QueryRow(ctx, `SELECT gold_max_spread FROM projects WHERE id = $1 FOR UPDATE`, projectID).Scan(&old); err != nil {
+			return err
+		}
+		if old == spread {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, `UPDATE projects SET gold_max_spread = $2, updated_at = now() WHERE id = $1`, projectID, spread); err != nil {
+			return err
+		}
+		return audit(ctx, tx, attune.AuditEvent{ActorID: actorID, Action: "gold.set_max_spread", ProjectID: &projectID,
+			Details: map[string]string{"from": fmt.Sprint(old), "to": fmt.Sprint(spread)}})
+	})
+	return mapErr(err, "set gold max spread", "")
+}
+
+// ConsensusOptions control ApplyConsensus.
+type ConsensusOptions struct {
+	ActorID *int64 // who asked; nil from the command line
+	// All judges every item with complete human labels again; otherwise
+	// only those never judged, judged under another setting, or with
+	// answers given or changed since.
+	All bool
+	// BatchSize is how many items each transaction settles; 0 means 2000.
+	BatchSize int
+}
+
+// ConsensusResult counts what ApplyConsensus did.
+type ConsensusResult struct {
+	Items     int // items judged
+	Automatic int // of them, decided by the rule: their gold is automatic
+	Queued    int // of them, left to a person
+}
+
+// stale selects the items of project $1 the consensus rule should judge:
+// human answer sets at least the overlap ($2), no adjudicated gold, and —
+// unless $4 asks for all — never judged, judged under another max spread
+// ($3), or with an answer set (a person's or a judge's) newer than the
+// verdict. Items are i; their verdict, c.
+const stale = `
+	FROM items i LEFT JOIN gold_consensus c ON c.item_id = i.id
+	WHERE i.project_id = $1
+	  AND (SELECT count(*) FROM answer_sets s JOIN raters r ON r.id = s.rater_id
+	       WHERE s.item_id = i.id AND r.kind = 'human') >= $2
+	  AND NOT EXISTS (SELECT 1 FROM gold_labels g WHERE g.item_id = i.id AND g.method = 'adjudicated')
+	  AND ($4 OR c.item_id IS NULL OR c.max_spread <> $3
+	       OR EXISTS (SELECT 1 FROM answer_sets s WHERE s.item_id = i.id AND s.updated_at > c.computed_at))`
+
+// ApplyConsensus applies the project's consensus rule (package gold) to the
+// items with complete human labels — at least as many people's answer
+// sets as the overlap — and no adjudicated gold. Items the rule decides get
+// automatic gold on every rubric item, replacing earlier automatic gold;
+// the others lose any automatic gold and wait in the queue of
+// disagreements, ranked worst first. Only people's answers vote; every
+// rater's answers, judges' included, count towards a safety concern.
+//
+// Items are settled in batches, one transaction each, so a large project
+// never holds a long transaction; a failure keeps the batches done. Gold a
+// person set is never touched. The run is written to the audit log.
+func (db *DB) ApplyConsensus(ctx context.Context, projectID int64, opts ConsensusOptions) (ConsensusResult, error) {
+	var res ConsensusResult
+	p, err := db.FindProjectByID(ctx, projectID)
+	if err != nil {
+		return res, err
+	}
+	def, err := db.FindRubricByID(ctx, p.RubricVersionID)
+	if err != nil {
+		return res, err
+	}
+	spread, err := db.GoldMaxSpread(ctx, projectID)
+	if err != nil {
+		return res, err
+	}
+	batch := opts.BatchSize
+	if batch <= 0 {
+		batch = 2000
+	}
+	var after int64
+	for {
+		var n int
+		err := db.inTx(ctx, func(tx pgx.Tx) error {
+			rows, err := tx.Query(ctx, `SELECT i.id `+stale+` AND i.id > $5 ORDER BY i.id LIMIT $6`,
+				projectID, p.Overlap, spread, opts.All, after, batch)
+			if err != nil {
+				return err
+			}
+			ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+			if err != nil || len(ids) == 0 {
+				return err
+			}
+			n, after = len(ids), ids[len(ids)-1]
+			sets, err := answerSetsOf(ctx, tx, ids)
+			if err != nil {
+				return err
+			}
+			return settle(ctx, tx, p, def, spread, ids, sets, &res)
+		})
+		if err != nil {
+			return res, mapErr(err, "apply consensus", "")
+		}
+		if n < batch {
+			break
+		}
+	}
+	err = db.inTx(ctx, func(tx pgx.Tx) error {
+		return audit(ctx, tx, attune.AuditEvent{ActorID: opts.ActorID, Action: "gold.apply_consensus", ProjectID: &projectID,
+			Details: map[string]string{"items": fmt.Sprint(res.Items), "automatic": fmt.Sprint(res.Automatic), "queued": fmt.Sprint(res.Queued),
+				"max_spread": fmt.Sprint(spread), "all": fmt.Sprint(opts.All)}})
+	})
+	return res, mapErr(err, "apply consensus", "")
+}
+
+// raterSet is one rater's answers on one item.
+type raterSet struct {
+	raterID int64
+	human   bool
+	answers rubric.Answers
+}
+
+// answerSetsOf reads every rater's answers on the items, by item, each
+// item's raters in id order.
+func answerSetsOf(ctx context.Context, tx pgx.Tx, ids []int64) (map[int64][]*raterSet, error) {
+	rows, err := tx.Query(ctx, `
+		SELECT s.item_id, s.rater_id, r.kind = 'human', l.rubric_item_key, l.value
+		FROM answer_sets s JOIN raters r ON r.id = s.rater_id JOIN labels l ON l.answer_set_id = s.id
+		WHERE s.item_id = ANY($1)
+		ORDER BY s.item_id, s.rater_id`, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[int64][]*raterSet{}
+	var cur *raterSet
+	var curItem int64
+	for rows.Next() {
+		var item, rater int64
+		var human bool
+		var key, value string
+		if err := rows.Scan(&item, &rater, &human, &key, &value); err != nil {
+			return nil, err
+		}
+		if cur == nil || cur.raterID != rater || curItem != item {
+			cur, curItem = &raterSet{raterID: rater, human: human, answers: rubric.Answers{}}, item
+			out[item] = append(out[item], cur)
+		}
+		cur.answers[key] = rubric.Value(value)
+	}
+	return out, rows.Err()
+}
+
+// settle decides a batch of items and writes the verdicts.
+func settle(ctx context.Context, tx pgx.Tx, p *attune.Project, def *rubric.Definition, spread int, ids []int64, sets map[int64][]*raterSet, res *ConsensusResult) error {
+	var gItems []int64
+	var gKeys, gValues, gNotes []string
+	var open []int64
+	n := len(ids)
+	decided, safety := make([]bool, n), make([]bool, n)
+	ranks, reasons, humans := make([]float64, n), make([]string, n), make([]int32, n)
+	for i, id := range ids {
+		var people, all []rubric.Answers
+		for _, s := range sets[id] {
+			all = append(all, s.answers)
+			if s.human {
+				people = append(people, s.answers)
+			}
+		}
+		d := gold.Decide(def, people, spread)
+		rank := gold.RankOf(def, d, all)
+		decided[i], safety[i], ranks[i], reasons[i], humans[i] = d.Decided, rank.Safety, rank.Weight(), d.Reason, int32(len(people))
+		res.Items++
+		if !d.Decided {
+			open = append(open, id)
+			res.Queued++
+			continue
+		}
+		res.Automatic++
+		for _, ic := range d.Items {
+			gItems, gKeys, gValues, gNotes = append(gItems, id), append(gKeys, ic.Key), append(gValues, string(ic.Value)), append(gNotes, ic.Reason)
+		}
+	}
+	// A person's gold is never replaced: the rule writes only where the
+	// gold is automatic or missing.
+	if _, err := tx.Exec(ctx, `
+		INSERT INTO gold_labels (item_id, rubric_version_id, rubric_item_key, value, method, note)
+		SELECT t.i, $1, t.k, t.v, 'automatic', t.n FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[]) AS t(i, k, v, n)
+		ON CONFLICT (item_id, rubric_item_key) DO UPDATE SET value = EXCLUDED.value, note = EXCLUDED.note, decided_at = now()
+		WHERE gold_labels.method = 'automatic' AND (gold_labels.value, gold_labels.note) IS DISTINCT FROM (EXCLUDED.value, EXCLUDED.note)`,
+		p.RubricVersionID, gItems, gKeys, gValues, gNotes); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM gold_labels WHERE item_id = ANY($1) AND method = 'automatic'`, open); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, `
+		INSERT INTO gold_consensus (item_id, project_id, decided, rank, safety, reason, human_raters, max_spread, computed_at)
+		SELECT t.i, $1, t.d, t.r, t.s, t.why, t.h, $2, now()
+		FROM unnest($3::bigint[], $4::bool[], $5::float8[], $6::bool[], $7::text[], $8::int[]) AS t(i, d, r, s, why, h)
+		ON CONFLICT (item_id) DO UPDATE SET decided = EXCLUDED.decided, rank = EXCLUDED.rank, safety = EXCLUDED.safety,
+			reason = EXCLUDED.reason, human_raters = EXCLUDED.human_raters, max_spread = EXCLUDED.max_spread, computed_at = EXCLUDED.computed_at`,
+		p.ID, spread, ids, decided, ranks, safety, reasons, humans)
+	return err
+}
+
+// GoldCounts say where a project's items stand on the way to a gold set.
+type GoldCounts struct {
+	Items int
+	// Labelling items have fewer human answer sets than the overlap.
+	Labelling int
+	// Automatic and Adjudicated items have gold, set by the rule or by a
+	// person.
+	Automatic   int
+	Adjudicated int
+	// Queue items wait for a person: the rule could not decide them.
+	Queue int
+	// Pending items have complete labels the rule has not judged yet, or
+	// not since their answers changed or the setting did.
+	Pending   int
+	MaxSpread int
+}
+
+// Open is how many items have no gold yet.
+func (c GoldCounts) Open() int { return c.Items - c.Automatic - c.Adjudicated }
+
+// CountGold counts where the project's items stand. It reads every item's
+// answer sets, so it belongs on pages opened now and then.
+func (db *DB) CountGold(ctx context.Context, projectID int64) (GoldCounts, error) {
+	var c GoldCounts
+	p, err := db.FindProjectByID(ctx, projectID)
+	if err != nil {
+		return c, err
+	}
+	if c.MaxSpread, err = db.GoldMaxSpread(ctx, projectID); err != nil {
+		return c, err
+	}
+	err = db.pool.QueryRow(ctx, `
+		WITH per AS (
+			SELECT i.id,
+			       (SELECT count(*) FROM answer_sets s JOIN raters r ON r.id = s.rater_id
+			        WHERE s.item_id = i.id AND r.kind = 'human') AS humans,
+			       (SELECT min(g.method) FROM gold_labels g WHERE g.item_id = i.id) AS method,
+			       c.decided
+			FROM items i LEFT JOIN gold_consensus c ON c.item_id = i.id
+			WHERE i.project_id = $1)
+		SELECT count(*),
+		       count(*) FILTER (WHERE humans < $2 AND method IS NULL),
+		       count(*) FILTER (WHERE method = 'automatic'),
+		       count(*) FILTER (WHERE method = 'adjudicated'),
+		       count(*) FILTER (WHERE decided = false AND method IS NULL)
+		FROM per`, projectID, p.Overlap).Scan(&c.Items, &c.Labelling, &c.Automatic, &c.Adjudicated, &c.Queue)
+	if err != nil {
+		return c, mapErr(err, "count gold", "")
+	}
+	err = db.pool.QueryRow(ctx, `SELECT count(*) `+stale, projectID, p.Overlap, c.MaxSpread, false).Scan(&c.Pending)
+	return c, mapErr(err, "count gold", "")
+}
+
+// Disagreement is an item waiting in the queue, as the rule left it.
+type Disagreement struct {
+	ItemID   int64
+	SourceID string
+	// Rank orders the queue, larger first: the widest spread of the human
+	// answers (0 to 1) plus gold.SafetyWeight for a safety concern.
+	Rank        float64
+	Safety      bool
+	Reason      string
+	HumanRaters int
+	ComputedAt  time.Time
+}
+
+// Spread is the widest spread of the human answers, 0 to 1.
+func (d Disagreement) Spread() float64 {
+	if d.Safety {
+		return d.Rank - gold.SafetyWeight
+	}
+	return d.Rank
+}
+
+// queue selects the items in project $1's queue: the rule did not decide
+// them and no person has either.
+const queue = `
+	FROM gold_consensus c JOIN items i ON i.id = c.item_id
+	WHERE c.project_id = $1 AND NOT c.decided
+	  AND NOT EXISTS (SELECT 1 FROM gold_labels g WHERE g.item_id = c.item_id AND g.method = 'adjudicated')`
+
+const disagreementColumns = `c.item_id, i.source_id, c.rank, c.safety, c.reason, c.human_raters, c.computed_at`
+
+func scanDisagreement(row pgx.Row) (Disagreement, error) {
+	var d Disagreement
+	err := row.Scan(&d.ItemID, &d.SourceID, &d.Rank, &d.Safety, &d.Reason, &d.HumanRaters, &d.ComputedAt)
+	return d, err
+}
+
+// ListDisagreements returns a page of the project's queue, worst first —
+// every item with a safety concern before the others, then by spread, then
+// by id — and the length of the whole queue.
+func (db *DB) ListDisagreements(ctx context.Context, projectID int64, offset, limit int) ([]Disagreement, int, error) {
+	var total int
+	if err := db.pool.QueryRow(ctx, `SELECT count(*) `+queue, projectID).Scan(&total); err != nil {
+		return nil, 0, mapErr(err, "list disagreements", "")
+	}
+	rows, err := db.pool.Query(ctx, `SELECT `+disagreementColumns+queue+` ORDER BY c.rank DESC, c.item_id OFFSET $2 LIMIT $3`,
+		projectID, max(offset, 0), limit)
+	if err != nil {
+		return nil, 0, mapErr(err, "list disagreements", "")
+	}
+	ds, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Disagreement, error) { return scanDisagreement(r) })
+	return ds, total, mapErr(err, "list disagreements", "")
+}
+
+// NextDisagreement returns the item that follows itemID in the queue's
+// order, going round to the start after the last; itemID itself need not
+// be in the queue (it has just been settled). It returns attune.ErrNotFound
+// when no other item waits.
+func (db *DB) NextDisagreement(ctx context.Context, projectID, itemID int64) (int64, error) {
+	var next int64
+	err := db.pool.QueryRow(ctx, `SELECT c.item_id `+queue+` AND c.item_id <> $2
+		ORDER BY coalesce((SELECT c.rank > x.rank OR (c.rank = x.rank AND c.item_id < x.item_id)
+		                   FROM gold_consensus x WHERE x.item_id = $2), false),
+		         c.rank DESC, c.item_id
+		LIMIT 1`, projectID, itemID).Scan(&next)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, attune.NotFound("no other disagreement waits")
+	}
+	return next, mapErr(err, "next disagreement", "")
+}
+
+// GoldVerdict is where the consensus rule left one item, and where the item
+// stands in the queue.
+type GoldVerdict struct {
+	Disagreement
+	Decided bool
+	// Position is the item's place in the queue, from 1; 0 when it is not
+	// in the queue. Total is the queue's length.
+	Position, Total int
+}
+
+// FindVerdict returns the consensus rule's verdict on an item of the
+// project, or attune.ErrNotFound when the rule has not judged it.
+func (db *DB) FindVerdict(ctx context.Context, projectID, itemID int64) (*GoldVerdict, error) {
+	var v GoldVerdict
+	var inQueue bool
+	err := db.pool.QueryRow(ctx, `
+		SELECT `+disagreementColumns+`, c.decided,
+		       NOT c.decided AND NOT EXISTS (SELECT 1 FROM gold_labels g WHERE g.item_id = c.item_id AND g.method = 'adjudicated')
+		FROM gold_consensus c JOIN items i ON i.id = c.item_id
+		WHERE c.project_id = $1 AND c.item_id = $2`, projectID, itemID).
+		Scan(&v.ItemID, &v.SourceID, &v.Rank, &v.Safety, &v.Reason, &v.HumanRaters, &v.ComputedAt, &v.Decided, &inQueue)
+	if err != nil {
+		return nil, mapErr(err, "find verdict", "")
+	}
+	err = db.pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE c.rank > $3 OR (c.rank = $3 AND c.item_id < $2)) `+queue,
+		projectID, itemID, v.Rank).Scan(&v.Total, &v.Position)
+	if err != nil {
+		return nil, mapErr(err, "find verdict", "")
+	}
+	if inQueue {
+		v.Position++
+	} else {
+		v.Position = 0
+	}
+	return &v, nil
+}
+
+// ItemAnswerSet is one rater's answer set on an item, as the adjudication
+// page shows it.
+type ItemAnswerSet struct {
+	RaterID int64
+	Kind    string // human or judge
+	// Name is a person's name (their email when they gave none, or the
+	// name a rater brought in without an account has) or a judge's name.
+	Name  string
+	Email string // a person's email; "" for others
+	Model string // a judge's model; "" for people
+	// Answers, Rationales and Methods are by rubric item key; Methods say
+	// how a judge reached each value.
+	Answers    map[string]string
+	Rationales map[string]string
+	Methods    map[string]string
+	Rationale  string // about the dialogue as a whole
+	ActiveMS   int64
+	Submitted  time.Time
+}
+
+// ItemAnswerSets returns every rater's answer set on an item of the project:
+// people first, then judges, each by name.
+func (db *DB) ItemAnswerSets(ctx context.Context, projectID, itemID int64) ([]ItemAnswerSet, error) {
+	rows, err := db.pool.Query(ctx, `
+		SELECT s.id, r.id, r.kind, coalesce(nullif(btrim(u.name), ''), u.email, r.name), coalesce(u.email, ''), coalesce(j.model, ''),
+		       s.rationale, s.active_ms, s.submitted_at
+		FROM answer_sets s JOIN raters r ON r.id = s.rater_id
+		LEFT JOIN users u ON u.id = r.user_id LEFT JOIN judges j ON j.id = r.judge_id
+		WHERE s.project_id = $1 AND s.item_id = $2
+		ORDER BY r.kind, 4, r.id`, projectID, itemID)
+	if err != nil {
+		return nil, mapErr(err, "item answers", "")
+	}
+	bySet := map[int64]int{}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ItemAnswerSet, error) {
+		var a ItemAnswerSet
+		var setID int64
+		err := row.Scan(&setID, &a.RaterID, &a.Kind, &a.Name, &a.Email, &a.Model, &a.Rationale, &a.ActiveMS, &a.Submitted)
+		a.Answers, a.Rationales, a.Methods = map[string]string{}, map[string]string{}, map[string]string{}
+		bySet[setID] = len(bySet)
+		return a, err
+	})
+	if err != nil {
+		return nil, mapErr(err, "item answers", "")
+	}
+	rows, err = db.pool.Query(ctx, `
+		SELECT l.answer_set_id, l.rubric_item_key, l.value, l.rationale, coalesce(d.method, '')
+		FROM labels l LEFT JOIN judge_label_details d ON d.label_id = l.id
+		WHERE l.item_id = $1`, itemID)
+	if err != nil {
+		return nil, mapErr(err, "item answers", "")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var setID int64
+		var key, value, note, method string
+		if err := rows.Scan(&setID, &key, &value, &note, &method); err != nil {
+			return nil, mapErr(err, "item answers", "")
+		}
+		i, ok := bySet[setID]
+		if !ok {
+			continue
+		}
+		out[i].Answers[key] = value
+		if note != "" {
+			out[i].Rationales[key] = note
+		}
+		if method != "" {
+			out[i].Methods[key] = method
+		}
+	}
+	return out, mapErr(rows.Err(), "item answers", "")
+}
+
+// ItemGold is the gold of one item.
+type ItemGold struct {
+	Answers map[string]string // by rubric item key
+	// Method is adjudicated when a person set it, else automatic.
+	Method string
+	// DecidedBy and DecidedByEmail name the person; "" for automatic gold.
+	DecidedBy      string
+	DecidedByEmail string
+	// Note is the person's note; for automatic gold, Notes holds the rule's
+	// reason on each rubric item.
+	Note      string
+	Notes     map[string]string
+	DecidedAt time.Time
+}
+
+// FindGold returns an item's gold, or attune.ErrNotFound when it has none.
+func (db *DB) FindGold(ctx context.Context, itemID int64) (*ItemGold, error) {
+	rows, err := db.pool.Query(ctx, `
+		SELECT g.rubric_item_key, g.value, g.method, coalesce(nullif(btrim(u.name), ''), u.email, ''), coalesce(u.email, ''), g.note, g.decided_at
+		FROM gold_labels g LEFT JOIN users u ON u.id = g.decided_by
+		WHERE g.item_id = $1`, itemID)
+	if err != nil {
+		return nil, mapErr(err, "find gold", "")
+	}
+	defer rows.Close()
+	var g *ItemGold
+	for rows.Next() {
+		if g == nil {
+			g = &ItemGold{Answers: map[string]string{}, Notes: map[string]string{}, Method: "automatic"}
+		}
+		var key, value, method, by, email, note string
+		var at time.Time
+		if err := rows.Scan(&key, &value, &method, &by, &email, &note, &at); err != nil {
+			return nil, mapErr(err, "find gold", "")
+		}
+		g.Answers[key], g.Notes[key] = value, note
+		if method == "adjudicated" {
+			g.Method, g.DecidedBy, g.DecidedByEmail, g.Note = method, by, email, note
+		}
+		if at.After(g.DecidedAt) {
+			g.DecidedAt = at
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, mapErr(err, "find gold", "")
+	}
+	if g == nil {
+		return nil, attune.NotFound("this item has no gold yet")
+	}
+	return g, nil
+}
+
+// Adjudication is a lead's decision on an item's gold.
+type Adjudication struct {
+	ProjectID, ItemID, ActorID int64
+	// Answers holds the gold value of every rubric item, already checked
+	// against the rubric.
+	Answers map[string]string
+	// Accepted lists the rubric items whose gold is the consensus the rule
+	// found, whether the lead accepted it with one key or chose it.
+	Accepted []string
+	Note     string
+}
+
+// Adjudicate stores a lead's gold for an item in one transaction: every
+// rubric item's gold, adjudicated, replacing any earlier gold (automatic
+// or adjudicated), an entry in the item's adjudication history with the
+// gold it replaced, and an audit event. Concurrent adjudications of one
+// item are serialised; the last one stands, and both are in the history.
+func (db *DB) Adjudicate(ctx context.Context, a Adjudication) error {
+	if n := len([]rune(a.Note)); n > MaxGoldNote {
+		return attune.Invalid("note", fmt.Sprintf("keep the note to %d characters or fewer (this one has %d)", MaxGoldNote, n))
+	}
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		var sourceID string
+		var rvID int64
+		err := tx.QueryRow(ctx, `SELECT i.source_id, p.rubric_version_id FROM items i JOIN projects p ON p.id = i.project_id
+			WHERE i.id = $1 AND i.project_id = $2 FOR UPDATE OF i`, a.ItemID, a.ProjectID).Scan(&sourceID, &rvID)
+		if err != nil {
+			return err
+		}
+		var previous []byte
+		if err := tx.QueryRow(ctx, `SELECT coalesce(jsonb_object_agg(rubric_item_key, jsonb_build_object('value', value, 'method', method)), '{}')
+			FROM gold_labels WHERE item_id = $1`, a.ItemID).Scan(&previous); err != nil {
+			return err
+		}
+		keys := make([]string, 0, len(a.Answers))
+		for k := range a.Answers {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		values := make([]string, len(keys))
+		for i, k := range keys {
+			values[i] = a.Answers[k]
+		}
+		if _, err := tx.Exec(ctx, `
+			INSERT INTO gold_labels (item_id, rubric_version_id, rubric_item_key, value, method, decided_by, note)
+			SELECT $1, $2, k, v, 'adjudicated', $3, $4 FROM unnest($5::text[], $6::text[]) AS t(k, v)
+			ON CONFLICT (item_id, rubric_item_key) DO UPDATE SET value = EXCLUDED.value, method = 'adjudicated',
+				decided_by = EXCLUDED.decided_by, note = EXCLUDED.note, decided_at = now(), rubric_version_id = EXCLUDED.rubric_version_id`,
+			a.ItemID, rvID, a.ActorID, a.Note, keys, values); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM gold_labels WHERE item_id = $1 AND NOT (rubric_item_key = ANY($2))`, a.ItemID, keys); err != nil {
+			return err
+		}
+		answers, _ := json.Marshal(a.Answers)
+		accepted := a.Accepted
+		if accepted == nil {
+			accepted = []string{}
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO adjudications (project_id, item_id, decided_by, answers, previous, accepted, note)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`, a.ProjectID, a.ItemID, a.ActorID, answers, previous, accepted, a.Note); err != nil {
+			return err
+		}
+		pairs := make([]string, len(keys))
+		for i, k := range keys {
+			pairs[i] = k + "=" + values[i]
+		}
+		return audit(ctx, tx, attune.AuditEvent{ActorID: &a.ActorID, Action: "gold.adjudicate", ProjectID: &a.ProjectID, Subject: sourceID,
+			Details: map[string]string{"item": fmt.Sprint(a.ItemID), "gold": strings.Join(pairs, " "), "previous": string(previous),
+				"accepted_consensus": strings.Join(a.Accepted, " "), "note": a.Note}})
+	})
+	return mapErr(err, "adjudicate", "")
+}
+
+// PastAdjudication is one entry of an item's adjudication history.
+type PastAdjudication struct {
+	DecidedBy string // the person's name, or email
+	DecidedAt time.Time
+	Answers   map[string]string
+	Accepted  []string
+	Note      string
+}
+
+// ListAdjudications returns an item's adjudication history, newest first.
+func (db *DB) ListAdjudications(ctx context.Context, itemID int64) ([]PastAdjudication, error) {
+	rows, err := db.pool.Query(ctx, `
+		SELECT coalesce(nullif(btrim(u.name), ''), u.email), a.decided_at, a.answers, a.accepted, a.note
+		FROM adjudications a JOIN users u ON u.id = a.decided_by
+		WHERE a.item_id = $1 ORDER BY a.decided_at DESC, a.id DESC`, itemID)
+	if err != nil {
+		return nil, mapErr(err, "list adjudications", "")
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (PastAdjudication, error) {
+		var p PastAdjudication
+		var answers []byte
+		if err := r.Scan(&p.DecidedBy, &p.DecidedAt, &answers, &p.Accepted, &p.Note); err != nil {
+			return p, err
+		}
+		return p, json.Unmarshal(answers, &p.Answers)
+	})
+	return out, mapErr(err, "list adjudications", "")
+}

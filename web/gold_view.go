@@ -1,0 +1,317 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/a-h/templ"
+
+	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/export"
+	"github.com/attune/attune/internal/gold"
+	"github.com/attune/attune/internal/rubric"
+	"github.com/attune/attune/internal/scoring"
+	"github.com/attune/attune/internal/store"
+	goldview "github.com/attune/attune/web/views/gold"
+)
+
+// timeFormat is how the gold pages write a moment.
+const timeFormat = "2 Jan 2006, 15:04 UTC"
+
+func goldLinks(p *attune.Project) goldview.Links {
+	return goldview.Links{
+		Project: templ.SafeURL(projectPath(p.ID)),
+		Queue:   templ.SafeURL(queuePath(p.ID)),
+		Gold:    templ.SafeURL(goldPath(p.ID)),
+		Apply:   templ.SafeURL(goldPath(p.ID) + "/auto"),
+	}
+}
+
+func countsView(c store.GoldCounts) goldview.Counts {
+	return goldview.Counts{Items: c.Items, Labelling: c.Labelling, Automatic: c.Automatic, Adjudicated: c.Adjudicated,
+		Queue: c.Queue, Pending: c.Pending, Open: c.Open()}
+}
+
+// exportsView lists the downloads of the gold set page.
+func exportsView(projectID int64) []goldview.Export {
+	url := func(d export.Dataset, f export.Format) templ.SafeURL {
+		return templ.SafeURL(exportPath(projectID, d, f))
+	}
+	return []goldview.Export{
+		{Key: string(export.Gold), Title: "Gold set", Help: "one row per item: its gold on every rubric item, the engine's score of it, how it was decided and by whom, and the item's agreement",
+			CSV: url(export.Gold, export.CSV), JSONL: url(export.Gold, export.JSONL), WithRaters: url(export.Gold, export.CSV) + "?raters=1"},
+		{Key: string(export.Labels), Title: "Every label", Help: "long form: one row per item, rater (people and judges) and rubric item, with rationales and time spent",
+			CSV: url(export.Labels, export.CSV), JSONL: url(export.Labels, export.JSONL)},
+		{Key: string(export.JudgeCalls), Title: "Judge calls", Help: "every call a judge made: model, prompt hash, tokens, cost and the raw reply",
+			CSV: url(export.JudgeCalls, export.CSV), JSONL: url(export.JudgeCalls, export.JSONL)},
+	}
+}
+
+func (s *Server) goldSetView(r *http.Request, p *attune.Project) (goldview.SetPage, error) {
+	ctx := r.Context()
+	c, err := s.db.CountGold(ctx, p.ID)
+	if err != nil {
+		return goldview.SetPage{}, err
+	}
+	def, err := s.rubricByID(ctx, p.RubricVersionID)
+	if err != nil {
+		return goldview.SetPage{}, err
+	}
+	page := goldview.SetPage{
+		Chrome:      s.chrome(r, "Gold set · "+p.Name, "home"),
+		ProjectName: p.Name,
+		Rubric:      p.RubricRef,
+		Links:       goldLinks(p),
+		Counts:      countsView(c),
+		Settings:    templ.SafeURL(goldPath(p.ID) + "/settings"),
+		MaxSpread:   strconv.Itoa(c.MaxSpread),
+		Exports:     exportsView(p.ID),
+	}
+	for i := range def.Items {
+		if gold.Numeric(def, &def.Items[i]) {
+			page.Numeric = true
+		}
+	}
+	return page, nil
+}
+
+func (s *Server) queueView(r *http.Request, p *attune.Project) (goldview.QueuePage, error) {
+	ctx := r.Context()
+	n, _ := strconv.Atoi(r.URL.Query().Get("page"))
+	n = max(n, 1)
+	c, err := s.db.CountGold(ctx, p.ID)
+	if err != nil {
+		return goldview.QueuePage{}, err
+	}
+	ds, total, err := s.db.ListDisagreements(ctx, p.ID, (n-1)*queuePageSize, queuePageSize)
+	if err != nil {
+		return goldview.QueuePage{}, err
+	}
+	page := goldview.QueuePage{
+		Chrome:      s.chrome(r, "Disagreements · "+p.Name, "home"),
+		ProjectName: p.Name,
+		Links:       goldLinks(p),
+		Counts:      countsView(c),
+		Page:        n,
+		Pages:       (total + queuePageSize - 1) / queuePageSize,
+	}
+	for i, d := range ds {
+		page.Rows = append(page.Rows, goldview.QueueRow{
+			Position: (n-1)*queuePageSize + i + 1, SourceID: d.SourceID, URL: templ.SafeURL(adjudicatePath(p.ID, d.ItemID)),
+			Safety: d.Safety, Spread: fmt.Sprintf("%.2f", d.Spread()), Reason: d.Reason, Raters: d.HumanRaters,
+		})
+	}
+	if n > 1 {
+		page.Prev = templ.SafeURL(fmt.Sprintf("%s?page=%d", queuePath(p.ID), n-1))
+	}
+	if n < page.Pages {
+		page.Next = templ.SafeURL(fmt.Sprintf("%s?page=%d", queuePath(p.ID), n+1))
+	}
+	if total > 0 {
+		head := ds
+		if n > 1 || len(head) == 0 {
+			if head, _, err = s.db.ListDisagreements(ctx, p.ID, 0, 1); err != nil {
+				return page, err
+			}
+		}
+		if len(head) > 0 {
+			page.Start = templ.SafeURL(adjudicatePath(p.ID, head[0].ItemID))
+		}
+	}
+	return page, nil
+}
+
+// scoreView writes the engine's result in words.
+func scoreView(def *rubric.Definition, res scoring.Result) goldview.Score {
+	sc := goldview.Score{Score: "—", Failed: strings.Join(res.FailedChecks, ", ")}
+	if res.Score != nil {
+		sc.Score = strconv.FormatFloat(*res.Score, 'f', -1, 64)
+	}
+	if res.Pass != nil {
+		sc.Pass = map[bool]string{true: "pass", false: "fail"}[*res.Pass]
+	}
+	if len(def.Scoring.Gate) > 0 {
+		sc.Gate = map[bool]string{true: "failed", false: "passed"}[res.SafetyGateFailed]
+	}
+	if res.DimensionMean != nil {
+		sc.Mean = strconv.FormatFloat(*res.DimensionMean, 'f', 2, 64)
+	}
+	return sc
+}
+
+// adjudicationView builds the page of one item: the dialogue, every
+// rater's answers with the engine's scores, and the gold form holding in
+// (what was posted) or, without it, the item's gold as it stands.
+func (s *Server) adjudicationView(r *http.Request, p *attune.Project, itemID int64, in *goldInput, issues rubric.Issues) (goldview.ItemPage, error) {
+	ctx := r.Context()
+	var page goldview.ItemPage
+	item, err := s.db.FindItem(ctx, p.ID, itemID)
+	if err != nil {
+		return page, err
+	}
+	def, err := s.rubricByID(ctx, p.RubricVersionID)
+	if err != nil {
+		return page, err
+	}
+	sets, err := s.db.ItemAnswerSets(ctx, p.ID, itemID)
+	if err != nil {
+		return page, err
+	}
+	spread, err := s.db.GoldMaxSpread(ctx, p.ID)
+	if err != nil {
+		return page, err
+	}
+	current, err := s.db.FindGold(ctx, itemID)
+	if err != nil && !isNotFound(err) {
+		return page, err
+	}
+	history, err := s.db.ListAdjudications(ctx, itemID)
+	if err != nil {
+		return page, err
+	}
+	facts, term := factsOf(item)
+	d := gold.Decide(def, humanAnswers(sets), spread)
+	consensus := map[string]gold.ItemConsensus{}
+	for _, ic := range d.Items {
+		consensus[ic.Key] = ic
+	}
+
+	page = goldview.ItemPage{
+		Chrome:      s.chrome(r, "Adjudicate "+item.SourceID, "home"),
+		ProjectName: p.Name,
+		ItemID:      item.ID,
+		SourceID:    item.SourceID,
+		Links:       goldLinks(p),
+		Dialogue:    dialogueView(def, *item),
+	}
+	var all []rubric.Answers
+	for _, a := range sets {
+		all = append(all, toAnswers(a.Answers))
+	}
+	rank := gold.RankOf(def, d, all)
+	page.Safety = rank.Safety
+	if d.Decided {
+		page.Verdict = "The people agree: " + d.Reason + "."
+	} else {
+		page.Verdict = "The rule leaves it to you: " + d.Reason + "."
+	}
+	v, err := s.db.FindVerdict(ctx, p.ID, itemID)
+	switch {
+	case err == nil:
+		page.Position, page.Total = v.Position, v.Total
+	case !isNotFound(err):
+		return page, err
+	}
+	next, err := s.db.NextDisagreement(ctx, p.ID, itemID)
+	switch {
+	case err == nil:
+		page.Next = templ.SafeURL(adjudicatePath(p.ID, next))
+	case !errors.Is(err, attune.ErrNotFound):
+		return page, err
+	}
+
+	// The comparison: one column per rater, the consensus last.
+	for _, a := range sets {
+		res, err := scoring.Score(def, toAnswers(a.Answers), facts)
+		if err != nil {
+			return page, err
+		}
+		page.Compare.Raters = append(page.Compare.Raters, goldview.Rater{
+			Name: a.Name, Judge: a.Kind == "judge", Model: a.Model, Score: scoreView(def, res), Note: a.Rationale,
+			Concern: gold.SafetyConcern(def, toAnswers(a.Answers)),
+		})
+	}
+	for _, it := range def.Items {
+		ic := consensus[it.Key]
+		row := goldview.CompareRow{Key: it.Key, Label: it.Label, Consensus: string(ic.Value), Reason: ic.Reason}
+		for _, a := range sets {
+			v := a.Answers[it.Key]
+			row.Cells = append(row.Cells, goldview.Cell{Value: v, Rationale: a.Rationales[it.Key], Method: a.Methods[it.Key],
+				Differs: ic.Decided && v != string(ic.Value)})
+		}
+		page.Compare.Rows = append(page.Compare.Rows, row)
+	}
+	if d.Decided {
+		res, err := scoring.Score(def, d.Answers, facts)
+		if err != nil {
+			return page, err
+		}
+		page.Compare.Consensus = scoreView(def, res)
+	}
+
+	// The gold as it stands.
+	st := formState{answers: map[string]string{}}
+	if current != nil {
+		res, err := scoring.Score(def, toAnswers(current.Answers), facts)
+		if err != nil {
+			return page, err
+		}
+		c := &goldview.Current{Method: current.Method, By: current.DecidedBy, At: current.DecidedAt.UTC().Format(timeFormat),
+			Note: current.Note, Score: scoreView(def, res)}
+		page.Current = c
+		st.answers = current.Answers
+	}
+	note := ""
+	if in != nil {
+		st.answers, note = in.answers, in.note
+	}
+
+	// The form: the annotator's rubric view, with the consensus and each
+	// rater's answer beside every input.
+	rv, probs := rubricView(def, facts, term, item.Sensitive, st, issues)
+	page.Form = goldview.Form{
+		Action:   templ.SafeURL(adjudicatePath(p.ID, itemID) + "/gold"),
+		Rubric:   rv.Ref,
+		Title:    rv.Title,
+		Kind:     rv.Kind,
+		Note:     note,
+		NoteMax:  store.MaxGoldNote,
+		Problems: probs,
+	}
+	for _, g := range rv.Groups {
+		gg := goldview.Group{Title: g.Title, Weight: g.Weight}
+		for _, iv := range g.Items {
+			ic := consensus[iv.Key]
+			gi := goldview.Item{Item: iv, Consensus: string(ic.Value), Reason: ic.Reason}
+			for _, a := range sets {
+				v := a.Answers[iv.Key]
+				gi.Ratings = append(gi.Ratings, goldview.Chip{Who: a.Name, Value: v, Judge: a.Kind == "judge",
+					Differs: ic.Decided && v != string(ic.Value)})
+			}
+			if ic.Decided {
+				page.Form.HasConsensus = true
+			}
+			gg.Items = append(gg.Items, gi)
+		}
+		page.Form.Groups = append(page.Form.Groups, gg)
+	}
+	for _, h := range history {
+		keys := make([]string, 0, len(h.Answers))
+		for k := range h.Answers {
+			keys = append(keys, k)
+		}
+		slices.SortFunc(keys, func(a, b string) int { return itemIndex(def, a) - itemIndex(def, b) })
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = k + " " + h.Answers[k]
+		}
+		page.History = append(page.History, goldview.Past{By: h.DecidedBy, At: h.DecidedAt.UTC().Format(timeFormat),
+			Answers: strings.Join(parts, " · "), Note: h.Note})
+	}
+	return page, nil
+}
+
+// itemIndex is the position of a rubric item, for showing answers in
+// rubric order.
+func itemIndex(def *rubric.Definition, key string) int {
+	for i, it := range def.Items {
+		if it.Key == key {
+			return i
+		}
+	}
+	return len(def.Items)
+}

@@ -1,0 +1,218 @@
+// Package gold renders the pages where leads settle gold labels: the queue
+// of disagreements, one item adjudicated beside its raters' answers and the
+// rubric, and the gold set with its counts, consensus setting and exports.
+// Only a project's leads see them.
+//
+// Everything a person or a model wrote is written as text, never as markup.
+package gold
+
+import (
+	"github.com/a-h/templ"
+
+	"github.com/attune/attune/web/views/annotate"
+	"github.com/attune/attune/web/views/layout"
+)
+
+// Links are the addresses the gold pages share.
+type Links struct {
+	Project templ.SafeURL
+	Queue   templ.SafeURL
+	Gold    templ.SafeURL
+	// Apply runs the consensus rule over the items it has not judged.
+	Apply templ.SafeURL
+}
+
+// Counts say where the project's items stand.
+type Counts struct {
+	Items       int
+	Labelling   int // fewer human answer sets than the overlap
+	Automatic   int // gold by the consensus rule
+	Adjudicated int // gold set by a lead
+	Queue       int // waiting for a lead
+	Pending     int // complete, but the rule has not judged them as they are
+	Open        int // no gold yet
+}
+
+// SetPage is the gold set: counts, the consensus setting and the exports.
+type SetPage struct {
+	layout.Chrome
+	ProjectName string
+	Rubric      string // key@version
+	Links       Links
+	Counts      Counts
+	// Numeric is true when the rubric has items on a numeric scale, where
+	// the maximum spread applies.
+	Numeric     bool
+	Settings    templ.SafeURL
+	MaxSpread   string // as stored or as typed
+	SpreadError string
+	Exports     []Export
+}
+
+// Export is one dataset to download.
+type Export struct {
+	Key   string // gold, labels, judge-calls; for test ids
+	Title string
+	Help  string
+	CSV   templ.SafeURL
+	JSONL templ.SafeURL
+	// WithRaters downloads the gold set with every rater's answers; empty
+	// for other datasets.
+	WithRaters templ.SafeURL
+}
+
+// QueuePage is a page of the queue of disagreements, worst first.
+type QueuePage struct {
+	layout.Chrome
+	ProjectName string
+	Links       Links
+	Counts      Counts
+	Rows        []QueueRow
+	Page, Pages int
+	Prev, Next  templ.SafeURL // other pages; empty when none
+	Start       templ.SafeURL // the worst disagreement; empty when the queue is empty
+}
+
+// QueueRow is one item waiting for a lead.
+type QueueRow struct {
+	Position int
+	SourceID string
+	URL      templ.SafeURL
+	Safety   bool
+	Spread   string // the widest spread of the human answers, e.g. "0.50"
+	Reason   string // why the rule did not decide it
+	Raters   int    // human raters
+}
+
+// ItemPage is one item adjudicated: the dialogue, every rater's answers
+// side by side with the engine's scores, and the gold form with the rubric.
+type ItemPage struct {
+	layout.Chrome
+	ProjectName string
+	ItemID      int64
+	SourceID    string
+	Links       Links
+	// Position and Total place the item in the queue; Position is 0 when
+	// the item is not in it (settled already, or not judged by the rule).
+	Position, Total int
+	// Next is the next disagreement; empty when no other waits.
+	Next templ.SafeURL
+	// Verdict is what the rule said about the item; Safety marks a safety
+	// concern of some rater.
+	Verdict  string
+	Safety   bool
+	Dialogue annotate.Dialogue
+	Compare  Compare
+	Current  *Current // the gold the item has now, or nil
+	Form     Form
+	History  []Past
+}
+
+// Compare is the table of every rater's answers: one column per rater, one
+// row per rubric item, and the engine's scores below.
+type Compare struct {
+	Raters []Rater
+	Rows   []CompareRow
+	// Consensus is the engine's score of the consensus, when every rubric
+	// item has one; empty otherwise.
+	Consensus Score
+}
+
+// Rater is one column of the comparison: a person or a judge, with the
+// engine's score of their answers.
+type Rater struct {
+	Name  string
+	Judge bool
+	Model string // a judge's model
+	Score Score
+	// Note is the rater's note on the dialogue as a whole.
+	Note    string
+	Concern bool // their answers show a safety concern
+}
+
+// Score is the engine's score of one answer set, in words.
+type Score struct {
+	Score  string // "0.85", "4", or "—"
+	Pass   string // "pass", "fail", or "" where the rubric has no pass rule
+	Gate   string // "failed", "passed", or "" where it has no safety gate
+	Failed string // failed checks, e.g. "CQ3, CQ8"
+	Mean   string // the dimension mean of a likert rubric; "" otherwise
+}
+
+// CompareRow is one rubric item across the raters.
+type CompareRow struct {
+	Key   string
+	Label string
+	Cells []Cell
+	// Consensus is the rule's value, empty when it has none; Reason says
+	// why either way.
+	Consensus string
+	Reason    string
+}
+
+// Cell is one rater's answer on one rubric item.
+type Cell struct {
+	Value     string // "" when the rater left it out
+	Rationale string
+	Method    string // how a judge reached it
+	// Differs marks an answer other than the consensus.
+	Differs bool
+}
+
+// Current is the gold an item has.
+type Current struct {
+	Method    string // automatic or adjudicated
+	By        string // the lead's name; "" for automatic gold
+	At        string
+	Note      string
+	Score     Score
+	Automatic []string // for automatic gold, the rule's reason per rubric item
+}
+
+// Form is the gold form: the rubric with one input per rubric item.
+type Form struct {
+	Action templ.SafeURL
+	Rubric string // key@version
+	Title  string
+	Kind   string // likert, criteria or single
+	Groups []Group
+	Note   string
+	// NoteMax is the longest note accepted, in characters.
+	NoteMax  int
+	Problems annotate.Problems
+	// HasConsensus is true when some rubric item has a consensus to accept.
+	HasConsensus bool
+}
+
+// Group is a category of criteria, or the items of a rubric without
+// categories (Title empty).
+type Group struct {
+	Title  string
+	Weight string
+	Items  []Item
+}
+
+// Item is one rubric item's gold input: what the annotator's page shows of
+// the item, the rule's consensus, and each rater's answer.
+type Item struct {
+	annotate.Item
+	Consensus string // empty when the rule has none
+	Reason    string
+	Ratings   []Chip
+}
+
+// Chip is one rater's answer, shown beside the gold input.
+type Chip struct {
+	Who     string
+	Value   string
+	Judge   bool
+	Differs bool
+}
+
+// Past is one earlier adjudication of the item.
+type Past struct {
+	By      string
+	At      string
+	Answers string // "emotion 4 · validation 3 …"
+	Note    string
+}
