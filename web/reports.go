@@ -1,7 +1,331 @@
 package web
 
-import "net/http"
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+
+	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/report"
+	"github.com/attune/attune/internal/store"
+	rview "github.com/attune/attune/web/views/report"
+)
+
+// maxReplicates bounds the bootstrap replicates a request may ask for: a
+// report's time grows with them.
+const maxReplicates = 2000
 
 // reportRoutes lists the agreement report pages and the labels import.
+//
+// Access: only a project's leads and admins; an annotator of the project
+// gets 403, anyone else 404.
 func (s *Server) reportRoutes(app *http.ServeMux) {
+	member := func(h handler) http.Handler { return s.signedIn(s.h(h)) }
+	app.Handle("GET /projects/{id}/report", member(s.reportPage))
+	app.Handle("GET /projects/{id}/report.json", member(s.reportJSON))
+	app.Handle("GET /projects/{id}/report.csv", member(s.reportCSV))
+	app.Handle("POST /projects/{id}/labels/import", member(s.importLabels))
+}
+
+func reportPath(projectID int64) string { return fmt.Sprintf("/projects/%d/report", projectID) }
+
+// reportRequest is a report asked for in a URL's query: the options for
+// report.Build and, for the page, what the filter form shows.
+type reportRequest struct {
+	opts    report.Options
+	raters  []store.ProjectRater
+	query   url.Values // the filters only, to carry into links
+	filters rview.Filters
+}
+
+// readReportQuery reads the filters from the query. With filter=1 (the
+// form was sent) the annotator and judge lists are exactly the boxes
+// ticked; without it every rater is in. Bad values are attune.ErrInvalid.
+func (s *Server) readReportQuery(r *http.Request, p *attune.Project) (*reportRequest, error) {
+	q := r.URL.Query()
+	raters, err := s.db.ListProjectRaters(r.Context(), p.ID)
+	if err != nil {
+		return nil, err
+	}
+	rr := &reportRequest{raters: raters, query: url.Values{}}
+	rr.opts.Bootstrap = report.DefaultBootstrap
+	f := &rr.filters
+	f.Action = reportURL(p.ID, nil)
+	form := q.Get("filter") != ""
+	picked := func(name string) ([]int64, error) {
+		if !form {
+			return nil, nil
+		}
+		ids := []int64{}
+		for _, v := range q[name] {
+			id, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || id <= 0 {
+				return nil, attune.Invalid(name, fmt.Sprintf("%q is not a rater", v))
+			}
+			ids = append(ids, id)
+		}
+		return ids, nil
+	}
+	if rr.opts.Annotators, err = picked("annotator"); err != nil {
+		return nil, err
+	}
+	if rr.opts.Judges, err = picked("judge"); err != nil {
+		return nil, err
+	}
+	if form {
+		rr.query.Set("filter", "1")
+		for _, id := range rr.opts.Annotators {
+			rr.query.Add("annotator", strconv.FormatInt(id, 10))
+		}
+		for _, id := range rr.opts.Judges {
+			rr.query.Add("judge", strconv.FormatInt(id, 10))
+		}
+	}
+	for _, pr := range raters {
+		c := rview.Check{Value: strconv.FormatInt(pr.ID, 10), Label: raterLabel(pr.Name, pr.Kind, !pr.Account), Checked: true}
+		if pr.Kind == "judge" {
+			c.Name = "judge"
+			c.Checked = rr.opts.Judges == nil || slices.Contains(rr.opts.Judges, pr.ID)
+			f.Judges = append(f.Judges, c)
+		} else {
+			c.Name = "annotator"
+			c.Checked = rr.opts.Annotators == nil || slices.Contains(rr.opts.Annotators, pr.ID)
+			f.Annotators = append(f.Annotators, c)
+		}
+	}
+	if v := q.Get("rubric"); v != "" {
+		rr.opts.Rubric = v
+		rr.query.Set("rubric", v)
+	}
+	f.Rubrics = []rview.Option{{Value: p.RubricRef, Label: p.RubricRef + " (the project's)", Selected: true}}
+	for _, end := range []struct {
+		name string
+		plus int
+		dst  *time.Time
+		show *string
+	}{{"from", 0, &rr.opts.From, &f.From}, {"to", 1, &rr.opts.To, &f.To}} {
+		v := strings.TrimSpace(q.Get(end.name))
+		if v == "" {
+			continue
+		}
+		t, err := time.Parse("2006-01-02", v)
+		if err != nil {
+			return nil, attune.Invalid(end.name, fmt.Sprintf("%q is not a day written YYYY-MM-DD", v))
+		}
+		*end.dst, *end.show = t.AddDate(0, 0, end.plus), v
+		rr.query.Set(end.name, v)
+	}
+	switch q.Get("na") {
+	case "", "category":
+	case "missing":
+		rr.opts.NAMissing, f.NAMissing = true, true
+		rr.query.Set("na", "missing")
+	default:
+		return nil, attune.Invalid("na", "choose category or missing")
+	}
+	if v := q.Get("replicates"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > maxReplicates {
+			return nil, attune.Invalid("replicates", fmt.Sprintf("give a whole number of replicates from 0 to %d", maxReplicates))
+		}
+		rr.opts.Bootstrap.Replicates = n
+		rr.query.Set("replicates", v)
+	}
+	return rr, nil
+}
+
+// reportURL is the report page's URL with the given query.
+func reportURL(projectID int64, q url.Values) templ.SafeURL {
+	u := reportPath(projectID)
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	return templ.SafeURL(u)
+}
+
+// raterLabel names a rater for people: a person brought in by an import
+// is marked so, since they have no account and may share a name with one.
+func raterLabel(name, kind string, imported bool) string {
+	switch {
+	case kind == "judge":
+		return name + " (judge)"
+	case imported:
+		return name + " (imported)"
+	}
+	return name
+}
+
+// buildReport checks access (leads and admins) and builds the report the
+// query asks for.
+func (s *Server) buildReport(r *http.Request) (*attune.Project, *reportRequest, *report.Report, error) {
+	p, _, err := s.projectAccess(r, true)
+	if err != nil {
+		if errors.Is(err, attune.ErrForbidden) {
+			return nil, nil, nil, attune.Forbidden("Only a lead of this project can read its agreement report.")
+		}
+		return nil, nil, nil, err
+	}
+	rr, err := s.readReportQuery(r, p)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rep, err := report.Build(r.Context(), s.db, p, rr.opts)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return p, rr, rep, nil
+}
+
+func (s *Server) reportPage(w http.ResponseWriter, r *http.Request) error {
+	p, rr, rep, err := s.buildReport(r)
+	if err != nil {
+		return err
+	}
+	s.render(w, r, http.StatusOK, rview.View(s.reportView(r, p, rr, rep)))
+	return nil
+}
+
+// reportJSON writes the report as JSON, as a download.
+func (s *Server) reportJSON(w http.ResponseWriter, r *http.Request) error {
+	p, _, rep, err := s.buildReport(r)
+	if err != nil {
+		return err
+	}
+	reportDownload(w, "application/json; charset=utf-8", reportFileName(p.Name, "json"))
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(rep); err != nil {
+		// The status is sent: the client sees a cut file.
+		s.log.ErrorContext(r.Context(), "write report", "request_id", infoFrom(r.Context()).id, "err", err)
+	}
+	return nil
+}
+
+// reportCSV writes the report as CSV, one row per figure (see
+// report.CSVHeader), as a download.
+func (s *Server) reportCSV(w http.ResponseWriter, r *http.Request) error {
+	p, _, rep, err := s.buildReport(r)
+	if err != nil {
+		return err
+	}
+	reportDownload(w, "text/csv; charset=utf-8", reportFileName(p.Name, "csv"))
+	if err := rep.WriteCSV(w); err != nil {
+		s.log.ErrorContext(r.Context(), "write report", "request_id", infoFrom(r.Context()).id, "err", err)
+	}
+	return nil
+}
+
+func reportDownload(w http.ResponseWriter, contentType, name string) {
+	h := w.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name}))
+}
+
+// reportFileName is a download's file name: the project's name reduced to
+// letters, digits and dashes.
+func reportFileName(project, ext string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(project) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case b.Len() > 0 && !strings.HasSuffix(b.String(), "-"):
+			b.WriteByte('-')
+		}
+	}
+	name := strings.Trim(b.String(), "-")
+	if name == "" {
+		name = "project"
+	}
+	return name + "-agreement." + ext
+}
+
+// importLabels stores an uploaded labels file in the project, streaming it
+// part by part as the dataset import does, and goes back to the report; a
+// refused file shows its problems with the form again.
+func (s *Server) importLabels(w http.ResponseWriter, r *http.Request) error {
+	p, _, err := s.projectAccess(r, true)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	r.Body = http.MaxBytesReader(w, r.Body, maxImportBytes)
+	refuse := func(status int, source string, err error, message string) error {
+		page := rview.ImportPage{
+			Chrome:      s.chrome(r, "Import labels", "home"),
+			ProjectName: p.Name, ProjectURL: templ.SafeURL(projectPath(p.ID)), ReportURL: reportURL(p.ID, nil),
+			Source: source, Message: message, Form: labelsImportForm(p.ID),
+		}
+		var le *attune.LineErrors
+		if errors.As(err, &le) {
+			for _, l := range le.Errors {
+				page.Lines = append(page.Lines, rview.ImportLine{Line: l.Line, Field: l.Field, Message: l.Message})
+			}
+			page.More = le.More
+		} else if err != nil {
+			page.Message = publicText(err)
+		}
+		s.render(w, r, status, rview.Import(page))
+		return nil
+	}
+	tooLarge := func(err error) bool {
+		var mbe *http.MaxBytesError
+		return errors.As(err, &mbe)
+	}
+	const noFile = "Choose a file to import."
+	sizeLimit := fmt.Sprintf("The file is larger than %d MiB. Split it into smaller files and import each.", maxImportBytes>>20)
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return refuse(http.StatusUnprocessableEntity, "", nil, noFile)
+	}
+	for {
+		part, err := mr.NextPart()
+		switch {
+		case errors.Is(err, io.EOF):
+			return refuse(http.StatusUnprocessableEntity, "", nil, noFile)
+		case tooLarge(err):
+			return refuse(http.StatusRequestEntityTooLarge, "", nil, sizeLimit)
+		case err != nil:
+			return refuse(http.StatusBadRequest, "", nil, "The upload was cut short or malformed. Try again.")
+		}
+		if part.FormName() != "file" {
+			part.Close()
+			continue
+		}
+		name := part.FileName()
+		if name == "" {
+			return refuse(http.StatusUnprocessableEntity, "", nil, noFile)
+		}
+		res, err := s.db.ImportLabels(ctx, p.ID, part, store.LabelsImportOptions{ActorID: &userFrom(ctx).ID, Source: name})
+		switch {
+		case tooLarge(err):
+			return refuse(http.StatusRequestEntityTooLarge, name, nil, sizeLimit)
+		case errors.Is(err, attune.ErrInvalid):
+			return refuse(http.StatusUnprocessableEntity, name, err, "")
+		case errors.Is(err, attune.ErrConflict):
+			return refuse(http.StatusConflict, name, err, "")
+		case err != nil:
+			return err
+		}
+		s.sessions.Put(ctx, sessionFlash, fmt.Sprintf("Imported %d %s in %d answer %s from %s (%d new %s, %d new %s).",
+			res.Labels, plural(res.Labels, "label", "labels"), res.AnswerSets, plural(res.AnswerSets, "set", "sets"), name,
+			res.People, plural(res.People, "person", "people"), res.Judges, plural(res.Judges, "judge", "judges")))
+		http.Redirect(w, r, reportPath(p.ID), http.StatusSeeOther)
+		return nil
+	}
+}
+
+func labelsImportForm(projectID int64) rview.ImportForm {
+	return rview.ImportForm{Action: templ.SafeURL(fmt.Sprintf("/projects/%d/labels/import", projectID)), Header: store.LabelsHeader}
 }

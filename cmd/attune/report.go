@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/attune/attune/internal/config"
+	"github.com/attune/attune/internal/report"
+	"github.com/attune/attune/internal/store"
+)
+
+func reportFlags(fs *flag.FlagSet) {
+	fs.String("project", "", "project name (required)")
+	fs.String("format", "json", "json or csv")
+	fs.String("annotators", "", "keep only these annotators, by name, comma-separated (default: every one)")
+	fs.String("judges", "", "keep only these judges, by name, comma-separated (default: every one)")
+	fs.String("from", "", "keep labels made on or after this day, YYYY-MM-DD (UTC)")
+	fs.String("to", "", "keep labels made on or before this day, YYYY-MM-DD (UTC)")
+	fs.Bool("na-missing", false, "treat NA as a missing label instead of an answer of its own")
+	fs.Int("replicates", report.DefaultBootstrap.Replicates, "bootstrap replicates of each interval (0: no intervals)")
+}
+
+// runReport is `attune report`: a project's agreement report as JSON or
+// CSV on standard output.
+func runReport(ctx context.Context, e env, args []string) error {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	reportFlags(fs)
+	if err := parseFlags(fs, e, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+	}
+	get := func(name string) string { return fs.Lookup(name).Value.String() }
+	if get("project") == "" {
+		return fmt.Errorf("%w: attune report --project NAME [--format json|csv]", errUsage)
+	}
+	format := get("format")
+	if format != "json" && format != "csv" {
+		return fmt.Errorf("%w: --format must be json or csv", errUsage)
+	}
+	opts := report.Options{NAMissing: get("na-missing") == "true", Bootstrap: report.DefaultBootstrap}
+	opts.Bootstrap.Replicates, _ = strconv.Atoi(get("replicates"))
+	if opts.Bootstrap.Replicates < 0 {
+		return fmt.Errorf("%w: --replicates must be 0 or more", errUsage)
+	}
+	var err error
+	if opts.From, err = day(get("from"), 0); err != nil {
+		return fmt.Errorf("%w: --from: %v", errUsage, err)
+	}
+	if opts.To, err = day(get("to"), 1); err != nil {
+		return fmt.Errorf("%w: --to: %v", errUsage, err)
+	}
+	cfg, err := config.Load(e.getenv)
+	if err != nil {
+		return err
+	}
+	db, err := openDB(ctx, cfg, e.stderr)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	p, err := db.FindProjectByName(ctx, get("project"))
+	if err != nil {
+		return err
+	}
+	raters, err := db.ListProjectRaters(ctx, p.ID)
+	if err != nil {
+		return err
+	}
+	if opts.Annotators, err = ratersNamed(raters, "human", get("annotators")); err != nil {
+		return err
+	}
+	if opts.Judges, err = ratersNamed(raters, "judge", get("judges")); err != nil {
+		return err
+	}
+	r, err := report.Build(ctx, db, p, opts)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(e.stdout)
+	if format == "csv" {
+		if err := r.WriteCSV(w); err != nil {
+			return err
+		}
+	} else {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	}
+	return w.Flush()
+}
+
+// day parses a YYYY-MM-DD day as midnight UTC, plus the given number of
+// days (1 makes an inclusive last day an exclusive bound). "" is the zero
+// time.
+func day(s string, plus int) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse("2006-01-02", s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q is not a day written YYYY-MM-DD", s)
+	}
+	return t.AddDate(0, 0, plus), nil
+}
+
+// ratersNamed returns the ids of the project's raters of the kind named in
+// a comma-separated list; "" is nil (every one).
+func ratersNamed(raters []store.ProjectRater, kind, list string) ([]int64, error) {
+	if strings.TrimSpace(list) == "" {
+		return nil, nil
+	}
+	ids := []int64{}
+	for name := range strings.SplitSeq(list, ",") {
+		name = strings.TrimSpace(name)
+		found := false
+		for _, r := range raters {
+			if r.Kind == kind && r.Name == name {
+				ids = append(ids, r.ID)
+				found = true
+			}
+		}
+		if !found {
+			var names []string
+			for _, r := range raters {
+				if r.Kind == kind {
+					names = append(names, r.Name)
+				}
+			}
+			slices.Sort(names)
+			what := "annotator"
+			if kind == "judge" {
+				what = "judge"
+			}
+			return nil, fmt.Errorf("no %s named %q has answers in this project; those who do: %s", what, name, strings.Join(names, ", "))
+		}
+	}
+	return ids, nil
+}

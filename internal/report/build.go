@@ -1,0 +1,552 @@
+package report
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/attune/attune/internal/agreement"
+	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/rubric"
+	"github.com/attune/attune/internal/store"
+)
+
+// Build reads the project's answer sets once and returns its agreement
+// report. It fails with an attune.ErrInvalid error when opts asks for a
+// rubric version other than the project's, and with the store's errors.
+// A project without labels gives a report whose figures are undefined, not
+// an error.
+func Build(ctx context.Context, db *store.DB, p *attune.Project, opts Options) (*Report, error) {
+	if opts.Rubric != "" && opts.Rubric != p.RubricRef {
+		return nil, attune.Invalid("rubric", fmt.Sprintf("this project labels with %s for its whole life; there is no report for %s", p.RubricRef, opts.Rubric))
+	}
+	if err := checkBootstrap(opts.Bootstrap); err != nil {
+		return nil, attune.Invalid("replicates", err.Error())
+	}
+	def, err := db.FindRubricByID(ctx, p.RubricVersionID)
+	if err != nil {
+		return nil, err
+	}
+	all, err := db.ListProjectRaters(ctx, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	r := &Report{
+		Project:   Project{ID: p.ID, Name: p.Name, Rubric: p.RubricRef, Kind: string(def.Kind)},
+		Filter:    Filter{Annotators: []int64{}, Judges: []int64{}, Rubric: p.RubricRef},
+		Bootstrap: Bootstrap{Replicates: opts.Bootstrap.Replicates, Level: opts.Bootstrap.Level, Seed: opts.Bootstrap.Seed},
+		Raters:    []Rater{},
+	}
+	if !opts.From.IsZero() {
+		r.Filter.From = opts.From.UTC().Format(dateLayout)
+	}
+	if !opts.To.IsZero() {
+		r.Filter.To = opts.To.UTC().Format(dateLayout)
+	}
+	r.NA, r.NANote = "category", "NA is counted as an answer of its own, like YES and NO."
+	if opts.NAMissing {
+		r.NA, r.NANote = "missing", "NA is treated as missing: NA labels are left out, as if the rater had given no answer."
+	}
+	if !slices.ContainsFunc(def.Answers, func(a rubric.Answer) bool { return a.Value == rubric.NA }) {
+		r.NANote = "The rubric has no NA answer."
+	}
+	// ListProjectRaters gives people first, the order of the fold.
+	var humans, judges []int64
+	for _, pr := range all {
+		var keep []int64
+		if pr.Kind == "judge" {
+			keep = opts.Judges
+		} else {
+			keep = opts.Annotators
+		}
+		if keep != nil && !slices.Contains(keep, pr.ID) {
+			continue
+		}
+		if pr.Kind == "judge" {
+			judges = append(judges, pr.ID)
+			r.Filter.Judges = append(r.Filter.Judges, pr.ID)
+		} else {
+			humans = append(humans, pr.ID)
+			r.Filter.Annotators = append(r.Filter.Annotators, pr.ID)
+		}
+		r.Raters = append(r.Raters, Rater{ID: pr.ID, Name: pr.Name, Kind: pr.Kind, Imported: pr.Kind == "human" && !pr.Account, AnswerSets: pr.AnswerSets})
+	}
+	filter := store.AgreementFilter{From: opts.From, To: opts.To}
+	if len(humans)+len(judges) < len(all) {
+		filter.RaterIDs = append(append([]int64{}, humans...), judges...)
+	}
+	f, err := readCounts(ctx, db, p.ID, def, humans, judges, opts.NAMissing, filter)
+	if err != nil {
+		return nil, err
+	}
+	// The figures of each rubric item only read the counts: they are
+	// computed on every core at once (their intervals are most of the
+	// work when there are many raters, hence many pairs).
+	r.RubricItems = make([]RubricItem, len(f.items))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(f.items)) {
+		wg.Go(func() {
+			for k := range next {
+				r.RubricItems[k] = f.rubricItem(k, opts.Bootstrap)
+			}
+		})
+	}
+	for k := range f.items {
+		next <- k
+	}
+	close(next)
+	wg.Wait()
+	r.Engine = f.engineReport(opts.Bootstrap)
+	r.Definitions = definitions(def.Kind)
+	return r, nil
+}
+
+const dateLayout = "2006-01-02"
+
+// partItems is the least number of items worth reading in a part of its
+// own: below it, a second query costs more than it saves.
+const partItems = 20_000
+
+// readCounts reads the project's answer sets and folds them into counts
+// (ids of people and of judges; raters are ordered people first). A
+// large project is read in two halves of its items at once, on two
+// connections, each folded on its own and the counts added up, so that
+// PostgreSQL and the counting here both use a machine's second core.
+func readCounts(ctx context.Context, db *store.DB, projectID int64, def *rubric.Definition, humans, judges []int64, naMissing bool, filter store.AgreementFilter) (*fold, error) {
+	parts := []store.AgreementFilter{filter}
+	if len(humans)+len(judges) > 0 {
+		lo, hi, err := db.ItemIDRange(ctx, projectID)
+		if err != nil {
+			return nil, err
+		}
+		if hi-lo >= 2*partItems && runtime.GOMAXPROCS(0) > 1 {
+			mid := lo + (hi-lo)/2
+			a, b := filter, filter
+			a.MinItemID, a.MaxItemID = lo, mid
+			b.MinItemID, b.MaxItemID = mid+1, hi
+			parts = []store.AgreementFilter{a, b}
+		}
+	} else {
+		parts = nil
+	}
+	folds := make([]*fold, max(len(parts), 1))
+	for i := range folds {
+		f, err := newFold(def, humans, judges, naMissing)
+		if err != nil {
+			return nil, err
+		}
+		folds[i] = f
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make([]error, len(parts))
+	var wg sync.WaitGroup
+	for i, part := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := db.StreamAnswerSets(ctx, projectID, part, folds[i].add); err != nil {
+				errs[i] = err
+				cancel() // the other part is of no use now
+				return
+			}
+			folds[i].finish()
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	for _, g := range folds[1:] {
+		folds[0].merge(g)
+	}
+	return folds[0], nil
+}
+
+// pairStats are the figures of a pair of raters, in order.
+func pairStats(numeric bool, w agreement.Weighting) []func(agreement.Contingency) agreement.Estimate {
+	stats := []func(agreement.Contingency) agreement.Estimate{
+		func(c agreement.Contingency) agreement.Estimate {
+			return agreement.PairAgreement(c, agreement.NoWeights)
+		},
+		func(c agreement.Contingency) agreement.Estimate { return agreement.CohenKappa(c, w) },
+	}
+	if numeric {
+		stats = append(stats, agreement.Spearman)
+	}
+	return stats
+}
+
+// rubricItem computes the figures of rubric item k from its counts.
+func (f *fold) rubricItem(k int, b agreement.Bootstrap) RubricItem {
+	is, kc := &f.items[k], &f.keys[k]
+	q := is.scale.Len()
+	level, w := agreement.Nominal, agreement.NoWeights
+	if is.numeric {
+		level, w = agreement.Ordinal, agreement.QuadraticWeights
+	}
+	out := RubricItem{
+		Key: is.key, Label: is.label, Scale: is.scale.Labels(), Level: level.String(), Weights: w.String(),
+		Missing:    Missing{Errors: kc.errors, NA: kc.na},
+		Pairs:      []Pair{},
+		Annotators: []Annotator{},
+		Judges:     []JudgeItem{},
+	}
+	units := kc.humans.units(is.scale)
+	out.Items = units.Items()
+	for r := range f.humans {
+		if kc.rated[r] > 0 {
+			out.Raters++
+		}
+	}
+	alpha := func(u agreement.Units) agreement.Estimate { return agreement.KrippendorffAlpha(u, level) }
+	es := bootUnits(units, b, seedFor(b.Seed, is.key+"/annotators"),
+		agreement.PercentAgreement,
+		alpha,
+		func(u agreement.Units) agreement.Estimate { return agreement.FleissKappa(u, agreement.NoWeights) },
+		agreement.GwetAC1,
+		func(u agreement.Units) agreement.Estimate { return agreement.GwetAC2(u, w) })
+	st := &out.Statistics
+	st.PercentAgreement, st.KrippendorffAlpha, st.FleissKappa, st.GwetAC1, st.GwetAC2 = stat(es[0]), stat(es[1]), stat(es[2]), stat(es[3]), stat(es[4])
+	if out.Raters < 2 {
+		for _, s := range []*Stat{&st.PercentAgreement, &st.KrippendorffAlpha, &st.FleissKappa, &st.GwetAC1, &st.GwetAC2} {
+			*s = Stat{Reason: agreement.ReasonFewRaters}
+		}
+	}
+
+	// Every pair, with its interval; remembered by slot for what follows.
+	type pairFigures struct {
+		c     agreement.Contingency
+		kappa agreement.Estimate
+	}
+	figures := make([]*pairFigures, len(kc.pairs)) // by slot; nil: no items shared
+	for s, cells := range kc.pairs {
+		if cells == nil {
+			continue
+		}
+		c := contingency(is.scale, cells)
+		a, bb := f.slotAB[s][0], f.slotAB[s][1]
+		es := bootPairs(c, b, seedFor(b.Seed, fmt.Sprintf("%s/pair/%d/%d", is.key, f.raters[a], f.raters[bb])), pairStats(is.numeric, w)...)
+		p := Pair{A: f.raters[a], B: f.raters[bb], N: c.N(), Agreement: stat(es[0]), CohenKappa: stat(es[1]), Confusion: c.Counts()}
+		if is.numeric {
+			sp := stat(es[2])
+			p.Spearman = &sp
+		}
+		out.Pairs = append(out.Pairs, p)
+		figures[s] = &pairFigures{c: c, kappa: es[1]}
+	}
+	slices.SortFunc(out.Pairs, func(x, y Pair) int { return pairOrder(f, x.A, x.B) - pairOrder(f, y.A, y.B) })
+
+	// Annotators' kappas with each other.
+	var human []float64
+	var only *agreement.Estimate
+	for s, pf := range figures {
+		a, bb := f.slotAB[s][0], f.slotAB[s][1]
+		if pf != nil && a < f.humans && bb < f.humans && pf.kappa.Defined {
+			human = append(human, pf.kappa.Value)
+			e := pf.kappa
+			only = &e
+		}
+	}
+	humanPairs := 0
+	for s, pf := range figures {
+		if pf != nil && f.slotAB[s][1] < f.humans {
+			humanPairs++
+		}
+	}
+	st.CohenKappaPairs = len(human)
+	switch {
+	case out.Raters == 2 && humanPairs == 1 && only != nil:
+		st.CohenKappa = stat(*only)
+	case len(human) > 0:
+		st.CohenKappa = value(mean(human))
+	case out.Raters < 2:
+		st.CohenKappa = Stat{Reason: agreement.ReasonFewRaters}
+	default:
+		st.CohenKappa = Stat{Reason: "no pair of annotators has a defined kappa"}
+	}
+	var hmin, hmax *float64
+	if len(human) > 0 {
+		lo, hi := slices.Min(human), slices.Max(human)
+		hmin, hmax = &lo, &hi
+		st.CohenKappaMin, st.CohenKappaMax = hmin, hmax
+	}
+
+	// Each annotator against the others.
+	for h := range f.humans {
+		if kc.rated[h] == 0 {
+			continue
+		}
+		a := Annotator{Rater: f.raters[h], Items: kc.rated[h], Shared: kc.shared[h]}
+		var agree, n int
+		var offset float64
+		var kappas []float64
+		for s, pf := range figures {
+			x, y := f.slotAB[s][0], f.slotAB[s][1]
+			if pf == nil || y >= f.humans || (x != h && y != h) {
+				continue
+			}
+			cells := pf.c.Counts()
+			for i := range q {
+				for j := range q {
+					c := cells[i][j]
+					if c == 0 {
+						continue
+					}
+					n += c
+					if i == j {
+						agree += c
+					}
+					d := is.x[i] - is.x[j] // x's answer minus y's
+					if y == h {
+						d = -d
+					}
+					offset += float64(c) * d
+				}
+			}
+			if pf.kappa.Defined {
+				kappas = append(kappas, pf.kappa.Value)
+			}
+		}
+		a.Agreement, a.KappaMean, a.Leniency = Stat{Reason: "no item shared with another annotator"}, Stat{Reason: "no defined kappa with another annotator"}, Stat{Reason: "no item shared with another annotator"}
+		if n > 0 {
+			a.Agreement = value(float64(agree) / float64(n))
+			a.Leniency = value(offset / float64(n))
+		}
+		if len(kappas) > 0 {
+			a.KappaMean = value(mean(kappas))
+		}
+		out.Annotators = append(out.Annotators, a)
+	}
+
+	// Each judge against the annotators.
+	for j := range len(f.raters) - f.humans {
+		r := f.humans + j
+		if kc.rated[r] == 0 {
+			continue
+		}
+		ji := JudgeItem{Rater: f.raters[r], Items: kc.rated[r], VsAnnotators: []Versus{}, AnnotatorKappaMin: hmin, AnnotatorKappaMax: hmax}
+		var kappas []float64
+		for h := range f.humans {
+			s := f.slotOf[h*len(f.raters)+r]
+			if s < 0 {
+				continue
+			}
+			pf := figures[s]
+			if pf == nil {
+				continue
+			}
+			ji.VsAnnotators = append(ji.VsAnnotators, Versus{Rater: f.raters[h], N: pf.c.N(), Kappa: stat(pf.kappa)})
+			if pf.kappa.Defined {
+				kappas = append(kappas, pf.kappa.Value)
+			}
+		}
+		ji.KappaMean = Stat{Reason: "no defined kappa with an annotator"}
+		if len(kappas) > 0 {
+			ji.KappaMean = value(mean(kappas))
+		}
+		c := contingency(is.scale, kc.cons[j])
+		ces := bootPairs(c, b, seedFor(b.Seed, fmt.Sprintf("%s/consensus/%d", is.key, f.raters[r])), pairStats(is.numeric, w)...)
+		ji.Consensus = Consensus{N: c.N(), Agreement: stat(ces[0]), CohenKappa: stat(ces[1]), Confusion: c.Counts()}
+		if is.numeric {
+			sp := stat(ces[2])
+			ji.Consensus.Spearman = &sp
+		}
+		ji.Alpha = st.KrippendorffAlpha
+		aw := bootUnits(kc.withJudge[j].units(is.scale), b, seedFor(b.Seed, fmt.Sprintf("%s/with/%d", is.key, f.raters[r])), alpha)
+		ji.AlphaWithJudge = stat(aw[0])
+		if ji.KappaMean.Value != nil && hmin != nil {
+			inside := *ji.KappaMean.Value >= *hmin
+			ji.Inside = &inside
+		}
+		ji.Verdict = verdict(ji)
+		out.Judges = append(out.Judges, ji)
+	}
+	return out
+}
+
+// pairOrder sorts pairs by their raters' places in the report.
+func pairOrder(f *fold, a, b int64) int { return f.index[a]*len(f.raters) + f.index[b] }
+
+// contingency turns q×q counts into a table over s.
+func contingency(s *agreement.Scale, cells []int) agreement.Contingency {
+	q := s.Len()
+	rows := make([][]int, q)
+	for k := range rows {
+		rows[k] = cells[k*q : (k+1)*q]
+	}
+	c, err := agreement.NewContingency(s, rows)
+	if err != nil {
+		panic(err) // q×q non-negative counts
+	}
+	return c
+}
+
+func mean(xs []float64) float64 {
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// verdict answers "would this judge pass as one more annotator?" in words.
+func verdict(j JudgeItem) string {
+	f3 := func(s Stat) string {
+		if s.Value == nil {
+			return "undefined"
+		}
+		return strconv.FormatFloat(*s.Value, 'f', 2, 64)
+	}
+	alpha := fmt.Sprintf("adding it as a rater moves alpha from %s to %s", f3(j.Alpha), f3(j.AlphaWithJudge))
+	if j.Alpha.Value == nil || j.AlphaWithJudge.Value == nil {
+		alpha = "alpha with and without it cannot both be computed"
+	}
+	switch {
+	case j.Inside == nil:
+		return "Cannot tell: the judge or the annotators have no defined kappa here; " + alpha + "."
+	case *j.Inside:
+		return fmt.Sprintf("Would pass as one more annotator: its kappa with the annotators (mean %s) is within their own range (%s to %s), and %s.",
+			f3(j.KappaMean), f3(value(*j.AnnotatorKappaMin)), f3(value(*j.AnnotatorKappaMax)), alpha)
+	default:
+		return fmt.Sprintf("Would not pass as one more annotator: its kappa with the annotators (mean %s) is below the lowest between two annotators (%s), and %s.",
+			f3(j.KappaMean), f3(value(*j.AnnotatorKappaMin)), alpha)
+	}
+}
+
+// engineReport computes the agreement on the engine's outputs.
+func (f *fold) engineReport(b agreement.Bootstrap) Engine {
+	e := &f.engine
+	out := Engine{Kind: string(f.def.Kind), Scored: e.scored, Incomplete: e.incomplete,
+		Score: Scores{Pairs: []ScorePair{}, Judges: []ScoreJudge{}}}
+	if f.def.Kind == rubric.Criteria {
+		out.Pass = f.outcome("pass", []string{"pass", "fail"}, &e.passUnits, e.passPairs, e.passCons, b)
+		out.SafetyGate = f.outcome("gate", []string{"passed", "failed"}, &e.gateUnits, e.gatePairs, e.gateCons, b)
+	}
+	for s, m := range e.scorePairs {
+		if len(m) == 0 {
+			continue
+		}
+		// Final scores take many values, so a table of two raters' scores
+		// has many cells, and resampling it would cost more than the rest
+		// of the report: rank correlations come without an interval (over
+		// the thousands of items a report is for, it would be narrow).
+		c, n := f.scoreTable(m)
+		out.Score.Pairs = append(out.Score.Pairs, ScorePair{A: f.raters[f.slotAB[s][0]], B: f.raters[f.slotAB[s][1]], N: n,
+			Spearman: stat(agreement.Spearman(c)), Kendall: stat(agreement.KendallTauB(c)), MeanDiff: value(meanDifference(c))})
+	}
+	slices.SortFunc(out.Score.Pairs, func(x, y ScorePair) int { return pairOrder(f, x.A, x.B) - pairOrder(f, y.A, y.B) })
+	for j, m := range e.scoreCons {
+		if len(m) == 0 {
+			continue
+		}
+		c, n := f.scoreTable(m)
+		out.Score.Judges = append(out.Score.Judges, ScoreJudge{Rater: f.raters[f.humans+j], N: n, Spearman: stat(agreement.Spearman(c))})
+	}
+	return out
+}
+
+// meanDifference is the mean of the first rater's score minus the second's
+// over a table of scores, summed in the table's order so that the same
+// counts always give the same bits.
+func meanDifference(c agreement.Contingency) float64 {
+	v := c.Scale().Values()
+	var sum float64
+	for k := range v {
+		for l := range v {
+			if n := c.At(k, l); n > 0 {
+				sum += float64(n) * (v[k] - v[l])
+			}
+		}
+	}
+	return sum / float64(c.N())
+}
+
+// scoreTable turns the pairs of final scores (indices into the scores
+// seen) into a contingency table over the scores these two used, in
+// numeric order: rank statistics do not change with unused categories.
+func (f *fold) scoreTable(m map[uint64]int) (agreement.Contingency, int) {
+	e := &f.engine
+	var used []float64
+	seen := map[int32]bool{}
+	for k := range m {
+		a, b := unpack(k)
+		for _, i := range []int32{a, b} {
+			if !seen[i] {
+				seen[i] = true
+				used = append(used, e.scores[i])
+			}
+		}
+	}
+	slices.Sort(used)
+	labels := make([]string, len(used))
+	pos := map[float64]int{}
+	for i, x := range used {
+		labels[i] = strconv.FormatFloat(x, 'f', -1, 64)
+		pos[x] = i
+	}
+	s, err := agreement.NewScale(labels...)
+	if err != nil {
+		panic(err) // distinct finite numbers
+	}
+	q := len(used)
+	cells := make([]int, q*q)
+	n := 0
+	for k, c := range m {
+		a, b := unpack(k)
+		cells[pos[e.scores[a]]*q+pos[e.scores[b]]] += c
+		n += c
+	}
+	return contingency(s, cells), n
+}
+
+// outcome computes the agreement on a yes-or-no output of the engine.
+func (f *fold) outcome(name string, labels []string, units *patterns, pairs, cons [][]int, b agreement.Bootstrap) *Outcome {
+	s, _ := agreement.NewScale(labels...)
+	u := units.units(s)
+	out := &Outcome{Scale: labels, Items: u.Items(), Pairs: []Pair{}, Judges: []JudgeOutcome{}}
+	raters := map[int]bool{}
+	for sl, cells := range pairs {
+		if cells == nil {
+			continue
+		}
+		a, bb := f.slotAB[sl][0], f.slotAB[sl][1]
+		if a < f.humans {
+			raters[a] = true
+		}
+		if bb < f.humans {
+			raters[bb] = true
+		}
+	}
+	out.Raters = len(raters)
+	es := bootUnits(u, b, seedFor(b.Seed, name+"/annotators"),
+		agreement.PercentAgreement,
+		func(u agreement.Units) agreement.Estimate { return agreement.KrippendorffAlpha(u, agreement.Nominal) },
+		agreement.GwetAC1)
+	out.PercentAgreement, out.KrippendorffAlpha, out.GwetAC1 = stat(es[0]), stat(es[1]), stat(es[2])
+	for sl, cells := range pairs {
+		if cells == nil {
+			continue
+		}
+		c := contingency(s, cells)
+		a, bb := f.slotAB[sl][0], f.slotAB[sl][1]
+		es := bootPairs(c, b, seedFor(b.Seed, fmt.Sprintf("%s/pair/%d/%d", name, f.raters[a], f.raters[bb])), pairStats(false, agreement.NoWeights)...)
+		out.Pairs = append(out.Pairs, Pair{A: f.raters[a], B: f.raters[bb], N: c.N(), Agreement: stat(es[0]), CohenKappa: stat(es[1]), Confusion: c.Counts()})
+	}
+	slices.SortFunc(out.Pairs, func(x, y Pair) int { return pairOrder(f, x.A, x.B) - pairOrder(f, y.A, y.B) })
+	for j, cells := range cons {
+		c := contingency(s, cells)
+		if c.N() == 0 {
+			continue
+		}
+		es := bootPairs(c, b, seedFor(b.Seed, fmt.Sprintf("%s/consensus/%d", name, f.raters[f.humans+j])), pairStats(false, agreement.NoWeights)...)
+		out.Judges = append(out.Judges, JudgeOutcome{Rater: f.raters[f.humans+j],
+			Consensus: Consensus{N: c.N(), Agreement: stat(es[0]), CohenKappa: stat(es[1]), Confusion: c.Counts()}})
+	}
+	return out
+}

@@ -1,0 +1,50 @@
+package report
+
+import "github.com/attune/attune/internal/rubric"
+
+// definitions explains every figure of a report in a sentence, in the
+// order the report shows them. docs/agreement.md has the formulas.
+func definitions(kind rubric.Kind) []Definition {
+	level := "at the ordinal level, since 1–5 is an order"
+	weights := "quadratic weights give near misses partial credit"
+	if kind == rubric.Criteria {
+		level = "at the nominal level, since YES, NO and NA have no order"
+		weights = "on YES, NO and NA only identical answers count"
+	}
+	return []Definition{
+		{"percent_agreement", "Observed agreement",
+			"How often two raters of the same item gave the same answer; easy to read, but it rewards luck when one answer dominates."},
+		{"krippendorff_alpha", "Krippendorff's alpha",
+			"Agreement corrected for chance, for any number of raters and missing labels, " + level + ": 1 is perfect, 0 is chance, and 0.8 or more is usually called reliable."},
+		{"fleiss_kappa", "Fleiss' kappa",
+			"Chance-corrected agreement of many raters on the answers as categories, with chance judged from how often each answer is given overall."},
+		{"cohen_kappa", "Cohen's kappa",
+			"Chance-corrected agreement of two raters, with chance judged from each one's own habits; " + weights + "."},
+		{"gwet_ac1", "Gwet's AC1",
+			"Chance-corrected agreement that stays stable when one answer dominates, where kappa and alpha can drop although raters almost always agree."},
+		{"gwet_ac2", "Gwet's AC2",
+			"AC1 with the same partial credit for near misses as Cohen's kappa."},
+		{"spearman", "Spearman's rho",
+			"Whether two raters order the items the same way, even if one is systematically harsher: 1 is the same order, 0 no relation."},
+		{"kendall_tau_b", "Kendall's tau-b",
+			"Like Spearman's rho, counted over pairs of items: the share ordered the same way minus the share ordered the other way, ties accounted for."},
+		{"interval", "Interval",
+			"The range that holds the figure 95 times in 100 if the items were drawn again (a seeded bootstrap over items): a wide one means too few items to trust the figure."},
+		{"agreement_with_others", "Agreement with the others",
+			"The share of an annotator's answers that each other annotator of the same item also gave; low values show who drifts."},
+		{"leniency", "Leniency",
+			"An annotator's mean offset from the others on the same items, in scale points (criteria: in the engine's points, YES 1 and NO 0): positive is more lenient, negative harsher."},
+		{"consensus", "Annotators' consensus",
+			"The median of the annotators' answers on a numeric scale, the answer most of them gave otherwise; an item where two answers tie has none."},
+		{"alpha_with_judge", "Alpha with the judge",
+			"Krippendorff's alpha when the judge counts as one more annotator; if it is no lower than the annotators' own, the judge disagrees with them no more than they do with each other."},
+		{"inside_human_range", "Inside the human range",
+			"Whether the judge's mean kappa with the annotators reaches the lowest kappa between two annotators: whether it sits inside the range of human disagreement."},
+		{"pass", "Pass or fail",
+			"What the scoring engine makes of each rater's answers: pass when the final score reaches the threshold and the safety gate holds."},
+		{"safety_gate", "Safety gate",
+			"Whether the engine's safety gate failed on a rater's answers: a NO or ERROR on a safety criterion, or NA where NA is not valid."},
+		{"final_score", "Final score",
+			"The engine's final score of each rater's answers, compared by rank between raters."},
+	}
+}

@@ -1,0 +1,308 @@
+// Package report builds a project's agreement report: how far annotators
+// agree with each other, how far each LLM judge agrees with them, and how
+// far they agree on the scoring engine's outputs. It reads the project's
+// answer sets once from the store, folds them into counts — the per-item
+// count patterns and the two-rater contingency tables that
+// internal/agreement computes every statistic from — and scores each answer
+// set with internal/scoring. Memory grows with the number of raters and
+// answer categories, never with the number of labels.
+//
+// The report is a plain value with JSON tags; WriteCSV writes it as one row
+// per figure. Neither knows about HTTP.
+package report
+
+import (
+	"time"
+
+	"github.com/attune/attune/internal/agreement"
+)
+
+// Options choose what a report covers.
+type Options struct {
+	// Annotators and Judges keep only these raters (ids of raters, people
+	// and judges respectively); nil keeps every one with answers in the
+	// project.
+	Annotators, Judges []int64
+	// Rubric is the rubric version asked for (key@version); "" is the
+	// project's. A project labels with one version for its whole life, so
+	// any other version is refused.
+	Rubric string
+	// From and To keep labels first made on or after From and before To;
+	// zero leaves that end open.
+	From, To time.Time
+	// NAMissing treats NA as a missing label rather than as an answer
+	// category of its own.
+	NAMissing bool
+	// Bootstrap sets the intervals. Replicates 0 computes no interval.
+	Bootstrap agreement.Bootstrap
+}
+
+// DefaultBootstrap is the report's interval setting: 200 replicates, 95%,
+// and a fixed seed, so that the same labels always give the same report.
+var DefaultBootstrap = agreement.Bootstrap{Replicates: 200, Level: 0.95, Seed: 20240601}
+
+// Report is a project's agreement report.
+type Report struct {
+	Project Project `json:"project"`
+	Filter  Filter  `json:"filter"`
+	// NA says how NA was treated: "category" or "missing".
+	NA string `json:"na"`
+	// NANote says the same in a sentence.
+	NANote    string    `json:"na_note"`
+	Bootstrap Bootstrap `json:"bootstrap"`
+	// Raters are every rater the report covers: annotators, then judges.
+	Raters []Rater `json:"raters"`
+	// RubricItems hold the agreement on each dimension or criterion, in
+	// the rubric's order.
+	RubricItems []RubricItem `json:"rubric_items"`
+	Engine      Engine       `json:"engine"`
+	// Definitions explain every figure in a sentence.
+	Definitions []Definition `json:"definitions"`
+}
+
+// Project names the project a report is about.
+type Project struct {
+	ID     int64  `json:"id"`
+	Name   string `json:"name"`
+	Rubric string `json:"rubric"`      // key@version
+	Kind   string `json:"rubric_kind"` // likert, criteria or single
+}
+
+// Filter is what the report was asked to cover.
+type Filter struct {
+	Annotators []int64 `json:"annotators"` // the raters kept: people
+	Judges     []int64 `json:"judges"`     // and judges
+	Rubric     string  `json:"rubric"`
+	From       string  `json:"from,omitempty"` // YYYY-MM-DD, or empty: open
+	To         string  `json:"to,omitempty"`   // YYYY-MM-DD, exclusive
+}
+
+// Bootstrap is how the intervals were computed.
+type Bootstrap struct {
+	Replicates int     `json:"replicates"`
+	Level      float64 `json:"level"`
+	Seed       uint64  `json:"seed"`
+}
+
+// Rater is one rater of the report.
+type Rater struct {
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+	Kind string `json:"kind"` // human or judge
+	// Imported marks a person brought in by a labels import, who has no
+	// account.
+	Imported   bool `json:"imported,omitempty"`
+	AnswerSets int  `json:"answer_sets"`
+}
+
+// Stat is one figure: its value, or why it has none, and its interval.
+type Stat struct {
+	Value  *float64                      `json:"value"`
+	Reason string                        `json:"reason,omitempty"`
+	CI     *agreement.ConfidenceInterval `json:"ci,omitempty"`
+}
+
+// stat turns an agreement estimate into a Stat.
+func stat(e agreement.Estimate) Stat {
+	if !e.Defined {
+		return Stat{Reason: e.Reason}
+	}
+	v := e.Value
+	return Stat{Value: &v, CI: e.CI}
+}
+
+// value is a Stat without an interval.
+func value(v float64) Stat { return Stat{Value: &v} }
+
+// RubricItem is the agreement on one dimension or criterion.
+type RubricItem struct {
+	Key   string `json:"key"`
+	Label string `json:"label"`
+	// Scale is the answer categories counted, in order; NA is left out
+	// when it is treated as missing.
+	Scale   []string `json:"scale"`
+	Level   string   `json:"level"`   // Krippendorff's level: ordinal or nominal
+	Weights string   `json:"weights"` // of Cohen's kappa and AC2: quadratic or none
+	// Items and Raters count the items the annotators labelled on this
+	// rubric item and the annotators who did.
+	Items  int `json:"n_items"`
+	Raters int `json:"n_raters"`
+	// Missing counts the labels left out: ERROR (a failed judge call) and,
+	// when NA is missing, NA.
+	Missing Missing `json:"missing"`
+	// Statistics are among the annotators.
+	Statistics Statistics `json:"statistics"`
+	// Pairs hold every pair of raters (annotators and judges) who share
+	// items, with their confusion matrix.
+	Pairs      []Pair      `json:"pairs"`
+	Annotators []Annotator `json:"annotators"`
+	Judges     []JudgeItem `json:"judges"`
+}
+
+// Missing counts labels that are not answers on the scale.
+type Missing struct {
+	Errors int `json:"errors"`
+	NA     int `json:"na"`
+}
+
+// Statistics are the multi-rater figures among the annotators.
+type Statistics struct {
+	PercentAgreement  Stat `json:"percent_agreement"`
+	KrippendorffAlpha Stat `json:"krippendorff_alpha"`
+	FleissKappa       Stat `json:"fleiss_kappa"`
+	GwetAC1           Stat `json:"gwet_ac1"`
+	GwetAC2           Stat `json:"gwet_ac2"`
+	// CohenKappa is the pair's kappa (with its interval) when there are
+	// exactly two annotators, and otherwise the mean over the pairs of
+	// annotators, whose range CohenKappaMin and CohenKappaMax give; every
+	// pair's own interval is under Pairs.
+	CohenKappa      Stat     `json:"cohen_kappa"`
+	CohenKappaPairs int      `json:"cohen_kappa_pairs"`
+	CohenKappaMin   *float64 `json:"cohen_kappa_min,omitempty"`
+	CohenKappaMax   *float64 `json:"cohen_kappa_max,omitempty"`
+}
+
+// Pair is two raters on one rubric item.
+type Pair struct {
+	A int64 `json:"a"`
+	B int64 `json:"b"`
+	// N counts the items both labelled.
+	N          int  `json:"n"`
+	Agreement  Stat `json:"percent_agreement"`
+	CohenKappa Stat `json:"cohen_kappa"`
+	// Spearman is given for numeric scales.
+	Spearman *Stat `json:"spearman,omitempty"`
+	// Confusion[k][l] counts the items A put in category k and B in l.
+	Confusion [][]int `json:"confusion"`
+}
+
+// Annotator is one annotator against the others on one rubric item.
+type Annotator struct {
+	Rater int64 `json:"rater"`
+	// Items counts the items they labelled here; Shared those another
+	// annotator labelled too.
+	Items  int `json:"n_items"`
+	Shared int `json:"n_shared"`
+	// Agreement is the share of their answers that another annotator of
+	// the same item gave too, over every other annotator.
+	Agreement Stat `json:"agreement"`
+	// KappaMean is the mean of their Cohen's kappa with each other
+	// annotator.
+	KappaMean Stat `json:"kappa_mean"`
+	// Leniency is their mean offset from the other annotators on the same
+	// items: in scale points on a numeric scale, in the engine's points
+	// (YES 1, NO 0, NA as the rubric scores it) on a criteria rubric.
+	// Positive is more lenient, negative harsher.
+	Leniency Stat `json:"leniency"`
+}
+
+// JudgeItem is one judge against the annotators on one rubric item.
+type JudgeItem struct {
+	Rater int64 `json:"rater"`
+	Items int   `json:"n_items"`
+	// VsAnnotators is the judge's kappa with each annotator.
+	VsAnnotators []Versus `json:"vs_annotators"`
+	// KappaMean is the mean of those kappas; AnnotatorKappaMin and Max the
+	// range of the annotators' kappas with each other.
+	KappaMean         Stat     `json:"kappa_mean"`
+	AnnotatorKappaMin *float64 `json:"annotator_kappa_min,omitempty"`
+	AnnotatorKappaMax *float64 `json:"annotator_kappa_max,omitempty"`
+	// Consensus is the judge against the annotators' consensus: the
+	// median on a numeric scale, the majority answer otherwise (items
+	// without a majority are left out).
+	Consensus Consensus `json:"consensus"`
+	// Alpha is Krippendorff's alpha among the annotators; AlphaWithJudge
+	// the same with the judge as one more rater.
+	Alpha          Stat `json:"alpha_annotators"`
+	AlphaWithJudge Stat `json:"alpha_with_judge"`
+	// Inside says whether the judge's mean kappa with the annotators is at
+	// least the lowest kappa between two annotators: whether it sits
+	// inside the range of human disagreement. Nil when it cannot be told.
+	Inside  *bool  `json:"inside_human_range"`
+	Verdict string `json:"verdict"`
+}
+
+// Versus is a judge's kappa with one annotator.
+type Versus struct {
+	Rater int64 `json:"rater"`
+	N     int   `json:"n"`
+	Kappa Stat  `json:"cohen_kappa"`
+}
+
+// Consensus is a rater against the annotators' consensus.
+type Consensus struct {
+	N          int      `json:"n"`
+	Agreement  Stat     `json:"percent_agreement"`
+	CohenKappa Stat     `json:"cohen_kappa"`
+	Confusion  [][]int  `json:"confusion"` // rows: the judge; columns: the consensus
+	Spearman   *Stat    `json:"spearman,omitempty"`
+	Scale      []string `json:"scale,omitempty"` // set when it differs from the rubric item's
+}
+
+// Engine is the agreement on what the scoring engine makes of each rater's
+// answers: pass or fail, the safety gate, and the final score.
+type Engine struct {
+	Kind string `json:"rubric_kind"`
+	// Scored counts the complete answer sets scored; Incomplete those
+	// left out because they miss a rubric item (imported partial sets),
+	// which the engine would score as ERROR.
+	Scored     int `json:"scored"`
+	Incomplete int `json:"incomplete"`
+	// Pass and SafetyGate are set for criteria rubrics.
+	Pass       *Outcome `json:"pass,omitempty"`
+	SafetyGate *Outcome `json:"safety_gate,omitempty"`
+	Score      Scores   `json:"final_score"`
+}
+
+// Outcome is the agreement on a yes-or-no output of the engine.
+type Outcome struct {
+	Scale []string `json:"scale"`
+	// Items, Raters and the statistics are among the annotators.
+	Items             int    `json:"n_items"`
+	Raters            int    `json:"n_raters"`
+	PercentAgreement  Stat   `json:"percent_agreement"`
+	KrippendorffAlpha Stat   `json:"krippendorff_alpha"`
+	GwetAC1           Stat   `json:"gwet_ac1"`
+	Pairs             []Pair `json:"pairs"`
+	// Judges are each judge against the annotators' majority.
+	Judges []JudgeOutcome `json:"judges"`
+}
+
+// JudgeOutcome is a judge against the annotators' consensus on an output.
+type JudgeOutcome struct {
+	Rater     int64     `json:"rater"`
+	Consensus Consensus `json:"consensus"`
+}
+
+// Scores is the rank agreement on final scores.
+type Scores struct {
+	Pairs []ScorePair `json:"pairs"`
+	// Judges are each judge against the annotators' median score.
+	Judges []ScoreJudge `json:"judges"`
+}
+
+// ScoreJudge is a judge's final scores against the annotators' median
+// score, over the items both have.
+type ScoreJudge struct {
+	Rater    int64 `json:"rater"`
+	N        int   `json:"n"`
+	Spearman Stat  `json:"spearman"`
+}
+
+// ScorePair is two raters' final scores over the items both labelled.
+type ScorePair struct {
+	A        int64 `json:"a"`
+	B        int64 `json:"b"`
+	N        int   `json:"n"`
+	Spearman Stat  `json:"spearman"`
+	Kendall  Stat  `json:"kendall_tau_b"`
+	// MeanDiff is the mean of A's score minus B's.
+	MeanDiff Stat `json:"mean_difference"`
+}
+
+// Definition explains one figure.
+type Definition struct {
+	Key      string `json:"key"`
+	Name     string `json:"name"`
+	Sentence string `json:"sentence"`
+}

@@ -1,0 +1,536 @@
+package store
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/rubric"
+)
+
+// LabelsImportOptions control a labels import.
+type LabelsImportOptions struct {
+	ActorID *int64
+	Source  string // the file's name, for the audit log and messages
+}
+
+// LabelsImportResult counts what a labels import stored.
+type LabelsImportResult struct {
+	Labels     int // rows read and stored
+	AnswerSets int
+	// People and Judges count the raters the import created: people
+	// without accounts, and judges that had no row yet.
+	People int
+	Judges int
+}
+
+// labelsColumns are the columns of a labels file; rationale is optional.
+var labelsColumns = []string{"item", "rater", "rater_kind", "rubric_item", "value", "rationale"}
+
+// LabelsHeader is the header a labels file carries (rationale may be left
+// out).
+const LabelsHeader = "item,rater,rater_kind,rubric_item,value,rationale"
+
+// maxLabelErrors bounds the problems a refused labels file lists before
+// "… and N more".
+const maxLabelErrors = 50
+
+// ImportLabels stores labels made elsewhere — an earlier annotation round,
+// judges run outside attune — in the project, all or nothing, so that they
+// count in its agreement report like any other.
+//
+// The file is CSV in long form with the header item, rater, rater_kind,
+// rubric_item, value and optionally rationale (any order). item is the
+// item's id in the dataset; rater_kind is human or judge; the rows of one
+// item and rater make one answer set. Raters are found or created by name:
+// a person becomes a rater without an account (never one of the
+// accounts), a judge the judge of that name, created with provider openai,
+// model "imported" and no settings when there is none (its creation is in
+// the audit log). Values are checked against the project's rubric: a
+// person's as the engine checks an annotator's answers (NA where the
+// rubric forbids it, ERROR, or NA on an item whose turn condition holds
+// are refused); a judge's may be any answer of the rubric or ERROR, as a
+// judge run records them. An answer set may leave rubric items out: an
+// earlier round may have labelled only some. Imported people's answer sets
+// count as done for the item, like an annotator's.
+//
+// The file is read as a stream and copied into a temporary table, so
+// memory does not grow with it. It is refused whole, with
+// *attune.LineErrors naming each line and field (at most 50, then a
+// count), when a line is malformed, an item is not in the project, a rater
+// answers a rubric item of an item twice, a rater name is both a person
+// and a judge, or a rater already has answers for an item in the project
+// (an import never replaces answers). Imports are serialised.
+func (db *DB) ImportLabels(ctx context.Context, projectID int64, r io.Reader, opts LabelsImportOptions) (LabelsImportResult, error) {
+	var res LabelsImportResult
+	p, err := db.FindProjectByID(ctx, projectID)
+	if err != nil {
+		return res, err
+	}
+	def, err := db.FindRubricByID(ctx, p.RubricVersionID)
+	if err != nil {
+		return res, err
+	}
+	err = db.inTx(ctx, func(tx pgx.Tx) error {
+		// One import at a time, across projects: imports create raters by
+		// name, and two at once could create the same person twice.
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('attune.labels_import'))`); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `CREATE TEMP TABLE import_labels (
+			line int NOT NULL, item text NOT NULL, rater text NOT NULL, kind text NOT NULL,
+			key text NOT NULL, value text NOT NULL, rationale text NOT NULL) ON COMMIT DROP`); err != nil {
+			return err
+		}
+		problems := &lineProblems{}
+		n, err := copyLabels(ctx, tx, r, def, problems)
+		if err != nil {
+			return err
+		}
+		res.Labels = n
+		if problems.any() {
+			return problems.err()
+		}
+		if n == 0 {
+			problems.add(1, "", "the file has a header but no labels")
+			return problems.err()
+		}
+		if _, err := tx.Exec(ctx, `CREATE INDEX ON import_labels (item, rater, kind)`); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `ANALYZE import_labels`); err != nil {
+			return err
+		}
+		if err := checkLabels(ctx, tx, p.ID, def, problems); err != nil {
+			return err
+		}
+		if problems.any() {
+			return problems.err()
+		}
+		return storeLabels(ctx, tx, p, opts, &res)
+	})
+	if err != nil {
+		var le *attune.LineErrors
+		if errors.As(err, &le) {
+			return LabelsImportResult{}, le
+		}
+		return LabelsImportResult{}, mapErr(err, "import labels", "")
+	}
+	return res, nil
+}
+
+// lineProblems collects a file's problems, keeping the first ones by line.
+type lineProblems struct {
+	list []attune.LineError
+	more int
+}
+
+func (p *lineProblems) add(line int, field, format string, args ...any) {
+	p.list = append(p.list, attune.LineError{Line: line, Field: field, Message: fmt.Sprintf(format, args...)})
+	// Keep the earliest lines: sort and cut now and then, so that a file
+	// of many bad lines costs little memory.
+	if len(p.list) >= 4*maxLabelErrors {
+		p.trim()
+	}
+}
+
+func (p *lineProblems) trim() {
+	slices.SortStableFunc(p.list, func(a, b attune.LineError) int { return a.Line - b.Line })
+	if len(p.list) > maxLabelErrors {
+		p.more += len(p.list) - maxLabelErrors
+		p.list = p.list[:maxLabelErrors]
+	}
+}
+
+func (p *lineProblems) any() bool { return len(p.list) > 0 }
+
+func (p *lineProblems) err() error {
+	p.trim()
+	return &attune.LineErrors{Errors: p.list, More: p.more}
+}
+
+// copyLabels reads the file, checks each line on its own, and copies the
+// good lines into import_labels in batches. It returns the number of
+// labels read.
+func copyLabels(ctx context.Context, tx pgx.Tx, r io.Reader, def *rubric.Definition, problems *lineProblems) (int, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = true
+	header, err := cr.Read()
+	if err == io.EOF {
+		problems.add(1, "", "the file is empty; the first line must be the header %s", LabelsHeader)
+		return 0, nil
+	}
+	if err != nil {
+		return 0, csvProblem(err, problems)
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		h = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))
+		switch {
+		case !slices.Contains(labelsColumns, h):
+			problems.add(1, h, "unknown column; the header is %s", LabelsHeader)
+		case col[h] != 0:
+			problems.add(1, h, "the column is named twice")
+		}
+		col[h] = i + 1 // 0 means absent
+	}
+	for _, c := range labelsColumns[:5] {
+		if col[c] == 0 {
+			problems.add(1, c, "the header has no %s column; it must be %s", c, LabelsHeader)
+		}
+	}
+	if problems.any() {
+		return 0, nil
+	}
+	field := func(rec []string, name string) string {
+		if i := col[name]; i > 0 && i <= len(rec) {
+			return rec[i-1]
+		}
+		return ""
+	}
+	keys := make([]string, len(def.Items))
+	for i, it := range def.Items {
+		keys[i] = it.Key
+	}
+	const batch = 2000
+	rows := make([][]any, 0, batch)
+	flush := func() error {
+		if len(rows) == 0 {
+			return nil
+		}
+		_, err := tx.CopyFrom(ctx, pgx.Identifier{"import_labels"}, []string{"line", "item", "rater", "kind", "key", "value", "rationale"}, pgx.CopyFromRows(rows))
+		rows = rows[:0]
+		return err
+	}
+	n := 0
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return n, csvProblem(err, problems)
+		}
+		line, _ := cr.FieldPos(0)
+		n++
+		if len(rec) != len(header) {
+			problems.add(line, "", "%d fields, but the header has %d", len(rec), len(header))
+			continue
+		}
+		item, rater := strings.TrimSpace(field(rec, "item")), strings.TrimSpace(field(rec, "rater"))
+		kind, key := strings.TrimSpace(field(rec, "rater_kind")), strings.TrimSpace(field(rec, "rubric_item"))
+		v := rubric.Value(strings.TrimSpace(field(rec, "value")))
+		ok := true
+		bad := func(f, format string, args ...any) {
+			problems.add(line, f, format, args...)
+			ok = false
+		}
+		if item == "" {
+			bad("item", "empty; give the item's id in the dataset")
+		}
+		if rater == "" {
+			bad("rater", "empty; give the rater's name")
+		}
+		if kind != "human" && kind != "judge" {
+			bad("rater_kind", "%q is not a kind of rater; use human or judge", kind)
+		}
+		it, known := def.Item(key)
+		if !known {
+			bad("rubric_item", "%q is not an item of %s; its items are %s", key, def.Ref(), strings.Join(keys, ", "))
+		}
+		switch {
+		case v == "":
+			bad("value", "empty; an answer set may leave a rubric item out, but then it has no line for it")
+		case !known || (kind != "human" && kind != "judge"):
+		case kind == "judge" && !judgeMayAnswer(def, v):
+			bad("value", "%q is not an answer of %s; a judge answers %s or ERROR", v, def.Ref(), answersList(def))
+		case kind == "human" && v == rubric.Error:
+			bad("value", "ERROR records a failed judge call and is not an answer a person gives; choose %s", allowedList(def, it))
+		case kind == "human" && !def.Allows(it, v):
+			if v == rubric.NA && def.NAInvalid(it) {
+				bad("value", "NA is not valid for %s, which scores it as a failure; choose %s", it.Key, allowedList(def, it))
+			} else {
+				bad("value", "%q is not an allowed answer for %s; choose %s", v, it.Key, allowedList(def, it))
+			}
+		}
+		if !ok {
+			continue
+		}
+		rows = append(rows, []any{line, item, rater, kind, key, string(v), field(rec, "rationale")})
+		if len(rows) == batch {
+			if err := flush(); err != nil {
+				return n, err
+			}
+		}
+	}
+	return n, flush()
+}
+
+// csvProblem records a malformed CSV record as the file's problem; the
+// reader cannot go on after one.
+func csvProblem(err error, problems *lineProblems) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		problems.add(pe.StartLine, "", "not valid CSV: %v", pe.Err)
+		return nil
+	}
+	return err
+}
+
+// judgeMayAnswer reports whether a judge's label may hold v: any answer of
+// the rubric, or ERROR (what a judge run records).
+func judgeMayAnswer(def *rubric.Definition, v rubric.Value) bool {
+	if v == rubric.Error {
+		return true
+	}
+	for _, a := range def.Answers {
+		if a.Value == v {
+			return true
+		}
+	}
+	return false
+}
+
+func answersList(def *rubric.Definition) string {
+	vs := make([]string, len(def.Answers))
+	for i, a := range def.Answers {
+		vs[i] = string(a.Value)
+	}
+	return strings.Join(vs, ", ")
+}
+
+func allowedList(def *rubric.Definition, it *rubric.Item) string {
+	var vs []string
+	for _, v := range def.Allowed(it) {
+		vs = append(vs, string(v))
+	}
+	return strings.Join(vs, ", ")
+}
+
+// checkLabels runs the checks that need the whole file or the database:
+// unknown items, repeated labels, a name both a person and a judge,
+// answers that exist already, and people's answer sets as the engine
+// validates them.
+func checkLabels(ctx context.Context, tx pgx.Tx, projectID int64, def *rubric.Definition, problems *lineProblems) error {
+	type check struct {
+		sql  string
+		emit func(rows pgx.Rows) error
+	}
+	checks := []check{
+		{`SELECT t.line, t.item FROM import_labels t
+		  WHERE NOT EXISTS (SELECT 1 FROM items i WHERE i.project_id = $1 AND i.source_id = t.item)
+		  ORDER BY t.line LIMIT 200`,
+			func(rows pgx.Rows) error {
+				var line int
+				var item string
+				if err := rows.Scan(&line, &item); err != nil {
+					return err
+				}
+				problems.add(line, "item", "no item has the id %q in this project", item)
+				return nil
+			}},
+		{`SELECT line, first, rater, key, item FROM (
+			SELECT line, rater, key, item, min(line) OVER w AS first, row_number() OVER w AS n
+			FROM import_labels WINDOW w AS (PARTITION BY item, rater, kind, key ORDER BY line)) d
+		  WHERE n > 1 ORDER BY line LIMIT 200`,
+			func(rows pgx.Rows) error {
+				var line, first int
+				var rater, key, item string
+				if err := rows.Scan(&line, &first, &rater, &key, &item); err != nil {
+					return err
+				}
+				problems.add(line, "rubric_item", "%s already has a label for %s of item %q on line %d", rater, key, item, first)
+				return nil
+			}},
+		{`SELECT rater, min(line) FILTER (WHERE kind = 'human'), min(line) FILTER (WHERE kind = 'judge')
+		  FROM import_labels GROUP BY rater
+		  HAVING count(*) FILTER (WHERE kind = 'human') > 0 AND count(*) FILTER (WHERE kind = 'judge') > 0
+		  ORDER BY 2 LIMIT 200`,
+			func(rows pgx.Rows) error {
+				var rater string
+				var human, judge int
+				if err := rows.Scan(&rater, &human, &judge); err != nil {
+					return err
+				}
+				problems.add(max(human, judge), "rater_kind", "%s is a human on line %d and a judge on line %d; give a person and a judge different names", rater, human, judge)
+				return nil
+			}},
+		{`SELECT min(t.line), t.rater, t.item FROM import_labels t
+		  JOIN items i ON i.project_id = $1 AND i.source_id = t.item
+		  JOIN raters r ON r.name = t.rater AND r.kind = t.kind
+		       AND (t.kind = 'judge' OR r.user_id IS NULL)
+		       AND (t.kind = 'human' OR EXISTS (SELECT 1 FROM judges j WHERE j.id = r.judge_id AND j.name = t.rater))
+		  JOIN answer_sets s ON s.item_id = i.id AND s.rater_id = r.id
+		  GROUP BY t.rater, t.item ORDER BY 1 LIMIT 200`,
+			func(rows pgx.Rows) error {
+				var line int
+				var rater, item string
+				if err := rows.Scan(&line, &rater, &item); err != nil {
+					return err
+				}
+				problems.add(line, "rater", "%s already has answers for item %q in this project; an import never replaces answers", rater, item)
+				return nil
+			}},
+	}
+	for _, c := range checks {
+		rows, err := tx.Query(ctx, c.sql, queryArgs(c.sql, projectID)...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			if err := c.emit(rows); err != nil {
+				rows.Close()
+				return err
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	return validateHumanSets(ctx, tx, projectID, def, problems)
+}
+
+// queryArgs passes the project to the checks that use it.
+func queryArgs(sql string, projectID int64) []any {
+	if strings.Contains(sql, "$1") {
+		return []any{projectID}
+	}
+	return nil
+}
+
+// validateHumanSets validates each person's answer set as the engine
+// validates an annotator's, with the item's number of turns, and accepts
+// rubric items left out. It reads one answer set at a time.
+func validateHumanSets(ctx context.Context, tx pgx.Tx, projectID int64, def *rubric.Definition, problems *lineProblems) error {
+	rows, err := tx.Query(ctx, `
+		SELECT t.item, t.rater, i.turns, t.line, t.key, t.value FROM import_labels t
+		JOIN items i ON i.project_id = $1 AND i.source_id = t.item
+		WHERE t.kind = 'human'
+		ORDER BY t.item, t.rater, t.line`, projectID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var item, rater string
+	turns := 0
+	answers := rubric.Answers{}
+	lines := map[string]int{}
+	flush := func() {
+		if len(answers) == 0 {
+			return
+		}
+		for _, is := range def.Validate(answers, rubric.Facts{Turns: turns}, rubric.Options{}).Errors() {
+			line, ok := lines[is.Item]
+			if !ok {
+				continue // a rubric item left out: partial sets are accepted
+			}
+			problems.add(line, "value", "%s", is.Message)
+		}
+		clear(answers)
+		clear(lines)
+	}
+	for rows.Next() {
+		var it, r, key, v string
+		var n, line int
+		if err := rows.Scan(&it, &r, &n, &line, &key, &v); err != nil {
+			return err
+		}
+		if it != item || r != rater {
+			flush()
+			item, rater, turns = it, r, n
+		}
+		answers[key] = rubric.Value(v)
+		lines[key] = line
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	flush()
+	return nil
+}
+
+// storeLabels creates the raters the file names, then its answer sets and
+// labels, moves the items' counts of people's answers, and records the
+// import.
+func storeLabels(ctx context.Context, tx pgx.Tx, p *attune.Project, opts LabelsImportOptions, res *LabelsImportResult) error {
+	// People: a rater without an account of that name, or a new one.
+	tag, err := tx.Exec(ctx, `
+		INSERT INTO raters (kind, name)
+		SELECT DISTINCT 'human', t.rater FROM import_labels t
+		WHERE t.kind = 'human'
+		  AND NOT EXISTS (SELECT 1 FROM raters r WHERE r.kind = 'human' AND r.user_id IS NULL AND r.name = t.rater)`)
+	if err != nil {
+		return err
+	}
+	res.People = int(tag.RowsAffected())
+	// Judges: the judge of that name, or a new one that records only that
+	// its answers were imported.
+	rows, err := tx.Query(ctx, `
+		WITH created AS (
+			INSERT INTO judges (name, provider, base_url, model, settings, created_by)
+			SELECT DISTINCT t.rater, 'openai', '', 'imported', '{}'::jsonb, $1::bigint FROM import_labels t
+			WHERE t.kind = 'judge' AND NOT EXISTS (SELECT 1 FROM judges j WHERE j.name = t.rater)
+			RETURNING id, name)
+		INSERT INTO raters (kind, judge_id, name) SELECT 'judge', id, name FROM created RETURNING name`, opts.ActorID)
+	if err != nil {
+		return err
+	}
+	created, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	res.Judges = len(created)
+	for _, name := range created {
+		if err := audit(ctx, tx, attune.AuditEvent{ActorID: opts.ActorID, Action: "judge.create", ProjectID: &p.ID, Subject: name,
+			Details: map[string]string{"provider": "openai", "model": "imported", "reason": "named in a labels import", "source": opts.Source}}); err != nil {
+			return err
+		}
+	}
+	// Each (item, rater) of the file becomes one answer set. People's
+	// count as done for their item, as an annotator's submission does.
+	err = tx.QueryRow(ctx, `
+		WITH who AS (
+			SELECT DISTINCT ON (t.rater, t.kind) t.rater, t.kind, r.id
+			FROM (SELECT DISTINCT rater, kind FROM import_labels) t
+			JOIN raters r ON r.name = t.rater AND r.kind = t.kind
+			     AND (t.kind = 'judge' OR r.user_id IS NULL)
+			     AND (t.kind = 'human' OR EXISTS (SELECT 1 FROM judges j WHERE j.id = r.judge_id AND j.name = t.rater))
+			ORDER BY t.rater, t.kind, r.id),
+		sets AS (
+			INSERT INTO answer_sets (project_id, item_id, rater_id, rubric_version_id)
+			SELECT DISTINCT $1::bigint, i.id, w.id, $2::bigint
+			FROM import_labels t
+			JOIN items i ON i.project_id = $1 AND i.source_id = t.item
+			JOIN who w ON w.rater = t.rater AND w.kind = t.kind
+			RETURNING id, item_id, rater_id),
+		labels AS (
+			INSERT INTO labels (answer_set_id, item_id, rater_id, rubric_version_id, rubric_item_key, value, rationale)
+			SELECT s.id, s.item_id, s.rater_id, $2, t.key, t.value, t.rationale
+			FROM import_labels t
+			JOIN items i ON i.project_id = $1 AND i.source_id = t.item
+			JOIN who w ON w.rater = t.rater AND w.kind = t.kind
+			JOIN sets s ON s.item_id = i.id AND s.rater_id = w.id
+			RETURNING 1),
+		done AS (
+			UPDATE items SET done = done + d.n
+			FROM (SELECT s.item_id, count(*) AS n FROM sets s JOIN who w ON w.id = s.rater_id AND w.kind = 'human' GROUP BY s.item_id) d
+			WHERE items.id = d.item_id
+			RETURNING 1)
+		SELECT (SELECT count(*) FROM sets), (SELECT count(*) FROM labels), (SELECT count(*) FROM done)`,
+		p.ID, p.RubricVersionID).Scan(&res.AnswerSets, new(int), new(int))
+	if err != nil {
+		return err
+	}
+	return audit(ctx, tx, attune.AuditEvent{ActorID: opts.ActorID, Action: "labels.import", ProjectID: &p.ID, Subject: opts.Source,
+		Details: map[string]string{"labels": fmt.Sprint(res.Labels), "answer_sets": fmt.Sprint(res.AnswerSets),
+			"people_created": fmt.Sprint(res.People), "judges_created": fmt.Sprint(res.Judges)}})
+}

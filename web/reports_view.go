@@ -1,0 +1,415 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/a-h/templ"
+
+	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/report"
+	rview "github.com/attune/attune/web/views/report"
+)
+
+// summaryColumns are the figures of the summary table, in order.
+var summaryColumns = []struct{ key, name string }{
+	{"percent_agreement", "Observed agreement"},
+	{"krippendorff_alpha", "Krippendorff's α"},
+	{"fleiss_kappa", "Fleiss' κ"},
+	{"cohen_kappa", "Cohen's κ"},
+	{"gwet_ac1", "Gwet's AC1"},
+	{"gwet_ac2", "Gwet's AC2"},
+}
+
+// reportView shapes a report as the page shows it: numbers written out,
+// colours chosen, links made.
+func (s *Server) reportView(r *http.Request, p *attune.Project, rr *reportRequest, rep *report.Report) rview.Page {
+	q := r.URL.Query()
+	names := map[int64]string{}
+	for _, x := range rep.Raters {
+		names[x.ID] = raterLabel(x.Name, x.Kind, x.Imported)
+	}
+	explain := map[string]string{}
+	for _, d := range rep.Definitions {
+		explain[d.Key] = d.Sentence
+	}
+	// The rubric item shown in depth: the one asked for, or the first.
+	cur := 0
+	for i, it := range rep.RubricItems {
+		if it.Key == q.Get("item") {
+			cur = i
+		}
+	}
+	with := func(extra ...string) url.Values {
+		v := url.Values{}
+		for k, vs := range rr.query {
+			v[k] = append([]string(nil), vs...)
+		}
+		for i := 0; i+1 < len(extra); i += 2 {
+			v.Set(extra[i], extra[i+1])
+		}
+		return v
+	}
+	page := rview.Page{
+		Chrome:      s.chrome(r, "Agreement · "+p.Name, "home"),
+		ProjectName: p.Name,
+		ProjectURL:  templ.SafeURL(projectPath(p.ID)),
+		Rubric:      rep.Project.Rubric,
+		NANote:      rep.NANote,
+		JSONURL:     templ.SafeURL(reportPath(p.ID) + ".json" + reportQuery(rr.query)),
+		CSVURL:      templ.SafeURL(reportPath(p.ID) + ".csv" + reportQuery(rr.query)),
+		Filters:     rr.filters,
+		Import:      labelsImportForm(p.ID),
+	}
+	if b := rep.Bootstrap; b.Replicates > 0 {
+		page.Intervals = fmt.Sprintf("Intervals are %.0f%% bootstrap intervals over items (%d replicates, fixed seed).", b.Level*100, b.Replicates)
+	} else {
+		page.Intervals = "No intervals were computed."
+	}
+	for _, d := range rep.Definitions {
+		page.Definitions = append(page.Definitions, rview.Explained{Key: d.Key, Name: d.Name, Sentence: d.Sentence})
+	}
+	for _, c := range summaryColumns {
+		page.Columns = append(page.Columns, rview.Column{Key: c.key, Name: c.name, Explain: explain[c.key]})
+	}
+	page.Empty = true
+	for _, it := range rep.RubricItems {
+		if it.Items > 0 || len(it.Pairs) > 0 || len(it.Judges) > 0 {
+			page.Empty = false
+		}
+	}
+	if len(rep.RubricItems) == 0 {
+		return page
+	}
+	page.Filters.Item = rep.RubricItems[cur].Key
+
+	for i, it := range rep.RubricItems {
+		st := it.Statistics
+		kappa := reportFigure(st.CohenKappa, true)
+		if st.CohenKappaPairs > 1 && st.CohenKappaMin != nil {
+			kappa.Interval = fmt.Sprintf("mean of %d pairs, %s to %s", st.CohenKappaPairs, reportNum(*st.CohenKappaMin), reportNum(*st.CohenKappaMax))
+		}
+		row := rview.SummaryRow{
+			Key: it.Key, Label: it.Label, Current: i == cur, Items: it.Items, Raters: it.Raters,
+			URL: templ.SafeURL(string(reportURL(p.ID, with("item", it.Key))) + "#item"),
+			Figures: []rview.Figure{
+				reportFigure(st.PercentAgreement, false), reportFigure(st.KrippendorffAlpha, true), reportFigure(st.FleissKappa, true),
+				kappa, reportFigure(st.GwetAC1, true), reportFigure(st.GwetAC2, true),
+			},
+		}
+		switch {
+		case it.Missing.Errors > 0 && it.Missing.NA > 0:
+			row.Missing = fmt.Sprintf("%d ERROR and %d NA left out", it.Missing.Errors, it.Missing.NA)
+		case it.Missing.Errors > 0:
+			row.Missing = fmt.Sprintf("%d ERROR left out", it.Missing.Errors)
+		case it.Missing.NA > 0:
+			row.Missing = fmt.Sprintf("%d NA left out", it.Missing.NA)
+		}
+		page.Summary = append(page.Summary, row)
+	}
+
+	it := rep.RubricItems[cur]
+	d := rview.ItemDetail{Key: it.Key, Label: it.Label, Scale: strings.Join(it.Scale, ", "), Level: it.Level, Weights: "with " + it.Weights + " weights"}
+	if it.Weights == "none" {
+		d.Weights = "unweighted"
+	}
+	for _, x := range rep.RubricItems {
+		d.Tabs = append(d.Tabs, rview.Tab{Key: x.Key, Current: x.Key == it.Key, URL: templ.SafeURL(string(reportURL(p.ID, with("item", x.Key))) + "#item")})
+	}
+	d.Pairs = reportPairMatrix(rep, it, names, func(a, b int64) templ.SafeURL {
+		return templ.SafeURL(string(reportURL(p.ID, with("item", it.Key, "a", strconv.FormatInt(a, 10), "b", strconv.FormatInt(b, 10)))) + "#item")
+	})
+	d.Confusion = reportConfusion(it, names, q.Get("a"), q.Get("b"))
+	page.Item = d
+
+	page.Annotators.Keys = make([]string, len(rep.RubricItems))
+	for i, x := range rep.RubricItems {
+		page.Annotators.Keys[i] = x.Key
+	}
+	for _, rt := range rep.Raters {
+		if rt.Kind == "judge" {
+			continue
+		}
+		row := rview.AnnotatorRow{Name: names[rt.ID], AnswerSets: rt.AnswerSets, Agreement: reportUndefined("no item shared with another annotator"),
+			KappaMean: reportUndefined("no item shared with another annotator here")}
+		var agree []float64
+		for k, x := range rep.RubricItems {
+			lenient := reportUndefined("no labels here")
+			for _, a := range x.Annotators {
+				if a.Rater != rt.ID {
+					continue
+				}
+				if a.Agreement.Value != nil {
+					agree = append(agree, *a.Agreement.Value)
+				}
+				lenient = reportSigned(a.Leniency)
+				if k == cur {
+					row.KappaMean = reportFigure(a.KappaMean, true)
+				}
+			}
+			row.Leniency = append(row.Leniency, lenient)
+		}
+		if len(agree) > 0 {
+			row.Agreement = rview.Figure{Value: reportNum(reportMean(agree))}
+		}
+		page.Annotators.Rows = append(page.Annotators.Rows, row)
+	}
+
+	for _, rt := range rep.Raters {
+		if rt.Kind != "judge" {
+			continue
+		}
+		jb := rview.JudgeBlock{Name: names[rt.ID], Verdict: "The judge has no labels on this rubric item."}
+		inside, rated, raises := 0, 0, 0
+		for k, x := range rep.RubricItems {
+			for _, j := range x.Judges {
+				if j.Rater != rt.ID {
+					continue
+				}
+				rated++
+				row := rview.JudgeRow{Key: x.Key, Items: j.Items, KappaMean: reportFigure(j.KappaMean, true), HumanRange: "—",
+					Consensus: reportFigure(j.Consensus.CohenKappa, true), Alpha: reportFigure(j.Alpha, true), AlphaWithJudge: reportFigure(j.AlphaWithJudge, true),
+					Inside: "unknown", Current: k == cur}
+				if j.AnnotatorKappaMin != nil {
+					row.HumanRange = reportNum(*j.AnnotatorKappaMin) + " to " + reportNum(*j.AnnotatorKappaMax)
+				}
+				if j.Inside != nil {
+					row.Inside = "outside"
+					if *j.Inside {
+						row.Inside = "inside"
+						inside++
+					}
+				}
+				if j.Alpha.Value != nil && j.AlphaWithJudge.Value != nil && *j.AlphaWithJudge.Value >= *j.Alpha.Value {
+					raises++
+				}
+				if k == cur {
+					jb.Verdict = j.Verdict
+				}
+				jb.Rows = append(jb.Rows, row)
+			}
+		}
+		jb.Summary = fmt.Sprintf("Inside the range of human disagreement on %d of %d rubric items; adding it as a rater keeps or raises alpha on %d.", inside, rated, raises)
+		page.Judges = append(page.Judges, jb)
+	}
+
+	e := rep.Engine
+	page.Engine = rview.Engine{Scored: e.Scored, Incomplete: e.Incomplete}
+	for _, o := range []struct {
+		key, name string
+		o         *report.Outcome
+	}{{"pass", "Pass or fail", e.Pass}, {"gate", "Safety gate", e.SafetyGate}} {
+		if o.o == nil {
+			continue
+		}
+		ov := rview.Outcome{Key: o.key, Name: o.name, Items: o.o.Items, Raters: o.o.Raters,
+			Figures: []rview.Figure{reportFigure(o.o.PercentAgreement, false), reportFigure(o.o.KrippendorffAlpha, true), reportFigure(o.o.GwetAC1, true)}}
+		for _, pr := range o.o.Pairs {
+			ov.Pairs = append(ov.Pairs, rview.PairRow{A: names[pr.A], B: names[pr.B], N: pr.N,
+				Figures: []rview.Figure{reportFigure(pr.Agreement, false), reportFigure(pr.CohenKappa, true)}})
+		}
+		for _, j := range o.o.Judges {
+			ov.Judges = append(ov.Judges, rview.PairRow{A: names[j.Rater], B: "annotators' majority", N: j.Consensus.N,
+				Figures: []rview.Figure{reportFigure(j.Consensus.Agreement, false), reportFigure(j.Consensus.CohenKappa, true)}})
+		}
+		page.Engine.Outcomes = append(page.Engine.Outcomes, ov)
+	}
+	for _, sp := range e.Score.Pairs {
+		page.Engine.Scores = append(page.Engine.Scores, rview.PairRow{A: names[sp.A], B: names[sp.B], N: sp.N,
+			Figures: []rview.Figure{reportFigure(sp.Spearman, true), reportFigure(sp.Kendall, true), reportSigned(sp.MeanDiff)}})
+	}
+	for _, j := range e.Score.Judges {
+		page.Engine.JudgeScore = append(page.Engine.JudgeScore, rview.PairRow{A: names[j.Rater], B: "annotators' median", N: j.N,
+			Figures: []rview.Figure{reportFigure(j.Spearman, true)}})
+	}
+	return page
+}
+
+func reportQuery(v url.Values) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return "?" + v.Encode()
+}
+
+func reportMean(xs []float64) float64 {
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+func reportNum(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }
+
+func reportUndefined(reason string) rview.Figure { return rview.Figure{Value: "—", Reason: reason} }
+
+// figure writes a figure with its interval; graded ones (chance-corrected
+// agreement) are coloured by the usual reading: 0.8 and over reliable,
+// from 0.667 tentative, below that poor.
+func reportFigure(s report.Stat, graded bool) rview.Figure {
+	if s.Value == nil {
+		return reportUndefined(s.Reason)
+	}
+	f := rview.Figure{Value: reportNum(*s.Value)}
+	if s.CI != nil {
+		f.Interval = reportNum(s.CI.Lower) + " to " + reportNum(s.CI.Upper)
+	}
+	if graded {
+		switch v := *s.Value; {
+		case v >= 0.8:
+			f.Class = "good"
+		case v >= 0.667:
+			f.Class = "fair"
+		default:
+			f.Class = "poor"
+		}
+	}
+	return f
+}
+
+// signed writes an offset with its sign, so that harsh and lenient read
+// apart at a glance.
+func reportSigned(s report.Stat) rview.Figure {
+	if s.Value == nil {
+		return reportUndefined(s.Reason)
+	}
+	f := rview.Figure{Value: fmt.Sprintf("%+.2f", *s.Value)}
+	switch {
+	case *s.Value <= -0.1:
+		f.Class = "harsh"
+	case *s.Value >= 0.1:
+		f.Class = "lenient"
+	}
+	return f
+}
+
+// pairMatrix draws every pair of raters' kappa on one rubric item.
+func reportPairMatrix(rep *report.Report, it report.RubricItem, names map[int64]string, link func(a, b int64) templ.SafeURL) rview.Heatmap {
+	var ids []int64
+	seen := map[int64]bool{}
+	for _, rt := range rep.Raters {
+		for _, p := range it.Pairs {
+			if (p.A == rt.ID || p.B == rt.ID) && !seen[rt.ID] {
+				seen[rt.ID] = true
+				ids = append(ids, rt.ID)
+			}
+		}
+	}
+	h := rview.Heatmap{Title: "Cohen's κ of every pair of raters", RowHead: "raters", ColHead: "the same raters",
+		Caption: "Click a cell for the pair's confusion matrix. Darker is higher agreement."}
+	pairs := map[[2]int64]report.Pair{}
+	for _, p := range it.Pairs {
+		pairs[[2]int64{p.A, p.B}] = p
+		pairs[[2]int64{p.B, p.A}] = p
+	}
+	for _, a := range ids {
+		h.Rows = append(h.Rows, names[a])
+		h.Cols = append(h.Cols, names[a])
+		var row []rview.Cell
+		for _, b := range ids {
+			p, ok := pairs[[2]int64{a, b}]
+			switch {
+			case a == b:
+				row = append(row, rview.Cell{Text: "", Title: names[a], Class: "heat-self"})
+			case !ok:
+				row = append(row, rview.Cell{Text: "·", Title: names[a] + " and " + names[b] + " share no item", Class: "heat-none"})
+			default:
+				c := rview.Cell{Text: "—", Class: "heat-none", URL: link(p.A, p.B)}
+				if v := p.CohenKappa.Value; v != nil {
+					c.Text, c.Class = reportNum(*v), reportHeat(*v)
+				}
+				c.Title = fmt.Sprintf("%s and %s: κ %s over %d items", names[a], names[b], reportFigureText(p.CohenKappa), p.N)
+				row = append(row, c)
+			}
+		}
+		h.Cells = append(h.Cells, row)
+	}
+	return h
+}
+
+func reportFigureText(s report.Stat) string {
+	f := reportFigure(s, false)
+	if f.Reason != "" {
+		return "undefined (" + f.Reason + ")"
+	}
+	if f.Interval != "" {
+		return f.Value + " (" + f.Interval + ")"
+	}
+	return f.Value
+}
+
+// kappaHeat picks the colour of a kappa: six steps from below 0 to 0.8 and
+// over.
+func reportHeat(v float64) string {
+	switch {
+	case v < 0:
+		return "heat-0"
+	case v < 0.2:
+		return "heat-1"
+	case v < 0.4:
+		return "heat-2"
+	case v < 0.6:
+		return "heat-3"
+	case v < 0.8:
+		return "heat-4"
+	}
+	return "heat-5"
+}
+
+// confusion draws the confusion matrix of the pair asked for (a and b are
+// rater ids, in either order), or of the first pair.
+func reportConfusion(it report.RubricItem, names map[int64]string, a, b string) *rview.Confusion {
+	if len(it.Pairs) == 0 {
+		return nil
+	}
+	p := it.Pairs[0]
+	flip := false
+	for _, x := range it.Pairs {
+		xa, xb := strconv.FormatInt(x.A, 10), strconv.FormatInt(x.B, 10)
+		if xa == a && xb == b {
+			p, flip = x, false
+		}
+		if xa == b && xb == a {
+			p, flip = x, true
+		}
+	}
+	ra, rb := names[p.A], names[p.B]
+	cells := p.Confusion
+	if flip {
+		ra, rb = rb, ra
+		t := make([][]int, len(cells))
+		for i := range cells {
+			t[i] = make([]int, len(cells))
+			for j := range cells {
+				t[i][j] = cells[j][i]
+			}
+		}
+		cells = t
+	}
+	most := 0
+	for _, row := range cells {
+		for _, c := range row {
+			most = max(most, c)
+		}
+	}
+	h := rview.Heatmap{Title: "Confusion matrix: " + ra + " against " + rb, RowHead: ra + "'s answers", ColHead: rb + "'s", Rows: it.Scale, Cols: it.Scale,
+		Caption: "Items by the answer each gave; the diagonal is agreement."}
+	for i, row := range cells {
+		var out []rview.Cell
+		for j, c := range row {
+			cl := "heat-none"
+			if c > 0 {
+				cl = fmt.Sprintf("heat-%d", 1+4*c/max(most, 1))
+			}
+			out = append(out, rview.Cell{Text: strconv.Itoa(c), Class: cl,
+				Title: fmt.Sprintf("%d items: %s said %s, %s said %s", c, ra, it.Scale[i], rb, it.Scale[j])})
+		}
+		h.Cells = append(h.Cells, out)
+	}
+	return &rview.Confusion{A: ra, B: rb, Heatmap: h,
+		Figures: fmt.Sprintf("%d items · observed agreement %s · Cohen's κ %s", p.N, reportFigureText(p.Agreement), reportFigureText(p.CohenKappa))}
+}

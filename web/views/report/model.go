@@ -1,0 +1,229 @@
+// Package report renders a project's agreement report, which only leads
+// and admins see: the filters, the figures per rubric item with their
+// intervals and a sentence explaining each, the matrix of rater pairs and
+// a pair's confusion matrix as heatmaps drawn on the server, each
+// annotator against the others, each judge against the annotators, the
+// engine's outputs, and the form that brings in labels made elsewhere.
+// ImportPage shows why such a file was refused.
+//
+// Names of raters are written as text, never as markup.
+package report
+
+import (
+	"github.com/a-h/templ"
+
+	"github.com/attune/attune/web/views/layout"
+)
+
+// Page is the agreement report of one project.
+type Page struct {
+	layout.Chrome
+	ProjectName string
+	ProjectURL  templ.SafeURL
+	Rubric      string // key@version
+	NANote      string // how NA was treated, in a sentence
+	Intervals   string // how the intervals were computed, in a sentence
+	JSONURL     templ.SafeURL
+	CSVURL      templ.SafeURL
+	Filters     Filters
+	// Empty says no rater has labels under the filters.
+	Empty bool
+	// Columns head the summary table, each with its explanation.
+	Columns []Column
+	Summary []SummaryRow
+	// Item is the rubric item the heatmaps and tables below show.
+	Item       ItemDetail
+	Annotators AnnotatorTable
+	Judges     []JudgeBlock
+	Engine     Engine
+	// Definitions explain every figure.
+	Definitions []Explained
+	Import      ImportForm
+}
+
+// Filters is the form that narrows the report; it reads what it shows
+// from the query.
+type Filters struct {
+	Action     templ.SafeURL
+	Annotators []Check
+	Judges     []Check
+	Rubrics    []Option
+	From, To   string // YYYY-MM-DD or ""
+	NAMissing  bool
+	Item       string // the rubric item shown, kept across a filter change
+}
+
+// Check is one checkbox of a list.
+type Check struct {
+	Name, Value, Label string
+	Checked            bool
+}
+
+// Option is one choice of a select.
+type Option struct {
+	Value, Label string
+	Selected     bool
+}
+
+// Column heads one figure of the summary.
+type Column struct {
+	Key, Name, Explain string
+}
+
+// Explained is a figure's name and its sentence.
+type Explained struct {
+	Key, Name, Sentence string
+}
+
+// Figure is a number as the page shows it.
+type Figure struct {
+	Value    string // "0.74", or "—" when undefined
+	Interval string // "0.71–0.77", or "" when none
+	Reason   string // why it is undefined, or ""
+	Class    string // "good", "fair", "poor" or "" for colouring
+}
+
+// SummaryRow is one rubric item in the summary table.
+type SummaryRow struct {
+	Key, Label string
+	URL        templ.SafeURL // shows this rubric item below
+	Current    bool
+	Items      int
+	Raters     int
+	Figures    []Figure // one per Column
+	Missing    string   // labels left out, e.g. "3 ERROR", or ""
+}
+
+// ItemDetail is one rubric item in depth.
+type ItemDetail struct {
+	Key, Label string
+	Scale      string // the categories, in order
+	Level      string
+	Weights    string
+	Tabs       []Tab
+	Pairs      Heatmap
+	// Confusion is the chosen pair's confusion matrix, or nil when no pair
+	// shares items.
+	Confusion *Confusion
+}
+
+// Tab links to one rubric item.
+type Tab struct {
+	Key     string
+	URL     templ.SafeURL
+	Current bool
+}
+
+// Heatmap is a square or rectangular grid of coloured cells, drawn as SVG.
+type Heatmap struct {
+	Title   string
+	Caption string
+	Rows    []string // row labels, top to bottom
+	Cols    []string // column labels, left to right
+	Cells   [][]Cell
+	// RowHead and ColHead name what the rows and columns are.
+	RowHead, ColHead string
+}
+
+// Cell is one cell of a heatmap.
+type Cell struct {
+	Text  string
+	Title string        // the full figure, shown on hover and read by screen readers
+	Class string        // heat-0 … heat-6, or "heat-none"
+	URL   templ.SafeURL // where clicking the cell leads, or ""
+}
+
+// Confusion is two raters' confusion matrix.
+type Confusion struct {
+	A, B    string // the raters' names
+	Heatmap Heatmap
+	Figures string // n, agreement and kappa, in a line
+}
+
+// AnnotatorTable is each annotator against the others.
+type AnnotatorTable struct {
+	Keys []string // the rubric items, one leniency column each
+	Rows []AnnotatorRow
+}
+
+// AnnotatorRow is one annotator.
+type AnnotatorRow struct {
+	Name       string
+	AnswerSets int
+	Agreement  Figure // over every rubric item
+	KappaMean  Figure // on the rubric item shown
+	Leniency   []Figure
+}
+
+// JudgeBlock is one judge against the annotators.
+type JudgeBlock struct {
+	Name    string
+	Summary string // over every rubric item, in a sentence
+	Verdict string // on the rubric item shown
+	Rows    []JudgeRow
+}
+
+// JudgeRow is a judge on one rubric item.
+type JudgeRow struct {
+	Key            string
+	Items          int
+	KappaMean      Figure
+	HumanRange     string // the annotators' kappa range
+	Consensus      Figure // kappa against the annotators' consensus
+	Alpha          Figure
+	AlphaWithJudge Figure
+	Inside         string // "inside", "outside" or "—"
+	Current        bool
+}
+
+// Engine is the agreement on the engine's outputs.
+type Engine struct {
+	Scored     int
+	Incomplete int
+	Outcomes   []Outcome // pass or fail, safety gate (criteria rubrics)
+	Scores     []PairRow // final-score rank agreement per pair
+	JudgeScore []PairRow // judges against the annotators' median score
+}
+
+// Outcome is the agreement on one yes-or-no output.
+type Outcome struct {
+	Key, Name string
+	Items     int
+	Raters    int
+	Figures   []Figure // observed agreement, alpha, AC1
+	Pairs     []PairRow
+	Judges    []PairRow // against the annotators' majority
+}
+
+// PairRow is two raters (or a judge and the annotators) on one output.
+type PairRow struct {
+	A, B    string
+	N       int
+	Figures []Figure
+}
+
+// ImportForm is the form that brings in labels made elsewhere.
+type ImportForm struct {
+	Action templ.SafeURL
+	Header string // the columns a file needs
+}
+
+// ImportPage says why a labels file was refused.
+type ImportPage struct {
+	layout.Chrome
+	ProjectName string
+	ProjectURL  templ.SafeURL
+	ReportURL   templ.SafeURL
+	Source      string // the file's name
+	Message     string // a problem not tied to a line
+	Lines       []ImportLine
+	More        int
+	Form        ImportForm
+}
+
+// ImportLine is a problem at one line of the file.
+type ImportLine struct {
+	Line    int
+	Field   string
+	Message string
+}
