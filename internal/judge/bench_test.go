@@ -3,12 +3,13 @@ package judge_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/attune/attune/internal/attune"
-	"github.com/attune/attune/internal/fakellm"
 	"github.com/attune/attune/internal/judge"
 	"github.com/attune/attune/internal/store"
 )
@@ -64,8 +65,36 @@ type benchFixture struct {
 	judge   *attune.Judge
 }
 
+// provider20ms answers every chat completion after the latency with one
+// fixed valid answer. A real provider runs elsewhere; this one costs the
+// machine almost nothing, so the figure measures the runner, not the fake
+// model's own work (which the tests' richer fake would add).
+func provider20ms(latency time.Duration) func(http.Handler) http.Handler {
+	body := []byte(`{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"finish_reason":"stop",` +
+		`"message":{"role":"assistant","content":"{\"reasoning\":\"fine\",\"answer\":\"YES\"}"}}],` +
+		`"usage":{"prompt_tokens":300,"completion_tokens":10,"total_tokens":310}}`)
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+				next.ServeHTTP(w, r)
+				return
+			}
+			io.Copy(io.Discard, r.Body)
+			t := time.NewTimer(latency)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-r.Context().Done():
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(body)
+		})
+	}
+}
+
 func newBenchFixture(b *testing.B, data string, latency time.Duration, concurrency, _ int) *benchFixture {
-	f := newFixtureTB(b, setup{rubric: "coaching-conversation@2.0", data: data, fake: fakellm.Options{Latency: latency},
+	f := newFixtureTB(b, setup{rubric: "coaching-conversation@2.0", data: data, wrap: provider20ms(latency),
 		settings: attune.JudgeSettings{Concurrency: concurrency}, opts: judge.RunnerOptions{Workers: concurrency * 2}})
 	if err := f.runner.Start(context.Background()); err != nil {
 		b.Fatal(err)
