@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/attune/attune/internal/config"
 	"github.com/attune/attune/internal/export"
 	"github.com/attune/attune/internal/store"
 )
@@ -54,11 +53,7 @@ func runExport(ctx context.Context, e env, args []string) error {
 	if withRaters && d != export.Gold {
 		return fmt.Errorf("%w: --with-raters is for the gold set only", errUsage)
 	}
-	cfg, err := config.Load(e.getenv)
-	if err != nil {
-		return err
-	}
-	db, err := openDB(ctx, cfg, e.stderr)
+	db, _, err := openFromEnv(ctx, e)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/attune/attune/internal/config"
 	"github.com/attune/attune/internal/store"
 )
 
@@ -49,11 +48,7 @@ func runGold(ctx context.Context, e env, args []string) error {
 		}
 		spread = n
 	}
-	cfg, err := config.Load(e.getenv)
-	if err != nil {
-		return err
-	}
-	db, err := openDB(ctx, cfg, e.stderr)
+	db, _, err := openFromEnv(ctx, e)
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/attune/attune/internal/attune"
-	"github.com/attune/attune/internal/config"
 	"github.com/attune/attune/internal/judge"
 	"github.com/attune/attune/internal/store"
 )
@@ -84,11 +83,7 @@ func runJudge(ctx context.Context, e env, args []string) error {
 			return err
 		}
 	}
-	cfg, err := config.Load(e.getenv)
-	if err != nil {
-		return err
-	}
-	db, err := openDB(ctx, cfg, e.stderr)
+	db, cfg, err := openFromEnv(ctx, e)
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/attune/attune/internal/attune"
-	"github.com/attune/attune/internal/config"
 	"github.com/attune/attune/internal/store"
 )
 
@@ -51,11 +50,7 @@ func runLabels(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer f.Close()
-	cfg, err := config.Load(e.getenv)
-	if err != nil {
-		return err
-	}
-	db, err := openDB(ctx, cfg, e.stderr)
+	db, _, err := openFromEnv(ctx, e)
 	if err != nil {
 		return err
 	}

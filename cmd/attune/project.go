@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/attune/attune/internal/attune"
-	"github.com/attune/attune/internal/config"
 	"github.com/attune/attune/internal/dataset"
 	"github.com/attune/attune/internal/importer"
 	"github.com/attune/attune/internal/rubric"
@@ -56,11 +55,7 @@ func runProject(ctx context.Context, e env, args []string) error {
 	if verb != "show" && fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
 	}
-	cfg, err := config.Load(e.getenv)
-	if err != nil {
-		return err
-	}
-	db, err := openDB(ctx, cfg, e.stderr)
+	db, _, err := openFromEnv(ctx, e)
 	if err != nil {
 		return err
 	}
@@ -301,11 +296,7 @@ func runImport(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer f.Close()
-	cfg, err := config.Load(e.getenv)
-	if err != nil {
-		return err
-	}
-	db, err := openDB(ctx, cfg, e.stderr)
+	db, _, err := openFromEnv(ctx, e)
 	if err != nil {
 		return err
 	}
@@ -351,11 +342,7 @@ func runToken(ctx context.Context, e env, args []string) error {
 	if fs.Lookup("email").Value.String() == "" {
 		return fmt.Errorf("%w: token %s needs --email", errUsage, verb)
 	}
-	cfg, err := config.Load(e.getenv)
-	if err != nil {
-		return err
-	}
-	db, err := openDB(ctx, cfg, e.stderr)
+	db, _, err := openFromEnv(ctx, e)
 	if err != nil {
 		return err
 	}

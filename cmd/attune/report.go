@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/attune/attune/internal/config"
 	"github.com/attune/attune/internal/report"
 	"github.com/attune/attune/internal/store"
 )
@@ -58,11 +57,7 @@ func runReport(ctx context.Context, e env, args []string) error {
 	if opts.To, err = day(get("to"), 1); err != nil {
 		return fmt.Errorf("%w: --to: %v", errUsage, err)
 	}
-	cfg, err := config.Load(e.getenv)
-	if err != nil {
-		return err
-	}
-	db, err := openDB(ctx, cfg, e.stderr)
+	db, _, err := openFromEnv(ctx, e)
 	if err != nil {
 		return err
 	}

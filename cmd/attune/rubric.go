@@ -9,7 +9,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/attune/attune/internal/config"
 	"github.com/attune/attune/internal/rubric"
 )
 
@@ -58,11 +57,7 @@ func runRubric(ctx context.Context, e env, args []string) error {
 	default:
 		return fmt.Errorf("%w: unknown rubric command %q:\n%s", errUsage, verb, rubricUsage)
 	}
-	cfg, err := config.Load(e.getenv)
-	if err != nil {
-		return err
-	}
-	db, err := openDB(ctx, cfg, e.stderr)
+	db, _, err := openFromEnv(ctx, e)
 	if err != nil {
 		return err
 	}

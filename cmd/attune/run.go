@@ -162,6 +162,17 @@ func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, opts))
 }
 
+// openFromEnv loads the configuration and opens the database as openDB
+// does, for the commands that need both; close the DB when done.
+func openFromEnv(ctx context.Context, e env) (*store.DB, config.Config, error) {
+	cfg, err := config.Load(e.getenv)
+	if err != nil {
+		return nil, cfg, err
+	}
+	db, err := openDB(ctx, cfg, e.stderr)
+	return db, cfg, err
+}
+
 // openDB creates the database when missing, connects, applies pending
 // migrations and loads the built-in rubrics, so that every command works on
 // a fresh machine.

@@ -12,7 +12,6 @@ import (
 	"os"
 	"slices"
 
-	"github.com/attune/attune/internal/config"
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/scoring"
 )
@@ -131,11 +130,7 @@ func scoreRubric(ctx context.Context, e env, refArg, file string) (*rubric.Defin
 	if def, err := rubric.Builtin(ref.String()); err == nil {
 		return def, nil
 	}
-	cfg, err := config.Load(e.getenv)
-	if err != nil {
-		return nil, err
-	}
-	db, err := openDB(ctx, cfg, e.stderr)
+	db, _, err := openFromEnv(ctx, e)
 	if err != nil {
 		return nil, err
 	}

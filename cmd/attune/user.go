@@ -11,7 +11,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/attune/attune/internal/attune"
-	"github.com/attune/attune/internal/config"
 	"github.com/attune/attune/internal/password"
 	"github.com/attune/attune/internal/store"
 )
@@ -51,11 +50,7 @@ func runUser(ctx context.Context, e env, args []string) error {
 	default:
 		return fmt.Errorf("%w: unknown user command %q", errUsage, verb)
 	}
-	cfg, err := config.Load(e.getenv)
-	if err != nil {
-		return err
-	}
-	db, err := openDB(ctx, cfg, e.stderr)
+	db, _, err := openFromEnv(ctx, e)
 	if err != nil {
 		return err
 	}
