@@ -4,6 +4,8 @@ import (
 	"encoding/csv"
 	"io"
 	"strconv"
+
+	"github.com/attune/attune/internal/export"
 )
 
 // CSVHeader is the header row of WriteCSV. Each row is one figure:
@@ -136,14 +138,6 @@ func idCell(id int64) string {
 	return strconv.FormatInt(id, 10)
 }
 
-// cell neutralises a text cell that a spreadsheet would run as a formula.
-func cell(s string) string {
-	if s == "" {
-		return s
-	}
-	switch s[0] {
-	case '=', '+', '-', '@', '\t', '\r':
-		return "'" + s
-	}
-	return s
-}
+// cell neutralises a text cell that a spreadsheet would run as a formula,
+// by the one rule every attune export follows.
+func cell(s string) string { return export.Neutralise(s) }
