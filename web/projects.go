@@ -513,55 +513,27 @@ func (s *Server) importItems(w http.ResponseWriter, r *http.Request) error {
 		s.render(w, r, status, project.View(page))
 		return nil
 	}
-	tooLarge := func(err error) bool {
-		var mbe *http.MaxBytesError
-		return errors.As(err, &mbe)
+	fields := map[string]string{"update": ""}
+	var res store.ImportResult
+	var source string
+	err = readUpload(r, fields, func(name string, file io.Reader) error {
+		source, update = name, checked(fields["update"])
+		var err error
+		res, err = importer.Import(ctx, s.db, p, file, importer.Options{ActorID: &userFrom(ctx).ID, Source: name, Update: update})
+		return err
+	})
+	update = checked(fields["update"]) // shown again on a refusal
+	var refused *uploadRefused
+	if errors.As(err, &refused) {
+		return refuse(refused.status, refused.source, refused.err, refused.message)
 	}
-	const noFile = "Choose a file to import."
-	sizeLimit := fmt.Sprintf("The file is larger than %d MiB. Split it into smaller files and import each.", maxImportBytes>>20)
-
-	mr, err := r.MultipartReader()
 	if err != nil {
-		return refuse(http.StatusUnprocessableEntity, "", nil, noFile)
+		return err
 	}
-	for {
-		part, err := mr.NextPart()
-		switch {
-		case errors.Is(err, io.EOF):
-			return refuse(http.StatusUnprocessableEntity, "", nil, noFile)
-		case tooLarge(err):
-			return refuse(http.StatusRequestEntityTooLarge, "", nil, sizeLimit)
-		case err != nil:
-			return refuse(http.StatusBadRequest, "", nil, "The upload was cut short or malformed. Try again.")
-		}
-		switch part.FormName() {
-		case "update":
-			v, _ := io.ReadAll(io.LimitReader(part, 16))
-			update = string(v) == "on" || string(v) == "true" || string(v) == "1"
-		case "file":
-			name := part.FileName()
-			if name == "" {
-				// A browser sends an empty, nameless file part when none was chosen.
-				return refuse(http.StatusUnprocessableEntity, "", nil, noFile)
-			}
-			res, err := importer.Import(ctx, s.db, p, part, importer.Options{ActorID: &userFrom(ctx).ID, Source: name, Update: update})
-			switch {
-			case tooLarge(err):
-				return refuse(http.StatusRequestEntityTooLarge, name, nil, sizeLimit)
-			case errors.Is(err, attune.ErrInvalid):
-				return refuse(http.StatusUnprocessableEntity, name, err, "")
-			case errors.Is(err, attune.ErrConflict):
-				return refuse(http.StatusConflict, name, err, "")
-			case err != nil:
-				return err
-			}
-			s.sessions.Put(ctx, sessionFlash, fmt.Sprintf("Imported %d new %s (%d updated, %d unchanged) from %s.",
-				res.Inserted, plural(res.Inserted, "item", "items"), res.Updated, res.Unchanged, name))
-			http.Redirect(w, r, projectPath(p.ID), http.StatusSeeOther)
-			return nil
-		}
-		part.Close()
-	}
+	s.sessions.Put(ctx, sessionFlash, fmt.Sprintf("Imported %d new %s (%d updated, %d unchanged) from %s.",
+		res.Inserted, plural(res.Inserted, "item", "items"), res.Updated, res.Unchanged, source))
+	http.Redirect(w, r, projectPath(p.ID), http.StatusSeeOther)
+	return nil
 }
 
 // publicText is the message of err fit to show, as a sentence: a

@@ -279,51 +279,26 @@ func (s *Server) importLabels(w http.ResponseWriter, r *http.Request) error {
 		s.render(w, r, status, rview.Import(page))
 		return nil
 	}
-	tooLarge := func(err error) bool {
-		var mbe *http.MaxBytesError
-		return errors.As(err, &mbe)
+	var res store.LabelsImportResult
+	var source string
+	err = readUpload(r, nil, func(name string, file io.Reader) error {
+		source = name
+		var err error
+		res, err = s.db.ImportLabels(ctx, p.ID, file, store.LabelsImportOptions{ActorID: &userFrom(ctx).ID, Source: name})
+		return err
+	})
+	var refused *uploadRefused
+	if errors.As(err, &refused) {
+		return refuse(refused.status, refused.source, refused.err, refused.message)
 	}
-	const noFile = "Choose a file to import."
-	sizeLimit := fmt.Sprintf("The file is larger than %d MiB. Split it into smaller files and import each.", maxImportBytes>>20)
-	mr, err := r.MultipartReader()
 	if err != nil {
-		return refuse(http.StatusUnprocessableEntity, "", nil, noFile)
+		return err
 	}
-	for {
-		part, err := mr.NextPart()
-		switch {
-		case errors.Is(err, io.EOF):
-			return refuse(http.StatusUnprocessableEntity, "", nil, noFile)
-		case tooLarge(err):
-			return refuse(http.StatusRequestEntityTooLarge, "", nil, sizeLimit)
-		case err != nil:
-			return refuse(http.StatusBadRequest, "", nil, "The upload was cut short or malformed. Try again.")
-		}
-		if part.FormName() != "file" {
-			part.Close()
-			continue
-		}
-		name := part.FileName()
-		if name == "" {
-			return refuse(http.StatusUnprocessableEntity, "", nil, noFile)
-		}
-		res, err := s.db.ImportLabels(ctx, p.ID, part, store.LabelsImportOptions{ActorID: &userFrom(ctx).ID, Source: name})
-		switch {
-		case tooLarge(err):
-			return refuse(http.StatusRequestEntityTooLarge, name, nil, sizeLimit)
-		case errors.Is(err, attune.ErrInvalid):
-			return refuse(http.StatusUnprocessableEntity, name, err, "")
-		case errors.Is(err, attune.ErrConflict):
-			return refuse(http.StatusConflict, name, err, "")
-		case err != nil:
-			return err
-		}
-		s.sessions.Put(ctx, sessionFlash, fmt.Sprintf("Imported %d %s in %d answer %s from %s (%d new %s, %d new %s).",
-			res.Labels, plural(res.Labels, "label", "labels"), res.AnswerSets, plural(res.AnswerSets, "set", "sets"), name,
-			res.People, plural(res.People, "person", "people"), res.Judges, plural(res.Judges, "judge", "judges")))
-		http.Redirect(w, r, reportPath(p.ID), http.StatusSeeOther)
-		return nil
-	}
+	s.sessions.Put(ctx, sessionFlash, fmt.Sprintf("Imported %d %s in %d answer %s from %s (%d new %s, %d new %s).",
+		res.Labels, plural(res.Labels, "label", "labels"), res.AnswerSets, plural(res.AnswerSets, "set", "sets"), source,
+		res.People, plural(res.People, "person", "people"), res.Judges, plural(res.Judges, "judge", "judges")))
+	http.Redirect(w, r, reportPath(p.ID), http.StatusSeeOther)
+	return nil
 }
 
 func labelsImportForm(projectID int64) rview.ImportForm {
