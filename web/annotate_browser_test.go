@@ -46,7 +46,10 @@ func waitItem(t *testing.T, ctx context.Context, prev string) string {
 	js := fmt.Sprintf(`(() => {
 		const ws = document.querySelector('#workspace[data-item]');
 		const f = document.querySelector('#label-form');
-		return ws && ws.dataset.item !== %q && f && f.elements.clock.value === 'js' ? ws.dataset.item : '';
+		// The address must name the item too: htmx pushes it just after
+		// the swap, and going back before then would leave the workspace.
+		return ws && ws.dataset.item !== %q && f && f.elements.clock.value === 'js' &&
+			location.pathname.endsWith('/items/' + ws.dataset.item) ? ws.dataset.item : '';
 	})()`, prev)
 	// A poll under way when the page navigates fails with the page it
 	// watched; it starts again on the new page.
