@@ -162,8 +162,6 @@ func TestAPILabelling(t *testing.T) {
 		t.Fatalf("own labels: %d %v", status, body)
 	}
 	// Skip the second item with a flag; then the queue is empty.
-	second := body
-	_ = second
 	status, next = c.call("POST", fmt.Sprintf("/api/v1/projects/%d/next", p.ID), nil)
 	asg2 := next["assignment"].(map[string]any)["id"].(float64)
 	if status, body = c.call("POST", fmt.Sprintf("/api/v1/assignments/%.0f/skip", asg2), map[string]string{"flag": "distressing", "note": "hard day"}); status != http.StatusNoContent {
@@ -240,8 +238,9 @@ func TestAPIImportErrors(t *testing.T) {
 	p, lead := apiProject(t, a, "empathetic-understanding@1", 1, twoItems)
 	bad := twoItems + `{"id":"a3","messages":[{"role":"assistant","content":"Hello"},{"role":"user","content":"bye"}]}` + "\n"
 	status, body := lead.call("POST", fmt.Sprintf("/api/v1/projects/%d/items", p.ID), bad)
-	if status != http.StatusUnprocessableEntity || !strings.Contains(fmt.Sprint(body["lines"]), "Line:3") && !strings.Contains(fmt.Sprint(body), "3") {
-		t.Fatalf("bad import: %d %v", status, body)
+	lines, _ := body["lines"].([]any)
+	if status != http.StatusUnprocessableEntity || len(lines) != 1 || lines[0].(map[string]any)["Line"] != 3.0 {
+		t.Fatalf("bad import: %d %v, want one error naming line 3", status, body)
 	}
 	// Re-importing the good file changes nothing.
 	status, body = lead.call("POST", fmt.Sprintf("/api/v1/projects/%d/items", p.ID), twoItems)

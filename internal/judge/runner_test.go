@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -538,7 +537,6 @@ func TestEstimate(t *testing.T) {
 	if diff := e.USD - want; diff > 1e-9 || diff < -1e-9 {
 		t.Fatalf("estimate $%f, want $%f", e.USD, want)
 	}
-	_ = fmt.Sprint()
 }
 
 func TestBudgetPausesThenResumes(t *testing.T) {
