@@ -12,14 +12,6 @@ import (
 // maxTokenName bounds a token's name, which only tells tokens apart.
 const maxTokenName = 100
 
-// accountRoutes lists the signed-in user's own pages: the account page and
-// its API tokens. Every signed-in user, whatever their role, has them.
-func (s *Server) accountRoutes(app *http.ServeMux) {
-	app.Handle("GET /account", s.signedIn(s.h(s.accountPage)))
-	app.Handle("POST /account/tokens", s.signedIn(s.h(s.createToken)))
-	app.Handle("POST /account/tokens/{id}/revoke", s.signedIn(s.h(s.revokeToken)))
-}
-
 func (s *Server) accountPage(w http.ResponseWriter, r *http.Request) error {
 	page, err := s.accountView(r)
 	if err != nil {

@@ -49,21 +49,11 @@ type workspace struct {
 	pages sync.Pool
 }
 
-// annotateRoutes lists the annotator's workspace: the entry that claims or
-// resumes work, the item page (labelling, or editing one's own labels), and
-// the posts that submit, skip, autosave a draft and put off a break. Only
-// the project's annotators get in; anyone else gets 404 on item pages, so
-// that items are not revealed.
-func (s *Server) annotateRoutes(app *http.ServeMux) {
+// newWorkspace returns the workspace whose handlers the route table lists.
+func newWorkspace(s *Server) *workspace {
 	ws := &workspace{Server: s, counts: newCountCache(countsTTL)}
 	ws.pages.New = func() any { return new(bytes.Buffer) }
-	h := func(fn handler) http.Handler { return s.signedIn(s.h(fn)) }
-	app.Handle("GET /projects/{id}/annotate", h(ws.start))
-	app.Handle("GET /projects/{id}/items/{item}", h(ws.page))
-	app.Handle("POST /projects/{id}/items/{item}/labels", h(ws.submit))
-	app.Handle("POST /projects/{id}/items/{item}/skip", h(ws.skip))
-	app.Handle("POST /projects/{id}/items/{item}/draft", h(ws.draft))
-	app.Handle("POST /projects/{id}/break", h(ws.keepGoing))
+	return ws
 }
 
 func itemPath(projectID, itemID int64) string {

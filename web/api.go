@@ -18,26 +18,6 @@ import (
 	"github.com/attune/attune/internal/scoring"
 )
 
-// apiRoutes lists the JSON API under /api/v1, documented in docs/api.md.
-// Every route needs a personal API token (Authorization: Bearer …); the
-// token stands for its user, with the user's role and memberships.
-func (s *Server) apiRoutes() http.Handler {
-	api := http.NewServeMux()
-	api.Handle("GET /api/v1/me", s.api(s.apiMe))
-	api.Handle("GET /api/v1/projects", s.api(s.apiProjects))
-	api.Handle("GET /api/v1/projects/{id}", s.api(s.apiProject))
-	api.Handle("POST /api/v1/projects/{id}/items", s.api(s.apiImport))
-	api.Handle("POST /api/v1/projects/{id}/next", s.api(s.apiNext))
-	api.Handle("GET /api/v1/projects/{id}/items/{item}/labels", s.api(s.apiOwnLabels))
-	api.Handle("PUT /api/v1/projects/{id}/items/{item}/labels", s.api(s.apiUpdateLabels))
-	api.Handle("POST /api/v1/assignments/{id}/labels", s.api(s.apiSubmit))
-	api.Handle("POST /api/v1/assignments/{id}/skip", s.api(s.apiSkip))
-	api.Handle("/api/v1/", s.api(func(*http.Request, *attune.User) (int, any, error) {
-		return 0, nil, attune.NotFound("no such API route")
-	}))
-	return api
-}
-
 // apiHandler is an API handler: it gets the token's user and returns the
 // value to send as JSON with a status, or an error.
 type apiHandler func(r *http.Request, u *attune.User) (status int, body any, err error)
@@ -427,9 +407,12 @@ func (s *Server) apiOwnLabels(r *http.Request, u *attune.User) (int, any, error)
 // apiUpdateLabels edits the caller's own submitted labels for an item,
 // validated as a submission is; the earlier values stay in the history.
 func (s *Server) apiUpdateLabels(r *http.Request, u *attune.User) (int, any, error) {
-	p, _, err := s.apiProjectAccess(r.Context(), r, u)
+	p, role, err := s.apiProjectAccess(r.Context(), r, u)
 	if err != nil {
 		return 0, nil, err
+	}
+	if role != attune.MemberAnnotator {
+		return 0, nil, attune.NotFound("you have no labels for this item")
 	}
 	itemID, err := pathInt(r, "item")
 	if err != nil {

@@ -16,18 +16,6 @@ import (
 // and an export of a large project streams for longer.
 const exportTime = time.Hour
 
-// exportRoutes lists the CSV and JSONL downloads: the gold set (with
-// ?raters=1, also every rater's answers), every label in long form, and
-// every judge call. Only the project's leads (and admins) may download: a
-// member who is an annotator gets 403, anyone else 404.
-func (s *Server) exportRoutes(app *http.ServeMux) {
-	for _, d := range export.Datasets {
-		for _, f := range []export.Format{export.CSV, export.JSONL} {
-			app.Handle("GET "+exportPattern(d, f), s.signedIn(s.h(s.exportHandler(d, f))))
-		}
-	}
-}
-
 func exportPattern(d export.Dataset, f export.Format) string {
 	return fmt.Sprintf("/projects/{id}/exports/%s.%s", d, f)
 }

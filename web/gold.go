@@ -21,22 +21,6 @@ const queuePageSize = 50
 // maxGoldForm bounds the adjudication and settings forms.
 const maxGoldForm = 1 << 20
 
-// goldRoutes lists the adjudication queue and the gold set pages: the gold
-// set with its counts, consensus setting and exports; applying the
-// consensus rule; the queue of disagreements, worst first; one item
-// adjudicated, and the post that stores its gold. Only the project's leads
-// (and admins) get in: a member who is an annotator gets 403, anyone else
-// 404.
-func (s *Server) goldRoutes(app *http.ServeMux) {
-	h := func(fn handler) http.Handler { return s.signedIn(s.h(fn)) }
-	app.Handle("GET /projects/{id}/gold", h(s.goldPage))
-	app.Handle("POST /projects/{id}/gold/auto", h(s.applyConsensus))
-	app.Handle("POST /projects/{id}/gold/settings", h(s.goldSettings))
-	app.Handle("GET /projects/{id}/disagreements", h(s.disagreementsPage))
-	app.Handle("GET /projects/{id}/disagreements/{item}", h(s.adjudicatePage))
-	app.Handle("POST /projects/{id}/disagreements/{item}/gold", h(s.saveGold))
-}
-
 func goldPath(projectID int64) string  { return fmt.Sprintf("/projects/%d/gold", projectID) }
 func queuePath(projectID int64) string { return fmt.Sprintf("/projects/%d/disagreements", projectID) }
 func adjudicatePath(projectID, itemID int64) string {

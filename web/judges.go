@@ -20,34 +20,6 @@ import (
 	judgeview "github.com/attune/attune/web/views/judge"
 )
 
-// judgeRoutes lists the judge pages: judges, runs and their answers.
-//
-// Access: judges are global objects, so every route needs the global role
-// lead (or admin); annotators get 403. The run routes live under a project
-// and also load the viewer's role in it: not a member, 404; a member who
-// is not one of its leads, 403 — as for the project's other management
-// routes.
-func (s *Server) judgeRoutes(app *http.ServeMux) {
-	lead := func(h handler) http.Handler { return s.role(attune.RoleLead, s.h(h)) }
-
-	app.Handle("GET /judges", lead(s.judgesPage))
-	app.Handle("GET /judges/new", lead(s.newJudgePage))
-	app.Handle("POST /judges", lead(s.createJudge))
-	app.Handle("GET /judges/{id}/edit", lead(s.editJudgePage))
-	app.Handle("POST /judges/{id}/edit", lead(s.updateJudge))
-	app.Handle("POST /judges/{id}/try", lead(s.tryJudge))
-
-	app.Handle("POST /projects/{id}/runs", lead(s.estimateRun))
-	app.Handle("POST /projects/{id}/runs/confirm", lead(s.startRun))
-	app.Handle("GET /projects/{id}/runs/{run}", lead(s.runPage))
-	app.Handle("GET /projects/{id}/runs/{run}/progress", lead(s.runProgress))
-	app.Handle("POST /projects/{id}/runs/{run}/pause", lead(s.pauseRun))
-	app.Handle("POST /projects/{id}/runs/{run}/resume", lead(s.resumeRun))
-	app.Handle("POST /projects/{id}/runs/{run}/cancel", lead(s.cancelRun))
-	app.Handle("GET /projects/{id}/runs/{run}/items", lead(s.runItems))
-	app.Handle("GET /projects/{id}/runs/{run}/items/{item}", lead(s.runItem))
-}
-
 // Limits of the judge form.
 const (
 	maxJudgeName   = 200

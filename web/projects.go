@@ -31,32 +31,6 @@ const (
 	maxImportBytes = 256 << 20
 )
 
-// projectRoutes lists the project pages: creation, the project page with
-// progress, members, import, editing and status. It also lists the account
-// pages (web/account.go).
-//
-// Access: creating a project needs the global role lead (or admin). Every
-// other route loads the viewer's role in the project: someone who is not a
-// member gets 404, the same as for a project that does not exist, so that
-// they learn nothing; a member who is not one of the project's leads gets
-// 403 on the routes that manage it (they know the project exists already).
-func (s *Server) projectRoutes(app *http.ServeMux) {
-	lead := func(h handler) http.Handler { return s.role(attune.RoleLead, s.h(h)) }
-	member := func(h handler) http.Handler { return s.signedIn(s.h(h)) }
-
-	app.Handle("GET /projects/new", lead(s.newProjectPage))
-	app.Handle("POST /projects", lead(s.createProject))
-	app.Handle("GET /projects/{id}", member(s.projectPage))
-	app.Handle("GET /projects/{id}/edit", member(s.editProjectPage))
-	app.Handle("POST /projects/{id}/edit", member(s.updateProject))
-	app.Handle("POST /projects/{id}/members", member(s.addMember))
-	app.Handle("POST /projects/{id}/members/{userID}/remove", member(s.removeMember))
-	app.Handle("POST /projects/{id}/status", member(s.setProjectStatus))
-	app.Handle("POST /projects/{id}/import", member(s.importItems))
-	app.Handle("POST /projects/{id}/sensitive", member(s.markSensitive))
-
-}
-
 // projectAccess loads the project named in the path and the viewer's role
 // in it. With manage set, only the project's leads (and admins) pass.
 func (s *Server) projectAccess(r *http.Request, manage bool) (*attune.Project, attune.MemberRole, error) {

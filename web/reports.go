@@ -25,18 +25,6 @@ import (
 // report's time grows with them.
 const maxReplicates = 2000
 
-// reportRoutes lists the agreement report pages and the labels import.
-//
-// Access: only a project's leads and admins; an annotator of the project
-// gets 403, anyone else 404.
-func (s *Server) reportRoutes(app *http.ServeMux) {
-	member := func(h handler) http.Handler { return s.signedIn(s.h(h)) }
-	app.Handle("GET /projects/{id}/report", member(s.reportPage))
-	app.Handle("GET /projects/{id}/report.json", member(s.reportJSON))
-	app.Handle("GET /projects/{id}/report.csv", member(s.reportCSV))
-	app.Handle("POST /projects/{id}/labels/import", member(s.importLabels))
-}
-
 func reportPath(projectID int64) string { return fmt.Sprintf("/projects/%d/report", projectID) }
 
 // reportRequest is a report asked for in a URL's query: the options for

@@ -1,55 +1,239 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/export"
 )
 
-// routes is the one place that lists every URL attune answers.
-func (s *Server) routes() http.Handler {
-	app := http.NewServeMux()
-	app.Handle("GET /login", s.h(s.loginPage))
-	app.Handle("POST /login", s.h(s.login))
-	app.Handle("POST /logout", s.h(s.logout))
+// access says who may use a route. The route table below states it for
+// every route; register applies the parts a wrapper can decide before the
+// handler runs (no session at all, a signed-in user, a global role, an API
+// token), and the handlers decide the project part as they load the
+// project named in the path: someone who is not a member gets 404, the
+// same as for a project that does not exist; a member without the needed
+// role in it gets 403 or, where even that would reveal an item, 404. The
+// authorization matrix test (web/matrix_test.go) walks this table and
+// holds every route to its rule for every kind of user.
+type access struct {
+	// bare routes are served before any session is loaded: probes and
+	// static files stay cheap and never touch the session table.
+	bare bool
+	// session: a signed-in user is needed (signed-out GETs go to the
+	// sign-in page, other methods get 401).
+	session bool
+	// token: a personal API token is needed (401 without one); the token
+	// stands for its user, with the user's role and memberships.
+	token bool
+	// role is the least global role, "" for any.
+	role attune.Role
+	// project is the standing needed in the project of the path.
+	project projectRule
+}
 
-	app.Handle("GET /{$}", s.signedIn(s.h(s.home)))
+// projectRule is the standing a route needs in the project it names.
+type projectRule int
 
-	app.Handle("GET /admin/users", s.role(attune.RoleAdmin, s.h(s.adminUsers)))
-	app.Handle("POST /admin/users", s.role(attune.RoleAdmin, s.h(s.adminAddUser)))
-	app.Handle("POST /admin/users/{id}/role", s.role(attune.RoleAdmin, s.h(s.adminSetRole)))
-	app.Handle("POST /admin/users/{id}/disable", s.role(attune.RoleAdmin, s.h(s.adminDisable)))
-	app.Handle("POST /admin/users/{id}/enable", s.role(attune.RoleAdmin, s.h(s.adminEnable)))
+const (
+	noProject projectRule = iota
+	// projectMember: any member of the project; admins count as its leads.
+	projectMember
+	// projectAnnotator: the project's annotators only (not its leads, not
+	// admins who are not annotating members). On /api/v1/assignments/{id},
+	// the annotator who holds the assignment.
+	projectAnnotator
+	// projectLead: the project's leads; admins count as its leads.
+	projectLead
+)
 
-	// Projects (web/projects.go) and the user's own account (web/account.go).
-	s.projectRoutes(app)
-	s.accountRoutes(app)
-	// The annotator's workspace (web/annotate.go).
-	s.annotateRoutes(app)
-	// Judges and their runs (web/judges.go).
-	s.judgeRoutes(app)
-	// Agreement reports and labels brought in from elsewhere (web/reports.go).
-	s.reportRoutes(app)
-	// Adjudication and gold sets (web/gold.go), and exports (web/exports.go).
-	s.goldRoutes(app)
-	s.exportRoutes(app)
+// The access rules the table uses.
+var (
+	bare     = access{bare: true}
+	anyone   = access{}
+	signedIn = access{session: true}
+	leads    = access{session: true, role: attune.RoleLead}
+	admins   = access{session: true, role: attune.RoleAdmin}
+	members  = access{session: true, project: projectMember}
+	// annotators label the project; nobody else sees its items.
+	annotators   = access{session: true, project: projectAnnotator}
+	projectLeads = access{session: true, project: projectLead}
+	// runLeads start and watch judge runs: judges are global objects, so
+	// the global role lead is needed besides leading the project.
+	runLeads = access{session: true, role: attune.RoleLead, project: projectLead}
 
-	app.Handle("/", s.h(s.notFound))
+	token           = access{token: true}
+	tokenMembers    = access{token: true, project: projectMember}
+	tokenAnnotators = access{token: true, project: projectAnnotator}
+	tokenLeads      = access{token: true, project: projectLead}
+)
 
-	// Probes and static files need no session: they stay cheap and never
-	// touch the session table.
-	root := http.NewServeMux()
-	root.HandleFunc("GET /healthz", s.healthz)
-	root.HandleFunc("GET /readyz", s.readyz)
-	root.Handle("GET /static/", staticHandler())
-	// The JSON API authenticates with bearer tokens only, never cookies, so
-	// it sits outside the session and cross-origin layers.
-	root.Handle("/api/v1/", s.apiRoutes())
+// route is one entry of the route table: a ServeMux pattern ("METHOD
+// /path/{name}"), who may use it, and its handler — handler for pages and
+// forms, api for the JSON API (token routes).
+type route struct {
+	pattern string
+	access  access
+	handler handler
+	api     apiHandler
+}
+
+// table is the one list of every URL attune answers. Nothing is registered
+// any other way (TestRouteTableIsTheOnlyRegistration checks the source).
+func (s *Server) table() []route {
+	ws := newWorkspace(s)
+	rs := []route{
+		{"GET /healthz", bare, plain(s.healthz), nil},
+		{"GET /readyz", bare, plain(s.readyz), nil},
+		{"GET /static/", bare, plain(staticHandler().ServeHTTP), nil},
+
+		{"GET /login", anyone, s.loginPage, nil},
+		{"POST /login", anyone, s.login, nil},
+		{"POST /logout", anyone, s.logout, nil},
+
+		{"GET /{$}", signedIn, s.home, nil},
+
+		{"GET /admin/users", admins, s.adminUsers, nil},
+		{"POST /admin/users", admins, s.adminAddUser, nil},
+		{"POST /admin/users/{id}/role", admins, s.adminSetRole, nil},
+		{"POST /admin/users/{id}/disable", admins, s.adminDisable, nil},
+		{"POST /admin/users/{id}/enable", admins, s.adminEnable, nil},
+
+		// The user's own account and API tokens (web/account.go).
+		{"GET /account", signedIn, s.accountPage, nil},
+		{"POST /account/tokens", signedIn, s.createToken, nil},
+		{"POST /account/tokens/{id}/revoke", signedIn, s.revokeToken, nil},
+
+		// Projects: creation, the project page with progress, members,
+		// import, editing and status (web/projects.go).
+		{"GET /projects/new", leads, s.newProjectPage, nil},
+		{"POST /projects", leads, s.createProject, nil},
+		{"GET /projects/{id}", members, s.projectPage, nil},
+		{"GET /projects/{id}/edit", projectLeads, s.editProjectPage, nil},
+		{"POST /projects/{id}/edit", projectLeads, s.updateProject, nil},
+		{"POST /projects/{id}/members", projectLeads, s.addMember, nil},
+		{"POST /projects/{id}/members/{userID}/remove", projectLeads, s.removeMember, nil},
+		{"POST /projects/{id}/status", projectLeads, s.setProjectStatus, nil},
+		{"POST /projects/{id}/import", projectLeads, s.importItems, nil},
+		{"POST /projects/{id}/sensitive", projectLeads, s.markSensitive, nil},
+
+		// The annotator's workspace (web/annotate.go): the entry that
+		// claims or resumes work, the item page (labelling, or editing
+		// one's own labels), and the posts that submit, skip, autosave a
+		// draft and put off a break. Others get 403 at the entry and 404 on
+		// item routes, so that items are not revealed.
+		{"GET /projects/{id}/annotate", annotators, ws.start, nil},
+		{"GET /projects/{id}/items/{item}", annotators, ws.page, nil},
+		{"POST /projects/{id}/items/{item}/labels", annotators, ws.submit, nil},
+		{"POST /projects/{id}/items/{item}/skip", annotators, ws.skip, nil},
+		{"POST /projects/{id}/items/{item}/draft", annotators, ws.draft, nil},
+		{"POST /projects/{id}/break", annotators, ws.keepGoing, nil},
+
+		// Judges and their runs (web/judges*.go).
+		{"GET /judges", leads, s.judgesPage, nil},
+		{"GET /judges/new", leads, s.newJudgePage, nil},
+		{"POST /judges", leads, s.createJudge, nil},
+		{"GET /judges/{id}/edit", leads, s.editJudgePage, nil},
+		{"POST /judges/{id}/edit", leads, s.updateJudge, nil},
+		{"POST /judges/{id}/try", leads, s.tryJudge, nil},
+		{"POST /projects/{id}/runs", runLeads, s.estimateRun, nil},
+		{"POST /projects/{id}/runs/confirm", runLeads, s.startRun, nil},
+		{"GET /projects/{id}/runs/{run}", runLeads, s.runPage, nil},
+		{"GET /projects/{id}/runs/{run}/progress", runLeads, s.runProgress, nil},
+		{"POST /projects/{id}/runs/{run}/pause", runLeads, s.pauseRun, nil},
+		{"POST /projects/{id}/runs/{run}/resume", runLeads, s.resumeRun, nil},
+		{"POST /projects/{id}/runs/{run}/cancel", runLeads, s.cancelRun, nil},
+		{"GET /projects/{id}/runs/{run}/items", runLeads, s.runItems, nil},
+		{"GET /projects/{id}/runs/{run}/items/{item}", runLeads, s.runItem, nil},
+
+		// Agreement reports and labels brought in from elsewhere
+		// (web/reports.go).
+		{"GET /projects/{id}/report", projectLeads, s.reportPage, nil},
+		{"GET /projects/{id}/report.json", projectLeads, s.reportJSON, nil},
+		{"GET /projects/{id}/report.csv", projectLeads, s.reportCSV, nil},
+		{"POST /projects/{id}/labels/import", projectLeads, s.importLabels, nil},
+
+		// Adjudication and gold sets (web/gold.go).
+		{"GET /projects/{id}/gold", projectLeads, s.goldPage, nil},
+		{"POST /projects/{id}/gold/auto", projectLeads, s.applyConsensus, nil},
+		{"POST /projects/{id}/gold/settings", projectLeads, s.goldSettings, nil},
+		{"GET /projects/{id}/disagreements", projectLeads, s.disagreementsPage, nil},
+		{"GET /projects/{id}/disagreements/{item}", projectLeads, s.adjudicatePage, nil},
+		{"POST /projects/{id}/disagreements/{item}/gold", projectLeads, s.saveGold, nil},
+
+		// The JSON API (web/api.go, documented in docs/api.md).
+		{"GET /api/v1/me", token, nil, s.apiMe},
+		{"GET /api/v1/projects", token, nil, s.apiProjects},
+		{"GET /api/v1/projects/{id}", tokenMembers, nil, s.apiProject},
+		{"POST /api/v1/projects/{id}/items", tokenLeads, nil, s.apiImport},
+		{"POST /api/v1/projects/{id}/next", tokenAnnotators, nil, s.apiNext},
+		{"GET /api/v1/projects/{id}/items/{item}/labels", tokenAnnotators, nil, s.apiOwnLabels},
+		{"PUT /api/v1/projects/{id}/items/{item}/labels", tokenAnnotators, nil, s.apiUpdateLabels},
+		{"POST /api/v1/assignments/{id}/labels", tokenAnnotators, nil, s.apiSubmit},
+		{"POST /api/v1/assignments/{id}/skip", tokenAnnotators, nil, s.apiSkip},
+	}
+	// Exports (web/exports.go): the gold set (with ?raters=1, also every
+	// rater's answers), every label in long form, and every judge call,
+	// each as CSV and JSONL.
+	for _, d := range export.Datasets {
+		for _, f := range []export.Format{export.CSV, export.JSONL} {
+			rs = append(rs, route{"GET " + exportPattern(d, f), projectLeads, s.exportHandler(d, f), nil})
+		}
+	}
 	if s.opts.FakeLLM != nil {
 		// The demo's model, on the app's own address: a newcomer's judge
 		// runs need no API key and no second process.
-		root.Handle("/fake-llm/", http.StripPrefix("/fake-llm", s.opts.FakeLLM))
+		rs = append(rs, route{"/fake-llm/", bare, plain(http.StripPrefix("/fake-llm", s.opts.FakeLLM).ServeHTTP), nil})
 	}
+	return rs
+}
+
+// routes builds the handler from the table: bare and token routes on the
+// outer mux, the rest behind the session and cross-origin layers. The JSON
+// API authenticates with bearer tokens only, never cookies, so it sits
+// outside those layers.
+func (s *Server) routes() http.Handler {
+	root, app := http.NewServeMux(), http.NewServeMux()
+	for _, rt := range s.table() {
+		s.register(root, app, rt)
+	}
+	app.Handle("/", s.h(s.notFound))
+	root.Handle("/api/v1/", s.api(func(*http.Request, *attune.User) (int, any, error) {
+		return 0, nil, attune.NotFound("no such API route")
+	}))
 	root.Handle("/", s.withSession(app))
 	return s.recover(s.logRequests(securityHeaders(root)))
+}
+
+// register adds one route with the wrappers its access rule asks for.
+func (s *Server) register(root, app *http.ServeMux, rt route) {
+	a := rt.access
+	switch {
+	case a.token:
+		if rt.api == nil || rt.handler != nil || a.role != "" {
+			panic(fmt.Sprintf("route %q: a token route has an api handler and no global role", rt.pattern))
+		}
+		root.Handle(rt.pattern, s.api(rt.api))
+	case rt.api != nil:
+		panic(fmt.Sprintf("route %q: an api handler needs token access", rt.pattern))
+	case a.bare:
+		root.Handle(rt.pattern, s.h(rt.handler))
+	case a.role != "":
+		app.Handle(rt.pattern, s.role(a.role, s.h(rt.handler)))
+	case a.session:
+		app.Handle(rt.pattern, s.signedIn(s.h(rt.handler)))
+	case a.project != noProject:
+		panic(fmt.Sprintf("route %q: a project rule needs a session", rt.pattern))
+	default:
+		app.Handle(rt.pattern, s.h(rt.handler))
+	}
+}
+
+// plain adapts an http.HandlerFunc that answers everything itself.
+func plain(fn http.HandlerFunc) handler {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		fn(w, r)
+		return nil
+	}
 }
