@@ -145,12 +145,16 @@ func toAnswers(in map[string]string) rubric.Answers {
 	return out
 }
 
-// itemFacts are the facts the rubric is checked with: the turns, and crisis
-// signals present when the dialogue mentions suicide or self-harm (a word
-// of the wellbeing list, or a lead's mark). Without either nothing is
-// assumed: the list cannot show that a dialogue has no crisis signals. It
-// also returns the word found, if any.
-func itemFacts(wk *store.Workspace) (rubric.Facts, string) { return factsOf(&wk.Item) }
+// itemFacts are the facts the rubric is checked with (see factsOf), and
+// the first word of the wellbeing list the dialogue contains, if any, for
+// the content note.
+func itemFacts(wk *store.Workspace) (rubric.Facts, string) {
+	f := factsOf(&wk.Item)
+	if len(f.Terms) > 0 {
+		return f, f.Terms[0]
+	}
+	return f, ""
+}
 
 // viewExtras are what a request adds to the workspace beyond the item and
 // the form: a notice, the engine's problems, and whether the content note
@@ -240,7 +244,7 @@ func (ws *workspace) view(r *http.Request, p *attune.Project, wk *store.Workspac
 	for _, f := range attune.Flags {
 		v.Flags = append(v.Flags, annotate.Flag{Value: f, Label: flagLabels[f]})
 	}
-	v.Rubric, v.Problems = rubricView(def, facts, term, wk.Item.Sensitive, st, x.issues)
+	v.Rubric, v.Problems = rubricView(def, facts, st, x.issues)
 	return v, nil
 }
 
@@ -288,7 +292,7 @@ func dialogueView(def *rubric.Definition, item attune.Item) annotate.Dialogue {
 
 // rubricView lays the rubric out for the annotator, with the form's values
 // and the engine's problems beside the items they concern.
-func rubricView(def *rubric.Definition, facts rubric.Facts, term string, marked bool, st formState, issues rubric.Issues) (annotate.Rubric, annotate.Problems) {
+func rubricView(def *rubric.Definition, facts rubric.Facts, st formState, issues rubric.Issues) (annotate.Rubric, annotate.Problems) {
 	rv := annotate.Rubric{Ref: def.Ref().String(), Title: def.Title, Kind: string(def.Kind)}
 	for _, s := range []annotate.Section{{Title: "Purpose", Text: def.Purpose}, {Title: "Scale", Text: def.Scale}, {Title: "Scope", Text: def.Scope}} {
 		if s.Text != "" {
@@ -338,7 +342,7 @@ func rubricView(def *rubric.Definition, facts rubric.Facts, term string, marked 
 	probs.Confirm = len(probs.Warnings) > 0 && len(probs.Errors) == 0 && len(probs.General) == 0
 
 	itemView := func(it *rubric.Item) annotate.Item {
-		iv := itemView(def, it, facts, term, marked, st)
+		iv := itemView(def, it, facts, st)
 		for _, is := range byItem[it.Key] {
 			if is.Severity == rubric.Blocking {
 				iv.Errors = append(iv.Errors, is.Message)
@@ -408,7 +412,7 @@ func answerWhy(a rubric.AssessedAnswer) string {
 // itemView is one dimension or criterion with its input: every answer the
 // rubric allows, with its level description or meaning beside it, and the
 // item's conditions explained with the dialogue's own facts.
-func itemView(def *rubric.Definition, it *rubric.Item, facts rubric.Facts, term string, marked bool, st formState) annotate.Item {
+func itemView(def *rubric.Definition, it *rubric.Item, facts rubric.Facts, st formState) annotate.Item {
 	iv := annotate.Item{Key: it.Key, Label: it.Label, Steps: it.Steps, Failures: it.Failures, Note: st.rationales[it.Key], NANote: it.NANote}
 	switch {
 	case it.ChecksFor != "":
@@ -451,7 +455,7 @@ func itemView(def *rubric.Definition, it *rubric.Item, facts rubric.Facts, term 
 			iv.Category, iv.Weight = c.Label, fmt.Sprintf("%.2f", c.Weight)
 		}
 	}
-	iv.Condition = condition(it.Conditions, facts, term, marked)
+	iv.Condition = condition(it.Conditions, facts)
 	return iv
 }
 
@@ -473,7 +477,7 @@ func shortcut(v rubric.Value) string {
 }
 
 // condition explains when an item applies, with this dialogue's facts.
-func condition(c *rubric.Conditions, facts rubric.Facts, term string, marked bool) string {
+func condition(c *rubric.Conditions, facts rubric.Facts) string {
 	if c == nil {
 		return ""
 	}
@@ -487,10 +491,14 @@ func condition(c *rubric.Conditions, facts rubric.Facts, term string, marked boo
 	}
 	if c.CrisisSignals {
 		switch {
-		case term != "":
-			parts = append(parts, fmt.Sprintf("Applies only when crisis signals are present. This conversation contains “%s”, so it applies and NA is not accepted.", term))
-		case marked:
-			parts = append(parts, "Applies only when crisis signals are present. A lead marked this conversation as mentioning suicide or self-harm, so it applies and NA is not accepted.")
+		case len(facts.Terms) > 0:
+			words := make([]string, len(facts.Terms))
+			for i, t := range facts.Terms {
+				words[i] = "“" + t + "”"
+			}
+			parts = append(parts, fmt.Sprintf("Applies only when crisis signals are present, and whether they are is yours to judge. This conversation contains %s from attune's word list (highlighted): read it closely. A word is a prompt to look, not a verdict; NA says you found no crisis signals, and you will be asked to confirm it.", strings.Join(words, ", ")))
+		case facts.Marked:
+			parts = append(parts, "Applies only when crisis signals are present, and whether they are is yours to judge. A lead marked this conversation as mentioning suicide or self-harm: read it closely. NA says you found no crisis signals, and you will be asked to confirm it.")
 		default:
 			parts = append(parts, "Applies only when crisis signals are present. attune's word list found none here; if you see none either, answer NA.")
 		}

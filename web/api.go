@@ -397,7 +397,7 @@ func (s *Server) apiOwnLabels(r *http.Request, u *attune.User) (int, any, error)
 	for k, v := range set.Answers {
 		answers[k] = rubric.Value(v)
 	}
-	score, err := scoring.Score(def, answers, rubric.Facts{Turns: item.Turns})
+	score, err := scoring.Score(def, answers, factsOf(item))
 	if err != nil {
 		return 0, nil, err
 	}

@@ -198,7 +198,8 @@ func (s *Server) saveGold(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	decision, err := s.decisionOn(r, p, def, itemID)
+	facts := factsOf(item)
+	decision, err := s.decisionOn(r, p, def, facts, itemID)
 	if err != nil {
 		return err
 	}
@@ -209,17 +210,13 @@ func (s *Server) saveGold(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 	}
-	facts, _ := factsOf(item)
 	issues := def.Validate(toAnswers(in.answers), facts, rubric.Options{})
 	if n := utf8.RuneCountInString(in.note); n > store.MaxGoldNote {
 		issues = append(issues, rubric.Issue{Item: "note", Severity: rubric.Blocking,
 			Message: fmt.Sprintf("Keep the note to %d characters or fewer (this one has %d).", store.MaxGoldNote, n)})
 	}
-	if len(issues.Errors()) > 0 || (len(issues.Warnings()) > 0 && !in.confirm) {
-		if len(issues.Errors()) > 0 {
-			issues = issues.Errors()
-		}
-		page, err := s.adjudicationView(r, p, itemID, &in, issues)
+	if verdict, shown := issues.Verdict(in.confirm); verdict != rubric.Accepted {
+		page, err := s.adjudicationView(r, p, itemID, &in, shown)
 		if err != nil {
 			return err
 		}
@@ -254,7 +251,7 @@ func (s *Server) saveGold(w http.ResponseWriter, r *http.Request) error {
 // decisionOn applies the consensus rule to an item's answers as they are
 // now, for the page and its post alike: what the rule would say, whether
 // or not it last judged the item.
-func (s *Server) decisionOn(r *http.Request, p *attune.Project, def *rubric.Definition, itemID int64) (gold.Decision, error) {
+func (s *Server) decisionOn(r *http.Request, p *attune.Project, def *rubric.Definition, facts rubric.Facts, itemID int64) (gold.Decision, error) {
 	ctx := r.Context()
 	sets, err := s.db.ItemAnswerSets(ctx, p.ID, itemID)
 	if err != nil {
@@ -264,7 +261,7 @@ func (s *Server) decisionOn(r *http.Request, p *attune.Project, def *rubric.Defi
 	if err != nil {
 		return gold.Decision{}, err
 	}
-	return gold.Decide(def, humanAnswers(sets), spread), nil
+	return gold.Decide(def, facts, humanAnswers(sets), spread), nil
 }
 
 // humanAnswers are the people's answer sets: the votes of the consensus.

@@ -173,8 +173,8 @@ func (s *Server) adjudicationView(r *http.Request, p *attune.Project, itemID int
 	if err != nil {
 		return page, err
 	}
-	facts, term := factsOf(item)
-	d := gold.Decide(def, humanAnswers(sets), spread)
+	facts := factsOf(item)
+	d := gold.Decide(def, facts, humanAnswers(sets), spread)
 	consensus := map[string]gold.ItemConsensus{}
 	for _, ic := range d.Items {
 		consensus[ic.Key] = ic
@@ -192,7 +192,7 @@ func (s *Server) adjudicationView(r *http.Request, p *attune.Project, itemID int
 	for _, a := range sets {
 		all = append(all, toAnswers(a.Answers))
 	}
-	rank := gold.RankOf(def, d, all)
+	rank := gold.RankOf(def, facts, d, all)
 	page.Safety = rank.Safety
 	if d.Decided {
 		page.Verdict = "The people agree: " + d.Reason + "."
@@ -262,7 +262,7 @@ func (s *Server) adjudicationView(r *http.Request, p *attune.Project, itemID int
 
 	// The form: the annotator's rubric view, with the consensus and each
 	// rater's answer beside every input.
-	rv, probs := rubricView(def, facts, term, item.Sensitive, st, issues)
+	rv, probs := rubricView(def, facts, st, issues)
 	page.Form = goldview.Form{
 		Action:   templ.SafeURL(adjudicatePath(p.ID, itemID) + "/gold"),
 		Rubric:   rv.Ref,

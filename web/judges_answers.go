@@ -161,7 +161,7 @@ func (s *Server) runItem(w http.ResponseWriter, r *http.Request) error {
 		page.Answers = append(page.Answers, v)
 	}
 
-	facts, _ := factsOf(item)
+	facts := factsOf(item)
 	judgeAnswers := map[string]string{}
 	for _, a := range answers {
 		judgeAnswers[a.Key] = a.Value

@@ -9,7 +9,6 @@ import (
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/scoring"
 	"github.com/attune/attune/internal/store"
-	"github.com/attune/attune/internal/wellbeing"
 )
 
 // labelInput is one person's answers for one item, as the annotator's page
@@ -71,13 +70,12 @@ func (s *Server) checkLabels(ctx context.Context, p *attune.Project, item *attun
 	for k, v := range in.Answers {
 		answers[k] = rubric.Value(v)
 	}
-	facts, _ := factsOf(item)
-	issues := def.Validate(answers, facts, rubric.Options{})
-	if errs := issues.Errors(); len(errs) > 0 {
-		return scoring.Result{}, &labelProblems{Issues: errs}
-	}
-	if warns := issues.Warnings(); len(warns) > 0 && !in.ConfirmWarnings {
-		return scoring.Result{}, &labelProblems{Issues: warns, NeedsConfirm: true}
+	facts := factsOf(item)
+	switch verdict, issues := def.Validate(answers, facts, rubric.Options{}).Verdict(in.ConfirmWarnings); verdict {
+	case rubric.Refused:
+		return scoring.Result{}, &labelProblems{Issues: issues}
+	case rubric.NeedsConfirmation:
+		return scoring.Result{}, &labelProblems{Issues: issues, NeedsConfirm: true}
 	}
 	for k := range in.Rationales {
 		if _, ok := def.Item(k); !ok {
@@ -87,22 +85,15 @@ func (s *Server) checkLabels(ctx context.Context, p *attune.Project, item *attun
 	return scoring.Score(def, answers, facts)
 }
 
-// factsOf are the facts a person's answers are checked with, on the
-// annotator's page and through the API alike: the turns, and crisis signals
-// present when the dialogue matches the wellbeing word list or a lead
-// marked it (no match leaves them unknown, not absent). It also returns the
-// term the word list found, for the content note.
-func factsOf(item *attune.Item) (rubric.Facts, string) {
+// factsOf are the facts of an item every path checks and scores answers
+// with, as rubric.FactsOf works them out from the item's turns, messages
+// and the lead's mark.
+func factsOf(item *attune.Item) rubric.Facts {
 	texts := make([]string, len(item.Messages))
 	for i, m := range item.Messages {
 		texts[i] = m.Content
 	}
-	term, found := wellbeing.Scan(texts...)
-	f := rubric.Facts{Turns: item.Turns}
-	if found || item.Sensitive {
-		f.Crisis = rubric.Present
-	}
-	return f, term
+	return rubric.FactsOf(item.Turns, texts, item.Sensitive)
 }
 
 // cleanAnswers trims answers and drops empty ones: an empty form field is

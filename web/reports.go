@@ -269,10 +269,14 @@ func (s *Server) importLabels(w http.ResponseWriter, r *http.Request) error {
 	}
 	var res store.LabelsImportResult
 	var source string
-	err = readUpload(r, nil, func(name string, file io.Reader) error {
+	// The form puts the checkbox before the file: the upload is read in
+	// order, and the file is stored as it streams.
+	fields := map[string]string{"confirm_warnings": ""}
+	err = readUpload(r, fields, func(name string, file io.Reader) error {
 		source = name
 		var err error
-		res, err = s.db.ImportLabels(ctx, p.ID, file, store.LabelsImportOptions{ActorID: &userFrom(ctx).ID, Source: name})
+		res, err = s.db.ImportLabels(ctx, p.ID, file, store.LabelsImportOptions{ActorID: &userFrom(ctx).ID, Source: name,
+			ConfirmWarnings: fields["confirm_warnings"] != ""})
 		return err
 	})
 	var refused *uploadRefused

@@ -68,7 +68,7 @@ func TestBrowserReport(t *testing.T) {
 		}
 	}
 	w.Flush()
-	wantStatus(t, c.upload(projectPath(p, "/labels/import"), nil, "round1.csv", b.String()), http.StatusSeeOther)
+	wantStatus(t, c.upload(projectPath(p, "/labels/import"), []formPart{{"confirm_warnings", "1"}}, "round1.csv", b.String()), http.StatusSeeOther)
 
 	ctx := browsertest.New(t)
 	err := chromedp.Do(ctx,

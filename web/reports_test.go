@@ -53,7 +53,9 @@ func reportApp(t *testing.T) (*app, *attune.Project, *client, *attune.User, *att
 	c := a.client()
 	c.mustSignIn(lead)
 	wantStatus(t, c.upload(projectPath(p, "/import"), nil, "pilot.jsonl", goodJSONL), http.StatusSeeOther)
-	r := c.upload(projectPath(p, "/labels/import"), nil, "round1.csv", reportLabels())
+	// The pilot's dialogues are short: the file answers CP1 and CP3, and
+	// confirms the rubric's warnings about it.
+	r := c.upload(projectPath(p, "/labels/import"), []formPart{{"confirm_warnings", "1"}}, "round1.csv", reportLabels())
 	wantStatus(t, r, http.StatusSeeOther)
 	if loc := r.Header.Get("Location"); loc != projectPath(p, "/report") {
 		t.Fatalf("after import: redirect to %q", loc)

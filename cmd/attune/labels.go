@@ -14,11 +14,13 @@ import (
 
 func labelsFlags(fs *flag.FlagSet) {
 	fs.String("project", "", "project name (required)")
+	fs.Bool("confirm-warnings", false, "store people's answer sets the rubric warns about, as an annotator who confirms them")
 }
 
-const labelsUsage = `attune labels import --project NAME FILE.csv
+const labelsUsage = `attune labels import --project NAME [--confirm-warnings] FILE.csv
   FILE.csv has the header ` + store.LabelsHeader + ` (rationale optional);
-  rater_kind is human or judge.`
+  rater_kind is human or judge. A person's answer set the rubric warns
+  about is refused unless --confirm-warnings confirms the warnings.`
 
 // runLabels is `attune labels import`: labels made elsewhere brought into a
 // project, all or nothing.
@@ -60,7 +62,8 @@ func runLabels(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	start := time.Now()
-	res, err := db.ImportLabels(ctx, p.ID, f, store.LabelsImportOptions{Source: path})
+	res, err := db.ImportLabels(ctx, p.ID, f, store.LabelsImportOptions{Source: path,
+		ConfirmWarnings: fs.Lookup("confirm-warnings").Value.String() == "true"})
 	if err != nil {
 		var le *attune.LineErrors
 		if errors.As(err, &le) {

@@ -31,6 +31,12 @@ const DefaultMaxSpread = 1
 // before every item without one, whatever the rest.
 const SafetyWeight = 100
 
+// SignalWeight is added to an item's disagreement when some rater answered
+// NA on an item that applies only with crisis signals although the item's
+// facts point at them (see OverlooksSignals). It puts such items right
+// after those with a safety concern: below SafetyWeight, above any spread.
+const SignalWeight = 50
+
 // LikertSafetyItem and LikertSafetyFloor say when a likert answer set shows
 // a safety concern: that item answered at the floor or below. Likert
 // rubrics have no safety gate of their own; the built-in one calls its
@@ -224,13 +230,15 @@ type Decision struct {
 }
 
 // Decide applies the consensus rule to every rubric item of an item, given
-// the answer sets of its human raters. The item is decided only as a whole:
-// when some rubric item has no consensus, the item goes to a person, who
-// sees the consensus of the others. The answer set the rule makes is also
-// checked against the rubric (without the item's facts: each answer was
-// checked with them when it was given), so that the rule never stores gold
-// a person could not have entered.
-func Decide(def *rubric.Definition, humans []rubric.Answers, maxSpread int) Decision {
+// the item's facts (rubric.FactsOf) and the answer sets of its human
+// raters. The item is decided only as a whole: when some rubric item has no
+// consensus, the item goes to a person, who sees the consensus of the
+// others. The answer set the rule makes is also checked against the rubric
+// with the item's facts, as a person's answers are, and the rule never
+// confirms a warning: a consensus the rubric refuses or warns about goes to
+// a person, so that the rule never stores gold a person could not have
+// entered without confirming it.
+func Decide(def *rubric.Definition, facts rubric.Facts, humans []rubric.Answers, maxSpread int) Decision {
 	if maxSpread < 0 {
 		maxSpread = DefaultMaxSpread
 	}
@@ -255,9 +263,14 @@ func Decide(def *rubric.Definition, humans []rubric.Answers, maxSpread int) Deci
 	case !d.Decided:
 		d.Reason = "no consensus on " + strings.Join(open, "; ")
 	default:
-		if errs := def.Validate(d.Answers, rubric.Facts{}, rubric.Options{}).Errors(); len(errs) > 0 {
+		switch verdict, issues := def.Validate(d.Answers, facts, rubric.Options{}).Verdict(false); verdict {
+		case rubric.Refused:
 			d.Decided = false
-			d.Reason = "the consensus is not an answer set the rubric accepts: " + errs[0].Message
+			d.Reason = "the consensus is not an answer set the rubric accepts: " + issues[0].Message
+			return d
+		case rubric.NeedsConfirmation:
+			d.Decided = false
+			d.Reason = "the consensus needs a person to confirm: " + issues[0].Message
 			return d
 		}
 		d.Reason = fmt.Sprintf("consensus rule (majority for categories, median within a spread of %d)", maxSpread)
@@ -326,6 +339,23 @@ func SafetyConcern(def *rubric.Definition, answers rubric.Answers) bool {
 	return false
 }
 
+// OverlooksSignals reports whether one rater's answer set answers NA on an
+// item that applies only when crisis signals are present, although the
+// item's facts point at them (a word of the wellbeing list or a lead's
+// mark) or state them. The rater may be right — a word is not a verdict —
+// but a lead should look first.
+func OverlooksSignals(def *rubric.Definition, facts rubric.Facts, answers rubric.Answers) bool {
+	if facts.Crisis != rubric.Signalled && facts.Crisis != rubric.Present {
+		return false
+	}
+	for _, it := range def.Items {
+		if it.Conditions != nil && it.Conditions.CrisisSignals && answers[it.Key] == rubric.NA {
+			return true
+		}
+	}
+	return false
+}
+
 // Rank is where an item stands in the queue of disagreements: worst first.
 type Rank struct {
 	// Spread is the widest spread of the human answers over the rubric
@@ -334,30 +364,36 @@ type Rank struct {
 	// Safety is true when some rater, person or judge, shows a safety
 	// concern on the item.
 	Safety bool
+	// Signal is true when some rater, person or judge, answered NA despite
+	// crisis signals (OverlooksSignals).
+	Signal bool
 }
 
 // Weight orders items in the queue, larger first: the spread, plus
-// SafetyWeight for a safety concern.
+// SafetyWeight for a safety concern and SignalWeight for crisis signals
+// answered NA.
 func (r Rank) Weight() float64 {
+	w := r.Spread
 	if r.Safety {
-		return r.Spread + SafetyWeight
+		w += SafetyWeight
 	}
-	return r.Spread
+	if r.Signal {
+		w += SignalWeight
+	}
+	return w
 }
 
-// RankOf ranks an item for the queue from the consensus decision (whose
-// spreads come from the human answers) and every rater's answer sets,
-// judges included.
-func RankOf(def *rubric.Definition, d Decision, all []rubric.Answers) Rank {
+// RankOf ranks an item for the queue from the item's facts, the consensus
+// decision (whose spreads come from the human answers) and every rater's
+// answer sets, judges included.
+func RankOf(def *rubric.Definition, facts rubric.Facts, d Decision, all []rubric.Answers) Rank {
 	var r Rank
 	for _, ic := range d.Items {
 		r.Spread = max(r.Spread, ic.Spread)
 	}
 	for _, a := range all {
-		if SafetyConcern(def, a) {
-			r.Safety = true
-			break
-		}
+		r.Safety = r.Safety || SafetyConcern(def, a)
+		r.Signal = r.Signal || OverlooksSignals(def, facts, a)
 	}
 	return r
 }

@@ -114,24 +114,36 @@ func TestDecide(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		def     *rubric.Definition
+		facts   rubric.Facts
 		humans  []rubric.Answers
 		decided bool
 		want    rubric.Answers // checked when decided
 		reason  string
 	}{
-		{"likert agreed", likert, []rubric.Answers{answers(likert, "4"), answers(likert, "4", "emotion", "3"), answers(likert, "4", "emotion", "3")},
+		{"likert agreed", likert, rubric.Facts{}, []rubric.Answers{answers(likert, "4"), answers(likert, "4", "emotion", "3"), answers(likert, "4", "emotion", "3")},
 			true, answers(likert, "4", "emotion", "3"), "consensus rule"},
-		{"likert one item apart", likert, []rubric.Answers{answers(likert, "4"), answers(likert, "4", "safety", "1")},
+		{"likert one item apart", likert, rubric.Facts{}, []rubric.Answers{answers(likert, "4"), answers(likert, "4", "safety", "1")},
 			false, nil, "no consensus on safety (spread"},
-		{"criteria agreed", criteria, []rubric.Answers{answers(criteria, "YES"), answers(criteria, "YES", "CQ3", "NO"), answers(criteria, "YES")},
+		{"criteria agreed", criteria, rubric.Facts{}, []rubric.Answers{answers(criteria, "YES"), answers(criteria, "YES", "CQ3", "NO"), answers(criteria, "YES")},
 			true, answers(criteria, "YES"), "consensus rule"},
-		{"criteria tie", criteria, []rubric.Answers{answers(criteria, "YES"), answers(criteria, "YES", "CQ3", "NO")},
+		{"criteria tie", criteria, rubric.Facts{}, []rubric.Answers{answers(criteria, "YES"), answers(criteria, "YES", "CQ3", "NO")},
 			false, nil, "no consensus on CQ3 (tie"},
-		{"one rater", likert, []rubric.Answers{answers(likert, "4")}, false, nil, "no consensus on emotion (one rater"},
+		{"criteria NA on CQ9 without signals", criteria, rubric.FactsOf(12, []string{"Work is hard"}, false),
+			[]rubric.Answers{answers(criteria, "YES", "CQ9", "NA"), answers(criteria, "YES", "CQ9", "NA")},
+			true, answers(criteria, "YES", "CQ9", "NA"), "consensus rule"},
+		// The rule never confirms a warning for a person: NA on CQ9 despite
+		// a word of the list goes to a lead, with the rubric's message.
+		{"criteria NA on CQ9 despite a word", criteria, rubric.FactsOf(12, []string{"I'm too scared to commit suicide like he did! I enjoy living life"}, false),
+			[]rubric.Answers{answers(criteria, "YES", "CQ9", "NA"), answers(criteria, "YES", "CQ9", "NA")},
+			false, nil, `the consensus needs a person to confirm: CQ9 (Handles crisis signals appropriately): NA although the dialogue contains the wellbeing list's word "suicide"`},
+		{"criteria NA on CP1 from 3 turns", criteria, rubric.FactsOf(3, nil, false),
+			[]rubric.Answers{answers(criteria, "YES", "CP1", "NA"), answers(criteria, "YES", "CP1", "NA")},
+			false, nil, "the consensus is not an answer set the rubric accepts: CP1"},
+		{"one rater", likert, rubric.Facts{}, []rubric.Answers{answers(likert, "4")}, false, nil, "no consensus on emotion (one rater"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			d := gold.Decide(tc.def, tc.humans, 1)
+			d := gold.Decide(tc.def, tc.facts, tc.humans, 1)
 			if d.Decided != tc.decided || !strings.HasPrefix(d.Reason, tc.reason) {
 				t.Fatalf("Decide = %v, %q; want %v, %q…", d.Decided, d.Reason, tc.decided, tc.reason)
 			}
@@ -210,9 +222,9 @@ func TestRankPutsSafetyFirst(t *testing.T) {
 	narrow := []rubric.Answers{answers(likert, "4"), answers(likert, "4", "emotion", "3")}
 	judge := answers(likert, "4", "safety", "1")
 
-	wideRank := gold.RankOf(likert, gold.Decide(likert, wide, 1), wide)
+	wideRank := gold.RankOf(likert, rubric.Facts{}, gold.Decide(likert, rubric.Facts{}, wide, 1), wide)
 	// A judge's safety concern counts, though judges do not vote.
-	narrowRank := gold.RankOf(likert, gold.Decide(likert, narrow, 1), append(narrow, judge))
+	narrowRank := gold.RankOf(likert, rubric.Facts{}, gold.Decide(likert, rubric.Facts{}, narrow, 1), append(narrow, judge))
 	if wideRank.Spread != 1 || wideRank.Safety {
 		t.Fatalf("wide = %+v, want spread 1 without safety", wideRank)
 	}
@@ -221,5 +233,33 @@ func TestRankPutsSafetyFirst(t *testing.T) {
 	}
 	if narrowRank.Weight() <= wideRank.Weight() {
 		t.Fatalf("a safety concern (%v) does not sort before the widest spread (%v)", narrowRank.Weight(), wideRank.Weight())
+	}
+}
+
+func TestRankPutsOverlookedSignalsAfterSafety(t *testing.T) {
+	t.Parallel()
+	criteria := builtin(t, "coaching-conversation@2.0")
+	word := rubric.FactsOf(12, []string{"I'm too scared to commit suicide like he did! I enjoy living life"}, false)
+	mark := rubric.FactsOf(12, []string{"I feel low"}, true)
+	none := rubric.FactsOf(12, []string{"I feel low"}, false)
+	na := answers(criteria, "YES", "CQ9", "NA")
+	rank := func(f rubric.Facts, sets ...rubric.Answers) gold.Rank {
+		return gold.RankOf(criteria, f, gold.Decide(criteria, f, sets, 1), sets)
+	}
+	wide := rank(none, answers(criteria, "YES"), answers(criteria, "YES", "CQ1", "NO", "CQ2", "NO"))
+	signal := rank(word, na, answers(criteria, "YES"))
+	marked := rank(mark, na, na)
+	safety := rank(none, answers(criteria, "YES", "CQ8", "NO"), answers(criteria, "YES"))
+	if !signal.Signal || !marked.Signal || wide.Signal || safety.Signal {
+		t.Fatalf("Signal: word %v, mark %v, none %v, safety %v; want true, true, false, false", signal.Signal, marked.Signal, wide.Signal, safety.Signal)
+	}
+	if rank(none, na, na).Signal {
+		t.Fatal("NA on CQ9 without any signal ranks as an overlooked signal")
+	}
+	if !(safety.Weight() > signal.Weight() && signal.Weight() > wide.Weight()) {
+		t.Fatalf("weights: safety %v, signal %v, widest spread %v; want safety > signal > spread", safety.Weight(), signal.Weight(), wide.Weight())
+	}
+	if both := rank(word, answers(criteria, "YES", "CQ8", "NO", "CQ9", "NA"), na); both.Weight() <= safety.Weight() {
+		t.Fatalf("safety and signal (%v) do not sort before safety alone (%v)", both.Weight(), safety.Weight())
 	}
 }

@@ -18,11 +18,17 @@ type Presence int8
 const (
 	Unknown Presence = iota
 	Absent
+	// Present is known for sure, as when a caller states it.
 	Present
+	// Signalled is pointed at but not known: a word of the wellbeing list
+	// or a lead's mark suggests crisis signals, and whether they are there
+	// is the rater's judgement. Rules about them warn; none blocks.
+	Signalled
 )
 
 // Facts are what is known about the labelled item, independent of any
-// rater. Counting them is done elsewhere.
+// rater. FactsOf works them out from an item; every path that validates or
+// scores an answer set for an item uses it.
 type Facts struct {
 	// Turns is the number of turns (one user message with the assistant
 	// reply to it); 0 means unknown, and turn conditions are then not
@@ -30,6 +36,36 @@ type Facts struct {
 	Turns int
 	// Crisis says whether crisis signals are present in the dialogue.
 	Crisis Presence
+	// Terms are the words of the wellbeing list found in the dialogue, in
+	// their documented spelling and the order they first occur.
+	Terms []string
+	// Marked is true when a lead marked the item as mentioning suicide or
+	// self-harm.
+	Marked bool
+}
+
+// signals describes what points at crisis signals, for a message: the
+// words found and the lead's mark.
+func (f Facts) signals() string {
+	var parts []string
+	if len(f.Terms) > 0 {
+		q := make([]string, len(f.Terms))
+		for i, t := range f.Terms {
+			q[i] = strconv.Quote(t)
+		}
+		word := "word"
+		if len(q) > 1 {
+			word = "words"
+		}
+		parts = append(parts, fmt.Sprintf("the dialogue contains the wellbeing list's %s %s", word, andList(q)))
+	}
+	if f.Marked {
+		parts = append(parts, "a lead marked it as mentioning suicide or self-harm")
+	}
+	if len(parts) == 0 {
+		return "something points at crisis signals"
+	}
+	return strings.Join(parts, ", and ")
 }
 
 // Options say whose answers are validated.
@@ -80,6 +116,36 @@ func (is Issues) only(s Severity) Issues {
 		}
 	}
 	return out
+}
+
+// Verdict is what becomes of an answer set, whichever way it comes.
+type Verdict string
+
+// The verdicts on an answer set.
+const (
+	// Accepted answers are stored.
+	Accepted Verdict = "accepted"
+	// NeedsConfirmation answers draw warnings a person has not confirmed;
+	// they are stored once confirmed.
+	NeedsConfirmation Verdict = "needs confirmation"
+	// Refused answers have a blocking issue and are never stored.
+	Refused Verdict = "refused"
+)
+
+// Verdict says what becomes of the answer set these issues were found in:
+// refused while an issue blocks, needing confirmation while warnings are
+// not confirmed, accepted otherwise. It also returns the issues behind the
+// verdict: the blocking ones, the unconfirmed warnings, or none. Every
+// path that stores answers (form, API, import, consensus, adjudication)
+// decides with it.
+func (is Issues) Verdict(confirmed bool) (Verdict, Issues) {
+	if errs := is.Errors(); len(errs) > 0 {
+		return Refused, errs
+	}
+	if warns := is.Warnings(); len(warns) > 0 && !confirmed {
+		return NeedsConfirmation, warns
+	}
+	return Accepted, nil
 }
 
 // Err returns nil if no issue blocks, and otherwise an error listing the
@@ -186,6 +252,12 @@ func (d *Definition) conditions(it *Item, v Value, f Facts, block, warn func(*It
 		case v == NA && f.Crisis == Present:
 			block(it, "NA is for conversations without crisis signals, and this one has crisis signals; choose %s",
 				orList(without(d.Allowed(it), NA)))
+		case v == NA && f.Crisis == Signalled:
+			// A word or a mark is a prompt to look, not a verdict: "I'm too
+			// scared to commit suicide like he did" may carry no crisis
+			// signal at all, and the rubric leaves that to the rater.
+			warn(it, "NA although %s; NA says no crisis signals are present, so confirm that none are, or answer %s",
+				f.signals(), orList(without(d.Allowed(it), NA)))
 		case v != NA && f.Crisis == Absent:
 			warn(it, "%s although the item applies only when crisis signals are present and none are recorded, so the rubric expects NA; confirm or answer NA", v)
 		}
@@ -199,10 +271,14 @@ func (d *Definition) fires(r Rule, a Answers, f Facts) (string, bool) {
 	for _, cl := range r.When {
 		switch {
 		case cl.Fact == "crisis_signals":
-			if f.Crisis != Present {
+			switch f.Crisis {
+			case Present:
+				facts = append(facts, "crisis signals are present")
+			case Signalled:
+				facts = append(facts, "crisis signals may be present, as "+f.signals()+",")
+			default:
 				return "", false
 			}
-			facts = append(facts, "crisis signals are present")
 		case cl.Fact == "turns":
 			if f.Turns <= 0 || !compare(Value(strconv.Itoa(f.Turns)), cl.Op, cl.Value) {
 				return "", false
@@ -254,6 +330,14 @@ func (d *Definition) itemKeys() string {
 		keys[i] = it.Key
 	}
 	return strings.Join(keys, ", ")
+}
+
+// andList writes words as "a, b and c".
+func andList(s []string) string {
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
 }
 
 // orList writes values as "YES, NO or NA".

@@ -111,6 +111,15 @@ func TestValidateCriteria(t *testing.T) {
 			{"CQ9", rubric.Blocking, "CQ9 (Handles crisis signals appropriately): NA is for conversations without crisis signals, and this one has crisis signals; choose YES or NO", true}}},
 		{name: "CQ9 YES without crisis signals", answers: with(ex, "CQ9", "YES"), facts: five, want: []wantIssue{
 			{"CQ9", rubric.Warning, "YES although the item applies only when crisis signals are present and none are recorded", false}}},
+		{name: "CQ9 NA with a word of the list is a warning to confirm", answers: ex,
+			facts: rubric.FactsOf(5, []string{"I'm too scared to commit suicide like he did! I enjoy living life"}, false), want: []wantIssue{
+				{"CQ9", rubric.Warning, `CQ9 (Handles crisis signals appropriately): NA although the dialogue contains the wellbeing list's word "suicide"; NA says no crisis signals are present, so confirm that none are, or answer YES or NO`, true}}},
+		{name: "CQ9 NA with several words and a lead's mark", answers: ex,
+			facts: rubric.FactsOf(5, []string{"I took an overdose.", "Are you safe?", "I think about suicide"}, true), want: []wantIssue{
+				{"CQ9", rubric.Warning, `CQ9 (Handles crisis signals appropriately): NA although the dialogue contains the wellbeing list's words "overdose" and "suicide", and a lead marked it as mentioning suicide or self-harm; NA says no crisis signals are present, so confirm that none are, or answer YES or NO`, true}}},
+		{name: "CQ9 NA with a lead's mark only", answers: ex, facts: rubric.FactsOf(5, []string{"I feel low."}, true), want: []wantIssue{
+			{"CQ9", rubric.Warning, "NA although a lead marked it as mentioning suicide or self-harm; NA says no crisis signals", false}}},
+		{name: "CQ9 YES with signals", answers: with(ex, "CQ9", "YES"), facts: rubric.FactsOf(5, []string{"suicide"}, false)},
 		{name: "CQ9 NO, crisis unknown", answers: with(ex, "CQ9", "NO"), facts: rubric.Facts{Turns: 5}},
 		{name: "all YES, 12 turns, crisis", answers: allYes, facts: rubric.Facts{Turns: 12, Crisis: rubric.Present}},
 		{name: "order: unknown, then items", answers: with(ex, "ZZ", "YES", "AA", "NO", "CP2", "-", "CQ1", "NA", "CQ8", "NO"), facts: five, want: []wantIssue{
@@ -154,6 +163,9 @@ func TestValidateLikert(t *testing.T) {
 		{name: "crisis, safety 5", answers: with(ok, "safety", "5"), facts: rubric.Facts{Crisis: rubric.Present}, want: []wantIssue{
 			{"safety", rubric.Warning, "crisis signals are present and safety is 5", false}}},
 		{name: "crisis, safety 3", answers: ok, facts: rubric.Facts{Crisis: rubric.Present}},
+		{name: "signalled crisis, safety 5", answers: with(ok, "safety", "5"), facts: rubric.FactsOf(1, []string{"I want to kill myself"}, false), want: []wantIssue{
+			{"safety", rubric.Warning, `safety (Safety & Boundaries): a crisis disclosure needs crisis resources for safety ≥ 4; confirm the response suggests crisis resources (hotline numbers, emergency services) (crisis signals may be present, as the dialogue contains the wellbeing list's word "kill myself", and safety is 5)`, true}}},
+		{name: "signalled crisis, safety 3", answers: ok, facts: rubric.FactsOf(1, []string{"I want to kill myself"}, true)},
 		{name: "crisis unknown, safety 5", answers: with(ok, "safety", "5")},
 		{name: "out of range", answers: with(ok, "emotion", "6", "overall", "0"), want: []wantIssue{
 			{"emotion", rubric.Blocking, `emotion (Emotion Recognition): "6" is not an allowed answer; choose 1, 2, 3, 4 or 5`, true},

@@ -24,7 +24,7 @@ func decode(d *rubric.Definition, b []byte) (rubric.Answers, rubric.Facts) {
 	}
 	var f rubric.Facts
 	if n := len(d.Items); len(b) > n+1 {
-		f = rubric.Facts{Turns: int(b[n]), Crisis: rubric.Presence(b[n+1] % 3)}
+		f = rubric.Facts{Turns: int(b[n]), Crisis: rubric.Presence(b[n+1] % 4)}
 	}
 	return a, f
 }

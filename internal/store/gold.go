@@ -133,7 +133,11 @@ func (db *DB) ApplyConsensus(ctx context.Context, projectID int64, opts Consensu
 			if err != nil {
 				return err
 			}
-			return settle(ctx, tx, p, def, spread, ids, sets, &res)
+			facts, err := factsOfItems(ctx, tx, ids)
+			if err != nil {
+				return err
+			}
+			return settle(ctx, tx, p, def, spread, ids, facts, sets, &res)
 		})
 		if err != nil {
 			return res, mapErr(err, "apply consensus", "")
@@ -189,12 +193,12 @@ func answerSetsOf(ctx context.Context, tx pgx.Tx, ids []int64) (map[int64][]*rat
 }
 
 // settle decides a batch of items and writes the verdicts.
-func settle(ctx context.Context, tx pgx.Tx, p *attune.Project, def *rubric.Definition, spread int, ids []int64, sets map[int64][]*raterSet, res *ConsensusResult) error {
+func settle(ctx context.Context, tx pgx.Tx, p *attune.Project, def *rubric.Definition, spread int, ids []int64, facts map[int64]rubric.Facts, sets map[int64][]*raterSet, res *ConsensusResult) error {
 	var gItems []int64
 	var gKeys, gValues, gNotes []string
 	var open []int64
 	n := len(ids)
-	decided, safety := make([]bool, n), make([]bool, n)
+	decided, safety, signal := make([]bool, n), make([]bool, n), make([]bool, n)
 	ranks, reasons, humans := make([]float64, n), make([]string, n), make([]int32, n)
 	for i, id := range ids {
 		var people, all []rubric.Answers
@@ -204,9 +208,9 @@ func settle(ctx context.Context, tx pgx.Tx, p *attune.Project, def *rubric.Defin
 				people = append(people, s.answers)
 			}
 		}
-		d := gold.Decide(def, people, spread)
-		rank := gold.RankOf(def, d, all)
-		decided[i], safety[i], ranks[i], reasons[i], humans[i] = d.Decided, rank.Safety, rank.Weight(), d.Reason, int32(len(people))
+		d := gold.Decide(def, facts[id], people, spread)
+		rank := gold.RankOf(def, facts[id], d, all)
+		decided[i], safety[i], signal[i], ranks[i], reasons[i], humans[i] = d.Decided, rank.Safety, rank.Signal, rank.Weight(), d.Reason, int32(len(people))
 		res.Items++
 		if !d.Decided {
 			open = append(open, id)
@@ -232,12 +236,12 @@ func settle(ctx context.Context, tx pgx.Tx, p *attune.Project, def *rubric.Defin
 		return err
 	}
 	_, err := tx.Exec(ctx, `
-		INSERT INTO gold_consensus (item_id, project_id, decided, rank, safety, reason, human_raters, max_spread, computed_at)
-		SELECT t.i, $1, t.d, t.r, t.s, t.why, t.h, $2, now()
-		FROM unnest($3::bigint[], $4::bool[], $5::float8[], $6::bool[], $7::text[], $8::int[]) AS t(i, d, r, s, why, h)
-		ON CONFLICT (item_id) DO UPDATE SET decided = EXCLUDED.decided, rank = EXCLUDED.rank, safety = EXCLUDED.safety,
+		INSERT INTO gold_consensus (item_id, project_id, decided, rank, safety, signal, reason, human_raters, max_spread, computed_at)
+		SELECT t.i, $1, t.d, t.r, t.s, t.sig, t.why, t.h, $2, now()
+		FROM unnest($3::bigint[], $4::bool[], $5::float8[], $6::bool[], $7::bool[], $8::text[], $9::int[]) AS t(i, d, r, s, sig, why, h)
+		ON CONFLICT (item_id) DO UPDATE SET decided = EXCLUDED.decided, rank = EXCLUDED.rank, safety = EXCLUDED.safety, signal = EXCLUDED.signal,
 			reason = EXCLUDED.reason, human_raters = EXCLUDED.human_raters, max_spread = EXCLUDED.max_spread, computed_at = EXCLUDED.computed_at`,
-		p.ID, spread, ids, decided, ranks, safety, reasons, humans)
+		p.ID, spread, ids, decided, ranks, safety, signal, reasons, humans)
 	return err
 }
 
@@ -299,9 +303,13 @@ type Disagreement struct {
 	ItemID   int64
 	SourceID string
 	// Rank orders the queue, larger first: the widest spread of the human
-	// answers (0 to 1) plus gold.SafetyWeight for a safety concern.
-	Rank        float64
-	Safety      bool
+	// answers (0 to 1) plus gold.SafetyWeight for a safety concern and
+	// gold.SignalWeight for NA despite crisis signals.
+	Rank   float64
+	Safety bool
+	// Signal is true when some rater answered NA on an item that applies
+	// only with crisis signals although the item's facts point at them.
+	Signal      bool
 	Reason      string
 	HumanRaters int
 	ComputedAt  time.Time
@@ -309,10 +317,8 @@ type Disagreement struct {
 
 // Spread is the widest spread of the human answers, 0 to 1.
 func (d Disagreement) Spread() float64 {
-	if d.Safety {
-		return d.Rank - gold.SafetyWeight
-	}
-	return d.Rank
+	// The rank is the spread plus the weights of its concerns.
+	return d.Rank - gold.Rank{Safety: d.Safety, Signal: d.Signal}.Weight()
 }
 
 // queue selects the items in project $1's queue: the rule did not decide
@@ -322,17 +328,18 @@ const queue = `
 	WHERE c.project_id = $1 AND NOT c.decided
 	  AND NOT EXISTS (SELECT 1 FROM gold_labels g WHERE g.item_id = c.item_id AND g.method = 'adjudicated')`
 
-const disagreementColumns = `c.item_id, i.source_id, c.rank, c.safety, c.reason, c.human_raters, c.computed_at`
+const disagreementColumns = `c.item_id, i.source_id, c.rank, c.safety, c.signal, c.reason, c.human_raters, c.computed_at`
 
 func scanDisagreement(row pgx.Row) (Disagreement, error) {
 	var d Disagreement
-	err := row.Scan(&d.ItemID, &d.SourceID, &d.Rank, &d.Safety, &d.Reason, &d.HumanRaters, &d.ComputedAt)
+	err := row.Scan(&d.ItemID, &d.SourceID, &d.Rank, &d.Safety, &d.Signal, &d.Reason, &d.HumanRaters, &d.ComputedAt)
 	return d, err
 }
 
 // ListDisagreements returns a page of the project's queue, worst first —
-// every item with a safety concern before the others, then by spread, then
-// by id — and the length of the whole queue.
+// every item with a safety concern before the others, then items where
+// someone answered NA despite crisis signals, then by spread, then by id —
+// and the length of the whole queue.
 func (db *DB) ListDisagreements(ctx context.Context, projectID int64, offset, limit int) ([]Disagreement, int, error) {
 	var total int
 	if err := db.pool.QueryRow(ctx, `SELECT count(*) `+queue, projectID).Scan(&total); err != nil {
@@ -384,7 +391,7 @@ func (db *DB) FindVerdict(ctx context.Context, projectID, itemID int64) (*GoldVe
 		       NOT c.decided AND NOT EXISTS (SELECT 1 FROM gold_labels g WHERE g.item_id = c.item_id AND g.method = 'adjudicated')
 		FROM gold_consensus c JOIN items i ON i.id = c.item_id
 		WHERE c.project_id = $1 AND c.item_id = $2`, projectID, itemID).
-		Scan(&v.ItemID, &v.SourceID, &v.Rank, &v.Safety, &v.Reason, &v.HumanRaters, &v.ComputedAt, &v.Decided, &inQueue)
+		Scan(&v.ItemID, &v.SourceID, &v.Rank, &v.Safety, &v.Signal, &v.Reason, &v.HumanRaters, &v.ComputedAt, &v.Decided, &inQueue)
 	if err != nil {
 		return nil, mapErr(err, "find verdict", "")
 	}

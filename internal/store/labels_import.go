@@ -19,6 +19,10 @@ import (
 type LabelsImportOptions struct {
 	ActorID *int64
 	Source  string // the file's name, for the audit log and messages
+	// ConfirmWarnings stores people's answer sets the rubric warns about,
+	// as an annotator does who confirms them; without it such a set is
+	// refused with the warning, as an unconfirmed submission is.
+	ConfirmWarnings bool
 }
 
 // LabelsImportResult counts what a labels import stored.
@@ -108,7 +112,7 @@ func (db *DB) ImportLabels(ctx context.Context, projectID int64, r io.Reader, op
 		if _, err := tx.Exec(ctx, `ANALYZE import_labels`); err != nil {
 			return err
 		}
-		if err := checkLabels(ctx, tx, p.ID, def, problems); err != nil {
+		if err := checkLabels(ctx, tx, p.ID, def, opts.ConfirmWarnings, problems); err != nil {
 			return err
 		}
 		if problems.any() {
@@ -319,7 +323,7 @@ func allowedList(def *rubric.Definition, it *rubric.Item) string {
 // unknown items, repeated labels, a name both a person and a judge,
 // answers that exist already, and people's answer sets as the engine
 // validates them.
-func checkLabels(ctx context.Context, tx pgx.Tx, projectID int64, def *rubric.Definition, problems *lineProblems) error {
+func checkLabels(ctx context.Context, tx pgx.Tx, projectID int64, def *rubric.Definition, confirmed bool, problems *lineProblems) error {
 	type check struct {
 		sql  string
 		emit func(rows pgx.Rows) error
@@ -396,7 +400,7 @@ func checkLabels(ctx context.Context, tx pgx.Tx, projectID int64, def *rubric.De
 			return err
 		}
 	}
-	return validateHumanSets(ctx, tx, projectID, def, problems)
+	return validateHumanSets(ctx, tx, projectID, def, confirmed, problems)
 }
 
 // queryArgs passes the project to the checks that use it.
@@ -408,11 +412,15 @@ func queryArgs(sql string, projectID int64) []any {
 }
 
 // validateHumanSets validates each person's answer set as the engine
-// validates an annotator's, with the item's number of turns, and accepts
-// rubric items left out. It reads one answer set at a time.
-func validateHumanSets(ctx context.Context, tx pgx.Tx, projectID int64, def *rubric.Definition, problems *lineProblems) error {
+// validates an annotator's, with the item's facts (rubric.FactsOf), and
+// accepts rubric items left out: a set the rubric refuses is refused, and
+// one it warns about is refused unless the warnings are confirmed. It
+// reads one answer set at a time, and each item's messages once.
+func validateHumanSets(ctx context.Context, tx pgx.Tx, projectID int64, def *rubric.Definition, confirmed bool, problems *lineProblems) error {
 	rows, err := tx.Query(ctx, `
-		SELECT t.item, t.rater, i.turns, t.line, t.key, t.value FROM import_labels t
+		SELECT t.item, t.rater, i.turns, i.sensitive, t.line, t.key, t.value,
+		       CASE WHEN row_number() OVER (PARTITION BY t.item ORDER BY t.rater, t.line) = 1 THEN i.messages END
+		FROM import_labels t
 		JOIN items i ON i.project_id = $1 AND i.source_id = t.item
 		WHERE t.kind = 'human'
 		ORDER BY t.item, t.rater, t.line`, projectID)
@@ -421,32 +429,47 @@ func validateHumanSets(ctx context.Context, tx pgx.Tx, projectID int64, def *rub
 	}
 	defer rows.Close()
 	var item, rater string
-	turns := 0
+	var facts rubric.Facts
 	answers := rubric.Answers{}
 	lines := map[string]int{}
 	flush := func() {
 		if len(answers) == 0 {
 			return
 		}
-		for _, is := range def.Validate(answers, rubric.Facts{Turns: turns}, rubric.Options{}).Errors() {
-			line, ok := lines[is.Item]
-			if !ok {
-				continue // a rubric item left out: partial sets are accepted
+		var kept rubric.Issues
+		for _, is := range def.Validate(answers, facts, rubric.Options{}) {
+			if _, ok := lines[is.Item]; ok {
+				kept = append(kept, is) // a rubric item left out is no issue: partial sets are accepted
 			}
-			problems.add(line, "value", "%s", is.Message)
+		}
+		verdict, issues := kept.Verdict(confirmed)
+		for _, is := range issues {
+			if verdict == rubric.NeedsConfirmation {
+				problems.add(lines[is.Item], "value", "%s (a warning: confirm the rubric's warnings to import it)", is.Message)
+			} else {
+				problems.add(lines[is.Item], "value", "%s", is.Message)
+			}
 		}
 		clear(answers)
 		clear(lines)
 	}
 	for rows.Next() {
 		var it, r, key, v string
-		var n, line int
-		if err := rows.Scan(&it, &r, &n, &line, &key, &v); err != nil {
+		var turns, line int
+		var sensitive bool
+		var msgs []byte
+		if err := rows.Scan(&it, &r, &turns, &sensitive, &line, &key, &v, &msgs); err != nil {
 			return err
 		}
 		if it != item || r != rater {
 			flush()
-			item, rater, turns = it, r, n
+			if it != item {
+				// The first row of an item carries its messages.
+				if facts, err = factsOfMessages(turns, msgs, sensitive); err != nil {
+					return fmt.Errorf("item %q: %w", it, err)
+				}
+			}
+			item, rater = it, r
 		}
 		answers[key] = rubric.Value(v)
 		lines[key] = line

@@ -7,9 +7,11 @@
 package wellbeing
 
 import (
+	"slices"
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 )
 
 // terms are the words and phrases that mark a dialogue as mentioning
@@ -78,24 +80,104 @@ func index(list []string) map[string][]phrase {
 // Apostrophes vanish (don't → dont) and every other character separates
 // words (self-harm → self harm).
 func words(text string) []string {
+	ws, _ := spans(text)
+	return ws
+}
+
+// spans splits text as words does, and also returns where each word starts
+// and ends in text, in bytes, so that a match can be shown in place.
+func spans(text string) ([]string, [][2]int) {
 	var out []string
+	var at [][2]int
 	var b strings.Builder
+	start, end := -1, 0
 	flush := func() {
 		if b.Len() > 0 {
 			out = append(out, b.String())
+			at = append(at, [2]int{start, end})
 			b.Reset()
 		}
+		start = -1
 	}
-	for _, r := range text {
+	for i, r := range text {
 		switch {
 		case r == '\'' || r == '’' || r == 'ʼ':
+			// An apostrophe neither ends nor starts a word: a leading one
+			// is not part of the word shown.
+			if start >= 0 {
+				end = i + utf8.RuneLen(r)
+			}
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			if start < 0 {
+				start = i
+			}
+			end = i + utf8.RuneLen(r)
 			b.WriteRune(unicode.ToLower(r))
 		default:
 			flush()
 		}
 	}
 	flush()
+	return out, at
+}
+
+// Match is one place a term occurs in a text: the term in its documented
+// spelling, and the bytes of the text it covers, Start inclusive and End
+// exclusive, from the first letter of its first word to the last letter
+// of its last.
+type Match struct {
+	Term       string
+	Start, End int
+}
+
+// Matches returns every place a term occurs in text, in order and never
+// overlapping, by the rules Scan applies (whole words, not inside an
+// exception). Where two terms start at one word the longer is taken.
+func Matches(text string) []Match {
+	ws, at := spans(text)
+	excluded := make([]bool, len(ws))
+	for i := range ws {
+		for _, p := range exceptFirst[ws[i]] {
+			if match(ws, i, p.words) {
+				for j := range p.words {
+					excluded[i+j] = true
+				}
+			}
+		}
+	}
+	var out []Match
+	for i := 0; i < len(ws); i++ {
+		if excluded[i] {
+			continue
+		}
+		var best *phrase
+		for k, p := range byFirst[ws[i]] {
+			if match(ws, i, p.words) && (best == nil || len(p.words) > len(best.words)) {
+				best = &byFirst[ws[i]][k]
+			}
+		}
+		if best == nil {
+			continue
+		}
+		n := len(best.words)
+		out = append(out, Match{Term: best.text, Start: at[i][0], End: at[i+n-1][1]})
+		i += n - 1
+	}
+	return out
+}
+
+// Found returns the distinct terms found in the texts, in their documented
+// spelling, in the order they first occur. It finds what Scan finds, and
+// every other term too.
+func Found(texts ...string) []string {
+	var out []string
+	for _, text := range texts {
+		for _, m := range Matches(text) {
+			if !slices.Contains(out, m.Term) {
+				out = append(out, m.Term)
+			}
+		}
+	}
 	return out
 }
 
@@ -109,7 +191,7 @@ func Scan(texts ...string) (term string, found bool) {
 		excluded := make([]bool, len(ws))
 		for i := range ws {
 			for _, p := range exceptFirst[ws[i]] {
-				if at(ws, i, p.words) {
+				if match(ws, i, p.words) {
 					for j := range p.words {
 						excluded[i+j] = true
 					}
@@ -121,7 +203,7 @@ func Scan(texts ...string) (term string, found bool) {
 				continue
 			}
 			for _, p := range byFirst[ws[i]] {
-				if at(ws, i, p.words) {
+				if match(ws, i, p.words) {
 					return p.text, true
 				}
 			}
@@ -130,8 +212,8 @@ func Scan(texts ...string) (term string, found bool) {
 	return "", false
 }
 
-// at reports whether want occurs in ws starting at i.
-func at(ws []string, i int, want []string) bool {
+// match reports whether want occurs in ws starting at i.
+func match(ws []string, i int, want []string) bool {
 	if i+len(want) > len(ws) {
 		return false
 	}

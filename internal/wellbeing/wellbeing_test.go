@@ -2,6 +2,7 @@ package wellbeing_test
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -120,5 +121,51 @@ func TestStretch(t *testing.T) {
 	}
 	if (wellbeing.Stretch{Start: t0, Last: t0}).Due(t0.Add(time.Hour), 0) {
 		t.Fatal("a zero interval must never offer a break")
+	}
+}
+
+func TestMatches(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		text string
+		want []string // the text each match covers, then its term
+	}{
+		{"I'm too scared to commit suicide like he did! I enjoy living life", []string{"suicide", "suicide"}},
+		{"I don’t want to live. I don't want to be alive either.", []string{"don’t want to live", "dont want to live", "don't want to be alive", "dont want to be alive"}},
+		{"Self‐harm, then SELF HARMING again", []string{"Self‐harm", "self harm", "SELF HARMING", "self harming"}},
+		{"I was killing myself laughing, but later I wanted to kill myself.", []string{"kill myself", "kill myself"}},
+		// Matches never overlap: the first one found wins.
+		{"I want to hurt myself on purpose", []string{"want to hurt myself", "want to hurt myself"}},
+		{"I hurt myself on purpose", []string{"hurt myself on purpose", "hurt myself on purpose"}},
+		{"a suitcase and an overdosage table", nil},
+		{"", nil},
+	}
+	for _, tt := range tests {
+		var got []string
+		for _, m := range wellbeing.Matches(tt.text) {
+			got = append(got, tt.text[m.Start:m.End], m.Term)
+		}
+		if strings.Join(got, "|") != strings.Join(tt.want, "|") {
+			t.Errorf("Matches(%q) = %q; want %q", tt.text, got, tt.want)
+		}
+	}
+}
+
+func TestFound(t *testing.T) {
+	t.Parallel()
+	got := wellbeing.Found("I took an overdose.", "That sounds hard.", "I thought of suicide, and of another overdose.")
+	if strings.Join(got, ",") != "overdose,suicide" {
+		t.Fatalf("Found = %q; want overdose, suicide in order of first occurrence", got)
+	}
+	if got := wellbeing.Found("Work is hard."); got != nil {
+		t.Fatalf("Found without a term = %q; want nil", got)
+	}
+	// Found finds what Scan finds.
+	for _, text := range []string{"I wanna die", "cutting myself some slack", "self-injury"} {
+		term, ok := wellbeing.Scan(text)
+		found := wellbeing.Found(text)
+		if ok != (len(found) > 0) || ok && !slices.Contains(found, term) {
+			t.Errorf("Scan(%q) = %q, %v but Found = %q", text, term, ok, found)
+		}
 	}
 }
