@@ -85,31 +85,60 @@ func (ws *workspace) annotator(r *http.Request, entry bool) (*attune.Project, er
 	return p, nil
 }
 
-// start claims the annotator's next item, or resumes the one they hold, and
-// sends them to its page; it shows the end of the queue or a paused
-// project instead when there is nothing to hand out.
+// start is the workspace's entry, safe to follow from anywhere: it claims
+// nothing. It sends the annotator to the item they hold, or shows why there
+// is none (the queue is empty, the project paused), or offers to start:
+// claiming is a POST (claim).
 func (ws *workspace) start(w http.ResponseWriter, r *http.Request) error {
 	p, err := ws.annotator(r, true)
 	if err != nil {
 		return err
 	}
-	u := userFrom(r.Context())
-	ws.stretch(r, ws.now())
-	a, err := ws.db.NextAssignment(r.Context(), p.ID, u.ID)
+	q, err := ws.db.PeekQueue(r.Context(), p.ID, userFrom(r.Context()).ID)
 	if err != nil {
-		return ws.renderNoItem(w, r, p, err, "")
+		return err
 	}
-	http.Redirect(w, r, itemPath(p.ID, a.ItemID), http.StatusSeeOther)
-	return nil
+	switch {
+	case q.Held != nil:
+		http.Redirect(w, r, itemPath(p.ID, q.Held.ItemID), http.StatusSeeOther)
+		return nil
+	case q.Status != attune.ProjectActive:
+		return ws.renderNoItem(w, r, p, attune.Conflict(fmt.Sprintf("this project is %s: it hands out no work until a lead resumes it", q.Status)), "")
+	case !q.Open:
+		return ws.renderNoItem(w, r, p, attune.ErrNoWork, "")
+	}
+	return ws.renderNoItem(w, r, p, errReady, "")
 }
 
-// renderNoItem shows why there is no item: the queue is empty for the
-// annotator (err is attune.ErrNoWork) or the project hands out no work (a
-// conflict). Any other error is returned.
+// errReady tells renderNoItem that work is waiting: it offers the button
+// that claims it.
+var errReady = errors.New("ready to start")
+
+// claim gives the annotator their next item (or resumes the one they hold)
+// and shows it.
+func (ws *workspace) claim(w http.ResponseWriter, r *http.Request) error {
+	p, err := ws.annotator(r, true)
+	if err != nil {
+		return err
+	}
+	ws.stretch(r, ws.now())
+	a, err := ws.db.NextAssignment(r.Context(), p.ID, userFrom(r.Context()).ID)
+	if err != nil && !errors.Is(err, attune.ErrNoWork) && !errors.Is(err, attune.ErrConflict) {
+		return err
+	}
+	return ws.showNext(w, r, p, a, err, "")
+}
+
+// renderNoItem shows why there is no item on screen: the queue is empty
+// for the annotator (err is attune.ErrNoWork), the project hands out no
+// work (a conflict), or work waits to be claimed (errReady). Any other
+// error is returned.
 func (ws *workspace) renderNoItem(w http.ResponseWriter, r *http.Request, p *attune.Project, err error, notice string) error {
 	e := annotate.End{ProjectID: p.ID, ProjectName: p.Name, Notice: notice,
 		Project: templ.SafeURL(projectPath(p.ID)), Annotate: templ.SafeURL(annotatePath(p.ID))}
 	switch {
+	case errors.Is(err, errReady):
+		e.Reason = "ready"
 	case errors.Is(err, attune.ErrNoWork):
 		e.Reason = "done"
 	case errors.Is(err, attune.ErrConflict):

@@ -218,9 +218,12 @@ func BenchmarkSubmitAndNext200(b *testing.B) {
 					all = append(all, times...)
 					mu.Unlock()
 				}()
-				// Open the workspace as a browser does: the entry, then the
-				// item's page.
-				resp, err := c.Get(fmt.Sprintf("%s/projects/%d/annotate", srv.URL, p.ID))
+				// Open the workspace as a browser does: Start labelling
+				// (a post that claims), then the item's page.
+				start, _ := http.NewRequest(http.MethodPost, fmt.Sprintf("%s/projects/%d/annotate", srv.URL, p.ID), nil)
+				start.Header.Set("Origin", srv.URL)
+				start.Header.Set("Sec-Fetch-Site", "same-origin")
+				resp, err := c.Do(start)
 				if err != nil {
 					fail("annotate: %v", err)
 					return

@@ -17,8 +17,9 @@ import (
 )
 
 // browse signs u in through the sign-in page with the keyboard alone,
-// starting from the project's workspace link, and returns the browser on
-// the first item, once the page's script has set it up.
+// starting from the project's workspace address, presses Start labelling
+// (Enter: it has the focus) and returns the browser on the first item, once
+// the page's script has set it up.
 func (l *labelling) browse(t *testing.T, u *attune.User) context.Context {
 	t.Helper()
 	ctx := browsertest.New(t)
@@ -29,6 +30,8 @@ func (l *labelling) browse(t *testing.T, u *attune.User) context.Context {
 		chromedp.KeyEvent(u.Email),
 		chromedp.KeyEvent("\t"),
 		chromedp.KeyEvent("pw-"+u.Email),
+		chromedp.KeyEvent("\r"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-reason=ready] [data-testid=start-labelling]`)),
 		chromedp.KeyEvent("\r"),
 		chromedp.WaitVisible(chromedp.CSS(`#workspace[data-item]`)),
 	)

@@ -89,10 +89,11 @@ func (l *labelling) signedIn(u *attune.User) *client {
 // itemPathRE matches an item page's path; its group is the item id.
 var itemPathRE = regexp.MustCompile(`^/projects/\d+/items/(\d+)$`)
 
-// start opens the workspace and follows it to the item it claims.
+// start presses Start labelling (a post to the workspace's entry) and
+// follows it to the item it claims.
 func (l *labelling) start(c *client) (path string, page response) {
 	l.a.t.Helper()
-	r := c.get(projectPath(l.p, "/annotate"))
+	r := c.post(projectPath(l.p, "/annotate"), nil)
 	wantStatus(l.a.t, r, http.StatusSeeOther)
 	path = r.Header.Get("Location")
 	if !itemPathRE.MatchString(path) {

@@ -18,9 +18,9 @@ func TestHomeLinksAnnotatorsToTheirWork(t *testing.T) {
 	c.mustSignIn(ann)
 	home := c.get("/")
 	wantStatus(t, home, http.StatusOK)
-	wantContains(t, home, `data-testid="start-labelling"`, fmt.Sprintf(`href="/projects/%d/annotate"`, p.ID))
-	// The link leads straight to an item of the project.
-	r := c.get(fmt.Sprintf("/projects/%d/annotate", p.ID))
+	wantContains(t, home, `data-testid="start-labelling"`, fmt.Sprintf(`<form method="post" action="/projects/%d/annotate"`, p.ID))
+	// The button leads straight to an item of the project.
+	r := c.post(fmt.Sprintf("/projects/%d/annotate", p.ID), nil)
 	wantStatus(t, r, http.StatusSeeOther)
 	if loc := r.Header.Get("Location"); !strings.HasPrefix(loc, fmt.Sprintf("/projects/%d/items/", p.ID)) {
 		t.Fatalf("annotate redirects to %q", loc)

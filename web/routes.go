@@ -119,11 +119,13 @@ func (s *Server) table() []route {
 		{"POST /projects/{id}/sensitive", projectLeads, s.markSensitive, nil},
 
 		// The annotator's workspace (web/annotate.go): the entry that
-		// claims or resumes work, the item page (labelling, or editing
-		// one's own labels), and the posts that submit, skip, autosave a
-		// draft and put off a break. Others get 403 at the entry and 404 on
-		// item routes, so that items are not revealed.
+		// resumes work (GET, which changes nothing) or claims it (POST),
+		// the item page (labelling, or editing one's own labels), and the
+		// posts that submit, skip, autosave a draft and put off a break.
+		// Others get 403 at the entry and 404 on item routes, so that
+		// items are not revealed.
 		{"GET /projects/{id}/annotate", annotators, ws.start, nil},
+		{"POST /projects/{id}/annotate", annotators, ws.claim, nil},
 		{"GET /projects/{id}/items/{item}", annotators, ws.page, nil},
 		{"POST /projects/{id}/items/{item}/labels", annotators, ws.submit, nil},
 		{"POST /projects/{id}/items/{item}/skip", annotators, ws.skip, nil},

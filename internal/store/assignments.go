@@ -135,6 +135,56 @@ func next(ctx context.Context, tx pgx.Tx, projectID, userID int64) (*attune.Assi
 	return nil, attune.ErrNoWork
 }
 
+// Queue is what an annotator's queue in a project holds right now, read
+// without changing anything.
+type Queue struct {
+	// Held is the annotator's open assignment (even past its lease), or
+	// nil.
+	Held *attune.Assignment
+	// Status is the project's status: only an active project hands out
+	// work.
+	Status attune.ProjectStatus
+	// Open is true when some item could still be given to the annotator:
+	// one they were never given that has fewer labels and holds than the
+	// overlap. Lapsed leases not yet reclaimed count as holds, so it may
+	// say false where a claim would reclaim one and succeed.
+	Open bool
+}
+
+// PeekQueue reads the annotator's queue in a project without claiming,
+// renewing or reclaiming anything: what a GET may do. It returns
+// attune.ErrNotFound when the user is not an annotator of the project.
+func (db *DB) PeekQueue(ctx context.Context, projectID, userID int64) (Queue, error) {
+	var q Queue
+	var held *int64
+	err := db.pool.QueryRow(ctx, `
+		WITH me AS (
+			SELECT r.id, p.overlap, p.status FROM projects p
+			JOIN project_members m ON m.project_id = p.id AND m.user_id = $2 AND m.role = 'annotator'
+			JOIN raters r ON r.user_id = m.user_id
+			WHERE p.id = $1)
+		SELECT me.status,
+		       (SELECT a.id FROM assignments a WHERE a.project_id = $1 AND a.rater_id = me.id AND a.state = 'active'
+		        ORDER BY a.assigned_at LIMIT 1),
+		       EXISTS (SELECT 1 FROM items i WHERE i.project_id = $1 AND i.done + i.holds < me.overlap
+		               AND NOT EXISTS (SELECT 1 FROM assignments x WHERE x.item_id = i.id AND x.rater_id = me.id))
+		FROM me`, projectID, userID).Scan(&q.Status, &held, &q.Open)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Queue{}, attune.NotFound("you are not an annotator on this project")
+	}
+	if err != nil {
+		return Queue{}, mapErr(err, "peek queue", "")
+	}
+	if held != nil {
+		a, err := scanAssignment(db.pool.QueryRow(ctx, `SELECT `+assignmentColumns+` FROM assignments a WHERE a.id = $1`, *held))
+		if err != nil {
+			return Queue{}, mapErr(err, "peek queue", "")
+		}
+		q.Held = a
+	}
+	return q, nil
+}
+
 // reclaimExpired ends the lapsed leases of a project so their items go back
 // to the pool. Concurrent reclaimers do not double-count: each row is
 // updated once, and a second updater re-checks the state.

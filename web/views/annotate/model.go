@@ -221,13 +221,15 @@ type Flag struct {
 type End struct {
 	ProjectID   int64
 	ProjectName string
-	// Reason is "done" (nothing left for the person), "paused" (the project
-	// hands out no work) or "lost" (the item went to someone else).
+	// Reason is "ready" (work waits to be claimed), "done" (nothing left
+	// for the person), "paused" (the project hands out no work) or "lost"
+	// (the item went to someone else).
 	Reason    string
 	Message   string
 	Notice    string
 	Submitted int
 	Prev      templ.SafeURL // the person's latest labelled item, if any
 	Project   templ.SafeURL
-	Annotate  templ.SafeURL
+	// Annotate is the workspace's entry: a GET resumes, a POST claims.
+	Annotate templ.SafeURL
 }
