@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"testing"
 	"time"
 )
@@ -79,4 +80,40 @@ func TestAnnotateGetClaimsNothing(t *testing.T) {
 	if m := l.countAssignments(t); m != n {
 		t.Fatalf("GET at the end of the queue changed the assignments from %d to %d", n, m)
 	}
+}
+
+// TestAnnotateRestoredOnlyWithWork: the page says it restored unsaved
+// answers only when the draft holds some; a draft that only kept the time
+// spent restores nothing.
+func TestAnnotateRestoredOnlyWithWork(t *testing.T) {
+	t.Parallel()
+	l := newLabelling(t, labellingOpts{})
+	c := l.signedIn(l.anns[0])
+	path, page := l.start(c)
+	const restored = "Restored your unsaved answers."
+	wantLacks(t, page, restored)
+
+	// The script saves the time spent every half minute, answers or not.
+	wantStatus(t, c.post(path+"/draft", url.Values{"mode": {"label"}, "base": {"0"}, "active_ms": {"31000"}, "rationale": {""}}), http.StatusNoContent)
+	page = c.get(path)
+	wantContains(t, page, `value="31000"`)
+	wantLacks(t, page, restored)
+
+	wantStatus(t, c.post(path+"/draft", url.Values{"mode": {"label"}, "base": {"0"}, "answer.emotion": {"4"}}), http.StatusNoContent)
+	wantContains(t, c.get(path), restored)
+
+	// Editing: a draft that holds the submitted answers unchanged restores
+	// nothing; one that changes them does.
+	wantStatus(t, c.post(path+"/labels", form(likertAnswers)), http.StatusSeeOther)
+	edit := url.Values{"mode": {"edit"}, "base": {"1"}}
+	for k, v := range likertAnswers {
+		edit.Set("answer."+k, v)
+	}
+	wantStatus(t, c.post(path+"/draft", edit), http.StatusNoContent)
+	page = c.get(path)
+	wantContains(t, page, `data-testid="edit-mode"`)
+	wantLacks(t, page, restored)
+	edit.Set("answer.emotion", "1")
+	wantStatus(t, c.post(path+"/draft", edit), http.StatusNoContent)
+	wantContains(t, c.get(path), restored)
 }

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"fmt"
+	"maps"
 	"mime"
 	"net/http"
 	"strconv"
@@ -42,6 +43,22 @@ func savedState(wk *store.Workspace) formState {
 			base: st.base, restored: true, draftAt: d.UpdatedAt}
 	}
 	return st
+}
+
+// restoresWork reports whether the form brings back work the person would
+// otherwise have lost: a draft with an answer or a note in it that differs
+// from the answers submitted (nil when labelling afresh). A draft that
+// only keeps the time spent restores nothing worth announcing.
+func (st formState) restoresWork(submitted *store.AnswerSet) bool {
+	if !st.restored {
+		return false
+	}
+	answers, rationales := cleanAnswers(st.answers), cleanAnswers(st.rationales)
+	if submitted == nil {
+		return len(answers) > 0 || len(rationales) > 0 || st.rationale != ""
+	}
+	return !maps.Equal(answers, cleanAnswers(submitted.Answers)) || !maps.Equal(rationales, cleanAnswers(submitted.Rationales)) ||
+		st.rationale != submitted.Rationale
 }
 
 // labelForm is a label, draft or skip form as posted.
@@ -201,7 +218,7 @@ func (ws *workspace) view(r *http.Request, p *attune.Project, wk *store.Workspac
 		ActiveMS:    st.activeMS,
 		Base:        st.base,
 		OpenedAt:    now.UnixMilli(),
-		Restored:    st.restored,
+		Restored:    st.restoresWork(wk.Answers),
 		Dialogue:    dialogueView(def, item),
 		URLs: annotate.URLs{
 			Item:      templ.SafeURL(itemPath(p.ID, item.ID)),

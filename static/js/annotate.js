@@ -250,6 +250,7 @@
     try { d = JSON.parse(raw); } catch (e) { return; }
     if (d.base !== st.base || d.t <= st.draftAt) { return; }
     var f = st.form;
+    var before = JSON.stringify(fields(st));
     $$("input[type=radio][name^='answer.']", f).forEach(function (r) { r.checked = false; });
     $$("textarea[name^='rationale']", f).forEach(function (t) { t.value = ""; });
     d.fields.forEach(function (kv) {
@@ -267,7 +268,14 @@
     });
     st.active = Math.max(st.active, d.active || 0);
     f.elements.active_ms.value = String(st.active);
-    st.status.textContent = "Restored your unsaved answers.";
+    // Say so only when the copy brought back an answer or a note the page
+    // did not already show: a copy that only kept the time restores
+    // nothing the person would miss.
+    var after = fields(st);
+    var some = after.some(function (kv) { return kv[1] !== ""; });
+    if (some && JSON.stringify(after) !== before) {
+      st.status.textContent = "Restored your unsaved answers.";
+    }
     scheduleSave(st);
   }
 
