@@ -49,6 +49,36 @@ func lockLabeller(ctx context.Context, tx pgx.Tx, projectID, userID int64) (labe
 	return l, err
 }
 
+// requireAnnotator refuses a person who is not, at this moment, an
+// annotator of the project: removed from it, or made one of its leads,
+// after they took an assignment. The membership row is share-locked until
+// the transaction ends, so that a removal under way waits for the work
+// being stored (or the work for the removal). Every path that stores a
+// person's labels, skips or drafts goes through it; it locks the member
+// row before the assignment or answer set, the order RemoveMember takes.
+func requireAnnotator(ctx context.Context, tx pgx.Tx, projectID, userID int64) error {
+	var one int
+	err := tx.QueryRow(ctx, `SELECT 1 FROM project_members WHERE project_id = $1 AND user_id = $2 AND role = 'annotator' FOR SHARE`,
+		projectID, userID).Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return attune.Forbidden("you are not an annotator on this project (any more); nothing was stored")
+	}
+	return err
+}
+
+// assignmentProject returns the project of one of the person's
+// assignments, read without a lock so that requireAnnotator can lock the
+// membership first.
+func assignmentProject(ctx context.Context, tx pgx.Tx, assignmentID, userID int64) (int64, error) {
+	var projectID int64
+	err := tx.QueryRow(ctx, `SELECT a.project_id FROM assignments a JOIN raters r ON r.id = a.rater_id WHERE a.id = $1 AND r.user_id = $2`,
+		assignmentID, userID).Scan(&projectID)
+	if err != nil {
+		return 0, err
+	}
+	return projectID, requireAnnotator(ctx, tx, projectID, userID)
+}
+
 // NextAssignment hands the annotator their next item in the project: the
 // one they hold already (resuming where they stopped, lease renewed), or a
 // new one they have never been given, preferring items nearest to
@@ -246,10 +276,15 @@ type SubmitResult struct {
 // Submitting an assignment again (a double click, a second tab, a retry)
 // changes nothing and returns the answer set stored the first time. A
 // submission after the lease ran out is accepted while the item still has
-// room; otherwise it is an attune.ErrConflict.
+// room; otherwise it is an attune.ErrConflict. Someone who is no longer
+// an annotator of the project gets attune.ErrForbidden and nothing is
+// stored, even with an assignment taken before.
 func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, error) {
 	var res SubmitResult
 	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := assignmentProject(ctx, tx, s.AssignmentID, s.UserID); err != nil {
+			return err
+		}
 		var state string
 		var itemID, projectID, raterID, rvID int64
 		var existing *int64
@@ -339,9 +374,13 @@ func insertLabels(ctx context.Context, tx pgx.Tx, answerSetID, itemID, raterID, 
 
 // Skip gives an assignment back without labels, optionally flagging the
 // item (broken, off-topic, distressing, other) with a note for the leads.
-// The annotator is never given the item again.
+// The annotator is never given the item again. Someone who is no longer an
+// annotator of the project gets attune.ErrForbidden.
 func (db *DB) Skip(ctx context.Context, assignmentID, userID int64, flag, note string) error {
 	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := assignmentProject(ctx, tx, assignmentID, userID); err != nil {
+			return err
+		}
 		var itemID int64
 		var state string
 		err := tx.QueryRow(ctx, `SELECT a.item_id, a.state FROM assignments a JOIN raters r ON r.id = a.rater_id
@@ -385,9 +424,13 @@ type LabelEdit struct {
 // UpdateLabels edits a person's submitted answers for an item. Labels that
 // change keep their earlier value in the history; answers removed from the
 // set are deleted. It returns the answer set's id and new revision, or
-// attune.ErrNotFound when the person has not submitted that item.
+// attune.ErrNotFound when the person has not submitted that item, and
+// attune.ErrForbidden when they are no longer an annotator of the project.
 func (db *DB) UpdateLabels(ctx context.Context, e LabelEdit) (answerSetID int64, revision int, err error) {
 	err = db.inTx(ctx, func(tx pgx.Tx) error {
+		if err := requireAnnotator(ctx, tx, e.ProjectID, e.UserID); err != nil {
+			return err
+		}
 		var raterID, rvID int64
 		err := tx.QueryRow(ctx, `
 			SELECT s.id, s.rater_id, s.rubric_version_id FROM answer_sets s JOIN raters r ON r.id = s.rater_id

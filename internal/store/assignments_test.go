@@ -263,3 +263,63 @@ func TestConcurrentAnnotators(t *testing.T) {
 		t.Fatalf("progress = %+v, %v", pr, err)
 	}
 }
+
+// TestNoWorkStoredAfterRemoval: an annotator removed from the project (or
+// made one of its leads) after taking an assignment can no longer submit,
+// skip, edit or draft through it; nothing is stored or counted.
+func TestNoWorkStoredAfterRemoval(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newProject(t, dbtest.New(t), projectOpts{overlap: 2, items: 3, annotators: 2})
+	for i, leave := range []func(u *attune.User) error{
+		func(u *attune.User) error { return f.db.RemoveMember(ctx, &f.lead.ID, f.project.ID, u.ID) },
+		func(u *attune.User) error {
+			return f.db.AddMember(ctx, &f.lead.ID, f.project.ID, u.ID, attune.MemberLead)
+		},
+	} {
+		u := f.annotators[i]
+		labelled, err := f.db.NextAssignment(ctx, f.project.ID, u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.submit(t, labelled, u)
+		held, err := f.db.NextAssignment(ctx, f.project.ID, u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := leave(u); err != nil {
+			t.Fatal(err)
+		}
+		_, err = f.db.SubmitLabels(ctx, store.Submission{AssignmentID: held.ID, UserID: u.ID, Answers: fullAnswers})
+		if !errors.Is(err, attune.ErrForbidden) {
+			t.Errorf("annotator %d: submit after leaving: %v, want forbidden", i, err)
+		}
+		if err := f.db.Skip(ctx, held.ID, u.ID, "broken", ""); !errors.Is(err, attune.ErrForbidden) {
+			t.Errorf("annotator %d: skip after leaving: %v, want forbidden", i, err)
+		}
+		_, _, err = f.db.UpdateLabels(ctx, store.LabelEdit{ProjectID: f.project.ID, ItemID: labelled.ItemID, UserID: u.ID, Answers: fullAnswers})
+		if !errors.Is(err, attune.ErrForbidden) {
+			t.Errorf("annotator %d: edit after leaving: %v, want forbidden", i, err)
+		}
+		saved, err := f.db.SaveDraft(ctx, f.project.ID, held.ItemID, u.ID, store.Draft{Answers: fullAnswers})
+		if err != nil || saved {
+			t.Errorf("annotator %d: draft after leaving: saved=%v, %v; want dropped", i, saved, err)
+		}
+		var sets, revision, done int
+		var state string
+		if err := f.db.Pool().QueryRow(ctx, `SELECT count(*), max(revision) FROM answer_sets s JOIN raters r ON r.id = s.rater_id WHERE r.user_id = $1`,
+			u.ID).Scan(&sets, &revision); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.db.Pool().QueryRow(ctx, `SELECT done FROM items WHERE id = $1`, held.ItemID).Scan(&done); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.db.Pool().QueryRow(ctx, `SELECT state FROM assignments WHERE id = $1`, held.ID).Scan(&state); err != nil {
+			t.Fatal(err)
+		}
+		if sets != 1 || revision != 1 || done != 0 || state == "submitted" || state == "skipped" {
+			t.Errorf("annotator %d after leaving: %d answer sets at revision %d, held item done=%d, assignment %s; want 1 at 1, 0, not finished",
+				i, sets, revision, done, state)
+		}
+	}
+}

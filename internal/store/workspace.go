@@ -188,7 +188,8 @@ func scanExtras(br pgx.BatchResults, w *Workspace) error {
 // while the person holds its assignment, for submitted answers while they
 // are at revision d.Base. It reports whether it saved; false means the
 // draft came too late (the answers were stored or the item skipped
-// meanwhile) and is dropped.
+// meanwhile, or the person is no longer an annotator of the project) and
+// is dropped.
 func (db *DB) SaveDraft(ctx context.Context, projectID, itemID, userID int64, d Draft) (bool, error) {
 	answers, err := json.Marshal(nonNil(d.Answers))
 	if err != nil {
@@ -203,6 +204,7 @@ func (db *DB) SaveDraft(ctx context.Context, projectID, itemID, userID int64, d 
 		SELECT r.id, i.id, $4, $5, $6, $7, $8
 		FROM items i, raters r
 		WHERE i.id = $1 AND i.project_id = $2 AND r.user_id = $3
+		  AND EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = $2 AND m.user_id = $3 AND m.role = 'annotator')
 		  AND CASE WHEN $8 = 0 THEN
 		        EXISTS (SELECT 1 FROM assignments a WHERE a.item_id = i.id AND a.rater_id = r.id AND a.state IN ('active', 'expired'))
 		        AND NOT EXISTS (SELECT 1 FROM answer_sets s WHERE s.item_id = i.id AND s.rater_id = r.id)
