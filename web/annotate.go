@@ -35,8 +35,10 @@ const (
 	// fallbackActiveCap caps the time spent on an item when no script
 	// measured it and it is estimated from the clock.
 	fallbackActiveCap = 15 * time.Minute
-	// maxActive bounds the active time a browser may report for one item.
-	maxActive = 24 * time.Hour
+	// maxActive bounds the active time a browser may report for one item:
+	// the rule every path keeps (the API refuses more with a 422; the
+	// page's own measure is clamped to it).
+	maxActive = attune.MaxActive
 )
 
 // workspace serves the annotator's workspace. It carries what the pages

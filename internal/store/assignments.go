@@ -281,6 +281,9 @@ type SubmitResult struct {
 // stored, even with an assignment taken before.
 func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, error) {
 	var res SubmitResult
+	if err := attune.CheckActiveMS("active_ms", s.ActiveMS); err != nil {
+		return res, err
+	}
 	err := db.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := assignmentProject(ctx, tx, s.AssignmentID, s.UserID); err != nil {
 			return err
@@ -317,7 +320,7 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 		if err := tx.QueryRow(ctx, `
 			INSERT INTO answer_sets (project_id, item_id, rater_id, rubric_version_id, rationale, active_ms)
 			VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
-			projectID, itemID, raterID, rvID, s.Rationale, max(s.ActiveMS, 0)).Scan(&res.AnswerSetID); err != nil {
+			projectID, itemID, raterID, rvID, s.Rationale, s.ActiveMS).Scan(&res.AnswerSetID); err != nil {
 			return err
 		}
 		if err := insertLabels(ctx, tx, res.AnswerSetID, itemID, raterID, rvID, s.Answers, s.Rationales); err != nil {
@@ -427,6 +430,9 @@ type LabelEdit struct {
 // attune.ErrNotFound when the person has not submitted that item, and
 // attune.ErrForbidden when they are no longer an annotator of the project.
 func (db *DB) UpdateLabels(ctx context.Context, e LabelEdit) (answerSetID int64, revision int, err error) {
+	if err := attune.CheckActiveMS("active_ms", e.ActiveMS); err != nil {
+		return 0, 0, err
+	}
 	err = db.inTx(ctx, func(tx pgx.Tx) error {
 		if err := requireAnnotator(ctx, tx, e.ProjectID, e.UserID); err != nil {
 			return err
@@ -457,7 +463,7 @@ func (db *DB) UpdateLabels(ctx context.Context, e LabelEdit) (answerSetID int64,
 			return err
 		}
 		return tx.QueryRow(ctx, `UPDATE answer_sets SET rationale = $2, active_ms = active_ms + $3, revision = revision + 1, updated_at = now()
-			WHERE id = $1 RETURNING revision`, answerSetID, e.Rationale, max(e.ActiveMS, 0)).Scan(&revision)
+			WHERE id = $1 RETURNING revision`, answerSetID, e.Rationale, e.ActiveMS).Scan(&revision)
 	})
 	if err != nil {
 		return 0, 0, mapErr(err, "update labels", "")

@@ -191,6 +191,9 @@ func scanExtras(br pgx.BatchResults, w *Workspace) error {
 // meanwhile, or the person is no longer an annotator of the project) and
 // is dropped.
 func (db *DB) SaveDraft(ctx context.Context, projectID, itemID, userID int64, d Draft) (bool, error) {
+	if err := attune.CheckActiveMS("active_ms", d.ActiveMS); err != nil {
+		return false, err
+	}
 	answers, err := json.Marshal(nonNil(d.Answers))
 	if err != nil {
 		return false, fmt.Errorf("store: save draft: %w", err)
@@ -211,7 +214,7 @@ func (db *DB) SaveDraft(ctx context.Context, projectID, itemID, userID int64, d 
 		      ELSE EXISTS (SELECT 1 FROM answer_sets s WHERE s.item_id = i.id AND s.rater_id = r.id AND s.revision = $8) END
 		ON CONFLICT (rater_id, item_id) DO UPDATE SET answers = EXCLUDED.answers, rationales = EXCLUDED.rationales,
 		  rationale = EXCLUDED.rationale, active_ms = EXCLUDED.active_ms, base_revision = EXCLUDED.base_revision, updated_at = now()`,
-		itemID, projectID, userID, answers, rationales, d.Rationale, max(d.ActiveMS, 0), max(d.Base, 0))
+		itemID, projectID, userID, answers, rationales, d.Rationale, d.ActiveMS, max(d.Base, 0))
 	if err != nil {
 		return false, mapErr(err, "save draft", "")
 	}
