@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/password"
@@ -104,11 +106,43 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// safeNext keeps a post-sign-in redirect on this site: a local absolute
-// path, never "//host" or a full URL.
+// maxNext bounds a post-sign-in address; longer ones are not links attune
+// makes.
+const maxNext = 2048
+
+// safeNext returns next when it is a path on this site, and "/" otherwise.
+//
+// Browsers are lenient where servers are strict: they drop tabs and line
+// breaks from a Location header and read a backslash as a slash, so
+// "/\t/evil.example" and "/\\evil.example" both lead off site. So the
+// value, and its percent-decoded form, must start with exactly one "/",
+// hold no control character or backslash, and parse with net/url as a path
+// with no scheme, host or user; the value itself is returned unchanged.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") || strings.ContainsAny(next, "\r\n") {
+	if next == "" || len(next) > maxNext {
+		return "/"
+	}
+	decoded, err := url.PathUnescape(next)
+	if err != nil || !localPath(next) || !localPath(decoded) {
+		return "/"
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" || !localPath(u.Path) {
 		return "/"
 	}
 	return next
+}
+
+// localPath reports whether p starts with a single "/" and holds no
+// backslash or control character, in valid UTF-8.
+func localPath(p string) bool {
+	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || !utf8.ValidString(p) {
+		return false
+	}
+	for _, r := range p {
+		if r == '\\' || r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) {
+			return false
+		}
+	}
+	return true
 }

@@ -60,20 +60,65 @@ func TestSignIn(t *testing.T) {
 	_ = ann
 }
 
+// TestSignInNextStaysOnSite feeds the address to return to after sign-in
+// every way browsers are known to be talked off site: a tab or line break
+// they drop, a backslash they read as a slash, encoded forms of both.
 func TestSignInNextStaysOnSite(t *testing.T) {
 	t.Parallel()
 	a := newApp(t)
-	a.user("lee@example.org", attune.RoleLead)
-	for next, want := range map[string]string{
-		"/admin/users":         "/admin/users",
-		"//evil.example/x":     "/",
-		"https://evil.example": "/",
-		"/\\evil.example":      "/",
+	lee := a.user("lee@example.org", attune.RoleLead)
+	signedIn := a.client()
+	signedIn.mustSignIn(lee)
+	for _, tc := range []struct {
+		next, want string
+	}{
+		{"/admin/users", "/admin/users"},
+		{"/projects/3/annotate?item=7&x=a%20b", "/projects/3/annotate?item=7&x=a%20b"},
+		{"/projects/3#members", "/projects/3#members"},
+		{"", "/"},
+		{"//evil.example/x", "/"},
+		{"https://evil.example", "/"},
+		{"javascript:alert(1)", "/"},
+		{"evil.example/x", "/"},
+		{"/\\evil.example", "/"},
+		{"/\t/evil.example/path", "/"},
+		{"/\t\\evil.example/path", "/"},
+		{"/\n/evil.example", "/"},
+		{"/\r\n/evil.example", "/"},
+		{"\t//evil.example", "/"},
+		{" //evil.example", "/"},
+		{"/%09/evil.example/path", "/"},
+		{"/%09%5Cevil.example", "/"},
+		{"/%5C%5Cevil.example", "/"},
+		{"/%2F/evil.example", "/"},
+		{"/%2f%2fevil.example", "/"},
+		{"/%0d%0aSet-Cookie:x=y", "/"},
+		{"/%zz", "/"},
+		{"/\x00/evil.example", "/"},
+		{"/\x7f/evil.example", "/"},
+		{"/\u0085/evil.example", "/"},
+		{"/a\xffb", "/"},
+		{"/" + strings.Repeat("a", 3000), "/"},
 	} {
+		// The form's hidden field, as the sign-in page posts it.
 		c := a.client()
-		r := c.post("/login", url.Values{"email": {"lee@example.org"}, "password": {"pw-lee@example.org"}, "next": {next}})
-		if got := r.Header.Get("Location"); got != want {
-			t.Errorf("next=%q: redirect to %q, want %q", next, got, want)
+		r := c.post("/login", url.Values{"email": {lee.Email}, "password": {"pw-" + lee.Email}, "next": {tc.next}})
+		wantStatus(t, r, http.StatusSeeOther)
+		if got := r.Header.Get("Location"); got != tc.want {
+			t.Errorf("POST next=%q: redirect to %q, want %q", tc.next, got, tc.want)
+		}
+		// The sign-in page itself, opened by someone already signed in.
+		r = signedIn.get("/login?next=" + url.QueryEscape(tc.next))
+		wantStatus(t, r, http.StatusSeeOther)
+		if got := r.Header.Get("Location"); got != tc.want {
+			t.Errorf("GET next=%q: redirect to %q, want %q", tc.next, got, tc.want)
+		}
+	}
+	// The exact addresses of the report, sent raw.
+	for _, raw := range []string{"/%09/evil.example/path", "/%09%5Cevil.example/path", "%2F%2Fevil.example"} {
+		r := signedIn.get("/login?next=" + raw)
+		if got := r.Header.Get("Location"); got != "/" {
+			t.Errorf("GET /login?next=%s: redirect to %q, want /", raw, got)
 		}
 	}
 }
