@@ -61,7 +61,7 @@ func (s *Server) adminAddUser(w http.ResponseWriter, r *http.Request) error {
 	if len(errs) > 0 {
 		return s.renderUsers(w, r, http.StatusUnprocessableEntity, form, errs)
 	}
-	hash, err := password.Hash(pw, s.opts.PasswordParams)
+	hash, err := s.hasher.Hash(r.Context(), pw)
 	if err != nil {
 		return err
 	}

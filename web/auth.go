@@ -1,33 +1,28 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/attune/attune/internal/attune"
-	"github.com/attune/attune/internal/password"
 	"github.com/attune/attune/internal/store"
 	"github.com/attune/attune/web/views/login"
 )
 
 // Session keys.
 const (
-	sessionUserID     = "user_id"
+	sessionUserID = "user_id"
+	// sessionEpoch is the account's session epoch at sign-in: the session
+	// ends when the account's epoch moves on (a password change or reset).
+	sessionEpoch      = "session_epoch"
 	sessionFlash      = "flash"
 	sessionFlashError = "flash_error"
 )
-
-// dummyHash is verified against when the email is unknown, so that a wrong
-// email takes as long as a wrong password and timing reveals no accounts.
-var dummyHash = sync.OnceValue(func() string {
-	h, _ := password.Hash("attune-dummy-password", password.Default)
-	return h
-})
 
 func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) error {
 	if userFrom(r.Context()) != nil {
@@ -54,13 +49,18 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	if err != nil || pw == "" {
 		return fail(http.StatusUnprocessableEntity, "Enter your email address and password.")
 	}
-	addr := clientAddress(r)
-	since := s.now().Add(-s.opts.SignInWindow)
-	forEmail, forAddr, err := s.db.FailedSignIns(ctx, email, addr, since)
+	// The attempt is recorded, as a failure, before the password is
+	// checked, and only while the limits allow another: concurrent guesses
+	// count against each other.
+	attempt, allowed, err := s.db.StartSignIn(ctx, email, clientAddress(r), store.SignInLimits{
+		Since:      s.now().Add(-s.opts.SignInWindow),
+		PerAccount: s.opts.SignInMaxPerAccount,
+		PerAddress: s.opts.SignInMaxPerAddress,
+	})
 	if err != nil {
 		return err
 	}
-	if forEmail >= s.opts.SignInMaxPerAccount || forAddr >= s.opts.SignInMaxPerAddress {
+	if !allowed {
 		w.Header().Set("Retry-After", fmt.Sprint(int(s.opts.SignInWindow.Seconds())))
 		return fail(http.StatusTooManyRequests, fmt.Sprintf(
 			"Too many failed sign-ins. Wait %d minutes and try again, or ask your admin to reset your password.",
@@ -68,33 +68,59 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	}
 
 	u, err := s.db.FindUserByEmail(ctx, email)
-	hash := dummyHash()
-	if err == nil {
-		hash = u.PasswordHash
-	} else if !isNotFound(err) {
+	var ok bool
+	switch {
+	case err == nil:
+		ok, err = s.hasher.Verify(ctx, u.PasswordHash, pw)
+		if err != nil && ctx.Err() == nil {
+			return fmt.Errorf("verify password of %s: %w", email, err)
+		}
+	case isNotFound(err):
+		// The same wait as a wrong password, without its memory, so that
+		// neither timing nor a flood of made-up emails tells or costs more.
+		err = s.hasher.Miss(ctx)
+	default:
 		return err
 	}
-	ok, verr := password.Verify(hash, pw)
-	if verr != nil {
-		return fmt.Errorf("verify password of %s: %w", email, verr)
-	}
-	ok = ok && err == nil
-	if recErr := s.db.RecordSignIn(ctx, store.SignInAttempt{Email: email, Address: addr, Succeeded: ok}); recErr != nil {
-		return recErr
+	if err != nil {
+		// The request ended while waiting for its turn; the attempt stays
+		// counted as a failure.
+		return s.busy(w, r)
 	}
 	if !ok {
 		return fail(http.StatusUnauthorized, "That email and password do not match an account.")
+	}
+	if err := s.db.SignInSucceeded(ctx, attempt); err != nil {
+		return err
 	}
 	// Reveal that an account is disabled only to someone who knows its password.
 	if u.Disabled() {
 		return fail(http.StatusForbidden, "This account has been disabled. Ask your admin if you need access again.")
 	}
-	// A new token at sign-in defeats session fixation.
+	if err := s.startSession(ctx, u); err != nil {
+		return err
+	}
+	http.Redirect(w, r, safeNext(next), http.StatusSeeOther)
+	return nil
+}
+
+// startSession signs u in on this request's session, under a new token:
+// a token fixed by someone else before sign-in is worth nothing after.
+func (s *Server) startSession(ctx context.Context, u *attune.User) error {
 	if err := s.sessions.RenewToken(ctx); err != nil {
 		return err
 	}
 	s.sessions.Put(ctx, sessionUserID, u.ID)
-	http.Redirect(w, r, safeNext(next), http.StatusSeeOther)
+	s.sessions.Put(ctx, sessionEpoch, u.SessionEpoch)
+	return nil
+}
+
+// busy answers a request that ended while waiting for a password hash: the
+// client has usually gone, and this is load, not a fault, so it is not
+// logged as one.
+func (s *Server) busy(w http.ResponseWriter, r *http.Request) error {
+	w.Header().Set("Retry-After", "5")
+	s.renderError(w, r, http.StatusServiceUnavailable, "Busy", "attune is busy signing people in. Try again in a moment.")
 	return nil
 }
 

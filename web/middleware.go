@@ -143,7 +143,8 @@ func securityHeaders(next http.Handler) http.Handler {
 }
 
 // withSession loads the session, refuses cross-site state changes, and
-// resolves the signed-in user. A disabled account's session is ended.
+// resolves the signed-in user. The session of a disabled account, or of one
+// whose password changed since the session signed in, is ended.
 func (s *Server) withSession(next http.Handler) http.Handler {
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -155,11 +156,12 @@ func (s *Server) withSession(next http.Handler) http.Handler {
 		if id != 0 {
 			u, err := s.db.FindUserByID(r.Context(), id)
 			switch {
-			case err == nil && !u.Disabled():
+			case err == nil && !u.Disabled() && s.sessions.GetInt64(r.Context(), sessionEpoch) == u.SessionEpoch:
 				infoFrom(r.Context()).userID = u.ID
 				r = r.WithContext(context.WithValue(r.Context(), userKey, u))
 			case err == nil || isNotFound(err):
-				// The account was disabled or removed since sign-in.
+				// The account was disabled or removed since sign-in, or its
+				// password changed (which ends its other sessions).
 				if err := s.sessions.Destroy(r.Context()); err != nil {
 					s.serverError(w, r, err)
 					return

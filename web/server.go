@@ -28,6 +28,9 @@ type Options struct {
 	SignInMaxPerAccount int
 	SignInMaxPerAddress int
 	PasswordParams      password.Params
+	// HashSlots bounds how many password hashes are computed at once (each
+	// holds PasswordParams.MemoryKiB); 0 means one per core.
+	HashSlots int
 	// SessionCleanup is how often expired sessions are deleted; 0 disables
 	// the background sweep (tests).
 	SessionCleanup time.Duration
@@ -47,9 +50,12 @@ type Server struct {
 	log      *slog.Logger
 	opts     Options
 	sessions *scs.SessionManager
-	stopGC   func()
-	handler  http.Handler
-	now      func() time.Time
+	// hasher computes every password hash the server needs, a bounded
+	// number at a time.
+	hasher  *password.Hasher
+	stopGC  func()
+	handler http.Handler
+	now     func() time.Time
 	// rubrics caches parsed rubric versions by id; versions are immutable.
 	rubrics sync.Map
 }
@@ -72,7 +78,8 @@ func New(db *store.DB, logger *slog.Logger, opts Options) *Server {
 		logger.ErrorContext(r.Context(), "session store", "err", err)
 		http.Error(w, "Internal Server Error", http.StatusInternalServerError)
 	}
-	s := &Server{db: db, log: logger, opts: opts, sessions: sm, now: time.Now}
+	s := &Server{db: db, log: logger, opts: opts, sessions: sm, now: time.Now,
+		hasher: password.NewHasher(opts.PasswordParams, opts.HashSlots)}
 	s.handler = s.routes()
 	s.stopGC = s.sweepSessions(opts.SessionCleanup)
 	return s

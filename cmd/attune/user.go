@@ -20,7 +20,24 @@ func userFlagsHelp(fs *flag.FlagSet) {
 	fs.String("role", "", "admin, lead or annotator (add, set-role)")
 	fs.String("name", "", "display name (add)")
 	fs.Bool("password-stdin", false, "read the password from the first line of standard input (add, set-password); without it, add generates one and prints it once")
+	fs.Bool("revoke-tokens", false, "also revoke every API token of the account (set-password); without it, its tokens keep working")
 	fs.Bool("json", false, "print JSON (list)")
+}
+
+// tokensOutcome says what a password reset did to the account's API
+// tokens, and how to revoke the ones it kept.
+func tokensOutcome(done store.PasswordChanged, email string) string {
+	kept := fmt.Sprintf("%d still work", done.TokensKept)
+	if done.TokensKept == 1 {
+		kept = "1 still works"
+	}
+	switch {
+	case done.TokensRevoked > 0:
+		return fmt.Sprintf("%d revoked", done.TokensRevoked)
+	case done.TokensKept == 0:
+		return "the account has none"
+	}
+	return kept + " (kept: `attune token list --email " + email + "`, then `attune token revoke`, or reset again with --revoke-tokens)"
 }
 
 func runUser(ctx context.Context, e env, args []string) error {
@@ -177,10 +194,15 @@ func runUser(ctx context.Context, e env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if err := db.SetUserPassword(ctx, nil, u.ID, hash); err != nil {
+		done, err := db.SetUserPassword(ctx, nil, u.ID, store.PasswordChange{
+			Hash: hash, ClearLockout: true, RevokeTokens: get("revoke-tokens") == "true"})
+		if err != nil {
 			return err
 		}
 		fmt.Fprintf(e.stdout, "password of %s changed\n", u.Email)
+		fmt.Fprintln(e.stdout, "  sessions:   every browser session of the account has ended")
+		fmt.Fprintf(e.stdout, "  sign-in:    lockout cleared (%d failed sign-ins forgiven)\n", done.LockoutCleared)
+		fmt.Fprintf(e.stdout, "  API tokens: %s\n", tokensOutcome(done, u.Email))
 	case "disable", "enable":
 		if err := need("email"); err != nil {
 			return err

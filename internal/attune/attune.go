@@ -59,6 +59,9 @@ type User struct {
 	PasswordHash string
 	DisabledAt   *time.Time
 	CreatedAt    time.Time
+	// SessionEpoch moves on whenever the account's password changes: a
+	// browser session signed in under an earlier epoch has ended.
+	SessionEpoch int64
 }
 
 // Disabled reports whether the account may no longer sign in.

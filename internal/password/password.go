@@ -67,33 +67,50 @@ func Hash(pw string, p Params) (string, error) {
 
 // Verify reports whether pw matches the stored hash, in constant time with
 // respect to the key. It returns ErrMalformedHash for a hash it cannot read.
+// It computes at once, however many other computations run: a server
+// checks passwords through a Hasher instead.
 func Verify(hash, pw string) (bool, error) {
 	if len(pw) > MaxLength {
 		return false, nil
 	}
+	ph, err := parse(hash)
+	if err != nil {
+		return false, err
+	}
+	got := argon2.IDKey([]byte(pw), ph.salt, ph.params.Time, ph.params.MemoryKiB, ph.params.Threads, uint32(len(ph.key)))
+	return subtle.ConstantTimeCompare(got, ph.key) == 1, nil
+}
+
+// parsedHash is a stored hash taken apart.
+type parsedHash struct {
+	params    Params
+	salt, key []byte
+}
+
+// parse reads a PHC-format argon2id hash, or returns ErrMalformedHash.
+func parse(hash string) (parsedHash, error) {
+	var ph parsedHash
 	parts := strings.Split(hash, "$")
 	if len(parts) != 6 || parts[0] != "" || parts[1] != "argon2id" {
-		return false, ErrMalformedHash
+		return ph, ErrMalformedHash
 	}
 	var version int
 	if _, err := fmt.Sscanf(parts[2], "v=%d", &version); err != nil || version != argon2.Version {
-		return false, ErrMalformedHash
+		return ph, ErrMalformedHash
 	}
-	var p Params
+	p := &ph.params
 	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &p.MemoryKiB, &p.Time, &p.Threads); err != nil || p.Time == 0 || p.Threads == 0 {
-		return false, ErrMalformedHash
+		return ph, ErrMalformedHash
 	}
 	b64 := base64.RawStdEncoding
-	salt, err := b64.DecodeString(parts[4])
-	if err != nil {
-		return false, ErrMalformedHash
+	var err error
+	if ph.salt, err = b64.DecodeString(parts[4]); err != nil {
+		return ph, ErrMalformedHash
 	}
-	want, err := b64.DecodeString(parts[5])
-	if err != nil || len(want) == 0 {
-		return false, ErrMalformedHash
+	if ph.key, err = b64.DecodeString(parts[5]); err != nil || len(ph.key) == 0 {
+		return ph, ErrMalformedHash
 	}
-	got := argon2.IDKey([]byte(pw), salt, p.Time, p.MemoryKiB, p.Threads, uint32(len(want)))
-	return subtle.ConstantTimeCompare(got, want) == 1, nil
+	return ph, nil
 }
 
 // Generate returns a new random password of 20 base32 characters (100

@@ -7,7 +7,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/dbtest"
@@ -175,28 +174,6 @@ func TestEnsureAdminOnce(t *testing.T) {
 	}
 	if n != 1 {
 		t.Fatalf("%d admins created by concurrent starts, want 1", n)
-	}
-}
-
-func TestFailedSignIns(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	db := dbtest.New(t)
-	since := time.Now().Add(-time.Minute)
-	for _, a := range []store.SignInAttempt{
-		{"a@x.org", "10.0.0.1", false}, {"a@x.org", "10.0.0.2", false}, {"b@x.org", "10.0.0.1", false}, {"a@x.org", "10.0.0.1", true},
-	} {
-		if err := db.RecordSignIn(ctx, a); err != nil {
-			t.Fatal(err)
-		}
-	}
-	e, a, err := db.FailedSignIns(ctx, "a@x.org", "10.0.0.1", since)
-	if err != nil || e != 2 || a != 2 {
-		t.Fatalf("FailedSignIns = %d, %d, %v; want 2, 2", e, a, err)
-	}
-	e, a, _ = db.FailedSignIns(ctx, "a@x.org", "10.0.0.1", time.Now().Add(time.Minute))
-	if e != 0 || a != 0 {
-		t.Fatalf("attempts outside the window counted: %d, %d", e, a)
 	}
 }
 

@@ -11,11 +11,11 @@ import (
 	"github.com/attune/attune/internal/attune"
 )
 
-const userColumns = `id, email, name, role, password_hash, disabled_at, created_at`
+const userColumns = `id, email, name, role, password_hash, disabled_at, created_at, session_epoch`
 
 func scanUser(row pgx.Row) (*attune.User, error) {
 	var u attune.User
-	err := row.Scan(&u.ID, &u.Email, &u.Name, &u.Role, &u.PasswordHash, &u.DisabledAt, &u.CreatedAt)
+	err := row.Scan(&u.ID, &u.Email, &u.Name, &u.Role, &u.PasswordHash, &u.DisabledAt, &u.CreatedAt, &u.SessionEpoch)
 	return &u, err
 }
 
@@ -164,19 +164,74 @@ func (db *DB) SetUserDisabled(ctx context.Context, actorID *int64, userID int64,
 	return mapErr(err, "disable user", "")
 }
 
-// SetUserPassword replaces an account's password hash.
-func (db *DB) SetUserPassword(ctx context.Context, actorID *int64, userID int64, hash string) error {
+// PasswordChange is a new password for an account and what else changes
+// with it. Every change ends the account's sessions (but one, see
+// SetUserPassword); the rest is the caller's choice, shown to whoever made
+// the change.
+type PasswordChange struct {
+	Hash string // the new password, hashed
+	// ClearLockout forgives the failed sign-ins counted against the
+	// account's email, so that its owner can sign in with the new password
+	// at once (an admin's reset).
+	ClearLockout bool
+	// RevokeTokens revokes every active API token of the account.
+	RevokeTokens bool
+}
+
+// PasswordChanged reports what a password change did.
+type PasswordChanged struct {
+	// SessionEpoch is the account's new session epoch: every session
+	// signed in under an earlier one has ended.
+	SessionEpoch int64
+	// TokensRevoked counts the API tokens revoked; TokensKept, the active
+	// ones that still work.
+	TokensRevoked, TokensKept int
+	// LockoutCleared counts the failed sign-ins forgiven.
+	LockoutCleared int
+}
+
+// SetUserPassword replaces an account's password hash and, in the same
+// transaction, moves the account's session epoch on, so that every session
+// of the account ends at its next request (a caller that keeps its own
+// session stores the returned epoch in it). It clears the lockout and
+// revokes API tokens as c asks, and records all of it in the audit log.
+func (db *DB) SetUserPassword(ctx context.Context, actorID *int64, userID int64, c PasswordChange) (PasswordChanged, error) {
+	var done PasswordChanged
 	err := db.inTx(ctx, func(tx pgx.Tx) error {
 		u, err := lockUser(ctx, tx, userID)
 		if err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `UPDATE users SET password_hash = $2, updated_at = now() WHERE id = $1`, userID, hash); err != nil {
+		if err := tx.QueryRow(ctx, `UPDATE users SET password_hash = $2, session_epoch = session_epoch + 1, updated_at = now()
+			WHERE id = $1 RETURNING session_epoch`, userID, c.Hash).Scan(&done.SessionEpoch); err != nil {
 			return err
 		}
-		return audit(ctx, tx, attune.AuditEvent{ActorID: actorID, Action: "user.set_password", Subject: u.Email})
+		if c.ClearLockout {
+			tag, err := tx.Exec(ctx, `UPDATE sign_in_attempts SET cleared_at = now() WHERE email = $1 AND NOT succeeded AND cleared_at IS NULL`, u.Email)
+			if err != nil {
+				return err
+			}
+			done.LockoutCleared = int(tag.RowsAffected())
+		}
+		if c.RevokeTokens {
+			tag, err := tx.Exec(ctx, `UPDATE api_tokens SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL`, userID)
+			if err != nil {
+				return err
+			}
+			done.TokensRevoked = int(tag.RowsAffected())
+		}
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM api_tokens WHERE user_id = $1 AND revoked_at IS NULL`, userID).Scan(&done.TokensKept); err != nil {
+			return err
+		}
+		return audit(ctx, tx, attune.AuditEvent{ActorID: actorID, Action: "user.set_password", Subject: u.Email,
+			Details: map[string]string{
+				"sessions_ended":  "all",
+				"lockout_cleared": fmt.Sprint(done.LockoutCleared),
+				"tokens_revoked":  fmt.Sprint(done.TokensRevoked),
+				"tokens_kept":     fmt.Sprint(done.TokensKept),
+			}})
 	})
-	return mapErr(err, "set password", "")
+	return done, mapErr(err, "set password", "")
 }
 
 func lockUser(ctx context.Context, tx pgx.Tx, id int64) (*attune.User, error) {
@@ -216,29 +271,62 @@ func audit(ctx context.Context, tx pgx.Tx, e attune.AuditEvent) error {
 	return err
 }
 
-// SignInAttempt is one try at signing in, recorded for rate limits.
-type SignInAttempt struct {
-	Email     string
-	Address   string
-	Succeeded bool
+// SignInLimits bound the failed sign-ins counted since Since: per account
+// (by email, known or not) and per client address.
+type SignInLimits struct {
+	Since      time.Time
+	PerAccount int
+	PerAddress int
 }
 
-// RecordSignIn stores a sign-in attempt.
-func (db *DB) RecordSignIn(ctx context.Context, a SignInAttempt) error {
-	_, err := db.pool.Exec(ctx, `INSERT INTO sign_in_attempts (email, address, succeeded) VALUES ($1, $2, $3)`,
-		a.Email, a.Address, a.Succeeded)
+// StartSignIn records an attempt to sign in as email from address before
+// its password is checked, as a failure until SignInSucceeded says
+// otherwise, and returns its id. When the failures since lim.Since already
+// reach either limit it records nothing and returns allowed false: the
+// password must not be checked.
+//
+// Counting and recording are one step: attempts at the same email, and from
+// the same address, are serialised by transaction-scoped advisory locks
+// (held for the count and the insert, never while a password is hashed), so
+// that however many guesses arrive at once, at most the limit of them are
+// let through. A success does not reset the count: an attacker who knows
+// one password must not gain more guesses at another. Failures an admin's
+// password reset cleared no longer count against the account.
+func (db *DB) StartSignIn(ctx context.Context, email, address string, lim SignInLimits) (attemptID int64, allowed bool, err error) {
+	err = db.inTx(ctx, func(tx pgx.Tx) error {
+		// Two key spaces (1: emails, 2: addresses), always taken in that
+		// order, so that two attempts can never wait on each other.
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(1, hashtext($1)), pg_advisory_xact_lock(2, hashtext($2))`, email, address); err != nil {
+			return err
+		}
+		var forEmail, forAddress int
+		if err := tx.QueryRow(ctx, `
+			SELECT (SELECT count(*) FROM sign_in_attempts WHERE NOT succeeded AND cleared_at IS NULL AND email = $1 AND attempted_at >= $3),
+			       (SELECT count(*) FROM sign_in_attempts WHERE NOT succeeded AND address = $2 AND attempted_at >= $3)`,
+			email, address, lim.Since).Scan(&forEmail, &forAddress); err != nil {
+			return err
+		}
+		if forEmail >= lim.PerAccount || forAddress >= lim.PerAddress {
+			return nil
+		}
+		allowed = true
+		return tx.QueryRow(ctx, `INSERT INTO sign_in_attempts (email, address, succeeded) VALUES ($1, $2, false) RETURNING id`,
+			email, address).Scan(&attemptID)
+	})
+	if err != nil {
+		return 0, false, mapErr(err, "start sign-in", "")
+	}
+	return attemptID, allowed, nil
+}
+
+// SignInSucceeded marks an attempt StartSignIn recorded as a success, so
+// that it no longer counts as a failure.
+func (db *DB) SignInSucceeded(ctx context.Context, attemptID int64) error {
+	tag, err := db.pool.Exec(ctx, `UPDATE sign_in_attempts SET succeeded = true WHERE id = $1`, attemptID)
+	if err == nil && tag.RowsAffected() == 0 {
+		err = pgx.ErrNoRows
+	}
 	return mapErr(err, "record sign-in", "")
-}
-
-// FailedSignIns counts the failed sign-ins for email and from address since
-// the given time. A success does not reset the count: an attacker who knows
-// one password must not gain more guesses at another.
-func (db *DB) FailedSignIns(ctx context.Context, email, address string, since time.Time) (forEmail, forAddress int, err error) {
-	err = db.pool.QueryRow(ctx, `
-		SELECT (SELECT count(*) FROM sign_in_attempts WHERE NOT succeeded AND email = $1 AND attempted_at >= $3),
-		       (SELECT count(*) FROM sign_in_attempts WHERE NOT succeeded AND address = $2 AND attempted_at >= $3)`,
-		email, address, since).Scan(&forEmail, &forAddress)
-	return forEmail, forAddress, mapErr(err, "count sign-ins", "")
 }
 
 // DeleteExpiredSessions removes sessions past their expiry and reports how

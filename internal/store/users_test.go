@@ -1,0 +1,173 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/dbtest"
+	"github.com/attune/attune/internal/store"
+)
+
+func TestStartSignInCountsFailures(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := dbtest.New(t)
+	lim := store.SignInLimits{Since: time.Now().Add(-time.Minute), PerAccount: 2, PerAddress: 3}
+	start := func(email, addr string) (int64, bool) {
+		t.Helper()
+		id, ok, err := db.StartSignIn(ctx, email, addr, lim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id, ok
+	}
+	// A success does not count, and does not forgive the failures before.
+	id, ok := start("a@x.org", "10.0.0.1")
+	if !ok {
+		t.Fatal("first attempt refused")
+	}
+	if err := db.SignInSucceeded(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, ok := start("a@x.org", "10.0.0.2"); !ok {
+			t.Fatal("attempt within the account limit refused")
+		}
+	}
+	if _, ok := start("a@x.org", "10.0.0.3"); ok {
+		t.Fatal("third failure at one account allowed with a limit of 2")
+	}
+	// The address limit counts failures at any email.
+	start("b@x.org", "10.0.0.2")
+	if _, ok := start("c@x.org", "10.0.0.2"); ok {
+		t.Fatal("fourth failure from one address allowed with a limit of 3")
+	}
+	// Refused attempts are not recorded, so waiting out the window works.
+	var n int
+	if err := db.Pool().QueryRow(ctx, `SELECT count(*) FROM sign_in_attempts`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 4 {
+		t.Fatalf("%d attempts recorded, want 4 (refusals are not attempts)", n)
+	}
+	lim.Since = time.Now().Add(time.Minute)
+	if _, ok := start("a@x.org", "10.0.0.2"); !ok {
+		t.Fatal("failures outside the window counted")
+	}
+	if err := db.SignInSucceeded(ctx, 1<<40); !errors.Is(err, attune.ErrNotFound) {
+		t.Fatalf("SignInSucceeded of no attempt: %v", err)
+	}
+}
+
+func TestStartSignInHoldsUnderConcurrency(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := dbtest.New(t)
+	lim := store.SignInLimits{Since: time.Now().Add(-time.Minute), PerAccount: 5, PerAddress: 1000}
+	var allowed sync.Map
+	var wg sync.WaitGroup
+	errs := make(chan error, 30)
+	for i := range 30 {
+		wg.Go(func() {
+			_, ok, err := db.StartSignIn(ctx, "a@x.org", "10.0.0.1", lim)
+			if err != nil {
+				errs <- err
+			}
+			if ok {
+				allowed.Store(i, true)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	n := 0
+	allowed.Range(func(any, any) bool { n++; return true })
+	if n != 5 {
+		t.Fatalf("%d of 30 concurrent attempts allowed with a limit of 5", n)
+	}
+}
+
+func TestSetUserPassword(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := dbtest.New(t)
+	admin, err := db.CreateUser(ctx, nil, store.NewUser{Email: "admin@x.org", Role: attune.RoleAdmin, PasswordHash: "old"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := db.CreateUser(ctx, nil, store.NewUser{Email: "ann@x.org", Role: attune.RoleAnnotator, PasswordHash: "old"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := store.SignInLimits{Since: time.Now().Add(-time.Hour), PerAccount: 2, PerAddress: 100}
+	for range 2 {
+		if _, _, err := db.StartSignIn(ctx, u.Email, "10.0.0.1", lim); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"one", "two"} {
+		if _, _, err := db.CreateAPIToken(ctx, nil, u.ID, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// The user's own change: sessions end, tokens and failures stay.
+	done, err := db.SetUserPassword(ctx, &u.ID, u.ID, store.PasswordChange{Hash: "new"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done != (store.PasswordChanged{SessionEpoch: 1, TokensKept: 2}) {
+		t.Fatalf("own change did %+v", done)
+	}
+	if _, ok, _ := db.StartSignIn(ctx, u.Email, "10.0.0.1", lim); ok {
+		t.Fatal("a change by the user cleared the lockout")
+	}
+
+	// An admin's reset clearing the lockout, keeping the tokens.
+	done, err = db.SetUserPassword(ctx, &admin.ID, u.ID, store.PasswordChange{Hash: "newer", ClearLockout: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done != (store.PasswordChanged{SessionEpoch: 2, TokensKept: 2, LockoutCleared: 2}) {
+		t.Fatalf("reset did %+v", done)
+	}
+	if _, ok, _ := db.StartSignIn(ctx, u.Email, "10.0.0.1", lim); !ok {
+		t.Fatal("the lockout stayed after a reset that clears it")
+	}
+	// ...and one revoking them.
+	done, err = db.SetUserPassword(ctx, &admin.ID, u.ID, store.PasswordChange{Hash: "newest", ClearLockout: true, RevokeTokens: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done != (store.PasswordChanged{SessionEpoch: 3, TokensRevoked: 2, LockoutCleared: 1}) {
+		t.Fatalf("reset with revocation did %+v", done)
+	}
+	got, err := db.FindUserByID(ctx, u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.PasswordHash != "newest" || got.SessionEpoch != 3 {
+		t.Fatalf("stored hash %q, epoch %d", got.PasswordHash, got.SessionEpoch)
+	}
+	var details string
+	if err := db.Pool().QueryRow(ctx, `SELECT details::text FROM audit_events WHERE action = 'user.set_password' ORDER BY id DESC LIMIT 1`).Scan(&details); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"tokens_revoked": "2"`, `"lockout_cleared": "1"`, `"sessions_ended": "all"`} {
+		if !strings.Contains(details, want) {
+			t.Errorf("audit details %s lack %s", details, want)
+		}
+	}
+	if _, err := db.SetUserPassword(ctx, nil, 1<<40, store.PasswordChange{Hash: "x"}); !errors.Is(err, attune.ErrNotFound) {
+		t.Fatalf("password of no account: %v", err)
+	}
+}
+
