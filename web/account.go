@@ -1,11 +1,14 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/attune/attune/internal/password"
+	"github.com/attune/attune/internal/store"
 	"github.com/attune/attune/web/views/account"
 )
 
@@ -92,6 +95,87 @@ func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.sessions.Put(ctx, sessionFlash, "Token revoked: it no longer works.")
+	http.Redirect(w, r, "/account", http.StatusSeeOther)
+	return nil
+}
+
+// changePassword sets the viewer's own password, given the current one.
+// It ends every other session of the account and keeps this one; API
+// tokens keep working, as the form says. A wrong current password counts
+// as a failed sign-in, under the same limits, so that a session left open
+// is no way to guess the password.
+func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	u := userFrom(ctx)
+	current, next, again := r.PostFormValue("current"), r.PostFormValue("new"), r.PostFormValue("confirm")
+	fail := func(status int, errs map[string]string) error {
+		page, err := s.accountView(r)
+		if err != nil {
+			return err
+		}
+		page.PasswordErrors = errs
+		s.render(w, r, status, account.View(page))
+		return nil
+	}
+	errs := map[string]string{}
+	if current == "" {
+		errs["current"] = "Enter your current password."
+	}
+	switch msg := password.Check(next); {
+	case msg != "":
+		errs["new"] = "The new password " + msg + "."
+	case next == current:
+		errs["new"] = "Choose a new password, not the current one."
+	case again != next:
+		errs["confirm"] = "This differs from the new password: type the same one twice."
+	}
+	if len(errs) > 0 {
+		return fail(http.StatusUnprocessableEntity, errs)
+	}
+
+	attempt, allowed, err := s.db.StartSignIn(ctx, u.Email, clientAddress(r), s.signInLimits())
+	if err != nil {
+		return err
+	}
+	if !allowed {
+		w.Header().Set("Retry-After", fmt.Sprint(int(s.opts.SignInWindow.Seconds())))
+		return fail(http.StatusTooManyRequests, map[string]string{"form": s.tooManyMessage()})
+	}
+	ok, err := s.hasher.Verify(ctx, u.PasswordHash, current)
+	if err != nil {
+		if ctx.Err() != nil {
+			return s.busy(w, r)
+		}
+		return fmt.Errorf("verify password of %s: %w", u.Email, err)
+	}
+	if !ok {
+		return fail(http.StatusUnprocessableEntity, map[string]string{"current": "That is not your current password."})
+	}
+	if err := s.db.SignInSucceeded(ctx, attempt); err != nil {
+		return err
+	}
+	hash, err := s.hasher.Hash(ctx, next)
+	if err != nil {
+		if ctx.Err() != nil {
+			return s.busy(w, r)
+		}
+		return err
+	}
+	done, err := s.db.SetUserPassword(ctx, &u.ID, u.ID, store.PasswordChange{Hash: hash})
+	if err != nil {
+		return err
+	}
+	// This session moves to the new epoch, under a new token; every other
+	// one is still on the old epoch and ends at its next request.
+	if err := s.sessions.RenewToken(ctx); err != nil {
+		return err
+	}
+	s.sessions.Put(ctx, sessionEpoch, done.SessionEpoch)
+	msg := "Password changed. Your account was signed out everywhere else; you are still signed in here."
+	if done.TokensKept > 0 {
+		msg += " Your API tokens still work: revoke below any you no longer trust."
+	}
+	s.sessions.Put(ctx, sessionFlash, msg)
 	http.Redirect(w, r, "/account", http.StatusSeeOther)
 	return nil
 }

@@ -2,6 +2,7 @@ package web
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -17,12 +18,18 @@ func (s *Server) adminUsers(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) renderUsers(w http.ResponseWriter, r *http.Request, status int, form admin.NewUserForm, errs map[string]string) error {
+	return s.renderUsersPage(w, r, status, admin.UsersPage{New: form, Errors: errs})
+}
+
+// renderUsersPage fills page (which carries any forms and messages) with
+// the accounts and renders it.
+func (s *Server) renderUsersPage(w http.ResponseWriter, r *http.Request, status int, page admin.UsersPage) error {
 	users, err := s.db.ListUsers(r.Context())
 	if err != nil {
 		return err
 	}
 	viewer := userFrom(r.Context())
-	page := admin.UsersPage{Chrome: s.chrome(r, "Users", "users"), New: form, Errors: errs}
+	page.Chrome = s.chrome(r, "Users", "users")
 	for _, role := range attune.Roles {
 		page.Roles = append(page.Roles, string(role))
 	}
@@ -110,6 +117,75 @@ func (s *Server) setDisabled(w http.ResponseWriter, r *http.Request, disabled bo
 		msg = "Account disabled: it can no longer sign in."
 	}
 	return s.afterUserChange(w, r, s.db.SetUserDisabled(r.Context(), &actor, id, disabled), msg)
+}
+
+// adminSetPassword is an admin's reset of an account's password. Besides
+// the password it ends every session of the account and clears its sign-in
+// lockout; it revokes the account's API tokens only when asked, and the
+// outcome says what became of them either way.
+func (s *Server) adminSetPassword(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	target, err := s.db.FindUserByID(ctx, id)
+	if err != nil {
+		return err
+	}
+	pw := r.PostFormValue("password")
+	if msg := password.Check(pw); msg != "" {
+		return s.renderUsersPage(w, r, http.StatusUnprocessableEntity, admin.UsersPage{
+			New:         admin.NewUserForm{Role: string(attune.RoleAnnotator)},
+			ResetErrors: map[int64]string{id: "The password " + msg + "."},
+		})
+	}
+	hash, err := s.hasher.Hash(ctx, pw)
+	if err != nil {
+		if ctx.Err() != nil {
+			return s.busy(w, r)
+		}
+		return err
+	}
+	viewer := userFrom(ctx)
+	done, err := s.db.SetUserPassword(ctx, &viewer.ID, id, store.PasswordChange{
+		Hash: hash, ClearLockout: true, RevokeTokens: r.PostFormValue("revoke_tokens") != ""})
+	if err != nil {
+		return err
+	}
+	if id == viewer.ID {
+		// An admin resetting their own password stays signed in here.
+		if err := s.sessions.RenewToken(ctx); err != nil {
+			return err
+		}
+		s.sessions.Put(ctx, sessionEpoch, done.SessionEpoch)
+	}
+	s.sessions.Put(ctx, sessionFlash, resetOutcome(target.Email, done))
+	http.Redirect(w, r, "/admin/users", http.StatusSeeOther)
+	return nil
+}
+
+// resetOutcome tells the admin everything a reset did, tokens included.
+func resetOutcome(email string, done store.PasswordChanged) string {
+	msg := "Password of " + email + " set. Every session of the account has ended"
+	if done.LockoutCleared > 0 {
+		msg += fmt.Sprintf(" and its sign-in lockout is cleared (%d failed sign-ins forgiven)", done.LockoutCleared)
+	} else {
+		msg += "; it had no sign-in lockout to clear"
+	}
+	switch {
+	case done.TokensRevoked == 1:
+		msg += ". Its API token was revoked."
+	case done.TokensRevoked > 1:
+		msg += fmt.Sprintf(". Its %d API tokens were revoked.", done.TokensRevoked)
+	case done.TokensKept == 1:
+		msg += ". Its API token still works: reset again with “Also revoke their API tokens” ticked if it may be compromised."
+	case done.TokensKept > 1:
+		msg += fmt.Sprintf(". Its %d API tokens still work: reset again with “Also revoke their API tokens” ticked if they may be compromised.", done.TokensKept)
+	default:
+		msg += ". It has no API tokens."
+	}
+	return msg
 }
 
 // afterUserChange redirects back to the users page with the outcome: a

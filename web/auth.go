@@ -52,19 +52,13 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	// The attempt is recorded, as a failure, before the password is
 	// checked, and only while the limits allow another: concurrent guesses
 	// count against each other.
-	attempt, allowed, err := s.db.StartSignIn(ctx, email, clientAddress(r), store.SignInLimits{
-		Since:      s.now().Add(-s.opts.SignInWindow),
-		PerAccount: s.opts.SignInMaxPerAccount,
-		PerAddress: s.opts.SignInMaxPerAddress,
-	})
+	attempt, allowed, err := s.db.StartSignIn(ctx, email, clientAddress(r), s.signInLimits())
 	if err != nil {
 		return err
 	}
 	if !allowed {
 		w.Header().Set("Retry-After", fmt.Sprint(int(s.opts.SignInWindow.Seconds())))
-		return fail(http.StatusTooManyRequests, fmt.Sprintf(
-			"Too many failed sign-ins. Wait %d minutes and try again, or ask your admin to reset your password.",
-			int(math.Ceil(s.opts.SignInWindow.Minutes()))))
+		return fail(http.StatusTooManyRequests, s.tooManyMessage())
 	}
 
 	u, err := s.db.FindUserByEmail(ctx, email)
@@ -102,6 +96,21 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	}
 	http.Redirect(w, r, safeNext(next), http.StatusSeeOther)
 	return nil
+}
+
+// signInLimits are the sign-in limits as they stand now.
+func (s *Server) signInLimits() store.SignInLimits {
+	return store.SignInLimits{
+		Since:      s.now().Add(-s.opts.SignInWindow),
+		PerAccount: s.opts.SignInMaxPerAccount,
+		PerAddress: s.opts.SignInMaxPerAddress,
+	}
+}
+
+// tooManyMessage tells someone over the sign-in limits what to do.
+func (s *Server) tooManyMessage() string {
+	return fmt.Sprintf("Too many failed sign-ins. Wait %d minutes and try again, or ask your admin to reset your password.",
+		int(math.Ceil(s.opts.SignInWindow.Minutes())))
 }
 
 // startSession signs u in on this request's session, under a new token:

@@ -99,9 +99,11 @@ func (s *Server) table() []route {
 		{"POST /admin/users/{id}/role", admins, s.adminSetRole, nil},
 		{"POST /admin/users/{id}/disable", admins, s.adminDisable, nil},
 		{"POST /admin/users/{id}/enable", admins, s.adminEnable, nil},
+		{"POST /admin/users/{id}/password", admins, s.adminSetPassword, nil},
 
 		// The user's own account and API tokens (web/account.go).
 		{"GET /account", signedIn, s.accountPage, nil},
+		{"POST /account/password", signedIn, s.changePassword, nil},
 		{"POST /account/tokens", signedIn, s.createToken, nil},
 		{"POST /account/tokens/{id}/revoke", signedIn, s.revokeToken, nil},
 

@@ -251,8 +251,23 @@ func TestUserCommands(t *testing.T) {
 	if _, err := runCmd(t, env, "", "user", "disable", "--email", "lee@example.org"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := runCmd(t, env, "new-long-password\n", "user", "set-password", "--email", "ann@example.org", "--password-stdin"); err != nil {
+	// A reset says what it does besides: sessions, lockout, API tokens.
+	if _, err := runCmd(t, env, "", "token", "create", "--email", "ann@example.org", "--name", "script"); err != nil {
 		t.Fatal(err)
+	}
+	out, err = runCmd(t, env, "new-long-password\n", "user", "set-password", "--email", "ann@example.org", "--password-stdin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"password of ann@example.org changed", "every browser session of the account has ended",
+		"lockout cleared", "API tokens: 1 still works (kept"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("set-password output lacks %q:\n%s", want, out)
+		}
+	}
+	out, err = runCmd(t, env, "newer-long-password\n", "user", "set-password", "--email", "ann@example.org", "--password-stdin", "--revoke-tokens")
+	if err != nil || !strings.Contains(out, "API tokens: 1 revoked") {
+		t.Fatalf("set-password --revoke-tokens: %v\n%s", err, out)
 	}
 	out, err = runCmd(t, env, "", "user", "list")
 	if err != nil {
