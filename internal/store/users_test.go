@@ -170,4 +170,3 @@ func TestSetUserPassword(t *testing.T) {
 		t.Fatalf("password of no account: %v", err)
 	}
 }
-
