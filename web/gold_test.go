@@ -63,7 +63,7 @@ func (l *labelling) itemID(t *testing.T, source string) int64 {
 func (l *labelling) judge(t *testing.T, name string, bySource map[string]map[string]string) {
 	t.Helper()
 	ctx := context.Background()
-	j, err := l.a.db.CreateJudge(ctx, nil, store.NewJudge{Name: name, Provider: "openai", Model: "model-" + name})
+	j, err := l.a.db.CreateJudge(ctx, nil, attune.JudgePolicy{}, store.NewJudge{Name: name, Provider: "openai", Model: "model-" + name})
 	if err != nil {
 		t.Fatal(err)
 	}

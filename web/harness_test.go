@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"os"
 	"strings"
@@ -47,7 +48,17 @@ func testOptions() web.Options {
 		SignInMaxPerAccount: 5,
 		SignInMaxPerAddress: 50,
 		PasswordParams:      fastParams,
+		JudgePolicy:         testPolicy,
 	}
+}
+
+// testPolicy lets the judges of the tests read their key from
+// ATTUNE_TEST_KEY (and name ATTUNE_NOT_SET, which is unset) and call the
+// fake models the tests serve on this machine's loopback address, as an
+// admin would allow a local model with ATTUNE_JUDGE_HOSTS=127.0.0.1.
+var testPolicy = attune.JudgePolicy{
+	KeyEnvs: []string{"ATTUNE_TEST_KEY", "ATTUNE_NOT_SET"},
+	Hosts:   []attune.HostRule{{Prefix: netip.MustParsePrefix("127.0.0.1/32")}},
 }
 
 type app struct {
@@ -73,7 +84,7 @@ func startApp(t *testing.T, db *store.DB, opts ...func(*web.Options)) *app {
 	}
 	logs := &logBuffer{}
 	if o.Runner == nil {
-		r, err := judge.NewRunner(db, judge.RunnerOptions{Getenv: testGetenv, BaseBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond,
+		r, err := judge.NewRunner(db, judge.RunnerOptions{Getenv: testGetenv, Policy: o.JudgePolicy, BaseBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond,
 			Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 		if err != nil {
 			t.Fatal(err)

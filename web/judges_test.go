@@ -117,7 +117,7 @@ func (j *judged) work(t *testing.T, runID int64) *attune.JudgeRun {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	r, err := judge.NewRunner(j.a.db, judge.RunnerOptions{Getenv: testGetenv, BaseBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond,
+	r, err := judge.NewRunner(j.a.db, judge.RunnerOptions{Getenv: testGetenv, Policy: testPolicy, BaseBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond,
 		Logger: slog.New(slog.NewJSONHandler(j.a.log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {
 		t.Fatal(err)

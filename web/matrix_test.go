@@ -147,7 +147,7 @@ func (m *matrix) world(t *testing.T, actor kind) world {
 		t.Fatal(err)
 	}
 	w.held, w.assignment = held.ItemID, held.ID
-	j, err := db.CreateJudge(ctx, &lead.ID, store.NewJudge{Name: fmt.Sprintf("judge-%d", n), Provider: "openai",
+	j, err := db.CreateJudge(ctx, &lead.ID, testPolicy, store.NewJudge{Name: fmt.Sprintf("judge-%d", n), Provider: "openai",
 		BaseURL: "http://127.0.0.1:1/v1", Model: "fake-1", APIKeyEnv: "ATTUNE_TEST_KEY",
 		Settings: attune.JudgeSettings{MaxTokens: 300, Samples: 1, Concurrency: 1}})
 	if err != nil {

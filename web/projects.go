@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/yuin/goldmark"
 
@@ -20,12 +20,9 @@ import (
 	"github.com/attune/attune/web/views/project"
 )
 
-// Limits of the project forms.
+// Limits of the project pages; the settings' own are attune's (see
+// attune.Project.Validate).
 const (
-	maxProjectName  = 200
-	maxInstructions = 20000 // characters of Markdown
-	maxLeaseMinutes = 24 * 60
-	maxOverlap      = 10
 	// maxImportBytes bounds an upload. The file is streamed into the
 	// import, so this bounds the time a request may take, not memory.
 	maxImportBytes = 256 << 20
@@ -76,31 +73,29 @@ func readProjectForm(r *http.Request) (project.Form, projectInput, map[string]st
 		Instructions: strings.ReplaceAll(r.PostFormValue("instructions"), "\r\n", "\n"),
 	}
 	in := projectInput{name: f.Name, instructions: f.Instructions}
-	errs := map[string]string{}
-	switch n := utf8.RuneCountInString(f.Name); {
-	case n == 0:
-		errs["name"] = "Enter a name for the project."
-	case n > maxProjectName:
-		errs["name"] = fmt.Sprintf("Keep the name to %d characters or fewer (this one has %d).", maxProjectName, n)
-	}
-	if v, err := strconv.Atoi(f.Overlap); err != nil || v < 1 || v > maxOverlap {
-		errs["overlap"] = fmt.Sprintf("Enter a whole number of annotators from 1 to %d.", maxOverlap)
+	unread := map[string]string{}
+	if v, err := strconv.Atoi(f.Overlap); err != nil {
+		unread["overlap"] = attune.ProjectFieldMessage("overlap")
 	} else {
 		in.overlap = v
 	}
-	if v, err := strconv.Atoi(f.LeaseMinutes); err != nil || v < 1 || v > maxLeaseMinutes {
-		errs["lease"] = fmt.Sprintf("Enter a whole number of minutes from 1 to %d.", maxLeaseMinutes)
+	if v, err := strconv.Atoi(f.LeaseMinutes); err != nil || v > math.MaxInt32 {
+		unread["lease"] = attune.ProjectFieldMessage("lease")
 	} else {
 		in.lease = time.Duration(v) * time.Minute
 	}
-	if n := utf8.RuneCountInString(f.Instructions); n > maxInstructions {
-		errs["instructions"] = fmt.Sprintf("Keep the instructions to %d characters or fewer (these have %d).", maxInstructions, n)
+	p := attune.Project{Name: in.name, Instructions: in.instructions, Overlap: in.overlap, Lease: in.lease}
+	errs := fieldErrors(p.Validate())
+	for k, m := range unread {
+		errs[k] = m
 	}
 	return f, in, errs
 }
 
 func (s *Server) newProjectPage(w http.ResponseWriter, r *http.Request) error {
-	return s.renderNewProject(w, r, http.StatusOK, project.Form{Overlap: "3", LeaseMinutes: "30"}, nil)
+	return s.renderNewProject(w, r, http.StatusOK, project.Form{
+		Overlap: strconv.Itoa(attune.DefaultOverlap), LeaseMinutes: strconv.Itoa(int(attune.DefaultLease / time.Minute)),
+	}, nil)
 }
 
 func (s *Server) renderNewProject(w http.ResponseWriter, r *http.Request, status int, form project.Form, errs map[string]string) error {

@@ -14,6 +14,7 @@ import (
 	"github.com/alexedwards/scs/pgxstore"
 	"github.com/alexedwards/scs/v2"
 
+	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/judge"
 	"github.com/attune/attune/internal/password"
 	"github.com/attune/attune/internal/store"
@@ -37,6 +38,10 @@ type Options struct {
 	// Runner queues, pauses and estimates judge runs for the judge pages.
 	// Whether this process also works runs is the runner's owner's choice.
 	Runner *judge.Runner
+	// JudgePolicy is what an admin lets judges use: the variables a key
+	// may come from and the hosts calls may go to. Judges are created,
+	// changed and tried under it.
+	JudgePolicy attune.JudgePolicy
 	// FakeLLM, when set, is served under /fake-llm/ (the demo's model).
 	FakeLLM http.Handler
 	// BreakAfter is how long an annotator labels without a pause before the

@@ -56,6 +56,7 @@ func runFakeLLM(ctx context.Context, e env, args []string) error {
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	fmt.Fprintf(e.stdout, "fake LLM serving at http://%s/v1 (any model; the model \"missing-model\" answers 404)\n", ln.Addr())
+	fmt.Fprintf(e.stderr, "judges may call it once an admin allows it: ATTUNE_JUDGE_HOSTS=%s attune serve\n", ln.Addr())
 	select {
 	case err := <-done:
 		return err

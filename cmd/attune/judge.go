@@ -7,8 +7,7 @@ import (
 	"flag"
 	"fmt"
 
-	"net/url"
-	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -25,17 +24,19 @@ func judgeFlagsHelp(fs *flag.FlagSet) {
 	fs.String("base-url", "", "the endpoint, e.g. https://api.openai.com/v1 or http://127.0.0.1:11434/v1 (add)")
 	fs.String("model", "", "model name (add)")
 	fs.String("api-key-env", "", "name of the environment variable that holds the API key; the key is never stored (add)")
-	fs.Int("concurrency", 8, "calls at once per worker process; backs off on 429 (add)")
-	fs.Int("rpm", 0, "requests per minute across all workers, 0 for no limit (add)")
-	fs.Int("tpm", 0, "tokens per minute across all workers, 0 for no limit (add)")
-	fs.Int("samples", 1, "answers per prompt; with more than one, the majority or median is kept (add)")
+	// Numbers are read as text, by the same parser as the web form, so
+	// that both refuse the same values with the same messages.
+	fs.String("concurrency", "", fmt.Sprintf("calls at once per worker process, 1 to %d (default %d); backs off on 429 (add)", attune.MaxConcurrency, attune.DefaultConcurrency))
+	fs.String("rpm", "", "requests per minute across all workers; empty for no limit (add)")
+	fs.String("tpm", "", "tokens per minute across all workers; empty for no limit (add)")
+	fs.String("samples", "", fmt.Sprintf("answers per prompt, 1 to %d (default %d); with more than one, the majority or median is kept (add)", attune.MaxSamples, attune.DefaultSamples))
 	fs.Bool("logprobs", false, "ask for token log-probabilities and keep the probability-weighted score (add)")
-	fs.String("temperature", "", "sampling temperature; the provider's default when empty (add)")
-	fs.Int("max-tokens", 0, "output token limit per call, 0 for the provider's default (add)")
+	fs.String("temperature", "", "sampling temperature, 0 to 2; the provider's default when empty (add)")
+	fs.String("max-tokens", "", fmt.Sprintf("output token limit per call, 1 to %d; the provider's default when empty (add)", attune.MaxMaxTokens))
 	fs.String("seed", "", "sampling seed, where the endpoint supports it (add)")
-	fs.Float64("price-input", 0, "US dollars per million input tokens (add)")
-	fs.Float64("price-cached", 0, "US dollars per million cached input tokens (add)")
-	fs.Float64("price-output", 0, "US dollars per million output tokens (add)")
+	fs.String("price-input", "", "US dollars per million input tokens (add)")
+	fs.String("price-cached", "", "US dollars per million cached input tokens (add)")
+	fs.String("price-output", "", "US dollars per million output tokens (add)")
 	fs.String("project", "", "project name (run)")
 	fs.String("judge", "", "judge name (run)")
 	fs.Int("limit", 0, "judge only the first N items (run)")
@@ -50,8 +51,6 @@ attune judge run --project P --judge J [--limit N] [--budget USD] [--wait]
 attune judge status RUN [--json]
 attune judge pause|cancel RUN
 attune judge resume RUN [--budget USD]`
-
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func runJudge(ctx context.Context, e env, args []string) error {
 	if len(args) == 0 {
@@ -88,20 +87,20 @@ func runJudge(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	runner, err := judge.NewRunner(db, judge.RunnerOptions{Getenv: e.getenv, Logger: newLogger(cfg, e.stderr)})
+	runner, err := judge.NewRunner(db, judge.RunnerOptions{Getenv: e.getenv, Policy: cfg.JudgePolicy, Logger: newLogger(cfg, e.stderr)})
 	if err != nil {
 		return err
 	}
 
 	switch verb {
 	case "add":
-		nj, err := judgeFromFlags(get)
+		nj, err := judgeFromFlags(get, cfg.JudgePolicy)
 		if err != nil {
-			return err
+			return flagErrors(err, judgeFlagOf)
 		}
-		j, err := db.CreateJudge(ctx, nil, nj)
+		j, err := db.CreateJudge(ctx, nil, cfg.JudgePolicy, nj)
 		if err != nil {
-			return err
+			return flagErrors(err, judgeFlagOf)
 		}
 		fmt.Fprintf(e.stdout, "added judge %q (%s %s)\n", j.Name, j.Provider, j.Model)
 	case "list":
@@ -194,62 +193,57 @@ func runJudge(ctx context.Context, e env, args []string) error {
 	return nil
 }
 
-// judgeFromFlags checks the judge flags and names the wrong one.
-func judgeFromFlags(get func(string) string) (store.NewJudge, error) {
-	nj := store.NewJudge{Name: strings.TrimSpace(get("name")), Provider: get("provider"), BaseURL: strings.TrimRight(get("base-url"), "/"),
-		Model: get("model"), APIKeyEnv: get("api-key-env")}
-	if nj.Name == "" || nj.Model == "" {
-		return nj, fmt.Errorf("%w: judge add needs --name and --model", errUsage)
-	}
-	if nj.Provider != "openai" && nj.Provider != "anthropic" {
-		return nj, fmt.Errorf("--provider must be openai or anthropic, not %q", nj.Provider)
-	}
-	if nj.BaseURL != "" {
-		if u, err := url.Parse(nj.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nj, fmt.Errorf("--base-url must be an http or https URL, not %q", nj.BaseURL)
-		}
-	}
-	if nj.APIKeyEnv != "" && !envName.MatchString(nj.APIKeyEnv) {
-		// Never echo the value: it may be the key itself, pasted by mistake.
-		return nj, fmt.Errorf("--api-key-env must be the name of an environment variable (letters, digits and _): give the variable's name, never the key")
-	}
-	s := &nj.Settings
-	s.Concurrency, _ = strconv.Atoi(get("concurrency"))
-	s.RPM, _ = strconv.Atoi(get("rpm"))
-	s.TPM, _ = strconv.Atoi(get("tpm"))
-	s.Samples, _ = strconv.Atoi(get("samples"))
-	s.MaxTokens, _ = strconv.Atoi(get("max-tokens"))
-	s.Logprobs = get("logprobs") == "true"
-	if s.Concurrency < 1 || s.Concurrency > 1024 {
-		return nj, fmt.Errorf("--concurrency must be from 1 to 1024")
-	}
-	if s.RPM < 0 || s.TPM < 0 || s.MaxTokens < 0 || s.Samples < 1 || s.Samples > 25 {
-		return nj, fmt.Errorf("--rpm, --tpm and --max-tokens must not be negative, and --samples must be from 1 to 25")
-	}
-	if t := get("temperature"); t != "" {
-		v, err := strconv.ParseFloat(t, 64)
-		if err != nil || v < 0 || v > 2 {
-			return nj, fmt.Errorf("--temperature must be a number from 0 to 2")
-		}
-		s.Temperature = &v
-	}
-	if sd := get("seed"); sd != "" {
-		v, err := strconv.ParseInt(sd, 10, 64)
-		if err != nil {
-			return nj, fmt.Errorf("--seed must be a whole number")
-		}
-		s.Seed = &v
-	}
-	for _, f := range []string{"price-input", "price-cached", "price-output"} {
-		if v, _ := strconv.ParseFloat(get(f), 64); v < 0 {
-			return nj, fmt.Errorf("--%s must not be negative", f)
-		}
-	}
-	s.Prices.InputPerMTok, _ = strconv.ParseFloat(get("price-input"), 64)
-	s.Prices.CachedInputPerMTok, _ = strconv.ParseFloat(get("price-cached"), 64)
-	s.Prices.OutputPerMTok, _ = strconv.ParseFloat(get("price-output"), 64)
-	return nj, nil
+// judgeFromFlags reads the judge flags by the rules every path shares
+// (attune.ParseJudge), returning the judge or a message per bad field.
+func judgeFromFlags(get func(string) string, policy attune.JudgePolicy) (store.NewJudge, error) {
+	j, err := attune.ParseJudge(attune.JudgeInput{
+		Name: get("name"), Provider: get("provider"), BaseURL: get("base-url"), Model: get("model"), KeyEnv: get("api-key-env"),
+		Temperature: get("temperature"), MaxTokens: get("max-tokens"), Samples: get("samples"), Seed: get("seed"),
+		Logprobs: get("logprobs") == "true", Concurrency: get("concurrency"), RPM: get("rpm"), TPM: get("tpm"),
+		PriceInput: get("price-input"), PriceCached: get("price-cached"), PriceOut: get("price-output"),
+	}, policy)
+	return store.NewJudge{Name: j.Name, Provider: j.Provider, BaseURL: j.BaseURL, Model: j.Model, APIKeyEnv: j.APIKeyEnv, Settings: j.Settings}, err
 }
+
+// judgeFlagOf names the flag of each field of a judge.
+var judgeFlagOf = map[string]string{
+	"name": "name", "provider": "provider", "base_url": "base-url", "model": "model", "key_env": "api-key-env",
+	"temperature": "temperature", "max_tokens": "max-tokens", "samples": "samples", "seed": "seed", "concurrency": "concurrency",
+	"rpm": "rpm", "tpm": "tpm", "price_input": "price-input", "price_cached": "price-cached", "price_output": "price-output",
+}
+
+// flagErrors writes a validation error's messages under the flags that
+// set the fields, one per line, in a stable order; other errors pass.
+func flagErrors(err error, flagOf map[string]string) error {
+	var v *attune.ValidationError
+	if !errors.As(err, &v) {
+		return err
+	}
+	fields := make([]string, 0, len(v.Fields))
+	for f := range v.Fields {
+		fields = append(fields, f)
+	}
+	sort.Strings(fields)
+	lines := make([]string, len(fields))
+	for i, f := range fields {
+		name := "--" + f
+		if fl, ok := flagOf[f]; ok {
+			name = "--" + fl
+		}
+		lines[i] = name + ": " + v.Fields[f]
+	}
+	return &flagError{v: v, text: strings.Join(lines, "\n")}
+}
+
+// flagError is a validation error written for the command line: the
+// same messages as the web form's, under the flags' names.
+type flagError struct {
+	v    *attune.ValidationError
+	text string
+}
+
+func (e *flagError) Error() string { return e.text }
+func (e *flagError) Unwrap() error { return e.v }
 
 // workUntilDone works the run's jobs in this process (beside any serve
 // that may be working them too) and reports progress until it ends.

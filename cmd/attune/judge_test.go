@@ -23,7 +23,9 @@ func TestJudgeCommands(t *testing.T) {
 	t.Parallel()
 	fake := httptest.NewServer(fakellm.New(fakellm.Options{APIKey: cliKey}))
 	defer fake.Close()
-	env := envFor(dbtest.NewURL(t), "JUDGE_KEY", cliKey)
+	// The admin allows the key variables these judges name and the fake
+	// model on this machine.
+	env := envFor(dbtest.NewURL(t), "JUDGE_KEY", cliKey, "ATTUNE_JUDGE_KEY_ENVS", "JUDGE_KEY,NOT_SET_ANYWHERE", "ATTUNE_JUDGE_HOSTS", "127.0.0.1")
 	var logs strings.Builder
 	cmd := func(args ...string) (string, error) {
 		var out strings.Builder

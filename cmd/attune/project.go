@@ -5,8 +5,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -20,8 +22,8 @@ import (
 func projectFlagsHelp(fs *flag.FlagSet) {
 	fs.String("name", "", "project name (create)")
 	fs.String("rubric", "", "rubric version KEY@VERSION (create)")
-	fs.Int("overlap", 3, "how many annotators label each item, 1–10 (create)")
-	fs.Duration("lease", 30*time.Minute, "how long an annotator holds an item before it goes back (create)")
+	fs.String("overlap", strconv.Itoa(attune.DefaultOverlap), fmt.Sprintf("how many annotators label each item, 1 to %d (create)", attune.MaxOverlap))
+	fs.String("lease", attune.DefaultLease.String(), "how long an annotator holds an item before it goes back, whole minutes from 1m to 24h (create)")
 	fs.String("instructions-file", "", "Markdown file of instructions for annotators (create)")
 	fs.String("lead", "", "email of a lead to put in charge (create)")
 	fs.String("project", "", "project name (add-member, remove-member)")
@@ -74,13 +76,15 @@ func runProject(ctx context.Context, e env, args []string) error {
 		if err != nil {
 			return err
 		}
-		overlap, _ := strconv.Atoi(get("overlap"))
-		if overlap < 1 || overlap > 10 {
-			return fmt.Errorf("--overlap must be from 1 to 10, got %d", overlap)
+		// Read here, checked with the web form's rules (and by the store).
+		unread := map[string]string{}
+		overlap, err := strconv.Atoi(get("overlap"))
+		if err != nil {
+			unread["overlap"] = attune.ProjectFieldMessage("overlap")
 		}
-		lease, _ := time.ParseDuration(get("lease"))
-		if lease < time.Minute || lease > 24*time.Hour {
-			return fmt.Errorf("--lease must be from 1m to 24h, got %s", lease)
+		lease, err := time.ParseDuration(get("lease"))
+		if err != nil {
+			unread["lease"] = attune.ProjectFieldMessage("lease")
 		}
 		var instructions string
 		if f := get("instructions-file"); f != "" {
@@ -90,6 +94,15 @@ func runProject(ctx context.Context, e env, args []string) error {
 			}
 			instructions = string(b)
 		}
+		if len(unread) > 0 {
+			check := attune.Project{Name: strings.TrimSpace(get("name")), Instructions: instructions, Overlap: overlap, Lease: lease}
+			var v *attune.ValidationError
+			if !errors.As(check.Validate(), &v) {
+				v = &attune.ValidationError{Fields: map[string]string{}}
+			}
+			maps.Copy(v.Fields, unread)
+			return flagErrors(v, nil)
+		}
 		var lead *int64
 		if email := get("lead"); email != "" {
 			u, err := findUserByEmail(ctx, db, email)
@@ -98,10 +111,10 @@ func runProject(ctx context.Context, e env, args []string) error {
 			}
 			lead = &u.ID
 		}
-		p, err := db.CreateProject(ctx, lead, store.NewProject{Name: get("name"), Instructions: instructions,
+		p, err := db.CreateProject(ctx, lead, store.NewProject{Name: strings.TrimSpace(get("name")), Instructions: instructions,
 			RubricVersionID: rv.ID, Overlap: overlap, Lease: lease})
 		if err != nil {
-			return err
+			return flagErrors(err, nil)
 		}
 		fmt.Fprintf(e.stdout, "created project %q (id %d, %s, %d per item)\n", p.Name, p.ID, p.RubricRef, p.Overlap)
 	case "list":

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -72,13 +74,25 @@ func runServe(ctx context.Context, e env, args []string) error {
 		ln.Close()
 		return err
 	}
+	isDemo := fs.Lookup("demo").Value.String() == "true"
+	policy := cfg.JudgePolicy
+	if isDemo {
+		// The demo's judge calls the fake model this server serves
+		// itself: allow exactly this server's address, so the demo works
+		// with no configuration and nothing else on this machine opens.
+		own, err := ownHostRule(base)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		policy.Hosts = append(slices.Clone(policy.Hosts), own)
+	}
 	// Every serve works queued judge runs, so runs spread over replicas.
-	runner, err := judge.NewRunner(db, judge.RunnerOptions{Getenv: e.getenv, Logger: log})
+	runner, err := judge.NewRunner(db, judge.RunnerOptions{Getenv: e.getenv, Policy: policy, Logger: log})
 	if err != nil {
 		ln.Close()
 		return err
 	}
-	isDemo := fs.Lookup("demo").Value.String() == "true"
 	var fake http.Handler
 	if isDemo {
 		fake = fakellm.New(fakellm.Options{Latency: 150 * time.Millisecond})
@@ -90,7 +104,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 			return err
 		}
 		demo.Print(e.stdout, base, accounts)
-		if err := demo.SeedJudge(ctx, db, runner, base+"/fake-llm/v1"); err != nil {
+		if err := demo.SeedJudge(ctx, db, runner, policy, base+"/fake-llm/v1"); err != nil {
 			ln.Close()
 			return err
 		}
@@ -107,6 +121,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 		SessionCleanup:      10 * time.Minute,
 		Runner:              runner,
 		FakeLLM:             fake,
+		JudgePolicy:         policy,
 		BreakAfter:          cfg.BreakAfter,
 	})
 	defer srv.Close()
@@ -157,6 +172,24 @@ func runServe(ctx context.Context, e env, args []string) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// ownHostRule is the judge host rule that allows exactly the server at
+// base (its host and port).
+func ownHostRule(base string) (attune.HostRule, error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return attune.HostRule{}, fmt.Errorf("demo: %w", err)
+	}
+	hostPort := u.Host
+	if u.Port() == "" {
+		hostPort = net.JoinHostPort(u.Hostname(), map[string]string{"http": "80", "https": "443"}[u.Scheme])
+	}
+	rules, err := attune.ParseHostRules(hostPort)
+	if err != nil || len(rules) != 1 {
+		return attune.HostRule{}, fmt.Errorf("demo: the judge cannot be allowed to call %s: %v", base, err)
+	}
+	return rules[0], nil
 }
 
 // ensureAdmin creates the first admin on a database that has none and

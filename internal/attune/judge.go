@@ -12,6 +12,10 @@ type Judge struct {
 	APIKeyEnv string // the environment variable holding the key; the key itself is never stored
 	Settings  JudgeSettings
 	RaterID   int64
+	// CreatedBy is the judge's owner: who created it (nil: the command
+	// line, or an account since deleted). Only the owner or an admin may
+	// change where it sends calls and which key it sends; see CheckChange.
+	CreatedBy *int64
 	CreatedAt time.Time
 }
 

@@ -6,9 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/attune/attune/internal/attune"
 )
 
 // DefaultDatabaseURL is the local PostgreSQL server's attune database, as a
@@ -37,6 +41,11 @@ type Config struct {
 	AdminEmail    string
 	AdminPassword string
 
+	// JudgePolicy is what judges may use: the variables their keys may
+	// come from (ATTUNE_JUDGE_KEY_ENVS) and the hosts their calls may go
+	// to (ATTUNE_JUDGE_HOSTS).
+	JudgePolicy attune.JudgePolicy
+
 	// BreakAfter is how long an annotator labels without a pause before
 	// the workspace offers a break.
 	BreakAfter time.Duration
@@ -50,6 +59,10 @@ type Config struct {
 func (c Config) SecureCookies() bool {
 	return c.TLSCert != "" || strings.HasPrefix(c.BaseURL, "https://")
 }
+
+// DefaultJudgeKeyEnvs are the variables judge keys may come from when
+// ATTUNE_JUDGE_KEY_ENVS is not set: the providers' usual names.
+const DefaultJudgeKeyEnvs = "OPENAI_API_KEY,ANTHROPIC_API_KEY"
 
 // Var documents one environment variable.
 type Var struct {
@@ -74,6 +87,8 @@ var Vars = []Var{
 	{"ATTUNE_ADMIN_EMAIL", "admin@attune.local", "email of the admin account created on first start when there is none"},
 	{"ATTUNE_ADMIN_PASSWORD", "(random, printed once)", "password of that first admin account (secret: prefer setting it through a secrets mechanism)"},
 	{"ATTUNE_BREAK_AFTER", "50m", "offer annotators a break after this long of continuous labelling (a pause of over 10 minutes starts afresh)"},
+	{"ATTUNE_JUDGE_KEY_ENVS", DefaultJudgeKeyEnvs, "comma-separated names of the environment variables a judge's API key may be read from; a judge naming any other is refused. Never attune's own variables"},
+	{"ATTUNE_JUDGE_HOSTS", "", "comma-separated hosts judges may call besides api.openai.com and api.anthropic.com: names (vllm.internal), addresses or CIDR ranges (127.0.0.1, 10.0.0.0/8), each optionally with :port, or * for any public host. Private, loopback and link-local addresses are refused unless listed; e.g. 127.0.0.1:11434 for a local Ollama, 127.0.0.1:8081 for 'attune fake-llm'"},
 	{"ATTUNE_LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"ATTUNE_LOG_FORMAT", "json", "json or text"},
 }
@@ -127,10 +142,54 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.LogFormat != "json" && c.LogFormat != "text" {
 		l.fail("ATTUNE_LOG_FORMAT", "must be json or text")
 	}
+	c.JudgePolicy.KeyEnvs = l.keyEnvs("ATTUNE_JUDGE_KEY_ENVS", DefaultJudgeKeyEnvs)
+	if hosts, err := attune.ParseHostRules(l.str("ATTUNE_JUDGE_HOSTS", "")); err != nil {
+		l.fail("ATTUNE_JUDGE_HOSTS", "has "+err.Error())
+	} else {
+		c.JudgePolicy.Hosts = hosts
+	}
 	if l.err != nil {
 		return Config{}, l.err
 	}
 	return c, nil
+}
+
+// keyEnvs reads a list of variable names a judge key may come from. attune's
+// own variables (and PostgreSQL's password variable) are refused: a lead
+// could otherwise send them to an endpoint as a key.
+func (l *loader) keyEnvs(name, def string) []string {
+	var out []string
+	for _, v := range strings.Split(l.str(name, def), ",") {
+		v = strings.TrimSpace(v)
+		switch {
+		case v == "":
+			continue
+		case !envName.MatchString(v):
+			l.fail(name, fmt.Sprintf("must list names of environment variables (letters, digits and _), not %q", v))
+		case ownVar(v):
+			l.fail(name, fmt.Sprintf("must not list %s: it is attune's own setting, not a judge's key", v))
+		}
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// ownVar reports whether name is one of attune's own settings or the
+// database's password variable.
+func ownVar(name string) bool {
+	if strings.HasPrefix(strings.ToUpper(name), "ATTUNE_") || strings.HasPrefix(strings.ToUpper(name), "PG") {
+		return true
+	}
+	for _, v := range Vars {
+		if strings.EqualFold(v.Name, name) {
+			return true
+		}
+	}
+	return false
 }
 
 type loader struct {

@@ -38,6 +38,12 @@ func TestLoadErrorsNameTheVariable(t *testing.T) {
 		{map[string]string{"ATTUNE_LOG_LEVEL": "loud"}, "ATTUNE_LOG_LEVEL"},
 		{map[string]string{"ATTUNE_BASE_URL": "ftp://x"}, "ATTUNE_BASE_URL"},
 		{map[string]string{"ATTUNE_SESSION_IDLE_TIMEOUT": "24h"}, "ATTUNE_SESSION_IDLE_TIMEOUT"},
+		// attune's own secrets can never be named as a judge's key.
+		{map[string]string{"ATTUNE_JUDGE_KEY_ENVS": "OPENAI_API_KEY,DATABASE_URL"}, "must not list DATABASE_URL"},
+		{map[string]string{"ATTUNE_JUDGE_KEY_ENVS": "ATTUNE_ADMIN_PASSWORD"}, "must not list ATTUNE_ADMIN_PASSWORD"},
+		{map[string]string{"ATTUNE_JUDGE_KEY_ENVS": "PGPASSWORD"}, "must not list PGPASSWORD"},
+		{map[string]string{"ATTUNE_JUDGE_KEY_ENVS": "MY KEY"}, "ATTUNE_JUDGE_KEY_ENVS"},
+		{map[string]string{"ATTUNE_JUDGE_HOSTS": "127.0.0.1, http://x.org"}, "ATTUNE_JUDGE_HOSTS"},
 	}
 	for _, tt := range tests {
 		_, err := Load(env(tt.env))
@@ -71,5 +77,26 @@ func TestEveryVariableIsDocumented(t *testing.T) {
 		if !seen[k] {
 			t.Errorf("%s is read but not documented in Vars", k)
 		}
+	}
+}
+
+func TestJudgePolicy(t *testing.T) {
+	t.Parallel()
+	c, err := Load(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(c.JudgePolicy.KeyEnvs, ","); got != DefaultJudgeKeyEnvs || len(c.JudgePolicy.Hosts) != 0 {
+		t.Errorf("default judge policy %+v", c.JudgePolicy)
+	}
+	c, err = Load(env(map[string]string{"ATTUNE_JUDGE_KEY_ENVS": " VLLM_KEY , ,VLLM_KEY,OPENAI_API_KEY", "ATTUNE_JUDGE_HOSTS": "127.0.0.1:11434, *"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(c.JudgePolicy.KeyEnvs, ","); got != "VLLM_KEY,OPENAI_API_KEY" {
+		t.Errorf("key variables %q", got)
+	}
+	if c.JudgePolicy.CheckBaseURL("http://127.0.0.1:11434/v1") != "" || c.JudgePolicy.CheckBaseURL("http://127.0.0.1:5432/") == "" {
+		t.Errorf("hosts %v", c.JudgePolicy.Hosts)
 	}
 }

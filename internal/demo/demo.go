@@ -107,8 +107,8 @@ func Print(w io.Writer, base string, accounts []Account) {
 // SeedJudge adds a judge backed by the demo's fake model (served by attune
 // itself at baseURL) and queues a run of it over every demo project, so a
 // newcomer sees judges work with no API key.
-func SeedJudge(ctx context.Context, db *store.DB, runner *judge.Runner, baseURL string) error {
-	j, err := db.CreateJudge(ctx, nil, store.NewJudge{Name: "Demo judge (fake model)", Provider: "openai", BaseURL: baseURL,
+func SeedJudge(ctx context.Context, db *store.DB, runner *judge.Runner, policy attune.JudgePolicy, baseURL string) error {
+	j, err := db.CreateJudge(ctx, nil, policy, store.NewJudge{Name: "Demo judge (fake model)", Provider: "openai", BaseURL: baseURL,
 		Model: "fake-judge", Settings: attune.JudgeSettings{Concurrency: 4, MaxTokens: 300,
 			Prices: attune.Prices{InputPerMTok: 0.15, CachedInputPerMTok: 0.075, OutputPerMTok: 0.6}}})
 	if err != nil {

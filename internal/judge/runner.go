@@ -26,10 +26,11 @@ import (
 type RunnerOptions struct {
 	// Getenv reads the environment variable a judge names for its API key.
 	Getenv func(string) string
-	// HTTPClient carries the provider calls (default: one without a
-	// timeout of its own; CallTimeout bounds each call).
-	HTTPClient *http.Client
-	Logger     *slog.Logger
+	// Policy is what the admin lets judges use: a judge whose key
+	// variable or base URL it does not allow is refused before any call,
+	// and calls connect only to addresses it allows (see guardedClient).
+	Policy attune.JudgePolicy
+	Logger *slog.Logger
 	// Workers is how many items this process works at once, over every
 	// run (default 64). Each judge's own concurrency limits its calls.
 	Workers int
@@ -55,15 +56,6 @@ type RunnerOptions struct {
 func (o RunnerOptions) withDefaults() RunnerOptions {
 	if o.Getenv == nil {
 		o.Getenv = func(string) string { return "" }
-	}
-	if o.HTTPClient == nil {
-		// The default transport keeps only 2 idle connections per host:
-		// with dozens of calls in flight to one endpoint it would open a
-		// new connection for most calls.
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.MaxIdleConns = 1024
-		t.MaxIdleConnsPerHost = 1024
-		o.HTTPClient = &http.Client{Transport: t}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -116,11 +108,14 @@ func (itemArgs) Kind() string { return "judge_item" }
 // running a Runner may take. Create it with NewRunner; Start it to work
 // jobs (a Runner that only queues runs need not be started).
 type Runner struct {
-	db       *store.DB
-	opts     RunnerOptions
-	client   *river.Client[pgx.Tx]
-	limits   limiters
-	rubrics  sync.Map // rubric version id → *rubric.Definition
+	db      *store.DB
+	opts    RunnerOptions
+	client  *river.Client[pgx.Tx]
+	limits  limiters
+	rubrics sync.Map // rubric version id → *rubric.Definition
+	// hc carries every provider call, over the policy's dialer; it has no
+	// timeout of its own (CallTimeout bounds each call).
+	hc       *http.Client
 	provider func(j *attune.Judge) (Provider, string, error)
 	// providers keeps one client per judge endpoint and key for the life
 	// of the process: a client learns what its endpoint refuses (such as
@@ -170,6 +165,7 @@ type providerKey struct {
 // NewRunner builds a Runner over db.
 func NewRunner(db *store.DB, opts RunnerOptions) (*Runner, error) {
 	r := &Runner{db: db, opts: opts.withDefaults()}
+	r.hc = guardedClient(r.opts.Policy)
 	r.provider = r.newProvider
 	workers := river.NewWorkers()
 	river.AddWorker(workers, river.WorkFunc(r.workStart))
@@ -288,6 +284,9 @@ func (r *Runner) Wait(ctx context.Context, runID int64) (*attune.JudgeRun, error
 // endpoint for the cache key. A missing key is a fatal error: the run
 // pauses with the reason rather than failing every call.
 func (r *Runner) newProvider(j *attune.Judge) (Provider, string, error) {
+	if err := checkPolicy(r.opts.Policy, j); err != nil {
+		return nil, "", err
+	}
 	key := ""
 	if j.APIKeyEnv != "" {
 		key = r.opts.Getenv(j.APIKeyEnv)
@@ -306,9 +305,9 @@ func (r *Runner) newProvider(j *attune.Judge) (Provider, string, error) {
 	var p Provider
 	switch j.Provider {
 	case "openai":
-		p = NewOpenAI(j.BaseURL, key, r.opts.HTTPClient)
+		p = NewOpenAI(j.BaseURL, key, r.hc)
 	case "anthropic":
-		p = NewAnthropic(j.BaseURL, key, r.opts.HTTPClient)
+		p = NewAnthropic(j.BaseURL, key, r.hc)
 	default:
 		return nil, "", &FatalError{Reason: fmt.Sprintf("unknown provider %q: use openai or anthropic", j.Provider)}
 	}

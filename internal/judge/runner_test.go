@@ -114,13 +114,14 @@ func newFixtureTB(t testing.TB, s setup) *fixture {
 	if keyEnv == "" {
 		keyEnv = "ATTUNE_TEST_KEY"
 	}
-	j, err := db.CreateJudge(ctx, nil, store.NewJudge{Name: "j", Provider: "openai", BaseURL: srv.URL + "/v1", Model: "fake-1",
+	j, err := db.CreateJudge(ctx, nil, testPolicy, store.NewJudge{Name: "j", Provider: "openai", BaseURL: srv.URL + "/v1", Model: "fake-1",
 		APIKeyEnv: keyEnv, Settings: s.settings})
 	if err != nil {
 		t.Fatal(err)
 	}
 	logs := &lockedBuffer{}
 	opts := s.opts
+	opts.Policy = testPolicy
 	opts.Getenv = func(k string) string {
 		if k == "ATTUNE_TEST_KEY" {
 			return runnerKey
@@ -490,7 +491,7 @@ func TestWorkerKilledMidRun(t *testing.T) {
 	frozen = false
 	mu.Unlock()
 
-	second, err := judge.NewRunner(f.db, judge.RunnerOptions{Getenv: func(string) string { return runnerKey }, BaseBackoff: time.Millisecond})
+	second, err := judge.NewRunner(f.db, judge.RunnerOptions{Getenv: func(string) string { return runnerKey }, Policy: testPolicy, BaseBackoff: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

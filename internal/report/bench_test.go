@@ -49,7 +49,7 @@ func seedCriteria(b *testing.B, db *store.DB, name string, items, people, judges
 		raters = append(raters, id)
 	}
 	for i := range judges {
-		j, err := db.CreateJudge(ctx, nil, store.NewJudge{Name: fmt.Sprintf("%s-judge-%d", name, i), Provider: "openai", Model: "m"})
+		j, err := db.CreateJudge(ctx, nil, attune.JudgePolicy{}, store.NewJudge{Name: fmt.Sprintf("%s-judge-%d", name, i), Provider: "openai", Model: "m"})
 		if err != nil {
 			b.Fatal(err)
 		}

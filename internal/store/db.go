@@ -122,6 +122,12 @@ func mapErr(err error, what, conflict string) error {
 	if errors.Is(err, pgx.ErrNoRows) {
 		return attune.NotFound(what + ": not found")
 	}
+	// A rule's verdict (a bad field, a refused change) goes back as it
+	// is: its message is for the person who asked.
+	var v *attune.ValidationError
+	if errors.As(err, &v) || errors.Is(err, attune.ErrForbidden) {
+		return err
+	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" && conflict != "" { // unique_violation
 		return attune.Conflict(conflict)

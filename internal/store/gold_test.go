@@ -71,7 +71,7 @@ func (f *fixture) itemID(t *testing.T, source string) int64 {
 func (f *fixture) judgeLabels(t *testing.T, name string, bySource map[string]map[string]string) *attune.Judge {
 	t.Helper()
 	ctx := context.Background()
-	j, err := f.db.CreateJudge(ctx, nil, store.NewJudge{Name: name, Provider: "openai", Model: "fake-" + name})
+	j, err := f.db.CreateJudge(ctx, nil, attune.JudgePolicy{}, store.NewJudge{Name: name, Provider: "openai", Model: "fake-" + name})
 	if err != nil {
 		t.Fatal(err)
 	}

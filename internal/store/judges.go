@@ -12,7 +12,8 @@ import (
 	"github.com/attune/attune/internal/attune"
 )
 
-// NewJudge is what CreateJudge needs.
+// NewJudge is what CreateJudge and UpdateJudge need. Settings left zero
+// take their defaults (attune.JudgeSettings.WithDefaults).
 type NewJudge struct {
 	Name      string
 	Provider  string
@@ -20,14 +21,22 @@ type NewJudge struct {
 	Model     string
 	APIKeyEnv string
 	Settings  attune.JudgeSettings
+	// KeyConfirmed says, on an update, that the person confirmed the key
+	// variable for the judge's new endpoint (see attune.Judge.CheckChange).
+	KeyConfirmed bool
 }
 
-const judgeColumns = `j.id, j.name, j.provider, j.base_url, j.model, j.api_key_env, j.settings, r.id, j.created_at`
+func (nj NewJudge) judge() *attune.Judge {
+	return &attune.Judge{Name: nj.Name, Provider: nj.Provider, BaseURL: nj.BaseURL, Model: nj.Model, APIKeyEnv: nj.APIKeyEnv,
+		Settings: nj.Settings.WithDefaults()}
+}
+
+const judgeColumns = `j.id, j.name, j.provider, j.base_url, j.model, j.api_key_env, j.settings, r.id, j.created_by, j.created_at`
 
 func scanJudge(row pgx.Row) (*attune.Judge, error) {
 	var j attune.Judge
 	var settings []byte
-	if err := row.Scan(&j.ID, &j.Name, &j.Provider, &j.BaseURL, &j.Model, &j.APIKeyEnv, &settings, &j.RaterID, &j.CreatedAt); err != nil {
+	if err := row.Scan(&j.ID, &j.Name, &j.Provider, &j.BaseURL, &j.Model, &j.APIKeyEnv, &settings, &j.RaterID, &j.CreatedBy, &j.CreatedAt); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal(settings, &j.Settings); err != nil {
@@ -36,19 +45,25 @@ func scanJudge(row pgx.Row) (*attune.Judge, error) {
 	return &j, nil
 }
 
-// CreateJudge stores a judge and its rater. A name in use is an
-// attune.ErrConflict.
-func (db *DB) CreateJudge(ctx context.Context, actorID *int64, nj NewJudge) (*attune.Judge, error) {
-	settings, err := json.Marshal(nj.Settings)
+// CreateJudge stores a judge and its rater, owned by actorID (nil: the
+// command line). The judge is checked by attune.Judge.Validate under the
+// admin's policy first: a bad one is an *attune.ValidationError and
+// nothing is stored. A name in use is an attune.ErrConflict.
+func (db *DB) CreateJudge(ctx context.Context, actorID *int64, policy attune.JudgePolicy, nj NewJudge) (*attune.Judge, error) {
+	next := nj.judge()
+	settings, err := json.Marshal(next.Settings)
 	if err != nil {
 		return nil, err
 	}
 	var j *attune.Judge
 	err = db.inTx(ctx, func(tx pgx.Tx) error {
+		if err := next.Validate(policy); err != nil {
+			return err
+		}
 		var id int64
 		if err := tx.QueryRow(ctx, `INSERT INTO judges (name, provider, base_url, model, api_key_env, settings, created_by)
 			VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
-			nj.Name, nj.Provider, nj.BaseURL, nj.Model, nj.APIKeyEnv, settings, actorID).Scan(&id); err != nil {
+			next.Name, next.Provider, next.BaseURL, next.Model, next.APIKeyEnv, settings, actorID).Scan(&id); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO raters (kind, judge_id, name) VALUES ('judge', $1, $2)`, id, nj.Name); err != nil {
@@ -66,16 +81,38 @@ func (db *DB) CreateJudge(ctx context.Context, actorID *int64, nj NewJudge) (*at
 	return j, nil
 }
 
-// UpdateJudge changes a judge. Runs already made keep the settings they
-// were started with.
-func (db *DB) UpdateJudge(ctx context.Context, actorID *int64, id int64, nj NewJudge) error {
-	settings, err := json.Marshal(nj.Settings)
+// UpdateJudge changes a judge, as actorID (nil: the command line). The
+// judge is checked by attune.Judge.Validate under the admin's policy, and
+// the change by attune.Judge.CheckChange against the judge as stored
+// (locked for the check): only its owner or an admin may change its
+// connection (attune.ErrForbidden), and a key must be confirmed for a new
+// endpoint. Runs already made keep the settings they were started with.
+func (db *DB) UpdateJudge(ctx context.Context, actorID *int64, policy attune.JudgePolicy, id int64, nj NewJudge) error {
+	next := nj.judge()
+	settings, err := json.Marshal(next.Settings)
 	if err != nil {
 		return err
 	}
 	err = db.inTx(ctx, func(tx pgx.Tx) error {
+		if err := next.Validate(policy); err != nil {
+			return err
+		}
+		old, err := scanJudge(tx.QueryRow(ctx, `SELECT `+judgeColumns+` FROM judges j JOIN raters r ON r.judge_id = j.id WHERE j.id = $1 FOR UPDATE OF j`, id))
+		if err != nil {
+			return err
+		}
+		var actor *attune.User
+		if actorID != nil {
+			actor = &attune.User{ID: *actorID}
+			if err := tx.QueryRow(ctx, `SELECT role FROM users WHERE id = $1`, *actorID).Scan(&actor.Role); err != nil {
+				return err
+			}
+		}
+		if err := old.CheckChange(actor, next, nj.KeyConfirmed); err != nil {
+			return err
+		}
 		tag, err := tx.Exec(ctx, `UPDATE judges SET name = $2, provider = $3, base_url = $4, model = $5, api_key_env = $6, settings = $7, updated_at = now()
-			WHERE id = $1`, id, nj.Name, nj.Provider, nj.BaseURL, nj.Model, nj.APIKeyEnv, settings)
+			WHERE id = $1`, id, next.Name, next.Provider, next.BaseURL, next.Model, next.APIKeyEnv, settings)
 		if err != nil {
 			return err
 		}
@@ -85,8 +122,12 @@ func (db *DB) UpdateJudge(ctx context.Context, actorID *int64, id int64, nj NewJ
 		if _, err := tx.Exec(ctx, `UPDATE raters SET name = $2 WHERE judge_id = $1`, id, nj.Name); err != nil {
 			return err
 		}
-		return audit(ctx, tx, attune.AuditEvent{ActorID: actorID, Action: "judge.update", Subject: nj.Name,
-			Details: map[string]string{"provider": nj.Provider, "model": nj.Model, "base_url": nj.BaseURL}})
+		details := map[string]string{"provider": nj.Provider, "model": nj.Model, "base_url": nj.BaseURL, "key_env": nj.APIKeyEnv}
+		if old.Provider != nj.Provider || old.BaseURL != nj.BaseURL {
+			details["previous_base_url"] = old.BaseURL
+			details["key_confirmed"] = fmt.Sprint(nj.KeyConfirmed)
+		}
+		return audit(ctx, tx, attune.AuditEvent{ActorID: actorID, Action: "judge.update", Subject: nj.Name, Details: details})
 	})
 	return mapErr(err, "update judge", fmt.Sprintf("a judge named %q already exists", nj.Name))
 }

@@ -41,11 +41,16 @@ func scanProject(row pgx.Row) (*attune.Project, error) {
 }
 
 // CreateProject stores a project and makes its creator, when there is one
-// (the command line has none), a lead of it. A name in use is an
-// attune.ErrConflict.
+// (the command line has none), a lead of it. The settings are checked by
+// attune.Project.Validate first: bad ones are an *attune.ValidationError
+// and nothing is stored. A name in use is an attune.ErrConflict.
 func (db *DB) CreateProject(ctx context.Context, creatorID *int64, np NewProject) (*attune.Project, error) {
 	var p *attune.Project
 	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		check := attune.Project{Name: np.Name, Instructions: np.Instructions, Overlap: np.Overlap, Lease: np.Lease}
+		if err := check.Validate(); err != nil {
+			return err
+		}
 		var id int64
 		err := tx.QueryRow(ctx, `INSERT INTO projects (name, instructions, rubric_version_id, overlap, lease_seconds, created_by)
 			VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
@@ -71,9 +76,15 @@ func (db *DB) CreateProject(ctx context.Context, creatorID *int64, np NewProject
 	return p, nil
 }
 
-// UpdateProject changes a project's editable fields.
+// UpdateProject changes a project's editable fields, checked by
+// attune.Project.Validate first (an *attune.ValidationError stores
+// nothing).
 func (db *DB) UpdateProject(ctx context.Context, actorID, projectID int64, c ProjectChanges) error {
 	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		check := attune.Project{Name: c.Name, Instructions: c.Instructions, Overlap: c.Overlap, Lease: c.Lease}
+		if err := check.Validate(); err != nil {
+			return err
+		}
 		tag, err := tx.Exec(ctx, `UPDATE projects SET name = $2, instructions = $3, overlap = $4, lease_seconds = $5, updated_at = now()
 			WHERE id = $1`, projectID, c.Name, c.Instructions, c.Overlap, int(c.Lease.Seconds()))
 		if err != nil {

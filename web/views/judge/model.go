@@ -58,6 +58,21 @@ type Form struct {
 	PriceInput  string
 	PriceCached string
 	PriceOutput string
+	// AskConfirmKey shows the box that confirms the key variable for
+	// the endpoint ConfirmKeyFor ("provider base-url"), after an edit
+	// moved the judge to another endpoint.
+	AskConfirmKey     bool
+	ConfirmKeyFor     string
+	ConfirmKeyChecked bool
+}
+
+// endpointLabel names a base URL for the key's confirmation; "" is the
+// provider's own API.
+func endpointLabel(base string) string {
+	if base == "" {
+		return "the provider's own API"
+	}
+	return base
 }
 
 // FormPage creates a judge (ID 0) or edits one; an edited judge can also
