@@ -225,7 +225,7 @@ func (ws *workspace) page(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	st := savedState(wk)
-	v, err := ws.view(r, p, wk, st, viewExtras{reveal: r.URL.Query().Get("reveal") == "1"})
+	v, err := ws.view(r, p, wk, st, viewExtras{})
 	if err != nil {
 		return err
 	}
@@ -305,6 +305,19 @@ func (ws *workspace) storeFailed(w http.ResponseWriter, r *http.Request, p *attu
 	switch {
 	case errors.As(err, &lp):
 		return ws.problems(w, r, p, wk, st, lp.Issues)
+	case errors.Is(err, store.ErrNoteUnopened):
+		// Only a page without its script, or a forged post, gets here: the
+		// page locks the answers while the note shows.
+		wk, err := ws.db.FindWorkspace(r.Context(), p.ID, wk.Item.ID, userFrom(r.Context()).ID)
+		if err != nil {
+			return err
+		}
+		v, err := ws.view(r, p, wk, st, viewExtras{noteRefused: true})
+		if err != nil {
+			return err
+		}
+		ws.renderView(w, r, http.StatusUnprocessableEntity, p, v)
+		return nil
 	case errors.Is(err, attune.ErrConflict) && isHX(r):
 		// htmx swaps 409 in (see the layout's htmx-config): say why here
 		// rather than leave the form as if nothing happened.
@@ -324,7 +337,7 @@ func (ws *workspace) problems(w http.ResponseWriter, r *http.Request, p *attune.
 	if err != nil {
 		return err
 	}
-	v, err := ws.view(r, p, wk, st, viewExtras{reveal: true, issues: issues})
+	v, err := ws.view(r, p, wk, st, viewExtras{issues: issues})
 	if err != nil {
 		return err
 	}
@@ -412,6 +425,30 @@ func (ws *workspace) skip(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return ws.showNext(w, r, p, a, err, notice)
+}
+
+// openNote records that the annotator opened the item's content note and
+// shows the dialogue: 204 for the page's script, which shows it itself, a
+// redirect to the item for a plain form post.
+func (ws *workspace) openNote(w http.ResponseWriter, r *http.Request) error {
+	p, err := ws.annotator(r, false)
+	if err != nil {
+		return err
+	}
+	wk, err := ws.open(r, p, false)
+	if err != nil {
+		return err
+	}
+	if err := ws.db.OpenContentNote(r.Context(), p.ID, wk.Item.ID, userFrom(r.Context()).ID); err != nil {
+		return err
+	}
+	if isHX(r) {
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+	http.Redirect(w, r, itemPath(p.ID, wk.Item.ID), http.StatusSeeOther)
+	return nil
 }
 
 // draft keeps what the annotator has chosen and typed so far: 204 when

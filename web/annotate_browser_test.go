@@ -399,8 +399,8 @@ func TestBrowserContentNoteSkipAndFlag(t *testing.T) {
 		t.Fatalf("focus is on %q, want the Show button", f)
 	}
 	keys(t, ctx, "\r")
-	if hidden := eval[bool](t, ctx, `document.querySelector('#messages').hidden || !!document.querySelector('#content-note')`); hidden {
-		t.Fatal("Enter on Show did not show the dialogue")
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`!document.querySelector('#messages').hidden && !document.querySelector('#content-note')`)); err != nil {
+		t.Fatalf("Enter on Show did not show the dialogue: %v", err)
 	}
 	first := eval[string](t, ctx, `document.querySelector('#workspace').dataset.item`)
 

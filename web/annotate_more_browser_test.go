@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -61,5 +62,74 @@ func TestBrowserRestoredNotice(t *testing.T) {
 	}
 	if got := chosen(t, ctx); !sameAnswers(got, map[string]string{"emotion": "4"}) {
 		t.Fatalf("restored %v", got)
+	}
+}
+
+// TestBrowserContentNoteLocksAnswers: while a content note hides the
+// dialogue, answer keys, Enter and clicks answer nothing and submit
+// nothing; Show the conversation records the opening on the server, so the
+// dialogue stays shown on a later visit, and the answers then work.
+func TestBrowserContentNoteLocksAnswers(t *testing.T) {
+	t.Parallel()
+	l := newLabelling(t, labellingOpts{items: sensitiveItems})
+	ctx := l.browse(t, l.anns[0])
+	item := eval[string](t, ctx, `document.querySelector('#workspace').dataset.item`)
+	if !eval[bool](t, ctx, `!!document.querySelector('#content-note') && document.querySelector('#messages').hidden`) {
+		t.Fatal("the first item is not behind its content note")
+	}
+	opened := func() int {
+		t.Helper()
+		var n int
+		if err := l.a.db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM content_notes_opened WHERE item_id = $1::bigint`, item).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	// Keys with the focus away from the note's buttons, and a click on an
+	// answer.
+	eval[bool](t, ctx, `(document.activeElement.blur(), true)`)
+	keys(t, ctx, "44334")
+	keys(t, ctx, "\r")
+	keys(t, ctx, "jy5\r")
+	eval[bool](t, ctx, `(document.querySelector('input[name="answer.emotion"][value="4"]').click(), true)`)
+	if got := chosen(t, ctx); len(got) != 0 {
+		t.Fatalf("behind the note the form took answers %v", got)
+	}
+	if !eval[bool](t, ctx, `!!document.querySelector('#content-note') && document.querySelector('#messages').hidden`) {
+		t.Fatal("keys took the content note away")
+	}
+	var requests int
+	if err := l.a.db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM answer_sets`).Scan(&requests); err != nil || requests != 0 {
+		t.Fatalf("%d answer sets stored behind the note (%v)", requests, err)
+	}
+	if n := opened(); n != 0 {
+		t.Fatalf("the note counts as opened %d times before Show", n)
+	}
+
+	// Show the conversation: recorded, then shown, the answers unlocked.
+	eval[bool](t, ctx, `(document.querySelector('[data-testid=show-conversation]').focus(), true)`)
+	keys(t, ctx, "\r")
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`!document.querySelector('#content-note') && !document.querySelector('#messages').hidden &&
+		!document.querySelector('fieldset.answers').disabled && !document.querySelector('[data-testid=submit]').disabled`)); err != nil {
+		t.Fatalf("Show did not open the dialogue: %v", err)
+	}
+	if n := opened(); n != 1 {
+		t.Fatalf("the opening was recorded %d times", n)
+	}
+
+	// A later visit, with nothing kept in the tab, shows it at once.
+	eval[bool](t, ctx, `(sessionStorage.clear(), true)`)
+	if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
+		t.Fatal(err)
+	}
+	waitItem(t, ctx, "")
+	if !eval[bool](t, ctx, `!document.querySelector('#content-note') && !document.querySelector('#messages').hidden`) {
+		t.Fatal("the revisit shows the content note again")
+	}
+	keys(t, ctx, "44334\r")
+	waitItem(t, ctx, item)
+	if got := l.storedAnswers(t, item); !sameAnswers(got, map[string]string{"emotion": "4", "validation": "4", "helpfulness": "3", "safety": "3", "overall": "4"}) {
+		t.Fatalf("stored %v", got)
 	}
 }

@@ -369,7 +369,8 @@ func TestAnnotateContentNoteAndCrisisRule(t *testing.T) {
 	if !regexp.MustCompile(`data-testid="messages" hidden`).MatchString(page.body) {
 		t.Fatal("the dialogue is not hidden behind the content note")
 	}
-	shown := c.get(path + "?reveal=1")
+	wantStatus(t, c.post(path+"/open", nil), http.StatusSeeOther)
+	shown := c.get(path)
 	wantLacks(t, shown, `data-testid="content-note"`, `data-testid="messages" hidden`)
 
 	// The crisis rule is a warning to confirm.

@@ -174,12 +174,12 @@ func itemFacts(wk *store.Workspace) (rubric.Facts, string) {
 }
 
 // viewExtras are what a request adds to the workspace beyond the item and
-// the form: a notice, the engine's problems, and whether the content note
-// was already passed.
+// the form: a notice, the engine's problems, and whether answers were just
+// refused because the content note was not opened.
 type viewExtras struct {
-	reveal bool
-	notice string
-	issues rubric.Issues
+	notice      string
+	issues      rubric.Issues
+	noteRefused bool
 }
 
 // flagLabels name the reasons an item can be flagged, in attune.Flags
@@ -225,6 +225,7 @@ func (ws *workspace) view(r *http.Request, p *attune.Project, wk *store.Workspac
 			Submit:    itemPath(p.ID, item.ID) + "/labels",
 			Skip:      templ.SafeURL(itemPath(p.ID, item.ID) + "/skip"),
 			Draft:     itemPath(p.ID, item.ID) + "/draft",
+			OpenNote:  templ.SafeURL(itemPath(p.ID, item.ID) + "/open"),
 			Project:   templ.SafeURL(projectPath(p.ID)),
 			Annotate:  templ.SafeURL(annotatePath(p.ID)),
 			KeepGoing: templ.SafeURL(fmt.Sprintf("/projects/%d/break", p.ID)),
@@ -252,8 +253,10 @@ func (ws *workspace) view(r *http.Request, p *attune.Project, wk *store.Workspac
 	case v.Editing:
 		v.URLs.Back = templ.SafeURL(annotatePath(p.ID))
 	}
-	if (term != "" || wk.Item.Sensitive) && !x.reveal {
-		v.Note = &annotate.ContentNote{Term: term}
+	// The note stays until the annotator opens it; the opening is stored,
+	// so a refresh or a later visit shows the dialogue.
+	if behindNote(facts) && !wk.NoteOpened {
+		v.Note = &annotate.ContentNote{Term: term, Refused: x.noteRefused}
 	}
 	if s := ws.stretch(r, now); s.Due(now, ws.breakAfter()) {
 		v.Break = &annotate.Break{Minutes: int(s.Length(now) / time.Minute)}

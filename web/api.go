@@ -272,6 +272,16 @@ type apiItem struct {
 	Turns    int              `json:"turns"`
 	Messages []attune.Message `json:"messages"`
 	Meta     json.RawMessage  `json:"meta"`
+	// ContentNote is set when the item is behind a content note: a client
+	// shows the note first, and records with POST …/content-note that the
+	// person opened it before their answers can be stored.
+	ContentNote *apiContentNote `json:"content_note,omitempty"`
+}
+
+// apiContentNote says why an item is behind a content note.
+type apiContentNote struct {
+	Words  []string `json:"words"`  // words of the wellbeing list found in it
+	Marked bool     `json:"marked"` // a lead marked it
 }
 
 func (s *Server) assignmentBody(ctx context.Context, p *attune.Project, a *attune.Assignment) (*apiAssignment, error) {
@@ -279,7 +289,11 @@ func (s *Server) assignmentBody(ctx context.Context, p *attune.Project, a *attun
 	if err != nil {
 		return nil, err
 	}
-	out := &apiAssignment{Rubric: p.RubricRef, Item: apiItem{it.ID, it.SourceID, it.Kind, it.Turns, it.Messages, it.Meta}}
+	out := &apiAssignment{Rubric: p.RubricRef, Item: apiItem{ID: it.ID, SourceID: it.SourceID, Kind: it.Kind, Turns: it.Turns,
+		Messages: it.Messages, Meta: it.Meta}}
+	if f := factsOf(it); behindNote(f) {
+		out.Item.ContentNote = &apiContentNote{Words: append([]string{}, f.Terms...), Marked: f.Marked}
+	}
 	out.Assignment.ID, out.Assignment.LeaseExpiresAt = a.ID, a.LeaseExpiresAt
 	return out, nil
 }
@@ -427,6 +441,28 @@ func (s *Server) apiUpdateLabels(r *http.Request, u *attune.User) (int, any, err
 		return 0, nil, err
 	}
 	return http.StatusOK, map[string]any{"item_id": itemID, "revision": rev, "score": score}, nil
+}
+
+// apiOpenContentNote records that the caller opened the content note of
+// an item they were given or labelled (404 otherwise): their answers to an
+// item behind a note are refused until then. 204; opening again changes
+// nothing.
+func (s *Server) apiOpenContentNote(r *http.Request, u *attune.User) (int, any, error) {
+	p, role, err := s.apiProjectAccess(r.Context(), r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	if role != attune.MemberAnnotator {
+		return 0, nil, attune.NotFound("item not found")
+	}
+	itemID, err := pathInt(r, "item")
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := s.db.OpenContentNote(r.Context(), p.ID, itemID, u.ID); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusNoContent, nil, nil
 }
 
 // apiSkip gives an assignment back without labels, with an optional flag

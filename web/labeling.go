@@ -96,6 +96,12 @@ func factsOf(item *attune.Item) rubric.Facts {
 	return rubric.FactsOf(item.Turns, texts, item.Sensitive)
 }
 
+// behindNote reports whether an item with these facts is announced with a
+// content note, and so answered only once its annotator opened the note:
+// when crisis is signalled (a word of the wellbeing list, or a lead's
+// mark). The page, the form post and the API all decide it here.
+func behindNote(f rubric.Facts) bool { return f.Crisis == rubric.Signalled }
+
 // cleanAnswers trims answers and drops empty ones: an empty form field is
 // no answer.
 func cleanAnswers(in map[string]string) map[string]string {
@@ -131,7 +137,7 @@ func (s *Server) submitLabels(ctx context.Context, u *attune.User, assignmentID 
 	}
 	res, err := s.db.SubmitLabels(ctx, store.Submission{
 		AssignmentID: assignmentID, UserID: u.ID, Answers: in.Answers, Rationales: in.Rationales,
-		Rationale: in.Rationale, ActiveMS: in.ActiveMS, ClaimNext: in.Next,
+		Rationale: in.Rationale, ActiveMS: in.ActiveMS, ClaimNext: in.Next, NoteRequired: behindNote(factsOf(item)),
 	})
 	return res, score, err
 }
@@ -148,6 +154,7 @@ func (s *Server) updateLabels(ctx context.Context, u *attune.User, p *attune.Pro
 		return 0, scoring.Result{}, err
 	}
 	_, rev, err := s.db.UpdateLabels(ctx, store.LabelEdit{ProjectID: p.ID, ItemID: itemID, UserID: u.ID,
-		Answers: in.Answers, Rationales: in.Rationales, Rationale: in.Rationale, ActiveMS: in.ActiveMS})
+		Answers: in.Answers, Rationales: in.Rationales, Rationale: in.Rationale, ActiveMS: in.ActiveMS,
+		NoteRequired: behindNote(factsOf(item))})
 	return rev, score, err
 }

@@ -123,7 +123,8 @@ func (s *Server) table() []route {
 		// The annotator's workspace (web/annotate.go): the entry that
 		// resumes work (GET, which changes nothing) or claims it (POST),
 		// the item page (labelling, or editing one's own labels), and the
-		// posts that submit, skip, autosave a draft and put off a break.
+		// posts that submit, skip, autosave a draft, open a content note
+		// and put off a break.
 		// Others get 403 at the entry and 404 on item routes, so that
 		// items are not revealed.
 		{"GET /projects/{id}/annotate", annotators, ws.start, nil},
@@ -132,6 +133,7 @@ func (s *Server) table() []route {
 		{"POST /projects/{id}/items/{item}/labels", annotators, ws.submit, nil},
 		{"POST /projects/{id}/items/{item}/skip", annotators, ws.skip, nil},
 		{"POST /projects/{id}/items/{item}/draft", annotators, ws.draft, nil},
+		{"POST /projects/{id}/items/{item}/open", annotators, ws.openNote, nil},
 		{"POST /projects/{id}/break", annotators, ws.keepGoing, nil},
 
 		// Judges and their runs (web/judges*.go).
@@ -174,6 +176,7 @@ func (s *Server) table() []route {
 		{"POST /api/v1/projects/{id}/next", tokenAnnotators, nil, s.apiNext},
 		{"GET /api/v1/projects/{id}/items/{item}/labels", tokenAnnotators, nil, s.apiOwnLabels},
 		{"PUT /api/v1/projects/{id}/items/{item}/labels", tokenAnnotators, nil, s.apiUpdateLabels},
+		{"POST /api/v1/projects/{id}/items/{item}/content-note", tokenAnnotators, nil, s.apiOpenContentNote},
 		{"POST /api/v1/assignments/{id}/labels", tokenAnnotators, nil, s.apiSubmit},
 		{"POST /api/v1/assignments/{id}/skip", tokenAnnotators, nil, s.apiSkip},
 	}

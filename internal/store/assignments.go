@@ -260,6 +260,9 @@ type Submission struct {
 	Rationale    string            // about the dialogue as a whole
 	ActiveMS     int64             // time actively spent on the item
 	ClaimNext    bool              // also claim the next item in the same transaction
+	// NoteRequired says the item is behind a content note: the answers
+	// are refused (ErrNoteUnopened) unless the person opened it.
+	NoteRequired bool
 }
 
 // SubmitResult says what a submission did.
@@ -299,6 +302,11 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 			FOR UPDATE OF a`, s.AssignmentID, s.UserID).Scan(&state, &itemID, &projectID, &raterID, &rvID, &existing, &overlap)
 		if err != nil {
 			return err
+		}
+		if s.NoteRequired {
+			if err := checkNoteOpened(ctx, tx, raterID, itemID); err != nil {
+				return err
+			}
 		}
 		switch state {
 		case "submitted":
@@ -422,6 +430,9 @@ type LabelEdit struct {
 	Rationales map[string]string
 	Rationale  string
 	ActiveMS   int64 // further time spent, added to the total
+	// NoteRequired says the item is behind a content note: the edit is
+	// refused (ErrNoteUnopened) unless the person opened it.
+	NoteRequired bool
 }
 
 // UpdateLabels edits a person's submitted answers for an item. Labels that
@@ -444,6 +455,11 @@ func (db *DB) UpdateLabels(ctx context.Context, e LabelEdit) (answerSetID int64,
 			e.ProjectID, e.ItemID, e.UserID).Scan(&answerSetID, &raterID, &rvID)
 		if err != nil {
 			return err
+		}
+		if e.NoteRequired {
+			if err := checkNoteOpened(ctx, tx, raterID, e.ItemID); err != nil {
+				return err
+			}
 		}
 		keys := make([]string, 0, len(e.Answers))
 		values := make([]string, 0, len(e.Answers))

@@ -53,6 +53,10 @@ type Workspace struct {
 	// that still need labels: Counts.Open minus this is what is left that
 	// they could still be given.
 	SeenOpen int
+	// NoteOpened is true when the person opened the item's content note
+	// (OpenContentNote); whether the item has one is the caller's
+	// decision.
+	NoteOpened bool
 }
 
 // FindWorkspace reads one item of a project with one person's assignment,
@@ -86,6 +90,8 @@ func (db *DB) findWorkspace(ctx context.Context, projectID, itemID, userID int64
 		FROM answer_sets s LEFT JOIN labels l ON l.answer_set_id = s.id
 		WHERE s.item_id = $1 AND s.project_id = $2 AND s.rater_id = `+me+`
 		GROUP BY s.id`, itemID, projectID, userID)
+	b.Queue(`SELECT EXISTS (SELECT 1 FROM content_notes_opened o JOIN items i ON i.id = o.item_id
+		WHERE o.item_id = $1 AND i.project_id = $2 AND o.rater_id = `+me+`)`, itemID, projectID, userID)
 	if full {
 		queueExtras(b, projectID, itemID, userID)
 	}
@@ -116,6 +122,9 @@ func (db *DB) findWorkspace(ctx context.Context, projectID, itemID, userID int64
 		case err == nil:
 			w.Answers = s
 		case !errors.Is(err, pgx.ErrNoRows):
+			return err
+		}
+		if err := br.QueryRow().Scan(&w.NoteOpened); err != nil {
 			return err
 		}
 		if full {
@@ -179,6 +188,53 @@ func scanExtras(br pgx.BatchResults, w *Workspace) error {
 	}
 	if current != nil {
 		w.CurrentItem = *current
+	}
+	return nil
+}
+
+// OpenContentNote records that a person opened the content note of an
+// item of a project: from then on the item shows to them without it, and
+// their answers to it may be stored. Only an item the person was given (or
+// labelled) can be opened; any other is attune.ErrNotFound. Opening again
+// changes nothing.
+func (db *DB) OpenContentNote(ctx context.Context, projectID, itemID, userID int64) error {
+	var n int
+	err := db.pool.QueryRow(ctx, `
+		WITH target AS (
+			SELECT r.id AS rater_id, i.id AS item_id FROM items i JOIN raters r ON r.user_id = $3
+			WHERE i.id = $1 AND i.project_id = $2
+			  AND (EXISTS (SELECT 1 FROM assignments a WHERE a.item_id = i.id AND a.rater_id = r.id)
+			       OR EXISTS (SELECT 1 FROM answer_sets s WHERE s.item_id = i.id AND s.rater_id = r.id))),
+		opened AS (
+			INSERT INTO content_notes_opened (rater_id, item_id) SELECT rater_id, item_id FROM target
+			ON CONFLICT DO NOTHING)
+		SELECT count(*) FROM target`, itemID, projectID, userID).Scan(&n)
+	if err != nil {
+		return mapErr(err, "open content note", "")
+	}
+	if n == 0 {
+		return attune.NotFound("item")
+	}
+	return nil
+}
+
+// ErrNoteUnopened refuses answers to an item behind a content note from a
+// person who has not opened the note (Submission.NoteRequired,
+// LabelEdit.NoteRequired). It matches attune.ErrInvalid, on the field
+// content_note.
+var ErrNoteUnopened = attune.Invalid("content_note",
+	"this dialogue is behind a content note you have not opened; open it (Show the conversation) and read the dialogue before answering. Nothing was stored")
+
+// checkNoteOpened returns ErrNoteUnopened unless the rater opened the
+// item's content note.
+func checkNoteOpened(ctx context.Context, tx pgx.Tx, raterID, itemID int64) error {
+	var opened bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM content_notes_opened WHERE rater_id = $1 AND item_id = $2)`,
+		raterID, itemID).Scan(&opened); err != nil {
+		return err
+	}
+	if !opened {
+		return ErrNoteUnopened
 	}
 	return nil
 }

@@ -64,22 +64,22 @@
       var fs = e.target.closest && e.target.closest("fieldset.ritem");
       if (fs) { setCurrent(st, st.items.indexOf(fs), false); }
     });
-    var reveal = $("[data-action=reveal]", ws);
+    // A content note hides the dialogue and locks the answers until the
+    // person opens it; the server records the opening, so the page comes
+    // without the note afterwards.
+    var reveal = $("[data-action=reveal-form]", ws);
+    st.hidden = !!reveal;
     if (reveal) {
-      reveal.addEventListener("click", function (e) { e.preventDefault(); revealDialogue(st, true); });
+      reveal.addEventListener("submit", function (e) { e.preventDefault(); openNote(st, reveal); });
     }
     countAnswered(st);
     var first = firstUnanswered(st);
     setCurrent(st, first < 0 ? 0 : first, false);
-
-    // A content note stays until the person asks for the dialogue; once
-    // asked, a refresh in the same tab does not ask again.
-    var seen = store("session");
-    if (reveal && !(seen && seen.getItem("attune:revealed:" + st.item))) {
-      reveal.focus();
+    if (st.hidden) {
+      $("[data-action=reveal]", ws).focus();
       return;
     }
-    if (reveal) { revealDialogue(st, false); } else { showRated(st); }
+    showRated(st);
     focusAfterLoad(st);
   }
 
@@ -99,15 +99,47 @@
     focusItem(st, st.index === 0);
   }
 
-  function revealDialogue(st, byPerson) {
+  // openNote records on the server that the person opened the content
+  // note, and shows the dialogue once it is recorded: answers to a dialogue
+  // whose note was not opened are refused.
+  function openNote(st, form) {
+    if (st.opening) { return; }
+    st.opening = true;
+    fetch(form.action, { method: "POST", credentials: "same-origin", headers: { "HX-Request": "true" } })
+      .then(function (res) {
+        st.opening = false;
+        if (res.ok) { revealDialogue(st); } else { noteError(st, "Could not open it: the server answered " + res.status + ". Try again, or reload the page."); }
+      })
+      .catch(function () {
+        st.opening = false;
+        noteError(st, "No connection to attune. Try again in a moment.");
+      });
+  }
+
+  function noteError(st, text) {
+    var note = $("#content-note", st.ws);
+    if (!note) { return; }
+    var box = $("[data-testid=note-error]", note);
+    if (!box) {
+      box = document.createElement("p");
+      box.className = "field-error";
+      box.setAttribute("role", "alert");
+      box.dataset.testid = "note-error";
+      note.appendChild(box);
+    }
+    box.textContent = text;
+  }
+
+  function revealDialogue(st) {
     var note = $("#content-note", st.ws);
     if (note) { note.remove(); }
-    var msgs = $("#messages", st.ws);
-    msgs.hidden = false;
-    var seen = store("session");
-    if (seen) { seen.setItem("attune:revealed:" + st.item, "1"); }
+    $("#messages", st.ws).hidden = false;
+    $$("fieldset.answers", st.ws).forEach(function (f) { f.disabled = false; });
+    $$("[data-testid=answers-locked]", st.ws).forEach(function (p) { p.remove(); });
+    $("[data-testid=submit]", st.ws).disabled = false;
+    st.hidden = false;
     showRated(st);
-    if (byPerson) { focusItem(st); }
+    focusItem(st);
   }
 
   // showRated scrolls the dialogue's own pane to the reply under
@@ -193,7 +225,7 @@
   }
 
   function submit(st) {
-    if (st.busy) { return; }
+    if (st.busy || st.hidden) { return; }
     var gap = firstUnanswered(st);
     if (gap >= 0) {
       var missing = st.items.filter(function (fs) { return !answeredIn(fs); }).map(function (fs) { return fs.dataset.key; });
@@ -395,6 +427,10 @@
       return;
     }
     if (skip && skip.contains(t)) { return; } // its own radios and button
+    // Behind a content note nothing is answered or submitted: only skip,
+    // flag, the shortcut list and one's own labels are in reach. Enter on
+    // Show the conversation does what a button does.
+    if (st.hidden && !/^(s|S|f|F|\?|ArrowLeft|ArrowRight|\[|\])$/.test(e.key)) { return; }
     if (t.id === "messages" && /^(ArrowUp|ArrowDown|PageUp|PageDown|Home|End| )$/.test(e.key)) { return; }
     var onControl = t.tagName === "BUTTON" || t.tagName === "A" || t.tagName === "SUMMARY";
 

@@ -50,10 +50,12 @@ type Workspace struct {
 
 // URLs are the addresses the workspace links and posts to.
 type URLs struct {
-	Item      templ.SafeURL
-	Submit    string
-	Skip      templ.SafeURL
-	Draft     string
+	Item   templ.SafeURL
+	Submit string
+	Skip   templ.SafeURL
+	Draft  string
+	// OpenNote records that the content note was opened (a post).
+	OpenNote  templ.SafeURL
 	Project   templ.SafeURL
 	Annotate  templ.SafeURL
 	KeepGoing templ.SafeURL
@@ -206,9 +208,13 @@ type Break struct {
 }
 
 // ContentNote announces a dialogue that mentions suicide or self-harm.
+// While it shows, the dialogue is hidden and the answers are locked.
 type ContentNote struct {
 	// Term is the word or phrase found, or empty when a lead marked it.
 	Term string
+	// Refused says answers were just posted without the note opened, and
+	// not stored.
+	Refused bool
 }
 
 // Flag is one reason to flag an item.
