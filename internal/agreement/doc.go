@@ -1,8 +1,9 @@
 // Package agreement computes inter-rater agreement over a raters × items
 // table with missing values: observed agreement, Cohen's kappa, Scott's pi,
 // Fleiss' kappa, Krippendorff's alpha, Gwet's AC1 and AC2, Spearman's rho and
-// Kendall's tau-b, with seeded bootstrap intervals. It imports only the
-// standard library.
+// Kendall's tau-b, with seeded bootstrap intervals; and the alternative
+// annotator test (alt-test) of whether a judge can stand in for one of the
+// human raters. It imports only the standard library.
 //
 // # Counts in, statistics out
 //
@@ -53,6 +54,15 @@
 // used one category. A scale of one category: AC1/AC2 are undefined
 // (ReasonFewCategories). Interval or ratio alpha on a non-numeric scale:
 // undefined (ReasonNotNumeric).
+//
+// # The alt-test
+//
+// AltTally counts, item by item, how often a judge's answer scores at least
+// as well against the other humans as a left-out human's does, and AltTest
+// turns those counts into the test of Calderon, Reichart and Dror (ACL
+// 2025): a one-sided t-test per human, Benjamini–Yekutieli across humans,
+// the winning rate and the advantage probability. Student's t distribution
+// is computed here from the regularized incomplete beta function.
 //
 // docs/agreement.md explains each statistic for a reader of the report.
 package agreement

@@ -1,0 +1,433 @@
+package agreement
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// This file is the alternative annotator test (alt-test) of Calderon,
+// Reichart and Dror (ACL 2025): can a judge stand in for one of the human
+// annotators? Leave one human out at a time; on each item that human and at
+// least one other human answered and the judge answered, score the judge's
+// answer and the left-out human's against the remaining humans' answers;
+// the judge "wins" the human when, over those items, a one-sided t-test
+// says the human's advantage is below ε.
+//
+// Like every statistic of this package it is computed from counts: per
+// human, how many items were compared and on how many each side scored at
+// least as well as the other. Those three numbers are all the t-test
+// needs, so a report over millions of items keeps three integers per
+// human and judge.
+
+// AltScoring is how an answer is scored against the remaining humans'
+// answers to the same item. Higher is better.
+type AltScoring int
+
+const (
+	// AltAccuracy is the share of the remaining humans who gave the same
+	// answer: (1/m) Σ_k [a = a_k]. For nominal items (YES/NO/NA).
+	AltAccuracy AltScoring = iota
+	// AltNegRMSE is minus the root mean squared difference from the
+	// remaining humans' answers, on the scale's values:
+	// -sqrt((1/m) Σ_k (v_a - v_k)²). For numeric scales (1-5).
+	AltNegRMSE
+)
+
+var altScoringNames = [...]string{"accuracy", "neg_rmse"}
+
+// String returns the name ParseAltScoring reads.
+func (s AltScoring) String() string {
+	if s < 0 || int(s) >= len(altScoringNames) {
+		return fmt.Sprintf("AltScoring(%d)", int(s))
+	}
+	return altScoringNames[s]
+}
+
+// ParseAltScoring returns the scoring named s: accuracy or neg_rmse.
+func ParseAltScoring(s string) (AltScoring, error) {
+	for i, n := range altScoringNames {
+		if n == s {
+			return AltScoring(i), nil
+		}
+	}
+	return 0, fmt.Errorf("agreement: unknown alt-test scoring %q (want accuracy or neg_rmse)", s)
+}
+
+// DefaultAltScoring is the scoring the alt-test uses on s unless told
+// otherwise: negative RMSE on a numeric scale, accuracy on any other.
+func DefaultAltScoring(s *Scale) AltScoring {
+	if s != nil && s.Numeric() {
+		return AltNegRMSE
+	}
+	return AltAccuracy
+}
+
+// Defaults of AltOptions, from the paper.
+const (
+	// DefaultAltQ is the false discovery rate of the Benjamini–Yekutieli
+	// correction across humans.
+	DefaultAltQ = 0.05
+	// DefaultAltMinItems is the least number of compared items for a human
+	// to be tested: below about 30 the t-test's normal approximation is
+	// not to be trusted.
+	DefaultAltMinItems = 30
+)
+
+// The ε the paper suggests, by who the annotators are: the advantage a
+// human must lose by before the judge, cheaper and faster, is preferred.
+const (
+	AltEpsilonExperts = 0.2
+	AltEpsilonTrained = 0.15
+	AltEpsilonCrowd   = 0.1
+)
+
+// AltOptions configure AltTest.
+type AltOptions struct {
+	// Epsilon is ε, the cost-benefit margin granted to the judge, in
+	// [0, 1]: the null hypothesis of each human is that their advantage
+	// mean(W_human - W_judge) is at least ε.
+	Epsilon float64
+	// Q is the false discovery rate, in (0, 1); 0 means DefaultAltQ.
+	Q float64
+	// MinItems is the least number of compared items for a human to be
+	// tested, at least 2 (a t-test needs a variance); 0 means
+	// DefaultAltMinItems. Humans with fewer are listed, not tested.
+	MinItems int
+}
+
+func (o AltOptions) withDefaults() (AltOptions, error) {
+	if o.Q == 0 {
+		o.Q = DefaultAltQ
+	}
+	if o.MinItems == 0 {
+		o.MinItems = DefaultAltMinItems
+	}
+	switch {
+	case !(o.Epsilon >= 0 && o.Epsilon <= 1):
+		return o, fmt.Errorf("agreement: alt-test ε must be from 0 to 1, not %v", o.Epsilon)
+	case !(o.Q > 0 && o.Q < 1):
+		return o, fmt.Errorf("agreement: alt-test q must be strictly between 0 and 1, not %v", o.Q)
+	case o.MinItems < 2:
+		return o, fmt.Errorf("agreement: alt-test needs at least 2 items per human, not %d", o.MinItems)
+	}
+	return o, nil
+}
+
+// AltAnswer is one human's answer to one item: Human is the human's index
+// in the tally (0 ≤ Human < the tally's number of humans), Category the
+// answer's index on the scale.
+type AltAnswer struct {
+	Human, Category int
+}
+
+// AltTally accumulates the alt-test's counts item by item: per human, the
+// items compared and the wins of each side, ties counting for both. The
+// zero value is not usable; make one with NewAltTally. Not safe for
+// concurrent Add; tallies of disjoint items made on several goroutines are
+// added with Merge.
+type AltTally struct {
+	scoring AltScoring
+	values  []float64
+	humans  []altCounts
+	counts  []int // scratch: the item's humans per category
+}
+
+// altCounts are one human's counts: n items compared, judge the items
+// where W_judge = 1 (the judge scored at least as well), human those where
+// W_human = 1. Both are 1 on a tie, so d = W_human - W_judge is -1 on
+// n - human items, +1 on n - judge items and 0 on the rest.
+type altCounts struct{ n, judge, human int }
+
+// NewAltTally returns an empty tally for humans annotators (indices
+// 0..humans-1) answering on scale s, scored by scoring. It fails when
+// humans is negative or negative RMSE is asked of a scale that is not
+// numeric.
+func NewAltTally(s *Scale, scoring AltScoring, humans int) (*AltTally, error) {
+	switch {
+	case s == nil:
+		return nil, errors.New("agreement: alt-test without a scale")
+	case humans < 0:
+		return nil, fmt.Errorf("agreement: alt-test with %d humans", humans)
+	case scoring != AltAccuracy && scoring != AltNegRMSE:
+		return nil, fmt.Errorf("agreement: unknown alt-test scoring %v", scoring)
+	case scoring == AltNegRMSE && !s.Numeric():
+		return nil, fmt.Errorf("agreement: neg_rmse needs a numeric scale, not %s", s)
+	}
+	return &AltTally{scoring: scoring, values: s.Values(), humans: make([]altCounts, humans), counts: make([]int, s.Len())}, nil
+}
+
+// Scoring returns the scoring the tally was made with.
+func (t *AltTally) Scoring() AltScoring { return t.scoring }
+
+// Add counts one item: the humans' answers to it (each human at most once,
+// in any order) and the judge's answer, a category index, or -1 when the
+// judge gave none. An item the judge did not answer, or with fewer than
+// two human answers, compares nobody and is ignored. Add panics on an
+// index out of range, as a slice would: its callers build the indices.
+func (t *AltTally) Add(humans []AltAnswer, judge int) {
+	if judge < 0 || len(humans) < 2 {
+		return
+	}
+	clear(t.counts)
+	for _, a := range humans {
+		t.counts[a.Category]++
+	}
+	for _, a := range humans {
+		// Leave a.Human out: the remaining humans' counts are the
+		// item's minus their own answer.
+		t.counts[a.Category]--
+		js, hs := t.score(judge), t.score(a.Category)
+		t.counts[a.Category]++
+		c := &t.humans[a.Human]
+		c.n++
+		if js >= hs {
+			c.judge++
+		}
+		if hs >= js {
+			c.human++
+		}
+	}
+}
+
+// score returns answer k's score against the humans in t.counts, up to a
+// positive factor common to every answer of the item (the number of
+// remaining humans, and for RMSE the monotone square root), which changes
+// no comparison and keeps ties exact: accuracy counts agreeing humans,
+// negative RMSE sums minus the squared differences.
+func (t *AltTally) score(k int) float64 {
+	if t.scoring == AltAccuracy {
+		return float64(t.counts[k])
+	}
+	var ss float64
+	for l, c := range t.counts {
+		if c > 0 {
+			d := t.values[k] - t.values[l]
+			ss += float64(c) * d * d
+		}
+	}
+	return -ss
+}
+
+// Merge adds o's counts, a tally of other items over the same humans,
+// scale and scoring, to t's. It fails when the two do not match.
+func (t *AltTally) Merge(o *AltTally) error {
+	if len(o.humans) != len(t.humans) || o.scoring != t.scoring || !slices.Equal(o.values, t.values) {
+		return errors.New("agreement: merging alt-test tallies of different humans, scales or scorings")
+	}
+	for h, c := range o.humans {
+		t.humans[h].n += c.n
+		t.humans[h].judge += c.judge
+		t.humans[h].human += c.human
+	}
+	return nil
+}
+
+// AltHuman is one human's part in an alt-test.
+type AltHuman struct {
+	// Human is the human's index in the tally; Rater their name when the
+	// test was run on Ratings.
+	Human int
+	Rater string
+	// Items counts the items compared: the human and at least one other
+	// human answered them and the judge answered.
+	Items int
+	// Tested is false when Items < MinItems: the human is left out of the
+	// correction and of the winning rate, and P and Rejected are unset.
+	Tested bool
+	// JudgeAdvantage is mean W_judge over the items: the share where the
+	// judge scored at least as well as this human (ρ_f of the paper).
+	// HumanAdvantage is mean W_human. Both are 0 when Items is 0.
+	JudgeAdvantage, HumanAdvantage float64
+	// P is the one-sided p-value of H0: mean(W_human - W_judge) ≥ ε.
+	// PAdjusted is the Benjamini–Yekutieli adjusted p-value (capped at 1).
+	P, PAdjusted float64
+	// Rejected is whether H0 is rejected at the false discovery rate Q
+	// after the correction: the judge wins this human.
+	Rejected bool
+}
+
+// AltResult is the outcome of an alt-test of one judge.
+type AltResult struct {
+	Scoring  AltScoring
+	Epsilon  float64
+	Q        float64
+	MinItems int
+	// Humans lists every human of the tally, in index order, tested or
+	// not.
+	Humans []AltHuman
+	// Tested counts the humans tested; Rejected those the judge wins.
+	Tested, Rejected int
+	// WinningRate is Rejected / Tested, the share of humans the judge
+	// wins. AdvantageProbability is the mean over the tested humans of
+	// their JudgeAdvantage: the chance that the judge's answer is as good
+	// as a randomly chosen human's, humans weighted equally (the paper's
+	// ρ, for comparing judges). Both are undefined when no human is
+	// tested.
+	WinningRate, AdvantageProbability Estimate
+	// Passed is WinningRate ≥ 0.5: the judge may replace one of these
+	// annotators. False when the winning rate is undefined.
+	Passed bool
+}
+
+// ReasonNoTestedHumans: no human has MinItems items compared with the
+// judge, so the alt-test cannot be run.
+const ReasonNoTestedHumans = "no annotator has enough items shared with another annotator and the judge"
+
+// AltTest runs the test on the tally's counts. It fails only for invalid
+// options.
+//
+// Each human with at least MinItems compared items is tested: with
+// d = W_human - W_judge per item, n items, mean d̄ and sample standard
+// deviation s, t = (d̄ - ε)/(s/√n) and P = P(T_{n-1} ≤ t). When every d is
+// the same (s = 0) the statistic is ±∞ or 0/0: P is 0 when d̄ < ε (the
+// human's advantage is exactly d̄, below ε) and 1 otherwise, as the limit
+// of the t-test would give. The p-values of the tested humans are then
+// corrected by Benjamini–Yekutieli's step-up procedure at Q: sorted
+// p_(1) ≤ … ≤ p_(m), H0 is rejected for the i ≤ k of the largest k with
+// p_(k) ≤ k Q / (m H_m), H_m = 1 + 1/2 + … + 1/m.
+func (t *AltTally) AltTest(opts AltOptions) (AltResult, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return AltResult{}, err
+	}
+	res := AltResult{Scoring: t.scoring, Epsilon: opts.Epsilon, Q: opts.Q, MinItems: opts.MinItems, Humans: make([]AltHuman, len(t.humans))}
+	var tested []int
+	var adv float64
+	for h, c := range t.humans {
+		ah := AltHuman{Human: h, Items: c.n}
+		if c.n > 0 {
+			ah.JudgeAdvantage = float64(c.judge) / float64(c.n)
+			ah.HumanAdvantage = float64(c.human) / float64(c.n)
+		}
+		if c.n >= opts.MinItems {
+			ah.Tested = true
+			ah.P = altPValue(c, opts.Epsilon)
+			tested = append(tested, h)
+			adv += ah.JudgeAdvantage
+		}
+		res.Humans[h] = ah
+	}
+	res.Tested = len(tested)
+	if len(tested) == 0 {
+		res.WinningRate, res.AdvantageProbability = undefined(ReasonNoTestedHumans), undefined(ReasonNoTestedHumans)
+		return res, nil
+	}
+	// Benjamini–Yekutieli over the tested humans.
+	slices.SortStableFunc(tested, func(a, b int) int { return cmpFloat(res.Humans[a].P, res.Humans[b].P) })
+	m := float64(len(tested))
+	var hm float64
+	for i := range tested {
+		hm += 1 / float64(i+1)
+	}
+	k := 0
+	for i, h := range tested {
+		if res.Humans[h].P <= float64(i+1)*opts.Q/(m*hm) {
+			k = i + 1
+		}
+	}
+	adjusted := 1.0
+	for i := len(tested) - 1; i >= 0; i-- {
+		h := tested[i]
+		adjusted = min(adjusted, res.Humans[h].P*m*hm/float64(i+1))
+		res.Humans[h].PAdjusted = adjusted
+		res.Humans[h].Rejected = i < k
+	}
+	res.Rejected = k
+	res.WinningRate = defined(float64(k) / m)
+	res.AdvantageProbability = defined(adv / m)
+	res.Passed = res.WinningRate.Value >= 0.5
+	return res, nil
+}
+
+// altPValue is the one-sided one-sample t-test of H0: mean d ≥ ε against
+// mean d < ε, from the counts (n ≥ 2).
+func altPValue(c altCounts, eps float64) float64 {
+	n := float64(c.n)
+	minus, plus := c.n-c.human, c.n-c.judge // items with d = -1 and d = +1
+	sum := plus - minus
+	sumSq := plus + minus
+	mean := float64(sum) / n
+	// n²·variance·(n-1)/n in integers, so that zero variance is exact.
+	num := int64(c.n)*int64(sumSq) - int64(sum)*int64(sum)
+	if num == 0 {
+		if mean < eps {
+			return 0
+		}
+		return 1
+	}
+	sd := math.Sqrt(float64(num) / (n * (n - 1)))
+	return studentTCDF((mean-eps)/(sd/math.Sqrt(n)), n-1)
+}
+
+// AltTest runs the alt-test of rater judge against every other rater of r,
+// the humans, on scale s (nil infers it from the data). A human's answer
+// or the judge's that is missing leaves the item out for them. Humans are
+// indexed in the order Raters gives, without the judge, and named in
+// Rater. It fails when the judge is not a rater of r, a value is not on
+// the scale, a rater answered an item twice, negative RMSE is asked of a
+// non-numeric scale, or the options are invalid.
+func AltTest(r *Ratings, s *Scale, judge string, scoring AltScoring, opts AltOptions) (AltResult, error) {
+	jr, ok := r.raters[judge]
+	if !ok {
+		return AltResult{}, fmt.Errorf("agreement: unknown rater %q", judge)
+	}
+	if err := r.checkDuplicates(); err != nil {
+		return AltResult{}, err
+	}
+	if s == nil {
+		if len(r.valueNames) == 0 {
+			return AltResult{}, errors.New("agreement: no answers to run the alt-test on")
+		}
+		var err error
+		if s, err = InferScale(r.valueNames); err != nil {
+			return AltResult{}, err
+		}
+	}
+	idx, err := r.valueIndex(s)
+	if err != nil {
+		return AltResult{}, err
+	}
+	human := make([]int, len(r.raterNames)) // rater → human index, -1 for the judge
+	var names []string
+	for j, name := range r.raterNames {
+		if int32(j) == jr {
+			human[j] = -1
+			continue
+		}
+		human[j] = len(names)
+		names = append(names, name)
+	}
+	t, err := NewAltTally(s, scoring, len(names))
+	if err != nil {
+		return AltResult{}, err
+	}
+	byItem := make([][]AltAnswer, len(r.itemNames))
+	judged := make([]int, len(r.itemNames))
+	for i := range judged {
+		judged[i] = -1
+	}
+	for _, e := range r.entries {
+		if e.value < 0 {
+			continue
+		}
+		k := idx[e.value]
+		if e.rater == jr {
+			judged[e.item] = k
+			continue
+		}
+		byItem[e.item] = append(byItem[e.item], AltAnswer{Human: human[e.rater], Category: k})
+	}
+	for i, answers := range byItem {
+		t.Add(answers, judged[i])
+	}
+	res, err := t.AltTest(opts)
+	if err != nil {
+		return AltResult{}, err
+	}
+	for h := range res.Humans {
+		res.Humans[h].Rater = names[h]
+	}
+	return res, nil
+}
