@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -91,8 +92,28 @@ func TestAgreementCommand(t *testing.T) {
 		Notes map[string]string `json:"notes"`
 	}
 	json.Unmarshal([]byte(out), &got)
-	if got.Kappa == nil || *got.Kappa != want.CohenKappa.Value || len(got.Notes) != 0 {
+	// YES, NO and NA have no order: no rank correlation on them, unless
+	// the level says they are ordered.
+	if got.Kappa == nil || *got.Kappa != want.CohenKappa.Value || len(got.Notes) != 2 ||
+		got.Notes["spearman"] != agreement.ReasonUnordered || got.Notes["kendall_tau_b"] != agreement.ReasonUnordered {
 		t.Fatalf("two raters: %s", out)
+	}
+	out, err = runCmd(t, noDB, "", "agreement", "--level", "ordinal", two)
+	if err != nil || !strings.Contains(out, `"spearman": 0.`) {
+		t.Fatalf("two raters, ordinal: %v %s", err, out)
+	}
+	// AC1 counts the categories of the declared scale: CQ8's YES and NO
+	// (two raters, YES/YES twice, YES/NO, NO/NO) give 9/17, and YES, NO,
+	// NA as the scale 0.6735.
+	cq8 := writeFile(t, "cq8.csv", "item,rater,value\na,x,YES\na,y,YES\nb,x,YES\nb,y,YES\nc,x,YES\nc,y,NO\nd,x,NO\nd,y,NO\n")
+	for cats, want := range map[string]float64{"YES,NO": 9.0 / 17, "YES,NO,NA": 0.6734693877551021} {
+		out, err = runCmd(t, noDB, "", "agreement", "--categories", cats, cq8)
+		var ac struct {
+			AC1 float64 `json:"gwet_ac1"`
+		}
+		if err != nil || json.Unmarshal([]byte(out), &ac) != nil || math.Abs(ac.AC1-want) > 1e-15 {
+			t.Fatalf("AC1 on %s: %v %s, want %v", cats, err, out, want)
+		}
 	}
 	// Undefined figures are null with a reason.
 	same := writeFile(t, "same.csv", "item,rater,value\na,x,1\na,y,1\nb,x,1\nb,y,1\n")

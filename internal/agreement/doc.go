@@ -51,7 +51,8 @@
 // answer in one category: kappa, pi, Fleiss' kappa and alpha are undefined
 // (ReasonNoVariation) since chance agreement is 1; percent agreement and
 // Gwet's AC1/AC2 are 1; Spearman and Kendall are undefined when either rater
-// used one category. A scale of one category: AC1/AC2 are undefined
+// used one category, and in Summarize on categories without an order
+// (words at the nominal level: see Ordered). A scale of one category: AC1/AC2 are undefined
 // (ReasonFewCategories). Interval or ratio alpha on a non-numeric scale:
 // undefined (ReasonNotNumeric).
 //

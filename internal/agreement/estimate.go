@@ -26,6 +26,9 @@ const (
 	// ReasonNotNumeric: the interval or ratio level asked of a scale whose
 	// labels are not numbers.
 	ReasonNotNumeric = "the interval and ratio levels need numeric categories"
+	// ReasonUnordered: a rank statistic asked of categories that have no
+	// order (words at the nominal level).
+	ReasonUnordered = "the categories have no order: rank correlations need numbers or an ordinal level"
 	// ReasonNegative: the ratio level or ratio weights asked of a scale with
 	// negative values or only zero.
 	ReasonNegative = "ratio metrics need non-negative values, not all zero"

@@ -107,6 +107,15 @@ func Summarize(r *Ratings, opts Options) (Summary, error) {
 		if err := fill(pair, c, pairStats, opts.Bootstrap, BootstrapPairs); err != nil {
 			return Summary{}, err
 		}
+		if !Ordered(s.Scale, opts.Level) {
+			// Ranks of unordered words are an artefact of their spelling;
+			// a figure already undefined keeps its own reason.
+			for _, e := range []*Estimate{&s.Spearman, &s.KendallTauB} {
+				if e.Defined {
+					*e = undefined(ReasonUnordered)
+				}
+			}
+		}
 	} else {
 		setAll(pair, fmt.Sprintf("%s; the data have %d", ReasonNotTwoRaters, s.Raters))
 		if s.Raters > 2 {
@@ -120,6 +129,14 @@ func Summarize(r *Ratings, opts Options) (Summary, error) {
 		setAll(pair, ReasonFewRaters)
 	}
 	return s, nil
+}
+
+// Ordered reports whether the categories of s have an order that rank
+// statistics (Spearman's rho, Kendall's tau) may use: they are numbers, or
+// the level declares them ordered (ordinal, interval or ratio). Words at
+// the nominal level, such as YES, NO and NA, have none.
+func Ordered(s *Scale, level Level) bool {
+	return s != nil && (s.Numeric() || level != Nominal)
 }
 
 // fill computes stats on data into dst, with intervals when b is set.
