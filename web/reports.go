@@ -47,6 +47,7 @@ func (s *Server) readReportQuery(r *http.Request, p *attune.Project) (*reportReq
 	}
 	rr := &reportRequest{raters: raters, query: url.Values{}}
 	rr.opts.Bootstrap = report.DefaultBootstrap
+	rr.opts.Alt.Epsilon = report.DefaultEpsilon
 	f := &rr.filters
 	f.Action = reportURL(p.ID, nil)
 	form := q.Get("filter") != ""
@@ -129,7 +130,74 @@ func (s *Server) readReportQuery(r *http.Request, p *attune.Project) (*reportReq
 		rr.opts.Bootstrap.Replicates = n
 		rr.query.Set("replicates", v)
 	}
+	if v := strings.TrimSpace(q.Get("epsilon")); v != "" {
+		e, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(e >= 0 && e <= 1) {
+			return nil, attune.Invalid("epsilon", "give ε as a number from 0 to 1 (0.2 for experts, 0.15 for trained annotators, 0.1 for a crowd)")
+		}
+		rr.opts.Alt.Epsilon = e
+		rr.query.Set("epsilon", v)
+	}
+	if v := strings.TrimSpace(q.Get("alt_min_items")); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 2 || n > 1_000_000 {
+			return nil, attune.Invalid("alt_min_items", "give the least items per annotator as a whole number, 2 or more")
+		}
+		rr.opts.Alt.MinItems = n
+		rr.query.Set("alt_min_items", v)
+	}
+	switch v := q.Get("alt_scoring"); v {
+	case "":
+	case "accuracy", "neg_rmse":
+		rr.opts.Alt.Scoring = v
+		rr.query.Set("alt_scoring", v)
+	default:
+		return nil, attune.Invalid("alt_scoring", "choose accuracy or neg_rmse")
+	}
+	switch v := q.Get("level"); v {
+	case "":
+	case "nominal", "ordinal", "interval", "ratio":
+		rr.opts.Level = v
+		rr.query.Set("level", v)
+	default:
+		return nil, attune.Invalid("level", "choose nominal, ordinal, interval or ratio")
+	}
+	f.Epsilon = epsilonOptions(rr.opts.Alt.Epsilon)
+	f.AltScoring = choices(rr.opts.Alt.Scoring, [][2]string{{"", "per item: accuracy on words, neg. RMSE on 1–5"}, {"accuracy", "accuracy"}, {"neg_rmse", "negative RMSE (numeric answers)"}})
+	f.Level = choices(rr.opts.Level, [][2]string{{"", "per item: ordinal on 1–5, nominal on words"}, {"nominal", "nominal"}, {"ordinal", "ordinal"}, {"interval", "interval"}, {"ratio", "ratio"}})
 	return rr, nil
+}
+
+// epsilonOptions are the ε a lead chooses from, by who the annotators are
+// (the paper's guidance), with e selected; an ε given in the URL that is
+// none of them is offered as well.
+func epsilonOptions(e float64) []rview.Option {
+	opts := []rview.Option{
+		{Value: "0.2", Label: "experts (ε 0.2)"},
+		{Value: "0.15", Label: "trained (ε 0.15)"},
+		{Value: "0.1", Label: "a crowd (ε 0.1)"},
+	}
+	found := false
+	for i := range opts {
+		v, _ := strconv.ParseFloat(opts[i].Value, 64)
+		if v == e {
+			opts[i].Selected, found = true, true
+		}
+	}
+	if !found {
+		v := strconv.FormatFloat(e, 'f', -1, 64)
+		opts = append(opts, rview.Option{Value: v, Label: "ε " + v, Selected: true})
+	}
+	return opts
+}
+
+// choices turns (value, label) pairs into options with cur selected.
+func choices(cur string, list [][2]string) []rview.Option {
+	out := make([]rview.Option, len(list))
+	for i, c := range list {
+		out[i] = rview.Option{Value: c[0], Label: c[1], Selected: c[0] == cur}
+	}
+	return out
 }
 
 // reportURL is the report page's URL with the given query.

@@ -96,7 +96,18 @@ func TestReportPage(t *testing.T) {
 	wantContains(t, r, "NA is treated as missing", "CQ2:", "Confusion matrix: gpt-judge (judge) against Bo (imported)",
 		`id="na-missing" name="na" value="missing" checked`)
 
+	// The alt-test is the judges' headline, with its ε; the lead picks ε
+	// by who the annotators are, the scoring and Krippendorff's level.
+	r = c.get(projectPath(p, "/report?epsilon=0.1&alt_scoring=accuracy&level=interval&alt_min_items=2"))
+	wantStatus(t, r, http.StatusOK)
+	wantContains(t, r, "Can the judge replace an annotator?", `data-testid="alt-verdict"`, `data-testid="alt-epsilon">0.1<`,
+		"Passes the alternative annotator test (ε = 0.1)", `<option value="0.1" selected>`, `<option value="interval" selected>`,
+		`<option value="accuracy" selected>`, "Light&#39;s κ", "ε = 0.1")
+
 	// Bad filters are refused, saying why.
+	for _, q := range []string{"na=maybe", "epsilon=1.5", "epsilon=x", "alt_scoring=kappa", "alt_scoring=neg_rmse", "level=cardinal", "alt_min_items=1"} {
+		wantStatus(t, c.get(projectPath(p, "/report?"+q)), http.StatusUnprocessableEntity)
+	}
 	r = c.get(projectPath(p, "/report?na=maybe"))
 	wantStatus(t, r, http.StatusUnprocessableEntity)
 	r = c.get(projectPath(p, "/report?rubric=empathetic-dialogue@2"))
@@ -176,7 +187,7 @@ func TestReportDownloads(t *testing.T) {
 		len(cq1.Judges) != 1 || cq1.Judges[0].Verdict == "" || rep.Engine.Pass == nil || len(rep.Engine.Pass.Pairs) != 3 {
 		t.Fatalf("CQ1: %+v", cq1)
 	}
-	for _, k := range []string{"percent_agreement", "krippendorff_alpha", "fleiss_kappa", "gwet_ac1", "gwet_ac2", "cohen_kappa"} {
+	for _, k := range []string{"percent_agreement", "krippendorff_alpha", "fleiss_kappa", "gwet_ac1", "gwet_ac2", "lights_kappa"} {
 		var s struct {
 			Value  *float64 `json:"value"`
 			Reason string   `json:"reason"`

@@ -19,7 +19,7 @@ var summaryColumns = []struct{ key, name string }{
 	{"percent_agreement", "Observed agreement"},
 	{"krippendorff_alpha", "Krippendorff's α"},
 	{"fleiss_kappa", "Fleiss' κ"},
-	{"cohen_kappa", "Cohen's κ"},
+	{"lights_kappa", "Light's κ"},
 	{"gwet_ac1", "Gwet's AC1"},
 	{"gwet_ac2", "Gwet's AC2"},
 }
@@ -88,9 +88,9 @@ func (s *Server) reportView(r *http.Request, p *attune.Project, rr *reportReques
 
 	for i, it := range rep.RubricItems {
 		st := it.Statistics
-		kappa := reportFigure(st.CohenKappa, true)
-		if st.CohenKappaPairs > 1 && st.CohenKappaMin != nil {
-			kappa.Interval = fmt.Sprintf("mean of %d pairs, %s to %s", st.CohenKappaPairs, reportNum(*st.CohenKappaMin), reportNum(*st.CohenKappaMax))
+		kappa := reportFigure(st.LightsKappa, true)
+		if st.LightsKappaPairs > 1 && st.LightsKappaMin != nil {
+			kappa.Interval = fmt.Sprintf("mean of %d pairs, %s to %s", st.LightsKappaPairs, reportNum(*st.LightsKappaMin), reportNum(*st.LightsKappaMax))
 		}
 		row := rview.SummaryRow{
 			Key: it.Key, Label: it.Label, Current: i == cur, Items: it.Items, Raters: it.Raters,
@@ -163,7 +163,7 @@ func (s *Server) reportView(r *http.Request, p *attune.Project, rr *reportReques
 			continue
 		}
 		jb := rview.JudgeBlock{Name: names[rt.ID], Verdict: "The judge has no labels on this rubric item."}
-		inside, rated, raises := 0, 0, 0
+		passed, rated, raises := 0, 0, 0
 		for k, x := range rep.RubricItems {
 			for _, j := range x.Judges {
 				if j.Rater != rt.ID {
@@ -172,15 +172,17 @@ func (s *Server) reportView(r *http.Request, p *attune.Project, rr *reportReques
 				rated++
 				row := rview.JudgeRow{Key: x.Key, Items: j.Items, KappaMean: reportFigure(j.KappaMean, true), HumanRange: "—",
 					Consensus: reportFigure(j.Consensus.CohenKappa, true), Alpha: reportFigure(j.Alpha, true), AlphaWithJudge: reportFigure(j.AlphaWithJudge, true),
-					Inside: "unknown", Current: k == cur}
+					Alt: "cannot tell", AltClass: "unknown", Epsilon: strconv.FormatFloat(j.AltTest.Epsilon, 'f', -1, 64),
+					WinningRate: reportFigure(j.AltTest.WinningRate, false), Advantage: reportFigure(j.AltTest.AdvantageProbability, false),
+					Current: k == cur}
 				if j.AnnotatorKappaMin != nil {
 					row.HumanRange = reportNum(*j.AnnotatorKappaMin) + " to " + reportNum(*j.AnnotatorKappaMax)
 				}
-				if j.Inside != nil {
-					row.Inside = "outside"
-					if *j.Inside {
-						row.Inside = "inside"
-						inside++
+				if j.AltTest.WinningRate.Value != nil {
+					row.Alt, row.AltClass = "failed", "failed"
+					if j.AltTest.Passed {
+						row.Alt, row.AltClass = "passed", "passed"
+						passed++
 					}
 				}
 				if j.Alpha.Value != nil && j.AlphaWithJudge.Value != nil && *j.AlphaWithJudge.Value >= *j.Alpha.Value {
@@ -192,7 +194,8 @@ func (s *Server) reportView(r *http.Request, p *attune.Project, rr *reportReques
 				jb.Rows = append(jb.Rows, row)
 			}
 		}
-		jb.Summary = fmt.Sprintf("Inside the range of human disagreement on %d of %d rubric items; adding it as a rater keeps or raises alpha on %d.", inside, rated, raises)
+		jb.Summary = fmt.Sprintf("Passes the alternative annotator test (ε = %s) on %d of %d rubric items; adding it as a rater keeps or raises alpha on %d.",
+			strconv.FormatFloat(rep.AltTest.Epsilon, 'f', -1, 64), passed, rated, raises)
 		page.Judges = append(page.Judges, jb)
 	}
 

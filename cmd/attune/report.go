@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/attune/attune/internal/agreement"
 	"github.com/attune/attune/internal/report"
 	"github.com/attune/attune/internal/store"
 )
@@ -24,6 +25,10 @@ func reportFlags(fs *flag.FlagSet) {
 	fs.String("to", "", "keep labels made on or before this day, YYYY-MM-DD (UTC)")
 	fs.Bool("na-missing", false, "treat NA as a missing label instead of an answer of its own")
 	fs.Int("replicates", report.DefaultBootstrap.Replicates, "bootstrap replicates of each interval (0: no intervals)")
+	fs.Float64("epsilon", report.DefaultEpsilon, "alt-test ε by who the annotators are: 0.2 experts, 0.15 trained, 0.1 a crowd")
+	fs.String("alt-scoring", "", "alt-test scoring: accuracy or neg_rmse (default: neg_rmse on 1-5 items, accuracy on the others)")
+	fs.Int("alt-min-items", agreement.DefaultAltMinItems, "alt-test: the least items an annotator shares with another annotator and the judge to be tested")
+	fs.String("level", "", "Krippendorff's level: nominal, ordinal, interval or ratio (default: ordinal on 1-5 items, nominal on the others)")
 }
 
 // runReport is `attune report`: a project's agreement report as JSON or
@@ -45,10 +50,25 @@ func runReport(ctx context.Context, e env, args []string) error {
 	if format != "json" && format != "csv" {
 		return fmt.Errorf("%w: --format must be json or csv", errUsage)
 	}
-	opts := report.Options{NAMissing: get("na-missing") == "true", Bootstrap: report.DefaultBootstrap}
+	opts := report.Options{NAMissing: get("na-missing") == "true", Bootstrap: report.DefaultBootstrap,
+		Level: get("level"), Alt: report.AltOptions{Scoring: get("alt-scoring")}}
 	opts.Bootstrap.Replicates, _ = strconv.Atoi(get("replicates"))
 	if opts.Bootstrap.Replicates < 0 {
 		return fmt.Errorf("%w: --replicates must be 0 or more", errUsage)
+	}
+	opts.Alt.Epsilon, _ = strconv.ParseFloat(get("epsilon"), 64)
+	if e := opts.Alt.Epsilon; !(e >= 0 && e <= 1) {
+		return fmt.Errorf("%w: --epsilon must be from 0 to 1 (0.2 experts, 0.15 trained, 0.1 a crowd)", errUsage)
+	}
+	opts.Alt.MinItems, _ = strconv.Atoi(get("alt-min-items"))
+	if opts.Alt.MinItems < 2 {
+		return fmt.Errorf("%w: --alt-min-items must be 2 or more", errUsage)
+	}
+	if s := opts.Alt.Scoring; s != "" && s != "accuracy" && s != "neg_rmse" {
+		return fmt.Errorf("%w: --alt-scoring must be accuracy or neg_rmse", errUsage)
+	}
+	if _, err := agreement.ParseLevel(opts.Level); err != nil {
+		return fmt.Errorf("%w: --level must be nominal, ordinal, interval or ratio", errUsage)
 	}
 	var err error
 	if opts.From, err = day(get("from"), 0); err != nil {

@@ -75,6 +75,38 @@ func TestLabelsImportAndReportCommands(t *testing.T) {
 		len(rep.Items[0].Judges) != 1 || rep.Items[0].Judges[0].Verdict == "" {
 		t.Fatalf("report: %+v", rep)
 	}
+	// The alt-test's options and Krippendorff's level.
+	out = must("report", "--project", "Pilot", "--replicates", "0", "--epsilon", "0.2", "--alt-scoring", "accuracy", "--alt-min-items", "3", "--level", "interval")
+	var alt struct {
+		AltTest struct {
+			Epsilon  float64 `json:"epsilon"`
+			Scoring  string  `json:"scoring"`
+			MinItems int     `json:"min_items"`
+		} `json:"alt_test"`
+		Items []struct {
+			Level  string `json:"level"`
+			Judges []struct {
+				AltTest struct {
+					Epsilon float64 `json:"epsilon"`
+					Scoring string  `json:"scoring"`
+					Tested  int     `json:"n_tested"`
+					Humans  []struct {
+						Items  int      `json:"n_items"`
+						PValue *float64 `json:"p_value"`
+					} `json:"humans"`
+					WinningRate struct{ Value *float64 } `json:"winning_rate"`
+				} `json:"alt_test"`
+			} `json:"judges"`
+		} `json:"rubric_items"`
+	}
+	if err := json.Unmarshal([]byte(out), &alt); err != nil {
+		t.Fatalf("report json: %v\n%.300s", err, out)
+	}
+	a := alt.Items[0].Judges[0].AltTest
+	if alt.AltTest.Epsilon != 0.2 || alt.AltTest.Scoring != "accuracy" || alt.AltTest.MinItems != 3 || alt.Items[0].Level != "interval" ||
+		a.Epsilon != 0.2 || a.Scoring != "accuracy" || a.Tested != 2 || len(a.Humans) != 2 || a.Humans[0].Items != 6 || a.Humans[0].PValue == nil || a.WinningRate.Value == nil {
+		t.Fatalf("alt-test options: %+v", alt)
+	}
 	out = must("report", "--project", "Pilot", "--format", "csv", "--annotators", "ann,bo", "--judges", "@gpt", "--na-missing", "--replicates", "0")
 	recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
 	if err != nil || len(recs) < 20 || recs[0][0] != "rubric_item" {
@@ -96,6 +128,10 @@ func TestLabelsImportAndReportCommands(t *testing.T) {
 		{"report", "--project", "Pilot", "--format", "xml"},
 		{"report", "--project", "Pilot", "--from", "yesterday"},
 		{"report"},
+		{"report", "--project", "Pilot", "--epsilon", "1.5"},
+		{"report", "--project", "Pilot", "--alt-scoring", "kappa"},
+		{"report", "--project", "Pilot", "--alt-min-items", "1"},
+		{"report", "--project", "Pilot", "--level", "cardinal"},
 	} {
 		if _, err := runCmd(t, env, "", args...); err == nil || !strings.Contains(err.Error(), "usage") {
 			t.Errorf("%v: %v, want a usage error", args, err)

@@ -27,6 +27,10 @@ func Build(ctx context.Context, db *store.DB, p *attune.Project, opts Options) (
 	if err := checkBootstrap(opts.Bootstrap); err != nil {
 		return nil, attune.Invalid("replicates", err.Error())
 	}
+	fig, err := readFigureOptions(opts)
+	if err != nil {
+		return nil, err
+	}
 	def, err := db.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
 		return nil, err
@@ -39,7 +43,11 @@ func Build(ctx context.Context, db *store.DB, p *attune.Project, opts Options) (
 		Project:   Project{ID: p.ID, Name: p.Name, Rubric: p.RubricRef, Kind: string(def.Kind)},
 		Filter:    Filter{Annotators: []int64{}, Judges: []int64{}, Rubric: p.RubricRef},
 		Bootstrap: Bootstrap{Replicates: opts.Bootstrap.Replicates, Level: opts.Bootstrap.Level, Seed: opts.Bootstrap.Seed},
+		AltTest:   AltSettings{Epsilon: fig.alt.Epsilon, Scoring: "default", Q: fig.alt.Q, MinItems: fig.alt.MinItems},
 		Raters:    []Rater{},
+	}
+	if fig.scoring != nil {
+		r.AltTest.Scoring = fig.scoring.String()
 	}
 	if !opts.From.IsZero() {
 		r.Filter.From = opts.From.UTC().Format(dateLayout)
@@ -79,7 +87,7 @@ func Build(ctx context.Context, db *store.DB, p *attune.Project, opts Options) (
 	if len(humans)+len(judges) < len(all) {
 		filter.RaterIDs = append(append([]int64{}, humans...), judges...)
 	}
-	f, err := readCounts(ctx, db, p.ID, def, humans, judges, opts.NAMissing, filter)
+	f, err := readCounts(ctx, db, p.ID, def, humans, judges, opts.NAMissing, fig.scoring, filter)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +100,7 @@ func Build(ctx context.Context, db *store.DB, p *attune.Project, opts Options) (
 	for range min(runtime.GOMAXPROCS(0), len(f.items)) {
 		wg.Go(func() {
 			for k := range next {
-				r.RubricItems[k] = f.rubricItem(k, opts.Bootstrap)
+				r.RubricItems[k] = f.rubricItem(k, opts.Bootstrap, fig)
 			}
 		})
 	}
@@ -108,6 +116,44 @@ func Build(ctx context.Context, db *store.DB, p *attune.Project, opts Options) (
 
 const dateLayout = "2006-01-02"
 
+// figureOptions are the checked choices of how figures are computed.
+type figureOptions struct {
+	level   *agreement.Level      // nil: each rubric item's default
+	scoring *agreement.AltScoring // nil: each rubric item's default
+	alt     agreement.AltOptions  // with the defaults filled in
+}
+
+// readFigureOptions checks the level and the alt-test's options, naming
+// the field at fault in an attune.ErrInvalid error.
+func readFigureOptions(opts Options) (figureOptions, error) {
+	var fig figureOptions
+	if opts.Level != "" {
+		l, err := agreement.ParseLevel(opts.Level)
+		if err != nil {
+			return fig, attune.Invalid("level", "choose nominal, ordinal, interval or ratio")
+		}
+		fig.level = &l
+	}
+	if opts.Alt.Scoring != "" {
+		sc, err := agreement.ParseAltScoring(opts.Alt.Scoring)
+		if err != nil {
+			return fig, attune.Invalid("alt_scoring", "choose accuracy or neg_rmse")
+		}
+		fig.scoring = &sc
+	}
+	if e := opts.Alt.Epsilon; !(e >= 0 && e <= 1) {
+		return fig, attune.Invalid("epsilon", "give ε as a number from 0 to 1 (0.2 for experts, 0.15 for trained annotators, 0.1 for a crowd)")
+	}
+	if opts.Alt.MinItems != 0 && opts.Alt.MinItems < 2 {
+		return fig, attune.Invalid("alt_min_items", "an annotator needs at least 2 items to be tested")
+	}
+	fig.alt = agreement.AltOptions{Epsilon: opts.Alt.Epsilon, Q: agreement.DefaultAltQ, MinItems: opts.Alt.MinItems}
+	if fig.alt.MinItems == 0 {
+		fig.alt.MinItems = agreement.DefaultAltMinItems
+	}
+	return fig, nil
+}
+
 // partItems is the least number of items worth reading in a part of its
 // own: below it, a second query costs more than it saves.
 const partItems = 20_000
@@ -117,7 +163,7 @@ const partItems = 20_000
 // large project is read in two halves of its items at once, on two
 // connections, each folded on its own and the counts added up, so that
 // PostgreSQL and the counting here both use a machine's second core.
-func readCounts(ctx context.Context, db *store.DB, projectID int64, def *rubric.Definition, humans, judges []int64, naMissing bool, filter store.AgreementFilter) (*fold, error) {
+func readCounts(ctx context.Context, db *store.DB, projectID int64, def *rubric.Definition, humans, judges []int64, naMissing bool, alt *agreement.AltScoring, filter store.AgreementFilter) (*fold, error) {
 	parts := []store.AgreementFilter{filter}
 	if len(humans)+len(judges) > 0 {
 		lo, hi, err := db.ItemIDRange(ctx, projectID)
@@ -136,7 +182,7 @@ func readCounts(ctx context.Context, db *store.DB, projectID int64, def *rubric.
 	}
 	folds := make([]*fold, max(len(parts), 1))
 	for i := range folds {
-		f, err := newFold(def, humans, judges, naMissing)
+		f, err := newFold(def, humans, judges, naMissing, alt)
 		if err != nil {
 			return nil, err
 		}
@@ -183,12 +229,15 @@ func pairStats(numeric bool, w agreement.Weighting) []func(agreement.Contingency
 }
 
 // rubricItem computes the figures of rubric item k from its counts.
-func (f *fold) rubricItem(k int, b agreement.Bootstrap) RubricItem {
+func (f *fold) rubricItem(k int, b agreement.Bootstrap, fig figureOptions) RubricItem {
 	is, kc := &f.items[k], &f.keys[k]
 	q := is.scale.Len()
 	level, w := agreement.Nominal, agreement.NoWeights
 	if is.numeric {
 		level, w = agreement.Ordinal, agreement.QuadraticWeights
+	}
+	if fig.level != nil {
+		level = *fig.level
 	}
 	out := RubricItem{
 		Key: is.key, Label: is.label, Scale: is.scale.Labels(), Level: level.String(), Weights: w.String(),
@@ -259,22 +308,22 @@ func (f *fold) rubricItem(k int, b agreement.Bootstrap) RubricItem {
 			humanPairs++
 		}
 	}
-	st.CohenKappaPairs = len(human)
+	st.LightsKappaPairs = len(human)
 	switch {
 	case out.Raters == 2 && humanPairs == 1 && only != nil:
-		st.CohenKappa = stat(*only)
+		st.LightsKappa = stat(*only)
 	case len(human) > 0:
-		st.CohenKappa = value(mean(human))
+		st.LightsKappa = value(mean(human))
 	case out.Raters < 2:
-		st.CohenKappa = Stat{Reason: agreement.ReasonFewRaters}
+		st.LightsKappa = Stat{Reason: agreement.ReasonFewRaters}
 	default:
-		st.CohenKappa = Stat{Reason: "no pair of annotators has a defined kappa"}
+		st.LightsKappa = Stat{Reason: "no pair of annotators has a defined kappa"}
 	}
 	var hmin, hmax *float64
 	if len(human) > 0 {
 		lo, hi := slices.Min(human), slices.Max(human)
 		hmin, hmax = &lo, &hi
-		st.CohenKappaMin, st.CohenKappaMax = hmin, hmax
+		st.LightsKappaMin, st.LightsKappaMax = hmin, hmax
 	}
 
 	// Each annotator against the others.
@@ -360,10 +409,7 @@ func (f *fold) rubricItem(k int, b agreement.Bootstrap) RubricItem {
 		ji.Alpha = st.KrippendorffAlpha
 		aw := bootUnits(kc.withJudge[j].units(is.scale), b, seedFor(b.Seed, fmt.Sprintf("%s/with/%d", is.key, f.raters[r])), alpha)
 		ji.AlphaWithJudge = stat(aw[0])
-		if ji.KappaMean.Value != nil && hmin != nil {
-			inside := *ji.KappaMean.Value >= *hmin
-			ji.Inside = &inside
-		}
+		ji.AltTest = f.altTest(kc.alt[j], fig.alt)
 		ji.Verdict = verdict(ji)
 		out.Judges = append(out.Judges, ji)
 	}
@@ -395,28 +441,59 @@ func mean(xs []float64) float64 {
 	return s / float64(len(xs))
 }
 
-// verdict answers "would this judge pass as one more annotator?" in words.
+// altTest runs a judge's alt-test from its tally.
+func (f *fold) altTest(t *agreement.AltTally, o agreement.AltOptions) AltTest {
+	res, err := t.AltTest(o)
+	if err != nil {
+		panic(err) // the options were checked by readFigureOptions
+	}
+	out := AltTest{Epsilon: res.Epsilon, Scoring: res.Scoring.String(), Q: res.Q, MinItems: res.MinItems,
+		Humans: []AltHuman{}, Tested: res.Tested, WinningRate: stat(res.WinningRate),
+		AdvantageProbability: stat(res.AdvantageProbability), Passed: res.Passed}
+	for _, h := range res.Humans {
+		if h.Items == 0 {
+			continue
+		}
+		ah := AltHuman{Rater: f.raters[h.Human], Items: h.Items, Tested: h.Tested, JudgeAdvantage: h.JudgeAdvantage, Rejected: h.Rejected}
+		if h.Tested {
+			p, adj := h.P, h.PAdjusted
+			ah.PValue, ah.PAdjusted = &p, &adj
+		}
+		out.Humans = append(out.Humans, ah)
+	}
+	return out
+}
+
+// verdict answers "can this judge replace one of the annotators?" in
+// words, from the alt-test, with alpha with and without the judge.
 func verdict(j JudgeItem) string {
-	f3 := func(s Stat) string {
+	f2 := func(s Stat) string {
 		if s.Value == nil {
 			return "undefined"
 		}
 		return strconv.FormatFloat(*s.Value, 'f', 2, 64)
 	}
-	alpha := fmt.Sprintf("adding it as a rater moves alpha from %s to %s", f3(j.Alpha), f3(j.AlphaWithJudge))
+	alpha := fmt.Sprintf("adding it as a rater moves alpha from %s to %s", f2(j.Alpha), f2(j.AlphaWithJudge))
 	if j.Alpha.Value == nil || j.AlphaWithJudge.Value == nil {
 		alpha = "alpha with and without it cannot both be computed"
 	}
-	switch {
-	case j.Inside == nil:
-		return "Cannot tell: the judge or the annotators have no defined kappa here; " + alpha + "."
-	case *j.Inside:
-		return fmt.Sprintf("Would pass as one more annotator: its kappa with the annotators (mean %s) is within their own range (%s to %s), and %s.",
-			f3(j.KappaMean), f3(value(*j.AnnotatorKappaMin)), f3(value(*j.AnnotatorKappaMax)), alpha)
-	default:
-		return fmt.Sprintf("Would not pass as one more annotator: its kappa with the annotators (mean %s) is below the lowest between two annotators (%s), and %s.",
-			f3(j.KappaMean), f3(value(*j.AnnotatorKappaMin)), alpha)
+	a := j.AltTest
+	eps := strconv.FormatFloat(a.Epsilon, 'f', -1, 64)
+	if a.WinningRate.Value == nil {
+		return fmt.Sprintf("Cannot tell: no annotator has %d items shared with another annotator and the judge, which the alternative annotator test needs; %s.", a.MinItems, alpha)
 	}
+	won := 0
+	for _, h := range a.Humans {
+		if h.Rejected {
+			won++
+		}
+	}
+	if a.Passed {
+		return fmt.Sprintf("Can replace an annotator: at ε = %s it wins %d of %d annotators (winning rate %s, at least 0.5; advantage probability %s), and %s.",
+			eps, won, a.Tested, f2(a.WinningRate), f2(a.AdvantageProbability), alpha)
+	}
+	return fmt.Sprintf("Cannot replace an annotator: at ε = %s it wins %d of %d annotators (winning rate %s, below 0.5; advantage probability %s), and %s.",
+		eps, won, a.Tested, f2(a.WinningRate), f2(a.AdvantageProbability), alpha)
 }
 
 // engineReport computes the agreement on the engine's outputs.

@@ -23,7 +23,10 @@ import (
 //   - value, ci_lower, ci_upper: the figure and its interval, empty when
 //     undefined or not computed;
 //   - note: why the figure is undefined, or the value of a row that is
-//     text (na_treatment).
+//     text (na_treatment), or how an alt-test figure was reached
+//     (alt_test_epsilon, alt_test_passed with its scoring and ε,
+//     alt_test_p_value saying whether the annotator's null hypothesis was
+//     rejected).
 var CSVHeader = []string{"rubric_item", "statistic", "rater_a_id", "rater_a", "rater_b_id", "rater_b", "n", "value", "ci_lower", "ci_upper", "note"}
 
 // WriteCSV writes the report as CSV, one row per figure (see CSVHeader).
@@ -58,6 +61,8 @@ func (r *Report) WriteCSV(w io.Writer) error {
 	}
 	cw.Write(CSVHeader)
 	cw.Write([]string{"", "na_treatment", "", "", "", "", "", "", "", "", r.NA})
+	a := r.AltTest
+	cw.Write([]string{"", "alt_test_epsilon", "", "", "", "", "", num(a.Epsilon), "", "", "scoring " + a.Scoring + ", q " + num(a.Q) + ", at least " + strconv.Itoa(a.MinItems) + " items per annotator"})
 	for _, it := range r.RubricItems {
 		all := group("annotators")
 		st := it.Statistics
@@ -66,7 +71,7 @@ func (r *Report) WriteCSV(w io.Writer) error {
 			s    Stat
 		}{
 			{"percent_agreement", st.PercentAgreement}, {"krippendorff_alpha", st.KrippendorffAlpha}, {"fleiss_kappa", st.FleissKappa},
-			{"gwet_ac1", st.GwetAC1}, {"gwet_ac2", st.GwetAC2}, {"cohen_kappa", st.CohenKappa},
+			{"gwet_ac1", st.GwetAC1}, {"gwet_ac2", st.GwetAC2}, {"lights_kappa", st.LightsKappa},
 		} {
 			row(it.Key, f.name, all, none, it.Items, f.s)
 		}
@@ -88,14 +93,31 @@ func (r *Report) WriteCSV(w io.Writer) error {
 			row(it.Key, "percent_agreement", rater(j.Rater), group("consensus"), c.N, c.Agreement)
 			row(it.Key, "cohen_kappa", rater(j.Rater), group("consensus"), c.N, c.CohenKappa)
 			row(it.Key, "alpha_with_judge", rater(j.Rater), none, j.Items, j.AlphaWithJudge)
-			inside := Stat{Reason: "cannot be told"}
-			if j.Inside != nil {
-				inside = value(0)
-				if *j.Inside {
-					inside = value(1)
-				}
+			a := j.AltTest
+			how := "scoring " + a.Scoring + ", epsilon " + num(a.Epsilon)
+			passed := value(0)
+			if a.Passed {
+				passed = value(1)
 			}
-			row(it.Key, "inside_human_range", rater(j.Rater), none, -1, inside)
+			if a.WinningRate.Value == nil {
+				passed = Stat{Reason: a.WinningRate.Reason}
+			} else {
+				passed.Reason = how
+			}
+			row(it.Key, "alt_test_passed", rater(j.Rater), group("annotators"), a.Tested, passed)
+			row(it.Key, "alt_test_winning_rate", rater(j.Rater), group("annotators"), a.Tested, a.WinningRate)
+			row(it.Key, "alt_test_advantage_probability", rater(j.Rater), group("annotators"), a.Tested, a.AdvantageProbability)
+			for _, h := range a.Humans {
+				p := Stat{Reason: "not tested: fewer than " + strconv.Itoa(a.MinItems) + " items"}
+				if h.PValue != nil {
+					p = value(*h.PValue)
+					p.Reason = "not rejected: the judge does not win this annotator"
+					if h.Rejected {
+						p.Reason = "rejected: the judge wins this annotator"
+					}
+				}
+				row(it.Key, "alt_test_p_value", rater(j.Rater), rater(h.Rater), h.Items, p)
+			}
 		}
 	}
 	outcome := func(name string, o *Outcome) {

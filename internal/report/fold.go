@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/attune/attune/internal/agreement"
+	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/scoring"
 	"github.com/attune/attune/internal/store"
@@ -23,7 +24,8 @@ import (
 //   - per rubric item and pair of raters, the contingency table of their
 //     answers;
 //   - per rubric item and judge, the contingency table of the judge against
-//     the annotators' consensus;
+//     the annotators' consensus, and the alt-test's tally (per annotator,
+//     items compared and each side's wins);
 //   - the same for the engine's pass, safety gate and final score.
 //
 // Every one of them is bounded by the raters and categories, not by the
@@ -44,6 +46,8 @@ type itemScale struct {
 	// x is each category's number for leniency: its value on a numeric
 	// scale, its points on a criteria rubric.
 	x []float64
+	// alt is the alt-test's scoring on this rubric item.
+	alt agreement.AltScoring
 }
 
 // maxMemo bounds the answer vectors whose score the fold remembers; past
@@ -76,6 +80,7 @@ type fold struct {
 	// scratch, reused for every item
 	rv     []rated
 	counts []int
+	altAns []agreement.AltAnswer
 }
 
 // raterSet is one rater's answers to the current item, by rubric item.
@@ -90,11 +95,12 @@ type rated struct{ r, c int }
 // keyCounts are the counts of one rubric item.
 type keyCounts struct {
 	humans    patterns
-	withJudge []patterns // per judge
-	pairs     [][]int    // per pair slot: q×q, row a, column b; nil when none
-	cons      [][]int    // per judge: q×q, row judge, column consensus
-	rated     []int      // per rater: items with an answer on the scale
-	shared    []int      // per annotator: of those, items another annotator answered
+	withJudge []patterns            // per judge
+	pairs     [][]int               // per pair slot: q×q, row a, column b; nil when none
+	cons      [][]int               // per judge: q×q, row judge, column consensus
+	alt       []*agreement.AltTally // per judge
+	rated     []int                 // per rater: items with an answer on the scale
+	shared    []int                 // per annotator: of those, items another annotator answered
 	errors    int
 	na        int
 }
@@ -192,8 +198,10 @@ type engineCounts struct {
 }
 
 // newFold prepares the counts for the rubric, the annotators and the
-// judges (rater ids), and NA as a category or missing.
-func newFold(def *rubric.Definition, humans, judges []int64, naMissing bool) (*fold, error) {
+// judges (rater ids), NA as a category or missing, and the alt-test's
+// scoring (nil: each rubric item's default). It fails with an
+// attune.ErrInvalid error when the scoring does not suit a rubric item.
+func newFold(def *rubric.Definition, humans, judges []int64, naMissing bool, alt *agreement.AltScoring) (*fold, error) {
 	f := &fold{def: def, keyIdx: map[string]int{}, codeOf: map[string]valueCode{}, index: map[int64]int{}}
 	add := func(v rubric.Value) {
 		if _, ok := f.codeOf[string(v)]; ok {
@@ -239,12 +247,23 @@ func newFold(def *rubric.Definition, humans, judges []int64, naMissing bool) (*f
 		kc := keyCounts{
 			withJudge: make([]patterns, len(judges)),
 			cons:      make([][]int, len(judges)),
+			alt:       make([]*agreement.AltTally, len(judges)),
 			rated:     make([]int, nr),
 			shared:    make([]int, len(humans)),
+		}
+		is.alt = agreement.DefaultAltScoring(is.scale)
+		if alt != nil {
+			is.alt = *alt
+		}
+		if is.alt == agreement.AltNegRMSE && !is.scale.Numeric() {
+			return nil, attune.Invalid("alt_scoring", fmt.Sprintf("neg_rmse needs numeric answers; rubric item %s answers %s (choose accuracy)", it.Key, is.scale))
 		}
 		q := is.scale.Len()
 		for j := range kc.cons {
 			kc.cons[j] = make([]int, q*q)
+			if kc.alt[j], err = agreement.NewAltTally(is.scale, is.alt, len(humans)); err != nil {
+				return nil, fmt.Errorf("report: rubric item %s: %w", it.Key, err)
+			}
 		}
 		f.keys = append(f.keys, kc)
 	}
@@ -266,17 +285,19 @@ func newFold(def *rubric.Definition, humans, judges []int64, naMissing bool) (*f
 	return f, nil
 }
 
-// newItemScale builds the scale of one rubric item: the rubric's answers
-// (numbers in numeric order), without NA when NA is missing.
+// newItemScale builds the scale of one rubric item: the answers it allows
+// (numbers in numeric order), without NA when NA is missing. The allowed
+// answers, not the rubric's, make the scale because Gwet's AC1 and AC2
+// count its categories: a criterion without NA has two, not three.
 func newItemScale(def *rubric.Definition, it *rubric.Item, values []rubric.Value, naMissing bool) (itemScale, error) {
 	var labels []string
 	numeric := true
-	for _, a := range def.Answers {
-		if naMissing && a.Value == rubric.NA {
+	for _, v := range def.Allowed(it) {
+		if naMissing && v == rubric.NA {
 			continue
 		}
-		labels = append(labels, string(a.Value))
-		if _, err := strconv.ParseFloat(string(a.Value), 64); err != nil {
+		labels = append(labels, string(v))
+		if _, err := strconv.ParseFloat(string(v), 64); err != nil {
 			numeric = false
 		}
 	}
@@ -455,8 +476,15 @@ func (f *fold) countKey(k int) {
 	if nh > 0 {
 		kc.humans.add(counts)
 	}
-	// Annotators with each judge: the judge's answer joins theirs.
+	// Annotators with each judge: the judge's answer joins theirs, and
+	// the judge is compared with each annotator left out in turn.
 	judged := rv[nh:]
+	if nh >= 2 && len(judged) > 0 {
+		f.altAns = f.altAns[:0]
+		for _, x := range rv[:nh] {
+			f.altAns = append(f.altAns, agreement.AltAnswer{Human: x.r, Category: x.c})
+		}
+	}
 	for j := range kc.withJudge {
 		r := f.humans + j
 		c := -1
@@ -471,6 +499,9 @@ func (f *fold) countKey(k int) {
 				kc.withJudge[j].add(counts)
 			}
 			continue
+		}
+		if nh >= 2 {
+			kc.alt[j].Add(f.altAns, c)
 		}
 		counts[c]++
 		kc.withJudge[j].add(counts)
@@ -707,6 +738,9 @@ func (f *fold) merge(g *fold) {
 		for j := range fk.withJudge {
 			fk.withJudge[j].merge(&gk.withJudge[j])
 			addCells(fk.cons[j], gk.cons[j])
+			if err := fk.alt[j].Merge(gk.alt[j]); err != nil {
+				panic(err) // folds of one rubric, raters and options
+			}
 		}
 		for s, cells := range gk.pairs {
 			fk.pairs[slots[s]] = addCells(fk.pairs[slots[s]], cells)

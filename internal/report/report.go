@@ -35,11 +35,40 @@ type Options struct {
 	NAMissing bool
 	// Bootstrap sets the intervals. Replicates 0 computes no interval.
 	Bootstrap agreement.Bootstrap
+	// Level is Krippendorff's level of alpha on every rubric item:
+	// nominal, ordinal, interval or ratio. "" picks ordinal on a numeric
+	// scale and nominal otherwise.
+	Level string
+	// Alt sets the alternative annotator test of each judge.
+	Alt AltOptions
 }
 
-// DefaultBootstrap is the report's interval setting: 200 replicates, 95%,
-// and a fixed seed, so that the same labels always give the same report.
-var DefaultBootstrap = agreement.Bootstrap{Replicates: 200, Level: 0.95, Seed: 20240601}
+// AltOptions set the alternative annotator test.
+type AltOptions struct {
+	// Epsilon is ε, the margin granted to a judge for being cheaper than
+	// a person, from 0 to 1 (the paper: 0.2 for expert annotators, 0.15
+	// for trained ones, 0.1 for a crowd). The zero value is the strictest
+	// test, ε = 0; callers that take it from a person default to
+	// DefaultEpsilon.
+	Epsilon float64
+	// Scoring is accuracy or neg_rmse for every rubric item; "" picks
+	// neg_rmse on a numeric scale (1–5) and accuracy otherwise. neg_rmse
+	// on a rubric whose answers are not numbers is refused.
+	Scoring string
+	// MinItems is the least number of compared items for an annotator to
+	// be tested; 0 is agreement.DefaultAltMinItems (30).
+	MinItems int
+}
+
+// DefaultEpsilon is the ε a project's report uses unless asked otherwise:
+// the paper's value for trained annotators, who are what a project's
+// annotators usually are. Experts warrant 0.2, a crowd 0.1.
+const DefaultEpsilon = agreement.AltEpsilonTrained
+
+// DefaultBootstrap is the report's interval setting: 1,000 replicates,
+// 95%, and a fixed seed, so that the same labels always give the same
+// report. Fewer replicates give visibly unstable 95% limits.
+var DefaultBootstrap = agreement.Bootstrap{Replicates: 1000, Level: 0.95, Seed: 20240601}
 
 // Report is a project's agreement report.
 type Report struct {
@@ -50,6 +79,8 @@ type Report struct {
 	// NANote says the same in a sentence.
 	NANote    string    `json:"na_note"`
 	Bootstrap Bootstrap `json:"bootstrap"`
+	// AltTest is how every judge's alternative annotator test was run.
+	AltTest AltSettings `json:"alt_test"`
 	// Raters are every rater the report covers: annotators, then judges.
 	Raters []Rater `json:"raters"`
 	// RubricItems hold the agreement on each dimension or criterion, in
@@ -82,6 +113,17 @@ type Bootstrap struct {
 	Replicates int     `json:"replicates"`
 	Level      float64 `json:"level"`
 	Seed       uint64  `json:"seed"`
+}
+
+// AltSettings are the alt-test's settings for the whole report.
+type AltSettings struct {
+	Epsilon float64 `json:"epsilon"`
+	// Scoring is the scoring asked for, or "default": neg_rmse on numeric
+	// rubric items, accuracy on the others (each judge's alt_test says
+	// which it used).
+	Scoring  string  `json:"scoring"`
+	Q        float64 `json:"q"`
+	MinItems int     `json:"min_items"`
 }
 
 // Rater is one rater of the report.
@@ -121,14 +163,14 @@ type RubricItem struct {
 	// Scale is the answer categories counted, in order; NA is left out
 	// when it is treated as missing.
 	Scale   []string `json:"scale"`
-	Level   string   `json:"level"`   // Krippendorff's level: ordinal or nominal
+	Level   string   `json:"level"`   // Krippendorff's level: nominal, ordinal, interval or ratio
 	Weights string   `json:"weights"` // of Cohen's kappa and AC2: quadratic or none
 	// Items and Raters count the items the annotators labelled on this
 	// rubric item and the annotators who did.
 	Items  int `json:"n_items"`
 	Raters int `json:"n_raters"`
-	// Missing counts the labels left out: ERROR (a failed judge call) and,
-	// when NA is missing, NA.
+	// Missing counts the labels left out: ERROR (a failed judge call),
+	// and NA when NA is missing or this rubric item does not allow it.
 	Missing Missing `json:"missing"`
 	// Statistics are among the annotators.
 	Statistics Statistics `json:"statistics"`
@@ -152,14 +194,15 @@ type Statistics struct {
 	FleissKappa       Stat `json:"fleiss_kappa"`
 	GwetAC1           Stat `json:"gwet_ac1"`
 	GwetAC2           Stat `json:"gwet_ac2"`
-	// CohenKappa is the pair's kappa (with its interval) when there are
-	// exactly two annotators, and otherwise the mean over the pairs of
-	// annotators, whose range CohenKappaMin and CohenKappaMax give; every
-	// pair's own interval is under Pairs.
-	CohenKappa      Stat     `json:"cohen_kappa"`
-	CohenKappaPairs int      `json:"cohen_kappa_pairs"`
-	CohenKappaMin   *float64 `json:"cohen_kappa_min,omitempty"`
-	CohenKappaMax   *float64 `json:"cohen_kappa_max,omitempty"`
+	// LightsKappa is Light's kappa: the mean of Cohen's kappa over the
+	// pairs of annotators, whose range LightsKappaMin and LightsKappaMax
+	// give; with exactly two annotators it is their pair's kappa, with its
+	// interval. Every pair's own interval is under Pairs. (It was called
+	// cohen_kappa before; docs/agreement.md keeps the note.)
+	LightsKappa      Stat     `json:"lights_kappa"`
+	LightsKappaPairs int      `json:"lights_kappa_pairs"`
+	LightsKappaMin   *float64 `json:"lights_kappa_min,omitempty"`
+	LightsKappaMax   *float64 `json:"lights_kappa_max,omitempty"`
 }
 
 // Pair is two raters on one rubric item.
@@ -215,11 +258,55 @@ type JudgeItem struct {
 	// the same with the judge as one more rater.
 	Alpha          Stat `json:"alpha_annotators"`
 	AlphaWithJudge Stat `json:"alpha_with_judge"`
-	// Inside says whether the judge's mean kappa with the annotators is at
-	// least the lowest kappa between two annotators: whether it sits
-	// inside the range of human disagreement. Nil when it cannot be told.
-	Inside  *bool  `json:"inside_human_range"`
+	// AltTest is the alternative annotator test: can the judge replace
+	// one of the annotators on this rubric item? Its Passed is the
+	// headline verdict.
+	AltTest AltTest `json:"alt_test"`
+	// Verdict says the alt-test's answer in words, with alpha with and
+	// without the judge.
 	Verdict string `json:"verdict"`
+}
+
+// AltTest is one judge's alternative annotator test on one rubric item
+// (Calderon, Reichart and Dror 2025; docs/agreement.md).
+type AltTest struct {
+	Epsilon  float64 `json:"epsilon"`
+	Scoring  string  `json:"scoring"` // accuracy or neg_rmse
+	Q        float64 `json:"q"`
+	MinItems int     `json:"min_items"`
+	// Humans are the annotators with at least one item compared with
+	// the judge, tested or not.
+	Humans []AltHuman `json:"humans"`
+	// Tested counts the annotators tested (with MinItems or more items).
+	Tested int `json:"n_tested"`
+	// WinningRate is the share of tested annotators the judge wins;
+	// AdvantageProbability the mean over them of the share of items where
+	// the judge scored at least as well as the annotator. Undefined when
+	// no annotator is tested.
+	WinningRate          Stat `json:"winning_rate"`
+	AdvantageProbability Stat `json:"advantage_probability"`
+	// Passed is a winning rate of at least 0.5: the judge may replace one
+	// of these annotators here.
+	Passed bool `json:"passed"`
+}
+
+// AltHuman is one annotator's part in a judge's alt-test.
+type AltHuman struct {
+	Rater int64 `json:"rater"`
+	// Items counts the items compared: this annotator, another one and
+	// the judge answered them.
+	Items  int  `json:"n_items"`
+	Tested bool `json:"tested"`
+	// JudgeAdvantage is the share of those items where the judge scored
+	// at least as well as this annotator against the others.
+	JudgeAdvantage float64 `json:"judge_advantage"`
+	// PValue is the one-sided p-value of "this annotator's advantage over
+	// the judge is at least ε", PAdjusted the Benjamini–Yekutieli
+	// adjusted one; nil when not tested.
+	PValue    *float64 `json:"p_value"`
+	PAdjusted *float64 `json:"p_adjusted"`
+	// Rejected is whether the judge wins this annotator.
+	Rejected bool `json:"rejected"`
 }
 
 // Versus is a judge's kappa with one annotator.

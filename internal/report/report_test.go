@@ -367,7 +367,13 @@ func TestNAAsMissingAndEngine(t *testing.T) {
 	all, _ := agreement.NewScale("YES", "NO", "NA")
 	for k, key := range criteriaKeys {
 		a, b := withNA.RubricItems[k], without.RubricItems[k]
-		if !slices.Equal(a.Scale, []string{"YES", "NO", "NA"}) || !slices.Equal(b.Scale, []string{"YES", "NO"}) || a.Level != "nominal" {
+		// A criterion's scale is the answers it allows: CQ8 and CP2 have
+		// no NA, so NA as missing changes nothing there.
+		withScale, wantA := all, []string{"YES", "NO", "NA"}
+		if key == "CQ8" || key == "CP2" {
+			withScale, wantA = yesNo, []string{"YES", "NO"}
+		}
+		if !slices.Equal(a.Scale, wantA) || !slices.Equal(b.Scale, []string{"YES", "NO"}) || a.Level != "nominal" {
 			t.Fatalf("%s scales %v and %v", key, a.Scale, b.Scale)
 		}
 		nas := 0
@@ -383,7 +389,7 @@ func TestNAAsMissingAndEngine(t *testing.T) {
 			got   report.RubricItem
 			scale *agreement.Scale
 			skip  []string
-		}{{a, all, nil}, {b, yesNo, []string{"NA"}}} {
+		}{{a, withScale, nil}, {b, yesNo, []string{"NA"}}} {
 			s, err := agreement.Summarize(f.ratings(t, key, humans, c.skip...), agreement.Options{Scale: c.scale})
 			if err != nil {
 				t.Fatal(err)
@@ -638,6 +644,83 @@ func TestHandCounted(t *testing.T) {
 		}
 		if !near(*it.Annotators[0].Leniency.Value, w.leniencyAnn) || !near(*it.Annotators[1].Leniency.Value, w.leniencyBo) {
 			t.Errorf("NA missing %v: leniency %v and %v", c.naMissing, *it.Annotators[0].Leniency.Value, *it.Annotators[1].Leniency.Value)
+		}
+	}
+}
+
+// TestAltTestInReport checks each judge's alt-test in the report against
+// agreement.AltTest over the same labels as triples (ERROR left out), on
+// a Likert rubric (negative RMSE) and a criteria one (accuracy), and that
+// bad alt-test options are refused naming the field.
+func TestAltTestInReport(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		ref  string
+		rows []label
+		keys []string
+	}{
+		{"empathetic-dialogue@2", randomRows(60, []string{"ann", "bo", "cy"}, []string{"judge-a", "judge-b"}, []string{"emotion", "validation", "helpfulness", "safety", "overall"}, 5), nil},
+		{"coaching-conversation@2.0", criteriaRows(60, []string{"ann", "bo", "cy"}, []string{"judge-a"}, 8), criteriaKeys},
+	} {
+		f := newFixture(t, c.ref, 60, c.rows)
+		opts := report.Options{Alt: report.AltOptions{Epsilon: 0.2, MinItems: 10}}
+		r := f.build(t, opts)
+		if r.AltTest.Epsilon != 0.2 || r.AltTest.Scoring != "default" || r.AltTest.MinItems != 10 || r.AltTest.Q != 0.05 {
+			t.Errorf("%s: settings %+v", c.ref, r.AltTest)
+		}
+		checked := 0
+		for _, it := range r.RubricItems {
+			s, err := agreement.NewScale(it.Scale...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, j := range it.Judges {
+				name := ""
+				for _, x := range r.Raters {
+					if x.ID == j.Rater {
+						name = x.Name
+					}
+				}
+				tab := f.ratings(t, it.Key, func(l label) bool { return l.kind == "human" || l.rater == name }, "ERROR")
+				want, err := agreement.AltTest(tab, s, name, agreement.DefaultAltScoring(s), agreement.AltOptions{Epsilon: 0.2, MinItems: 10})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := j.AltTest
+				if got.Scoring != want.Scoring.String() || got.Tested != want.Tested || got.Passed != want.Passed || len(got.Humans) != len(want.Humans) ||
+					(got.WinningRate.Value == nil) != !want.WinningRate.Defined ||
+					(got.WinningRate.Value != nil && (*got.WinningRate.Value != want.WinningRate.Value || !near(*got.AdvantageProbability.Value, want.AdvantageProbability.Value))) {
+					t.Errorf("%s %s %s: report %+v, table %+v", c.ref, it.Key, name, got, want)
+					continue
+				}
+				for _, h := range got.Humans {
+					at := slices.IndexFunc(want.Humans, func(w agreement.AltHuman) bool { return f.raterID[w.Rater] == h.Rater })
+					w := want.Humans[at]
+					if h.Items != w.Items || h.Tested != w.Tested || h.Rejected != w.Rejected || (h.PValue != nil && !near(*h.PValue, w.P)) {
+						t.Errorf("%s %s %s: annotator %+v, table %+v", c.ref, it.Key, name, h, w)
+					}
+				}
+				if !strings.Contains(j.Verdict, "ε = 0.2") {
+					t.Errorf("verdict %q does not give ε", j.Verdict)
+				}
+				checked++
+			}
+		}
+		if checked == 0 {
+			t.Fatalf("%s: no judge checked", c.ref)
+		}
+	}
+	f := newFixture(t, "coaching-conversation@2.0", 5, criteriaRows(5, []string{"ann", "bo"}, []string{"judge-a"}, 1))
+	for field, opts := range map[string]report.Options{
+		"alt_scoring":   {Alt: report.AltOptions{Scoring: "neg_rmse"}},
+		"epsilon":       {Alt: report.AltOptions{Epsilon: -0.1}},
+		"alt_min_items": {Alt: report.AltOptions{MinItems: 1}},
+		"level":         {Level: "cardinal"},
+	} {
+		_, err := report.Build(context.Background(), f.db, f.project, opts)
+		var ve *attune.ValidationError
+		if !errors.As(err, &ve) || ve.Fields[field] == "" {
+			t.Errorf("%s: %v, want an invalid %s", field, err, field)
 		}
 	}
 }

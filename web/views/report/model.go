@@ -51,6 +51,11 @@ type Filters struct {
 	From, To   string // YYYY-MM-DD or ""
 	NAMissing  bool
 	Item       string // the rubric item shown, kept across a filter change
+	// Epsilon, AltScoring and Level choose the alt-test's ε and scoring
+	// and Krippendorff's level.
+	Epsilon    []Option
+	AltScoring []Option
+	Level      []Option
 }
 
 // Check is one checkbox of a list.
@@ -172,8 +177,14 @@ type JudgeRow struct {
 	Consensus      Figure // kappa against the annotators' consensus
 	Alpha          Figure
 	AlphaWithJudge Figure
-	Inside         string // "inside", "outside" or "—"
-	Current        bool
+	// Alt is the alt-test's verdict: "passed", "failed" or "cannot tell";
+	// Epsilon the ε it was run at; WinningRate and Advantage its figures.
+	Alt         string
+	AltClass    string // passed, failed or unknown
+	Epsilon     string
+	WinningRate Figure
+	Advantage   Figure
+	Current     bool
 }
 
 // Engine is the agreement on the engine's outputs.
