@@ -77,7 +77,10 @@ func newFixture(t *testing.T, ref string, items int, rows []label) *fixture {
 		w.Write([]string{l.item, l.rater, l.kind, l.key, l.value})
 	}
 	w.Flush()
-	if _, err := db.ImportLabels(ctx, p.ID, &b, store.LabelsImportOptions{Source: "fixture.csv"}); err != nil {
+	// Random labels trip the rubric's warnings (harmful advice scored
+	// high on helpfulness, an answer where NA is expected); the figures
+	// are about agreement, so the fixture confirms them as a lead would.
+	if _, err := db.ImportLabels(ctx, p.ID, &b, store.LabelsImportOptions{Source: "fixture.csv", ConfirmWarnings: true}); err != nil {
 		t.Fatal(err)
 	}
 	f := &fixture{db: db, project: p, def: def, rows: rows, raterID: map[string]int64{}}
