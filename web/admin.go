@@ -95,7 +95,15 @@ func (s *Server) adminSetRole(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	actor := userFrom(r.Context()).ID
-	return s.afterUserChange(w, r, s.db.SetUserRole(r.Context(), &actor, id, role), "Role changed to "+string(role)+".")
+	ended, err := s.db.SetUserRole(r.Context(), &actor, id, role)
+	msg := "Role changed to " + string(role) + "."
+	switch {
+	case ended == 1:
+		msg += " The account no longer leads the one project it led: it is an annotator there now."
+	case ended > 1:
+		msg += fmt.Sprintf(" The account no longer leads the %d projects it led: it is an annotator there now.", ended)
+	}
+	return s.afterUserChange(w, r, err, msg)
 }
 
 func (s *Server) adminDisable(w http.ResponseWriter, r *http.Request) error {

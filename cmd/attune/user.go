@@ -171,10 +171,14 @@ func runUser(ctx context.Context, e env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if err := db.SetUserRole(ctx, nil, u.ID, role); err != nil {
+		ended, err := db.SetUserRole(ctx, nil, u.ID, role)
+		if err != nil {
 			return err
 		}
 		fmt.Fprintf(e.stdout, "%s is now %s\n", u.Email, role)
+		if ended > 0 {
+			fmt.Fprintf(e.stdout, "  no longer leads %d project(s): an annotator there now\n", ended)
+		}
 	case "set-password":
 		if err := need("email"); err != nil {
 			return err

@@ -2,6 +2,7 @@ package attune
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -26,6 +27,35 @@ const (
 	MemberLead      MemberRole = "lead"
 	MemberAnnotator MemberRole = "annotator"
 )
+
+// LeadsProjects reports whether an account whose global role is r may lead
+// projects: admins and leads may; annotators may not, whatever their
+// memberships say (see EffectiveMemberRole and CheckMembership).
+func (r Role) LeadsProjects() bool { return r == RoleAdmin || r == RoleLead }
+
+// EffectiveMemberRole is what a member may do in a project, from the role
+// stored for them there and their account's global role now: the project
+// role lead counts only while the account leads projects (LeadsProjects);
+// otherwise the member acts as an annotator of the project. Every check of
+// a member's standing goes through it, so a demotion takes effect at the
+// member's next request, whatever rows are stored.
+func EffectiveMemberRole(global Role, stored MemberRole) MemberRole {
+	if stored == MemberLead && !global.LeadsProjects() {
+		return MemberAnnotator
+	}
+	return stored
+}
+
+// CheckMembership returns an ErrConflict error, with a message fit to show,
+// when the account (email, global role) may not be given the project role:
+// only accounts that lead projects (LeadsProjects) can be made project
+// leads.
+func CheckMembership(email string, global Role, role MemberRole) error {
+	if role == MemberLead && !global.LeadsProjects() {
+		return Conflict(fmt.Sprintf("%s is an %s: only accounts whose role is lead or admin can lead a project; add them as an annotator, or ask an admin to make them a lead first", email, global))
+	}
+	return nil
+}
 
 // Member is a person on a project.
 type Member struct {

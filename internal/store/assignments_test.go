@@ -274,6 +274,10 @@ func TestNoWorkStoredAfterRemoval(t *testing.T) {
 	for i, leave := range []func(u *attune.User) error{
 		func(u *attune.User) error { return f.db.RemoveMember(ctx, &f.lead.ID, f.project.ID, u.ID) },
 		func(u *attune.User) error {
+			// Only an account that leads projects can lead this one.
+			if _, err := f.db.SetUserRole(ctx, nil, u.ID, attune.RoleLead); err != nil {
+				return err
+			}
 			return f.db.AddMember(ctx, &f.lead.ID, f.project.ID, u.ID, attune.MemberLead)
 		},
 	} {

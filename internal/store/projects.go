@@ -131,35 +131,52 @@ func (db *DB) FindProjectByName(ctx context.Context, name string) (*attune.Proje
 	return p, mapErr(err, "find project", "")
 }
 
-// ProjectRole returns the role user has in the project: their member role,
-// or lead for an admin who is not a member. It returns attune.ErrNotFound
-// when the user may not see the project at all, so that its existence is
-// not revealed.
+// ProjectRole returns the role user has in the project now: their member
+// role as attune.EffectiveMemberRole reads it with the account's global
+// role as stored at this moment (not as it was when the request began), or
+// lead for an admin who is not a member. It returns attune.ErrNotFound when
+// the user may not see the project at all, so that its existence is not
+// revealed.
 func (db *DB) ProjectRole(ctx context.Context, projectID int64, u *attune.User) (attune.MemberRole, error) {
-	var role string
-	err := db.pool.QueryRow(ctx, `SELECT role FROM project_members WHERE project_id = $1 AND user_id = $2`, projectID, u.ID).Scan(&role)
-	if errors.Is(err, pgx.ErrNoRows) && u.Role == attune.RoleAdmin {
+	var global attune.Role
+	var stored *string
+	err := db.pool.QueryRow(ctx, `SELECT u.role, m.role FROM users u
+		LEFT JOIN project_members m ON m.user_id = u.id AND m.project_id = $1
+		WHERE u.id = $2`, projectID, u.ID).Scan(&global, &stored)
+	if err != nil {
+		return "", mapErr(err, "project role", "")
+	}
+	if stored == nil {
+		if global != attune.RoleAdmin {
+			return "", attune.NotFound("project role: not found")
+		}
 		if _, err := db.FindProjectByID(ctx, projectID); err != nil {
 			return "", err
 		}
 		return attune.MemberLead, nil
 	}
-	if err != nil {
-		return "", mapErr(err, "project role", "")
-	}
-	return attune.MemberRole(role), nil
+	return attune.EffectiveMemberRole(global, attune.MemberRole(*stored)), nil
 }
 
-// AddMember adds a person to a project, or changes their role in it.
+// AddMember adds a person to a project, or changes their role in it. Only
+// an account that leads projects can be made a project lead
+// (attune.CheckMembership): otherwise it is an attune.ErrConflict. The
+// account's row is share-locked, so that a demotion running at the same
+// time either comes first and is seen, or waits and then turns this
+// membership into an annotator's.
 func (db *DB) AddMember(ctx context.Context, actorID *int64, projectID, userID int64, role attune.MemberRole) error {
 	err := db.inTx(ctx, func(tx pgx.Tx) error {
 		var email string
+		var global attune.Role
 		var disabled bool
-		if err := tx.QueryRow(ctx, `SELECT email, disabled_at IS NOT NULL FROM users WHERE id = $1`, userID).Scan(&email, &disabled); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT email, role, disabled_at IS NOT NULL FROM users WHERE id = $1 FOR SHARE`, userID).Scan(&email, &global, &disabled); err != nil {
 			return err
 		}
 		if disabled {
 			return attune.Conflict(email + " is disabled: enable the account before adding it to a project")
+		}
+		if err := attune.CheckMembership(email, global, role); err != nil {
+			return err
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO project_members (project_id, user_id, role) VALUES ($1, $2, $3)
 			ON CONFLICT (project_id, user_id) DO UPDATE SET role = EXCLUDED.role`, projectID, userID, role); err != nil {
@@ -230,8 +247,16 @@ func (db *DB) ListAllProjects(ctx context.Context) ([]attune.ProjectSummary, err
 
 // ListProjectsForUser returns the projects a user can open: every project
 // for an admin, the projects they are a member of for anyone else.
+// Each summary's MemberRole is the user's effective role in the project
+// (attune.EffectiveMemberRole), "" where an admin is not a member.
 func (db *DB) ListProjectsForUser(ctx context.Context, u *attune.User) ([]attune.ProjectSummary, error) {
-	return db.listProjects(ctx, u.ID, u.Role == attune.RoleAdmin)
+	ps, err := db.listProjects(ctx, u.ID, u.Role == attune.RoleAdmin)
+	for i, p := range ps {
+		if p.MemberRole != "" {
+			ps[i].MemberRole = string(attune.EffectiveMemberRole(u.Role, attune.MemberRole(p.MemberRole)))
+		}
+	}
+	return ps, err
 }
 
 func (db *DB) listProjects(ctx context.Context, userID int64, all bool) ([]attune.ProjectSummary, error) {

@@ -106,7 +106,7 @@ func TestUsers(t *testing.T) {
 	if _, err := db.FindUserByEmail(ctx, "nobody@example.org"); !errors.Is(err, attune.ErrNotFound) {
 		t.Fatalf("missing user: %v, want ErrNotFound", err)
 	}
-	if err := db.SetUserRole(ctx, &admin.ID, ann.ID, attune.RoleLead); err != nil {
+	if _, err := db.SetUserRole(ctx, &admin.ID, ann.ID, attune.RoleLead); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := db.FindUserByID(ctx, ann.ID)
@@ -114,7 +114,7 @@ func TestUsers(t *testing.T) {
 		t.Fatalf("role = %s, want lead", got.Role)
 	}
 	// The last enabled admin can be neither demoted nor disabled.
-	if err := db.SetUserRole(ctx, &admin.ID, admin.ID, attune.RoleLead); !errors.Is(err, attune.ErrConflict) {
+	if _, err := db.SetUserRole(ctx, &admin.ID, admin.ID, attune.RoleLead); !errors.Is(err, attune.ErrConflict) {
 		t.Fatalf("demote last admin: %v, want ErrConflict", err)
 	}
 	if err := db.SetUserDisabled(ctx, &admin.ID, admin.ID, true); !errors.Is(err, attune.ErrConflict) {

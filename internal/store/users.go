@@ -111,8 +111,14 @@ func (db *DB) ListUsers(ctx context.Context) ([]*attune.User, error) {
 
 // SetUserRole changes an account's role. Demoting the last enabled admin
 // is an attune.ErrConflict: someone must always be able to manage accounts.
-func (db *DB) SetUserRole(ctx context.Context, actorID *int64, userID int64, role attune.Role) error {
-	err := db.inTx(ctx, func(tx pgx.Tx) error {
+// A role that does not lead projects (attune.Role.LeadsProjects) turns the
+// account's project-lead memberships into annotator memberships in the same
+// transaction, so that project pages say what the account may do; it
+// returns how many projects it no longer leads. (Access checks read the
+// global role through attune.EffectiveMemberRole anyway, so lead rights end
+// at the account's next request either way.)
+func (db *DB) SetUserRole(ctx context.Context, actorID *int64, userID int64, role attune.Role) (leadsEnded int, err error) {
+	err = db.inTx(ctx, func(tx pgx.Tx) error {
 		u, err := lockUser(ctx, tx, userID)
 		if err != nil {
 			return err
@@ -128,10 +134,28 @@ func (db *DB) SetUserRole(ctx context.Context, actorID *int64, userID int64, rol
 		if _, err := tx.Exec(ctx, `UPDATE users SET role = $2, updated_at = now() WHERE id = $1`, userID, role); err != nil {
 			return err
 		}
-		return audit(ctx, tx, attune.AuditEvent{ActorID: actorID, Action: "user.set_role", Subject: u.Email,
-			Details: map[string]string{"from": string(u.Role), "to": string(role)}})
+		details := map[string]string{"from": string(u.Role), "to": string(role)}
+		if !role.LeadsProjects() {
+			rows, err := tx.Query(ctx, `UPDATE project_members SET role = 'annotator' WHERE user_id = $1 AND role = 'lead' RETURNING project_id`, userID)
+			if err != nil {
+				return err
+			}
+			ended, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+			if err != nil {
+				return err
+			}
+			for _, pid := range ended {
+				if err := audit(ctx, tx, attune.AuditEvent{ActorID: actorID, Action: "project.demote_member", ProjectID: &pid, Subject: u.Email,
+					Details: map[string]string{"role": string(attune.MemberAnnotator), "why": "account role changed to " + string(role)}}); err != nil {
+					return err
+				}
+			}
+			leadsEnded = len(ended)
+			details["projects_no_longer_led"] = fmt.Sprint(leadsEnded)
+		}
+		return audit(ctx, tx, attune.AuditEvent{ActorID: actorID, Action: "user.set_role", Subject: u.Email, Details: details})
 	})
-	return mapErr(err, "set role", "")
+	return leadsEnded, mapErr(err, "set role", "")
 }
 
 // SetUserDisabled disables or re-enables an account. A disabled account

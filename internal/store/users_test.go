@@ -170,3 +170,86 @@ func TestSetUserPassword(t *testing.T) {
 		t.Fatalf("password of no account: %v", err)
 	}
 }
+
+// TestDemotionEndsProjectLeads: a role that does not lead projects turns
+// the account's project-lead memberships into annotator ones, and the
+// effective role holds even for a lead row stored against the rule.
+func TestDemotionEndsProjectLeads(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := dbtest.New(t)
+	if err := db.LoadBuiltinRubrics(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rubrics, err := db.ListRubrics(ctx)
+	if err != nil || len(rubrics) == 0 {
+		t.Fatalf("rubrics %v, %v", rubrics, err)
+	}
+	if _, err := db.CreateUser(ctx, nil, store.NewUser{Email: "admin@x.org", Role: attune.RoleAdmin, PasswordHash: "h"}); err != nil {
+		t.Fatal(err)
+	}
+	lee, err := db.CreateUser(ctx, nil, store.NewUser{Email: "lee@x.org", Role: attune.RoleLead, PasswordHash: "h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var projects []*attune.Project
+	for _, name := range []string{"One", "Two"} {
+		p, err := db.CreateProject(ctx, &lee.ID, store.NewProject{Name: name, RubricVersionID: rubrics[0].ID, Overlap: 1, Lease: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		projects = append(projects, p)
+	}
+	// Admin and back to lead: still leads.
+	if n, err := db.SetUserRole(ctx, nil, lee.ID, attune.RoleAdmin); err != nil || n != 0 {
+		t.Fatalf("promotion to admin: %d, %v", n, err)
+	}
+	if n, err := db.SetUserRole(ctx, nil, lee.ID, attune.RoleLead); err != nil || n != 0 {
+		t.Fatalf("admin to lead: %d, %v", n, err)
+	}
+	n, err := db.SetUserRole(ctx, nil, lee.ID, attune.RoleAnnotator)
+	if err != nil || n != 2 {
+		t.Fatalf("demotion: %d projects no longer led, %v; want 2", n, err)
+	}
+	lee, _ = db.FindUserByID(ctx, lee.ID)
+	for _, p := range projects {
+		if role, err := db.ProjectRole(ctx, p.ID, lee); err != nil || role != attune.MemberAnnotator {
+			t.Fatalf("%s: role %q, %v; want annotator", p.Name, role, err)
+		}
+	}
+	members, err := db.ListMembers(ctx, projects[0].ID)
+	if err != nil || len(members) != 1 || members[0].Role != attune.MemberAnnotator {
+		t.Fatalf("members after demotion: %+v, %v", members, err)
+	}
+	// A lead row written against the rule still reads as an annotator.
+	if _, err := db.Pool().Exec(ctx, `UPDATE project_members SET role = 'lead' WHERE user_id = $1`, lee.ID); err != nil {
+		t.Fatal(err)
+	}
+	if role, err := db.ProjectRole(ctx, projects[0].ID, lee); err != nil || role != attune.MemberAnnotator {
+		t.Fatalf("stored lead row: role %q, %v; want annotator", role, err)
+	}
+	ps, err := db.ListProjectsForUser(ctx, lee)
+	if err != nil || len(ps) != 2 || ps[0].MemberRole != string(attune.MemberAnnotator) {
+		t.Fatalf("projects listed for the demoted lead: %+v, %v", ps, err)
+	}
+	// The global role is read as the request acts: a user value loaded
+	// before a promotion does not hold the role back, nor one loaded
+	// before a demotion keep it.
+	stale := *lee
+	if _, err := db.SetUserRole(ctx, nil, lee.ID, attune.RoleLead); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Pool().Exec(ctx, `UPDATE project_members SET role = 'lead' WHERE user_id = $1`, lee.ID); err != nil {
+		t.Fatal(err)
+	}
+	if role, _ := db.ProjectRole(ctx, projects[0].ID, &stale); role != attune.MemberLead {
+		t.Fatalf("after promotion: role %q, want lead", role)
+	}
+	fresh, _ := db.FindUserByID(ctx, lee.ID)
+	if _, err := db.SetUserRole(ctx, nil, lee.ID, attune.RoleAnnotator); err != nil {
+		t.Fatal(err)
+	}
+	if role, _ := db.ProjectRole(ctx, projects[0].ID, fresh); role != attune.MemberAnnotator {
+		t.Fatalf("demoted while the request ran: role %q, want annotator", role)
+	}
+}
