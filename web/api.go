@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/dataset"
@@ -72,7 +74,10 @@ func (s *Server) api(fn apiHandler) http.Handler {
 		var lp *labelProblems
 		var le *attune.LineErrors
 		var ve *attune.ValidationError
+		var big *tooLarge
 		switch {
+		case errors.As(err, &big):
+			writeJSON(w, http.StatusRequestEntityTooLarge, apiError{Error: big.Error()})
 		case errors.As(err, &lp):
 			out := apiError{Error: lp.Error(), Confirm: lp.NeedsConfirm}
 			for _, is := range lp.Issues {
@@ -111,13 +116,91 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc.Encode(v)
 }
 
+// maxJSONBody bounds a JSON request body (imports are not JSON bodies).
+const maxJSONBody = 1 << 20
+
 // decodeJSON reads a JSON request body of at most 1 MiB into v, refusing
-// unknown fields so that a typo is an error, not a silently missing value.
+// unknown fields so that a typo is an error, not a silently missing value,
+// and text that cannot be stored (invalid UTF-8, a NUL), naming its field:
+// encoding/json would otherwise turn the one into U+FFFD unseen and pass
+// the other on to fail in the database.
 func decodeJSON(r *http.Request, v any) error {
-	dec := json.NewDecoder(io.LimitReader(r.Body, 1<<20))
+	raw, err := io.ReadAll(io.LimitReader(r.Body, maxJSONBody+1))
+	if err != nil {
+		return attune.Invalid("body", "could not be read: "+err.Error())
+	}
+	if len(raw) > maxJSONBody {
+		return &tooLarge{what: "body", limit: maxJSONBody}
+	}
+	if err := jsonText(raw); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return attune.Invalid("body", "not the expected JSON: "+err.Error())
+	}
+	return nil
+}
+
+// jsonText finds a string (a key or a value) in a JSON document that is
+// not storable text and names it by its path ("rationales.safety"). A NUL
+// can only be written as the escape \u0000, so documents without one and
+// with valid UTF-8 — nearly all — are not walked.
+func jsonText(raw []byte) error {
+	valid := utf8.Valid(raw)
+	if valid && !bytes.Contains(raw, []byte(`\u0000`)) {
+		return nil
+	}
+	var doc any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil // not JSON: the typed decode says so
+	}
+	// Invalid bytes decode as U+FFFD: where one shows, the bytes were bad
+	// (or the text held U+FFFD, which is then the best guess there is).
+	bad := func(s string) string {
+		if p := attune.TextProblem(s); p != "" {
+			return p
+		}
+		if !valid && strings.ContainsRune(s, utf8.RuneError) {
+			return "is not valid UTF-8 text"
+		}
+		return ""
+	}
+	var walk func(path string, v any) error
+	walk = func(path string, v any) error {
+		switch x := v.(type) {
+		case string:
+			if p := bad(x); p != "" {
+				return attune.Invalid(orDefault(path, "body"), p)
+			}
+		case []any:
+			for i, e := range x {
+				if err := walk(fmt.Sprintf("%s[%d]", path, i), e); err != nil {
+					return err
+				}
+			}
+		case map[string]any:
+			for k, e := range x {
+				sub := k
+				if path != "" {
+					sub = path + "." + k
+				}
+				if p := bad(k); p != "" {
+					return attune.Invalid(orDefault(path, "body"), "a field's name "+p)
+				}
+				if err := walk(sub, e); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := walk("", doc); err != nil {
+		return err
+	}
+	if !valid {
+		return attune.Invalid("body", "is not valid UTF-8 text")
 	}
 	return nil
 }
@@ -245,16 +328,21 @@ func (s *Server) apiImport(r *http.Request, u *attune.User) (int, any, error) {
 	if format != "" && format != dataset.JSONL && format != dataset.CSV {
 		return 0, nil, attune.Invalid("format", "use jsonl or csv")
 	}
-	res, err := importer.Import(r.Context(), s.db, p, http.MaxBytesReader(nil, r.Body, maxUpload),
+	limit := s.maxUpload()
+	if r.ContentLength > limit {
+		return 0, nil, &tooLarge{what: "file", limit: limit}
+	}
+	res, err := importer.Import(r.Context(), s.db, p, http.MaxBytesReader(nil, r.Body, limit),
 		importer.Options{ActorID: &u.ID, Source: "api", Format: format, Update: r.URL.Query().Get("update") == "true"})
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return 0, nil, &tooLarge{what: "file", limit: limit}
+	}
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, map[string]int{"read": res.Read, "inserted": res.Inserted, "updated": res.Updated, "unchanged": res.Unchanged}, nil
 }
-
-// maxUpload bounds one dataset upload.
-const maxUpload = 256 << 20
 
 type apiAssignment struct {
 	Assignment struct {

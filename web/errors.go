@@ -2,6 +2,7 @@ package web
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/a-h/templ"
@@ -23,6 +24,7 @@ func (s *Server) h(fn handler) http.Handler {
 			return
 		}
 		msg := attune.PublicMessage(err)
+		var big *tooLarge
 		switch {
 		case errors.Is(err, attune.ErrNotFound):
 			s.renderError(w, r, http.StatusNotFound, "Not found", "There is nothing here, or you do not have access to it.")
@@ -32,12 +34,24 @@ func (s *Server) h(fn handler) http.Handler {
 			s.renderError(w, r, http.StatusUnauthorized, "Signed out", "Sign in to continue.")
 		case errors.Is(err, attune.ErrConflict):
 			s.renderError(w, r, http.StatusConflict, "Could not do that", msg)
+		case errors.As(err, &big):
+			s.renderError(w, r, http.StatusRequestEntityTooLarge, "Too large", big.Error())
 		case errors.Is(err, attune.ErrInvalid):
 			s.renderError(w, r, http.StatusUnprocessableEntity, "Please check your input", msg)
 		default:
 			s.serverError(w, r, err)
 		}
 	})
+}
+
+// tooLarge is a request body over its limit: a 413 naming the limit.
+type tooLarge struct {
+	what  string // "form", "file", "body"
+	limit int64  // bytes
+}
+
+func (e *tooLarge) Error() string {
+	return fmt.Sprintf("the %s is larger than %d MiB; send less at once", e.what, e.limit>>20)
 }
 
 func orDefault(s, def string) string {

@@ -1,11 +1,14 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"log/slog"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -210,4 +213,83 @@ func clientAddress(r *http.Request) string {
 		return r.RemoteAddr
 	}
 	return host
+}
+
+// maxFormBody bounds the body of a form that is not a file upload. It is
+// what net/http's own form parsing allows; handlers keep their tighter
+// limits, since the body they read is the one sent.
+const maxFormBody = 10 << 20
+
+// textInputs refuses, with a 422 naming the field, a request whose query
+// parameters or form fields (names or values) hold text that cannot be
+// stored: invalid UTF-8 or a NUL byte (attune.TextProblem). It runs before
+// the handler, so that no form path can forget it. A form's body is read
+// here, checked, and handed on as sent; a streamed upload's body (upload)
+// is left alone, since readUpload checks its fields and the file readers
+// their lines. Bodies of other types are not forms and stay unread.
+func (s *Server) textInputs(upload bool, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		err := checkQueryText(r)
+		if err == nil && !upload {
+			err = checkFormText(r)
+		}
+		if err != nil {
+			s.h(func(http.ResponseWriter, *http.Request) error { return err }).ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func checkQueryText(r *http.Request) error {
+	q, _ := url.ParseQuery(r.URL.RawQuery) // malformed pairs are dropped, as r.URL.Query does
+	return valuesText(q)
+}
+
+// checkFormText reads and checks an urlencoded or multipart body, then
+// puts the same bytes back for the handler.
+func checkFormText(r *http.Request) error {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil
+	}
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if ct != "application/x-www-form-urlencoded" && ct != "multipart/form-data" {
+		return nil
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxFormBody+1))
+	if err != nil {
+		return attune.Invalid("form", "the form could not be read; try again")
+	}
+	if len(body) > maxFormBody {
+		return &tooLarge{what: "form", limit: maxFormBody}
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if ct == "application/x-www-form-urlencoded" {
+		vs, _ := url.ParseQuery(string(body))
+		return valuesText(vs)
+	}
+	// A copy of the request parses the multipart form, so that the
+	// handler still parses the body itself, with its own limits.
+	cp := r.Clone(r.Context())
+	cp.Body = io.NopCloser(bytes.NewReader(body))
+	if err := cp.ParseMultipartForm(maxFormBody); err != nil {
+		return nil // the handler's own parse reports a malformed form
+	}
+	defer cp.MultipartForm.RemoveAll()
+	return valuesText(cp.MultipartForm.Value)
+}
+
+// valuesText checks field names and values, naming the first bad field.
+func valuesText(vs map[string][]string) error {
+	for name, values := range vs {
+		if p := attune.TextProblem(name); p != "" {
+			return attune.Invalid("form", "a field's name "+p)
+		}
+		for _, v := range values {
+			if err := attune.CheckText(name, v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

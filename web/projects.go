@@ -23,7 +23,8 @@ import (
 // Limits of the project pages; the settings' own are attune's (see
 // attune.Project.Validate).
 const (
-	// maxImportBytes bounds an upload. The file is streamed into the
+	// maxImportBytes bounds an upload unless Options.MaxUpload says
+	// otherwise. The file is streamed into the
 	// import, so this bounds the time a request may take, not memory.
 	maxImportBytes = 256 << 20
 )
@@ -459,7 +460,7 @@ func (s *Server) importItems(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	r.Body = http.MaxBytesReader(w, r.Body, maxImportBytes)
+	r.Body = http.MaxBytesReader(w, r.Body, s.maxUpload())
 	var update bool
 	// refuse re-renders the project page saying why nothing was imported:
 	// the file's line errors when err carries them, else message.
@@ -485,7 +486,7 @@ func (s *Server) importItems(w http.ResponseWriter, r *http.Request) error {
 	fields := map[string]string{"update": ""}
 	var res store.ImportResult
 	var source string
-	err = readUpload(r, fields, func(name string, file io.Reader) error {
+	err = readUpload(r, s.maxUpload(), fields, func(name string, file io.Reader) error {
 		source, update = name, checked(fields["update"])
 		var err error
 		res, err = importer.Import(ctx, s.db, p, file, importer.Options{ActorID: &userFrom(ctx).ID, Source: name, Update: update})

@@ -316,7 +316,7 @@ func (s *Server) importLabels(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	r.Body = http.MaxBytesReader(w, r.Body, maxImportBytes)
+	r.Body = http.MaxBytesReader(w, r.Body, s.maxUpload())
 	refuse := func(status int, source string, err error, message string) error {
 		page := rview.ImportPage{
 			Chrome:      s.chrome(r, "Import labels", "home"),
@@ -340,7 +340,7 @@ func (s *Server) importLabels(w http.ResponseWriter, r *http.Request) error {
 	// The form puts the checkbox before the file: the upload is read in
 	// order, and the file is stored as it streams.
 	fields := map[string]string{"confirm_warnings": ""}
-	err = readUpload(r, fields, func(name string, file io.Reader) error {
+	err = readUpload(r, s.maxUpload(), fields, func(name string, file io.Reader) error {
 		source = name
 		var err error
 		res, err = s.db.ImportLabels(ctx, p.ID, file, store.LabelsImportOptions{ActorID: &userFrom(ctx).ID, Source: name,

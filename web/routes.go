@@ -31,6 +31,10 @@ type access struct {
 	role attune.Role
 	// project is the standing needed in the project of the path.
 	project projectRule
+	// upload marks a route whose body is a file streamed to its reader
+	// (readUpload): the text check leaves the body unread, since the
+	// upload's fields and the file's lines are checked as they are read.
+	upload bool
 }
 
 // projectRule is the standing a route needs in the project it names.
@@ -59,6 +63,8 @@ var (
 	// annotators label the project; nobody else sees its items.
 	annotators   = access{session: true, project: projectAnnotator}
 	projectLeads = access{session: true, project: projectLead}
+	// projectUploads are projectLeads' file uploads.
+	projectUploads = access{session: true, project: projectLead, upload: true}
 	// runLeads start and watch judge runs: judges are global objects, so
 	// the global role lead is needed besides leading the project.
 	runLeads = access{session: true, role: attune.RoleLead, project: projectLead}
@@ -117,7 +123,7 @@ func (s *Server) table() []route {
 		{"POST /projects/{id}/members", projectLeads, s.addMember, nil},
 		{"POST /projects/{id}/members/{userID}/remove", projectLeads, s.removeMember, nil},
 		{"POST /projects/{id}/status", projectLeads, s.setProjectStatus, nil},
-		{"POST /projects/{id}/import", projectLeads, s.importItems, nil},
+		{"POST /projects/{id}/import", projectUploads, s.importItems, nil},
 		{"POST /projects/{id}/sensitive", projectLeads, s.markSensitive, nil},
 
 		// The annotator's workspace (web/annotate.go): the entry that
@@ -158,7 +164,7 @@ func (s *Server) table() []route {
 		{"GET /projects/{id}/report", projectLeads, s.reportPage, nil},
 		{"GET /projects/{id}/report.json", projectLeads, s.reportJSON, nil},
 		{"GET /projects/{id}/report.csv", projectLeads, s.reportCSV, nil},
-		{"POST /projects/{id}/labels/import", projectLeads, s.importLabels, nil},
+		{"POST /projects/{id}/labels/import", projectUploads, s.importLabels, nil},
 
 		// Adjudication and gold sets (web/gold.go).
 		{"GET /projects/{id}/gold", projectLeads, s.goldPage, nil},
@@ -227,13 +233,13 @@ func (s *Server) register(root, app *http.ServeMux, rt route) {
 	case a.bare:
 		root.Handle(rt.pattern, s.h(rt.handler))
 	case a.role != "":
-		app.Handle(rt.pattern, s.role(a.role, s.h(rt.handler)))
+		app.Handle(rt.pattern, s.role(a.role, s.textInputs(a.upload, s.h(rt.handler))))
 	case a.session:
-		app.Handle(rt.pattern, s.signedIn(s.h(rt.handler)))
+		app.Handle(rt.pattern, s.signedIn(s.textInputs(a.upload, s.h(rt.handler))))
 	case a.project != noProject:
 		panic(fmt.Sprintf("route %q: a project rule needs a session", rt.pattern))
 	default:
-		app.Handle(rt.pattern, s.h(rt.handler))
+		app.Handle(rt.pattern, s.textInputs(a.upload, s.h(rt.handler)))
 	}
 }
 

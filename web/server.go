@@ -44,6 +44,10 @@ type Options struct {
 	JudgePolicy attune.JudgePolicy
 	// FakeLLM, when set, is served under /fake-llm/ (the demo's model).
 	FakeLLM http.Handler
+	// MaxUpload bounds one uploaded file (a dataset or labels file, on the
+	// web or through the API), in bytes; 0 means 256 MiB. Larger uploads
+	// are answered 413.
+	MaxUpload int64
 	// BreakAfter is how long an annotator labels without a pause before the
 	// workspace offers a break; 0 means wellbeing.DefaultBreakAfter.
 	BreakAfter time.Duration
@@ -119,6 +123,14 @@ func (s *Server) sweepSessions(interval time.Duration) (stop func()) {
 		cancel()
 		<-done
 	}
+}
+
+// maxUpload is the bound on one uploaded file.
+func (s *Server) maxUpload() int64 {
+	if s.opts.MaxUpload > 0 {
+		return s.opts.MaxUpload
+	}
+	return maxImportBytes
 }
 
 // ServeHTTP serves one request.

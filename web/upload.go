@@ -21,19 +21,20 @@ type uploadRefused struct {
 
 func (u *uploadRefused) Error() string { return u.message }
 
-// readUpload streams a multipart upload without holding it: small fields
-// sent before the file are read into fields (by name, 64 bytes at most);
-// the first file part goes to store, which stores it (all or nothing) and
-// reports its own problems. Parts after the file are never read, so forms
-// put their options first. Every refusal comes back as *uploadRefused;
+// readUpload streams a multipart upload of at most limit bytes without
+// holding it: small fields sent before the file are read into fields (by
+// name, 64 bytes at most; one that is not storable text, per
+// attune.TextProblem, refuses the upload); the first file part goes to
+// store, which stores it (all or nothing) and reports its own problems.
+// Parts after the file are never read, so forms put their options first. Every refusal comes back as *uploadRefused;
 // store's errors of other kinds are returned as they are.
-func readUpload(r *http.Request, fields map[string]string, store func(name string, file io.Reader) error) error {
+func readUpload(r *http.Request, limit int64, fields map[string]string, store func(name string, file io.Reader) error) error {
 	tooLarge := func(err error) bool {
 		var mbe *http.MaxBytesError
 		return errors.As(err, &mbe)
 	}
 	noFile := &uploadRefused{status: http.StatusUnprocessableEntity, message: "Choose a file to import."}
-	sizeLimit := fmt.Sprintf("The file is larger than %d MiB. Split it into smaller files and import each.", maxImportBytes>>20)
+	sizeLimit := fmt.Sprintf("The file is larger than %d MiB. Split it into smaller files and import each.", limit>>20)
 	mr, err := r.MultipartReader()
 	if err != nil {
 		return noFile
@@ -51,6 +52,11 @@ func readUpload(r *http.Request, fields map[string]string, store func(name strin
 		if part.FormName() != "file" {
 			if _, wanted := fields[part.FormName()]; wanted {
 				v, _ := io.ReadAll(io.LimitReader(part, 64))
+				if p := attune.TextProblem(string(v)); p != "" {
+					part.Close()
+					return &uploadRefused{status: http.StatusUnprocessableEntity,
+						message: fmt.Sprintf("The form's %s field %s.", part.FormName(), p)}
+				}
 				fields[part.FormName()] = string(v)
 			}
 			part.Close()

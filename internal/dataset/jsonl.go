@@ -302,6 +302,9 @@ func (rd *reader) parseItem(line []byte, n int) (Item, error) {
 				// than refused. A misspelt messages is still caught: the
 				// dialogue is then missing.
 				e := extra{key: string(rd.key)}
+				if hasNUL(rd.key) {
+					rd.lineErr(n, fieldName(rd.key), errNUL.Error())
+				}
 				if e.value, err = s.canon(nil, 2); err != nil {
 					return Item{}, err
 				}

@@ -376,6 +376,11 @@ func (s *scanner) canonObject(dst []byte, depth int) ([]byte, error) {
 		if err != nil {
 			return dst, err
 		}
+		// A key holds text as a value does: \u0000 in one is as
+		// unstorable (PostgreSQL's jsonb refuses it).
+		if hasNUL(s.rd.key[key:]) && s.problem == nil {
+			s.problem = errNUL
+		}
 		dst = appendString(dst, s.rd.key[key:])
 		s.rd.key = s.rd.key[:key]
 		m.keyEnd = len(dst)

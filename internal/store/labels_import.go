@@ -177,6 +177,10 @@ func copyLabels(ctx context.Context, tx pgx.Tx, r io.Reader, def *rubric.Definit
 	}
 	col := map[string]int{}
 	for i, h := range header {
+		if p := attune.TextProblem(h); p != "" {
+			problems.add(1, fmt.Sprintf("column %d", i+1), "the header %s", p)
+			continue
+		}
 		h = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))
 		switch {
 		case !slices.Contains(labelsColumns, h):
@@ -227,6 +231,16 @@ func copyLabels(ctx context.Context, tx pgx.Tx, r io.Reader, def *rubric.Definit
 		n++
 		if len(rec) != len(header) {
 			problems.add(line, "", "%d fields, but the header has %d", len(rec), len(header))
+			continue
+		}
+		textOK := true
+		for _, c := range labelsColumns {
+			if p := attune.TextProblem(field(rec, c)); p != "" {
+				problems.add(line, c, "%s", p)
+				textOK = false
+			}
+		}
+		if !textOK {
 			continue
 		}
 		item, rater := strings.TrimSpace(field(rec, "item")), strings.TrimSpace(field(rec, "rater"))

@@ -125,6 +125,8 @@ item-000,Ann,human,CQ5,
 			`line 8: value: "MAYBE" is not an answer of coaching-conversation@2.0; a judge answers YES, NO, NA or ERROR`,
 			"line 9: value: empty",
 		}},
+		{"bad bytes", "item,rater,rater_kind,rubric_item,value,rationale\nitem-000,Ann\x00,human,CQ1,YES,\nitem-000,Bo,human,CQ1,YES,fine \xff\n",
+			[]string{"line 2: rater: contains a NUL byte", "line 3: rationale: is not valid UTF-8"}},
 		{"database", `item,rater,rater_kind,rubric_item,value
 item-000,Ann,human,CQ1,YES
 nope,Ann,human,CQ1,YES
