@@ -29,9 +29,21 @@ func TestMain(m *testing.M) { os.Exit(dbtest.Main(m)) }
 // ATTUNE_TEST_KEY; it must never show in a page or a log.
 const testKey = "sk-web-test-key-never-shown"
 
+// The server's own secrets, as the runner's environment holds them: no
+// judge may ever read them, whatever it names.
+const (
+	testDatabaseURL   = "postgres://attune:db-secret-never-shown@10.0.0.9/attune"
+	testAdminPassword = "admin-secret-never-shown"
+)
+
 func testGetenv(k string) string {
-	if k == "ATTUNE_TEST_KEY" {
+	switch k {
+	case "ATTUNE_TEST_KEY":
 		return testKey
+	case "DATABASE_URL":
+		return testDatabaseURL
+	case "ATTUNE_ADMIN_PASSWORD":
+		return testAdminPassword
 	}
 	return ""
 }

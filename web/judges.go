@@ -189,6 +189,12 @@ func (s *Server) updateJudge(w http.ResponseWriter, r *http.Request) error {
 	}
 	// The key is confirmed for exactly the address the box was ticked
 	// for: a form changed again after ticking asks again.
+	// Who may change the judge's connection is decided before its
+	// fields: someone who may not gets 403 whatever else is wrong.
+	next := attune.Judge{Provider: nj.Provider, BaseURL: nj.BaseURL, APIKeyEnv: nj.APIKeyEnv}
+	if err := j.CheckChange(userFrom(ctx), &next, true); errors.Is(err, attune.ErrForbidden) {
+		return err
+	}
 	endpoint := nj.Provider + " " + nj.BaseURL
 	if posted := r.PostFormValue("confirm_key_for"); posted != "" {
 		nj.KeyConfirmed = nj.APIKeyEnv != "" && posted == endpoint

@@ -21,6 +21,7 @@ import (
 	"github.com/attune/attune/internal/fakellm"
 	"github.com/attune/attune/internal/importer"
 	"github.com/attune/attune/internal/judge"
+	"github.com/attune/attune/web"
 )
 
 // judgedItems are three replies; x2 carries markup that must stay text.
@@ -44,7 +45,13 @@ type judged struct {
 // the fake's handler.
 func newJudged(t *testing.T, opts fakellm.Options, wrap func(http.Handler) http.Handler) *judged {
 	t.Helper()
-	a := newApp(t)
+	return newJudgedWith(t, opts, wrap)
+}
+
+// newJudgedWith is newJudged with the app's options changed by appOpts.
+func newJudgedWith(t *testing.T, opts fakellm.Options, wrap func(http.Handler) http.Handler, appOpts ...func(*web.Options)) *judged {
+	t.Helper()
+	a := newApp(t, appOpts...)
 	lead := a.user("lead@example.org", attune.RoleLead)
 	p := a.project(lead, projectOpts{rubric: "empathetic-dialogue@2", overlap: 1})
 	if _, err := importer.Import(context.Background(), a.db, p, strings.NewReader(judgedItems), importer.Options{}); err != nil {
@@ -115,9 +122,15 @@ func (j *judged) startRun(t *testing.T, judgeID int64, limit, budget string) *at
 // app's, so that the key checks cover it.
 func (j *judged) work(t *testing.T, runID int64) *attune.JudgeRun {
 	t.Helper()
+	return j.workWith(t, runID, testPolicy)
+}
+
+// workWith is work by a runner under the admin's policy.
+func (j *judged) workWith(t *testing.T, runID int64, policy attune.JudgePolicy) *attune.JudgeRun {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	r, err := judge.NewRunner(j.a.db, judge.RunnerOptions{Getenv: testGetenv, Policy: testPolicy, BaseBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond,
+	r, err := judge.NewRunner(j.a.db, judge.RunnerOptions{Getenv: testGetenv, Policy: policy, BaseBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond,
 		Logger: slog.New(slog.NewJSONHandler(j.a.log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {
 		t.Fatal(err)
