@@ -47,6 +47,11 @@ func fieldErrors(err error) map[string]string {
 	return map[string]string{}
 }
 
+func has(errs map[string]string, field string) bool {
+	_, ok := errs[field]
+	return ok
+}
+
 // blankSecrets drops from the form every value refused as a secret (a key
 // pasted into a field, credentials in the URL), so that the page does not
 // carry it back.
@@ -189,10 +194,11 @@ func (s *Server) updateJudge(w http.ResponseWriter, r *http.Request) error {
 	}
 	// The key is confirmed for exactly the address the box was ticked
 	// for: a form changed again after ticking asks again.
-	// Who may change the judge's connection is decided before its
-	// fields: someone who may not gets 403 whatever else is wrong.
+	// A valid new connection from someone who may not change it is a
+	// 403 whatever else is wrong with the form.
 	next := attune.Judge{Provider: nj.Provider, BaseURL: nj.BaseURL, APIKeyEnv: nj.APIKeyEnv}
-	if err := j.CheckChange(userFrom(ctx), &next, true); errors.Is(err, attune.ErrForbidden) {
+	if err := j.CheckChange(userFrom(ctx), &next, true); errors.Is(err, attune.ErrForbidden) &&
+		!has(errs, "provider") && !has(errs, "base_url") && !has(errs, "key_env") {
 		return err
 	}
 	endpoint := nj.Provider + " " + nj.BaseURL

@@ -184,7 +184,7 @@ func TestJudgeOwnerKeepsItsConnection(t *testing.T) {
 	wantStatus(t, second.post(editURL, form), http.StatusSeeOther)
 	// Not repoint it, nor change its key variable (even with the box
 	// ticked), nor its provider.
-	for field, v := range map[string]string{"base_url": l.srv.URL + "/v1", "key_env": "OTHER_KEY", "provider": "anthropic"} {
+	for field, v := range map[string]string{"base_url": l.srv.URL + "/v1", "key_env": "ATTUNE_NOT_SET", "provider": "anthropic"} {
 		form := j.judgeValues("Owned, renamed")
 		form.Set("samples", "3")
 		form.Set(field, v)
