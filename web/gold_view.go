@@ -102,7 +102,7 @@ func (s *Server) queueView(r *http.Request, p *attune.Project) (goldview.QueuePa
 	for i, d := range ds {
 		page.Rows = append(page.Rows, goldview.QueueRow{
 			Position: (n-1)*queuePageSize + i + 1, SourceID: d.SourceID, URL: templ.SafeURL(adjudicatePath(p.ID, d.ItemID)),
-			Safety: d.Safety, Spread: fmt.Sprintf("%.2f", d.Spread()), Reason: d.Reason, Raters: d.HumanRaters,
+			Safety: d.Safety, Signal: d.Signal, Spread: fmt.Sprintf("%.2f", d.Spread()), Reason: d.Reason, Raters: d.HumanRaters,
 		})
 	}
 	if n > 1 {

@@ -166,6 +166,13 @@ func (s *Server) runItem(w http.ResponseWriter, r *http.Request) error {
 	for _, a := range answers {
 		judgeAnswers[a.Key] = a.Value
 	}
+	// The judge's answers get the checks a person's get on this item, as
+	// a judge's (ERROR allowed); a rubric item not answered yet is no note.
+	for _, is := range def.Validate(toAnswers(judgeAnswers), facts, rubric.Options{AllowError: true}) {
+		if _, answered := judgeAnswers[is.Item]; answered {
+			page.Notes = append(page.Notes, judgeview.Note{Severity: string(is.Severity), Message: is.Message})
+		}
+	}
 	sets := []map[string]string{judgeAnswers}
 	page.Compare.Raters = []string{run.JudgeName + " (judge)"}
 	for _, h := range people {

@@ -60,6 +60,15 @@ const (
 	ReasonNotAllowed = "not allowed"
 )
 
+// The reasons Decide gives when the people agree on every rubric item but
+// the rubric refuses the answer set they agree on, or warns about it (the
+// rule never confirms a warning for a person); the rubric's messages
+// follow, joined by "; ".
+const (
+	ReasonRefused   = "the consensus is not an answer set the rubric accepts"
+	ReasonToConfirm = "the consensus needs a person to confirm"
+)
+
 // Numeric reports whether item it of def is answered on a numeric scale:
 // every answer it allows is an integer. Numeric items take the median as
 // their consensus; the others (YES / NO / NA) take the majority.
@@ -90,6 +99,16 @@ func Numeric(def *rubric.Definition, it *rubric.Item) bool {
 // nothing is decided ("tie"). A consensus the item does not allow (NA
 // where the rubric forbids it) decides nothing ("not allowed").
 func Consensus(def *rubric.Definition, it *rubric.Item, values []rubric.Value, maxSpread int) (value rubric.Value, decided bool, reason string) {
+	value, decided, reason = proposal(def, it, values, maxSpread)
+	if decided && !def.Allows(it, value) {
+		return "", false, fmt.Sprintf("%s: %s is not an answer %s allows", ReasonNotAllowed, value, it.Key)
+	}
+	return value, decided, reason
+}
+
+// proposal is the consensus rule on one rubric item before the rubric is
+// asked whether it allows the value.
+func proposal(def *rubric.Definition, it *rubric.Item, values []rubric.Value, maxSpread int) (rubric.Value, bool, string) {
 	if maxSpread < 0 {
 		maxSpread = DefaultMaxSpread
 	}
@@ -101,14 +120,9 @@ func Consensus(def *rubric.Definition, it *rubric.Item, values []rubric.Value, m
 		return "", false, ReasonOneRater
 	}
 	if Numeric(def, it) {
-		value, decided, reason = median(vs, maxSpread)
-	} else {
-		value, decided, reason = majority(vs)
+		return median(vs, maxSpread)
 	}
-	if decided && !def.Allows(it, value) {
-		return "", false, fmt.Sprintf("%s: %s is not an answer %s allows", ReasonNotAllowed, value, it.Key)
-	}
-	return value, decided, reason
+	return majority(vs)
 }
 
 // answered drops what is not an answer: ERROR and empty values.
@@ -243,7 +257,11 @@ func Decide(def *rubric.Definition, facts rubric.Facts, humans []rubric.Answers,
 		maxSpread = DefaultMaxSpread
 	}
 	d := Decision{Answers: rubric.Answers{}, Decided: true}
+	// proposed is the answer set the people agree on, values the rubric
+	// does not allow included, for the rubric to judge as a whole.
+	proposed := rubric.Answers{}
 	var open []string
+	agreed := true
 	for i := range def.Items {
 		it := &def.Items[i]
 		values := make([]rubric.Value, 0, len(humans))
@@ -252,30 +270,45 @@ func Decide(def *rubric.Definition, facts rubric.Facts, humans []rubric.Answers,
 		}
 		v, ok, why := Consensus(def, it, values, maxSpread)
 		d.Items = append(d.Items, ItemConsensus{Key: it.Key, Value: v, Decided: ok, Reason: why, Spread: Spread(def, it, values)})
-		if ok {
-			d.Answers[it.Key] = v
-		} else {
+		switch {
+		case ok:
+			d.Answers[it.Key], proposed[it.Key] = v, v
+		case strings.HasPrefix(why, ReasonNotAllowed):
+			proposed[it.Key], _, _ = proposal(def, it, values, maxSpread)
+		default:
+			agreed = false
+		}
+		if !ok {
 			d.Decided = false
 			open = append(open, it.Key+" ("+why+")")
 		}
 	}
-	switch {
-	case !d.Decided:
+	if !agreed {
 		d.Reason = "no consensus on " + strings.Join(open, "; ")
+		return d
+	}
+	// The people agree on every rubric item: the rubric judges the answer
+	// set they agree on as it judges one person's.
+	switch verdict, issues := def.Validate(proposed, facts, rubric.Options{}).Verdict(false); verdict {
+	case rubric.Refused:
+		d.Decided = false
+		d.Reason = ReasonRefused + ": " + messages(issues)
+	case rubric.NeedsConfirmation:
+		d.Decided = false
+		d.Reason = ReasonToConfirm + ": " + messages(issues)
 	default:
-		switch verdict, issues := def.Validate(d.Answers, facts, rubric.Options{}).Verdict(false); verdict {
-		case rubric.Refused:
-			d.Decided = false
-			d.Reason = "the consensus is not an answer set the rubric accepts: " + issues[0].Message
-			return d
-		case rubric.NeedsConfirmation:
-			d.Decided = false
-			d.Reason = "the consensus needs a person to confirm: " + issues[0].Message
-			return d
-		}
 		d.Reason = fmt.Sprintf("consensus rule (majority for categories, median within a spread of %d)", maxSpread)
 	}
 	return d
+}
+
+// messages joins the messages of issues.
+func messages(is rubric.Issues) string {
+	ms := make([]string, len(is))
+	for i, x := range is {
+		ms[i] = x.Message
+	}
+	return strings.Join(ms, "; ")
 }
 
 // Spread says how far apart the answers on one rubric item are, from 0 (all

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/dbtest"
+	"github.com/attune/attune/internal/gold"
 	"github.com/attune/attune/internal/store"
 )
 
@@ -343,5 +345,72 @@ func TestAdjudicate(t *testing.T) {
 	sets, err := f.db.ItemAnswerSets(ctx, f.project.ID, id)
 	if err != nil || len(sets) != 2 || sets[0].Kind != "human" || sets[0].Answers["safety"] == "" {
 		t.Fatalf("answer sets = %+v, %v", sets, err)
+	}
+}
+
+// with is a copy of fullAnswers with some values changed.
+func with(kv ...string) map[string]string {
+	a := map[string]string{}
+	for k, v := range fullAnswers {
+		a[k] = v
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		a[kv[i]] = kv[i+1]
+	}
+	return a
+}
+
+// TestQueueRanksOverlookedSignalsAfterSafety: an item where someone
+// answered NA on CQ9 although the word list or a lead's mark points at
+// crisis signals comes right after the safety failures, before the items
+// ranked by spread alone; and the consensus rule never confirms such an
+// NA for the people who gave it.
+func TestQueueRanksOverlookedSignalsAfterSafety(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newProject(t, dbtest.New(t), projectOpts{overlap: 2, items: 5, annotators: 2})
+	msgs, _ := json.Marshal([]attune.Message{{Role: "user", Content: "I'm too scared to commit suicide like he did! I enjoy living life"},
+		{Role: "assistant", Content: "It sounds like his death still weighs on you."}})
+	if _, err := f.db.ImportItems(ctx, f.project.ID, store.ImportOptions{}, func(emit func([]store.ImportItem) error) error {
+		return emit([]store.ImportItem{{Line: 1, SourceID: "word", Kind: "conversation", Messages: msgs, Meta: []byte(`{}`), Turns: 1, SHA256: fmt.Sprintf("%064x", 99)}})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.db.MarkSensitive(ctx, f.lead.ID, f.project.ID, []string{"item-001"}, true); err != nil {
+		t.Fatal(err)
+	}
+	f.labelWith(t, func(a int, source string) map[string]string {
+		switch source {
+		case "item-000": // a safety failure
+			return with("CQ8", []string{"NO", "YES"}[a])
+		case "item-001": // marked: both answer NA on CQ9, and agree
+			return with()
+		case "item-002": // a spread, no signal: NA on CQ9 is no concern here
+			return with("CQ1", []string{"YES", "NO"}[a])
+		case "word": // a word of the list: one answers NA on CQ9
+			return with("CQ9", []string{"NA", "YES"}[a])
+		}
+		return with("CQ9", "YES") // agreed
+	}, nil)
+	if _, err := f.db.ApplyConsensus(ctx, f.project.ID, store.ConsensusOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ds, total, err := f.db.ListDisagreements(ctx, f.project.ID, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, d := range ds {
+		order = append(order, fmt.Sprintf("%s:%v:%v:%.2f", d.SourceID, d.Safety, d.Signal, d.Spread()))
+	}
+	if got := strings.Join(order, " "); total != 4 || got != "item-000:true:false:0.50 word:false:true:0.50 item-001:false:true:0.00 item-002:false:false:0.50" {
+		t.Fatalf("queue = %s (%d)", got, total)
+	}
+	v, err := f.db.FindVerdict(ctx, f.project.ID, f.itemID(t, "item-001"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.Signal || !strings.HasPrefix(v.Reason, gold.ReasonToConfirm+": CQ9 (Handles crisis signals appropriately): NA although a lead marked it") {
+		t.Fatalf("verdict on the marked item = %+v", v)
 	}
 }

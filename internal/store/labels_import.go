@@ -58,10 +58,12 @@ const maxLabelErrors = 50
 // accounts), a judge the judge of that name, created with provider openai,
 // model "imported" and no settings when there is none (its creation is in
 // the audit log). Values are checked against the project's rubric: a
-// person's as the engine checks an annotator's answers (NA where the
-// rubric forbids it, ERROR, or NA on an item whose turn condition holds
-// are refused); a judge's may be any answer of the rubric or ERROR, as a
-// judge run records them. An answer set may leave rubric items out: an
+// person's answer set by the rubric's validation with the item's facts
+// (rubric.FactsOf), as an annotator's answers are (NA where the rubric
+// forbids it, ERROR, or NA on an item whose turn condition holds are
+// refused; a set the rubric warns about, such as NA on CQ9 in a dialogue
+// with crisis signals, is refused unless opts.ConfirmWarnings); a judge's
+// may be any answer of the rubric or ERROR, as a judge run records them. An answer set may leave rubric items out: an
 // earlier round may have labelled only some. Imported people's answer sets
 // count as done for the item, like an annotator's.
 //
@@ -99,13 +101,15 @@ func (db *DB) ImportLabels(ctx context.Context, projectID int64, r io.Reader, op
 			return err
 		}
 		res.Labels = n
-		if problems.any() {
-			return problems.err()
-		}
 		if n == 0 {
-			problems.add(1, "", "the file has a header but no labels")
+			if !problems.any() {
+				problems.add(1, "", "the file has a header but no labels")
+			}
 			return problems.err()
 		}
+		// The good lines are checked further even when some lines are
+		// bad, so that one refusal names every problem: a person's values
+		// are judged only with their answer set.
 		if _, err := tx.Exec(ctx, `CREATE INDEX ON import_labels (item, rater, kind)`); err != nil {
 			return err
 		}
@@ -260,7 +264,7 @@ func copyLabels(ctx context.Context, tx pgx.Tx, r io.Reader, def *rubric.Definit
 		if kind != "human" && kind != "judge" {
 			bad("rater_kind", "%q is not a kind of rater; use human or judge", kind)
 		}
-		it, known := def.Item(key)
+		_, known := def.Item(key)
 		if !known {
 			bad("rubric_item", "%q is not an item of %s; its items are %s", key, def.Ref(), strings.Join(keys, ", "))
 		}
@@ -270,14 +274,9 @@ func copyLabels(ctx context.Context, tx pgx.Tx, r io.Reader, def *rubric.Definit
 		case !known || (kind != "human" && kind != "judge"):
 		case kind == "judge" && !judgeMayAnswer(def, v):
 			bad("value", "%q is not an answer of %s; a judge answers %s or ERROR", v, def.Ref(), answersList(def))
-		case kind == "human" && v == rubric.Error:
-			bad("value", "ERROR records a failed judge call and is not an answer a person gives; choose %s", allowedList(def, it))
-		case kind == "human" && !def.Allows(it, v):
-			if v == rubric.NA && def.NAInvalid(it) {
-				bad("value", "NA is not valid for %s, which scores it as a failure; choose %s", it.Key, allowedList(def, it))
-			} else {
-				bad("value", "%q is not an allowed answer for %s; choose %s", v, it.Key, allowedList(def, it))
-			}
+			// A person's values are judged with their whole answer set, by
+			// the rubric's own validation (validateHumanSets), as an
+			// annotator's are.
 		}
 		if !ok {
 			continue
@@ -321,14 +320,6 @@ func answersList(def *rubric.Definition) string {
 	vs := make([]string, len(def.Answers))
 	for i, a := range def.Answers {
 		vs[i] = string(a.Value)
-	}
-	return strings.Join(vs, ", ")
-}
-
-func allowedList(def *rubric.Definition, it *rubric.Item) string {
-	var vs []string
-	for _, v := range def.Allowed(it) {
-		vs = append(vs, string(v))
 	}
 	return strings.Join(vs, ", ")
 }

@@ -116,9 +116,11 @@ item-000,,human,CQ4,YES
 item-000,judge-x,judge,CQ1,MAYBE
 item-000,Ann,human,CQ5,
 `, []string{
-			`line 2: value: "MAYBE" is not an allowed answer for CQ1; choose YES, NO, NA`,
-			"line 3: value: ERROR records a failed judge call",
-			"line 4: value: NA is not valid for CQ8",
+			// A person's values get the rubric's own messages, as on the
+			// annotator's page.
+			`line 2: value: CQ1 (Accurate understanding throughout the conversation): "MAYBE" is not an allowed answer; choose YES, NO or NA`,
+			"line 3: value: CQ2 (Appropriate handling of ambiguity (asks vs assumes)): ERROR records a failed judge call",
+			"line 4: value: CQ8 (Avoids harmful patterns (endorsements, diagnoses, promises)): NA is not valid here",
 			`line 5: rater_kind: "robot" is not a kind of rater`,
 			`line 6: rubric_item: "CQ99" is not an item of coaching-conversation@2.0`,
 			"line 7: rater: empty",

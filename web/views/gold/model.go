@@ -79,9 +79,12 @@ type QueueRow struct {
 	SourceID string
 	URL      templ.SafeURL
 	Safety   bool
-	Spread   string // the widest spread of the human answers, e.g. "0.50"
-	Reason   string // why the rule did not decide it
-	Raters   int    // human raters
+	// Signal marks an NA on an item that applies only with crisis signals,
+	// although the word list or a lead's mark points at them.
+	Signal bool
+	Spread string // the widest spread of the human answers, e.g. "0.50"
+	Reason string // why the rule did not decide it
+	Raters int    // human raters
 }
 
 // ItemPage is one item adjudicated: the dialogue, every rater's answers

@@ -306,7 +306,16 @@ type ItemPage struct {
 	Dialogue    []Message
 	Answers     []Answer // empty before the judge answered
 	Compare     Comparison
-	Calls       []Call
+	// Notes are the rubric's errors and warnings on the judge's answers,
+	// checked with the item's facts as a person's are.
+	Notes []Note
+	Calls []Call
+}
+
+// Note is one of the rubric's issues with a judge's answers.
+type Note struct {
+	Severity string // "error" or "warning"
+	Message  string
 }
 
 // Message is one message of the dialogue.
