@@ -163,8 +163,8 @@ func (s *Server) readReportQuery(r *http.Request, p *attune.Project) (*reportReq
 		return nil, attune.Invalid("level", "choose nominal, ordinal, interval or ratio")
 	}
 	f.Epsilon = epsilonOptions(rr.opts.Alt.Epsilon)
-	f.AltScoring = choices(rr.opts.Alt.Scoring, [][2]string{{"", "per item: accuracy on words, neg. RMSE on 1–5"}, {"accuracy", "accuracy"}, {"neg_rmse", "negative RMSE (numeric answers)"}})
-	f.Level = choices(rr.opts.Level, [][2]string{{"", "per item: ordinal on 1–5, nominal on words"}, {"nominal", "nominal"}, {"ordinal", "ordinal"}, {"interval", "interval"}, {"ratio", "ratio"}})
+	f.AltScoring = choices(rr.opts.Alt.Scoring, [][2]string{{"", "by item (default)"}, {"accuracy", "accuracy"}, {"neg_rmse", "negative RMSE"}})
+	f.Level = choices(rr.opts.Level, [][2]string{{"", "by item (default)"}, {"nominal", "nominal"}, {"ordinal", "ordinal"}, {"interval", "interval"}, {"ratio", "ratio"}})
 	return rr, nil
 }
 
