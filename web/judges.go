@@ -120,23 +120,26 @@ func (s *Server) judgesPage(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) newJudgePage(w http.ResponseWriter, r *http.Request) error {
-	s.renderJudgeForm(w, r, http.StatusOK, 0, judgeview.Form{Provider: "openai", Samples: "1", Concurrency: "4"}, nil, judgeview.TryForm{})
+	s.renderJudgeForm(w, r, http.StatusOK, nil, judgeview.Form{Provider: attune.ProviderOpenAI,
+		Samples: strconv.Itoa(attune.DefaultSamples), Concurrency: strconv.Itoa(attune.DefaultConcurrency)}, nil, judgeview.TryForm{})
 	return nil
 }
 
-func (s *Server) renderJudgeForm(w http.ResponseWriter, r *http.Request, status int, id int64, f judgeview.Form, errs map[string]string, try judgeview.TryForm) {
-	title := "New judge"
-	if id != 0 {
-		title = "Edit " + f.Name
+// renderJudgeForm shows the form of a new judge (j nil) or of j.
+func (s *Server) renderJudgeForm(w http.ResponseWriter, r *http.Request, status int, j *attune.Judge, f judgeview.Form, errs map[string]string, try judgeview.TryForm) {
+	page := judgeview.FormPage{Chrome: s.chrome(r, "New judge", "judges"), Form: f, Errors: errs, Try: try}
+	if j != nil {
+		page.Chrome = s.chrome(r, "Edit "+f.Name, "judges")
+		page.ID, page.ConnectionLocked = j.ID, !j.MayChangeConnection(userFrom(r.Context()))
 	}
-	s.render(w, r, status, judgeview.Edit(judgeview.FormPage{Chrome: s.chrome(r, title, "judges"), ID: id, Form: f, Errors: errs, Try: try}))
+	s.render(w, r, status, judgeview.Edit(page))
 }
 
 func (s *Server) createJudge(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	f, nj, errs := s.readJudgeForm(r)
 	if len(errs) > 0 {
-		s.renderJudgeForm(w, r, http.StatusUnprocessableEntity, 0, f, errs, judgeview.TryForm{})
+		s.renderJudgeForm(w, r, http.StatusUnprocessableEntity, nil, f, errs, judgeview.TryForm{})
 		return nil
 	}
 	actor := userFrom(ctx).ID
@@ -144,11 +147,11 @@ func (s *Server) createJudge(w http.ResponseWriter, r *http.Request) error {
 	if errors.Is(err, attune.ErrInvalid) {
 		errs := fieldErrors(err)
 		blankSecrets(&f, errs)
-		s.renderJudgeForm(w, r, http.StatusUnprocessableEntity, 0, f, errs, judgeview.TryForm{})
+		s.renderJudgeForm(w, r, http.StatusUnprocessableEntity, nil, f, errs, judgeview.TryForm{})
 		return nil
 	}
 	if errors.Is(err, attune.ErrConflict) {
-		s.renderJudgeForm(w, r, http.StatusConflict, 0, f, map[string]string{"name": capitalize(attune.PublicMessage(err)) + "; choose another name."}, judgeview.TryForm{})
+		s.renderJudgeForm(w, r, http.StatusConflict, nil, f, map[string]string{"name": capitalize(attune.PublicMessage(err)) + "; choose another name."}, judgeview.TryForm{})
 		return nil
 	}
 	if err != nil {
@@ -177,7 +180,7 @@ func (s *Server) editJudgePage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.renderJudgeForm(w, r, http.StatusOK, j.ID, judgeForm(j), nil, try)
+	s.renderJudgeForm(w, r, http.StatusOK, j, judgeForm(j), nil, try)
 	return nil
 }
 
@@ -207,7 +210,7 @@ func (s *Server) updateJudge(w http.ResponseWriter, r *http.Request) error {
 		f.AskConfirmKey, f.ConfirmKeyFor, f.ConfirmKeyChecked = true, endpoint, nj.KeyConfirmed
 	}
 	if len(errs) > 0 {
-		s.renderJudgeForm(w, r, http.StatusUnprocessableEntity, j.ID, f, errs, try)
+		s.renderJudgeForm(w, r, http.StatusUnprocessableEntity, j, f, errs, try)
 		return nil
 	}
 	err = s.db.UpdateJudge(ctx, &userFrom(ctx).ID, s.opts.JudgePolicy, j.ID, nj)
@@ -218,11 +221,11 @@ func (s *Server) updateJudge(w http.ResponseWriter, r *http.Request) error {
 			// Offer the box for the address now in the form.
 			f.AskConfirmKey, f.ConfirmKeyFor, f.ConfirmKeyChecked = true, endpoint, false
 		}
-		s.renderJudgeForm(w, r, http.StatusUnprocessableEntity, j.ID, f, errs, try)
+		s.renderJudgeForm(w, r, http.StatusUnprocessableEntity, j, f, errs, try)
 		return nil
 	}
 	if errors.Is(err, attune.ErrConflict) {
-		s.renderJudgeForm(w, r, http.StatusConflict, j.ID, f, map[string]string{"name": capitalize(attune.PublicMessage(err)) + "; choose another name."}, try)
+		s.renderJudgeForm(w, r, http.StatusConflict, j, f, map[string]string{"name": capitalize(attune.PublicMessage(err)) + "; choose another name."}, try)
 		return nil
 	}
 	if err != nil {

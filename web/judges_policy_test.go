@@ -178,6 +178,9 @@ func TestJudgeOwnerKeepsItsConnection(t *testing.T) {
 	second := j.a.client()
 	second.mustSignIn(j.a.user("second@example.org", attune.RoleLead))
 
+	// The edit page says what is whose.
+	wantContains(t, second.get(editURL), `data-testid="connection-locked"`)
+	wantLacks(t, j.c.get(editURL), `data-testid="connection-locked"`)
 	// Another lead may rename it and change its sampling.
 	form := j.judgeValues("Owned, renamed")
 	form.Set("samples", "3")

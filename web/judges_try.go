@@ -36,7 +36,7 @@ func (s *Server) tryJudge(w http.ResponseWriter, r *http.Request) error {
 	}
 	refuse := func(field, msg string) error {
 		try.Errors = map[string]string{field: msg}
-		s.renderJudgeForm(w, r, http.StatusUnprocessableEntity, j.ID, judgeForm(j), nil, try)
+		s.renderJudgeForm(w, r, http.StatusUnprocessableEntity, j, judgeForm(j), nil, try)
 		return nil
 	}
 	pid, err := strconv.ParseInt(project, 10, 64)

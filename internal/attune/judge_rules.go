@@ -334,6 +334,13 @@ func isAlnum(r rune) bool { return r < unicode.MaxASCII && (unicode.IsLetter(r) 
 const MsgConfirmKey = "You changed where this judge sends its calls. Its key would go to the new address: " +
 	"confirm that the key from this variable may be sent there, or clear the variable."
 
+// MayChangeConnection reports whether actor may change the judge's
+// provider, base URL or key variable: its owner, an admin, or the command
+// line (nil).
+func (j *Judge) MayChangeConnection(actor *User) bool {
+	return actor == nil || actor.Role == RoleAdmin || j.CreatedBy != nil && *j.CreatedBy == actor.ID
+}
+
 // CheckChange decides whether actor may change the judge j into next.
 // actor nil is the command line, run by whoever holds the server's
 // configuration, and may change anything.
@@ -353,7 +360,7 @@ const MsgConfirmKey = "You changed where this judge sends its calls. Its key wou
 func (j *Judge) CheckChange(actor *User, next *Judge, keyConfirmed bool) error {
 	endpointMoved := j.Provider != next.Provider || j.BaseURL != next.BaseURL
 	connection := endpointMoved || j.APIKeyEnv != next.APIKeyEnv
-	if connection && actor != nil && actor.Role != RoleAdmin && (j.CreatedBy == nil || *j.CreatedBy != actor.ID) {
+	if connection && !j.MayChangeConnection(actor) {
 		return Forbidden("Only the judge's owner or an admin can change its provider, base URL or key variable.")
 	}
 	if endpointMoved && next.APIKeyEnv != "" && !keyConfirmed {

@@ -83,6 +83,9 @@ type FormPage struct {
 	Form   Form
 	Errors map[string]string // field → message
 	Try    TryForm
+	// ConnectionLocked says the viewer may not change the judge's
+	// provider, base URL or key variable (only its owner or an admin).
+	ConnectionLocked bool
 }
 
 // TryForm chooses the item a judge is tried on.
