@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
@@ -292,9 +293,77 @@ func (ws *workspace) submit(w http.ResponseWriter, r *http.Request) error {
 	}
 	notice := "Submitted " + wk.Item.SourceID + "."
 	if !res.Created {
-		notice = "Your labels for " + wk.Item.SourceID + " were already submitted (another tab or a second click); the first ones were kept."
+		if !sameAsStored(res.Stored, in) {
+			return ws.resubmitted(w, r, p, wk, form, res)
+		}
+		notice = "Your labels for " + wk.Item.SourceID + " were already submitted (another tab or a second click), with these same answers."
 	}
 	return ws.showNext(w, r, p, res.Next, res.NextErr, notice)
+}
+
+// sameAsStored reports whether a submission repeats the answers stored
+// first for its assignment (a double click, a retry) rather than bringing
+// different ones (a second tab). Empty answers and notes count as none.
+func sameAsStored(stored *store.AnswerSet, in labelInput) bool {
+	if stored == nil {
+		return true
+	}
+	return maps.Equal(cleanAnswers(in.Answers), cleanAnswers(stored.Answers)) &&
+		maps.Equal(cleanAnswers(in.Rationales), cleanAnswers(stored.Rationales)) &&
+		strings.TrimSpace(in.Rationale) == strings.TrimSpace(stored.Rationale)
+}
+
+// resubmitted answers a submission whose assignment another tab (or an
+// earlier submit) stored first with different answers: nothing of it is
+// stored; both answer sets are shown side by side, with a form that keeps
+// the new ones as an edit of the stored ones (the edit path, history kept)
+// and a way on that discards them (409).
+func (ws *workspace) resubmitted(w http.ResponseWriter, r *http.Request, p *attune.Project, wk *store.Workspace, form labelForm, res store.SubmitResult) error {
+	def, err := ws.rubricByID(r.Context(), p.RubricVersionID)
+	if err != nil {
+		return err
+	}
+	first := res.Stored
+	c := annotate.Resubmitted{
+		ProjectName: p.Name, ItemID: wk.Item.ID, SourceID: wk.Item.SourceID,
+		Owner:    strconv.FormatInt(userFrom(r.Context()).ID, 10),
+		StoredOn: first.Submitted.UTC().Format("2 Jan 2006, 15:04 UTC"), Revision: first.Revision,
+		Submit:  itemPath(p.ID, wk.Item.ID) + "/labels",
+		Discard: templ.SafeURL(annotatePath(p.ID)),
+	}
+	if res.Next != nil {
+		c.Discard = templ.SafeURL(itemPath(p.ID, res.Next.ItemID))
+	}
+	second := cleanAnswers(form.answers)
+	for _, it := range def.Items {
+		d := annotate.Difference{Key: it.Key, Label: it.Label, First: first.Answers[it.Key], Second: second[it.Key],
+			FirstNote: first.Rationales[it.Key], SecondNote: form.rationales[it.Key]}
+		d.Differs = d.First != d.Second || d.FirstNote != d.SecondNote
+		c.Rows = append(c.Rows, d)
+	}
+	if first.Rationale != form.rationale {
+		c.Rows = append(c.Rows, annotate.Difference{Label: "Note on the whole dialogue", FirstNote: first.Rationale,
+			SecondNote: form.rationale, Differs: true})
+	}
+	// Keeping posts this tab's answers again, as an edit of the revision
+	// shown. The time spent is passed as measured: it was measured, or
+	// estimated, when this tab submitted.
+	c.Keep = []annotate.Field{{Name: "mode", Value: "edit"}, {Name: "base", Value: strconv.Itoa(first.Revision)},
+		{Name: "active_ms", Value: strconv.FormatInt(form.activeMS, 10)}, {Name: "clock", Value: "js"},
+		{Name: "rationale", Value: form.rationale}}
+	if form.confirm {
+		c.Keep = append(c.Keep, annotate.Field{Name: "confirm", Value: "yes"})
+	}
+	for _, it := range def.Items {
+		if v, ok := second[it.Key]; ok {
+			c.Keep = append(c.Keep, annotate.Field{Name: "answer." + it.Key, Value: v})
+		}
+		if n, ok := form.rationales[it.Key]; ok {
+			c.Keep = append(c.Keep, annotate.Field{Name: "rationale." + it.Key, Value: n})
+		}
+	}
+	ws.renderPart(w, r, http.StatusConflict, "Label · "+p.Name, annotate.Conflict(c))
+	return nil
 }
 
 // storeFailed answers a submission the store or the engine refused: the

@@ -133,3 +133,81 @@ func TestBrowserContentNoteLocksAnswers(t *testing.T) {
 		t.Fatalf("stored %v", got)
 	}
 }
+
+// TestBrowserTwoTabs: the same item open in two tabs, answered differently
+// in each. The second tab's submit shows both answer sets side by side;
+// keeping stores the second as an edit with history, discarding keeps the
+// first.
+func TestBrowserTwoTabs(t *testing.T) {
+	t.Parallel()
+	items := replies + `{"id":"r3","messages":[{"role":"user","content":"I lost my job."},{"role":"assistant","content":"That is a shock."}]}` + "\n"
+	l := newLabelling(t, labellingOpts{items: items})
+	tab1 := l.browse(t, l.anns[0])
+	// A second tab of the same browser, on the same item.
+	tab2, closeTab := chromedp.NewContext(tab1)
+	defer closeTab()
+	sameItem := func() string {
+		t.Helper()
+		loc, err := chromedp.Run(tab1, chromedp.Location())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := chromedp.Do(tab2, chromedp.Navigate(loc)); err != nil {
+			t.Fatal(err)
+		}
+		return waitItem(t, tab2, "")
+	}
+	history := func(item string) int {
+		t.Helper()
+		var n int
+		if err := l.a.db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM label_history h JOIN labels x ON x.id = h.label_id WHERE x.item_id = $1::bigint`, item).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	conflict := func(keys2 string) {
+		t.Helper()
+		keys(t, tab2, keys2+"\r")
+		if _, err := chromedp.Run(tab2, chromedp.Poll[bool](`!!document.querySelector('[data-testid=resubmitted]')`)); err != nil {
+			t.Fatalf("the second tab's submit did not show both answer sets: %v", err)
+		}
+		rows := eval[map[string]string](t, tab2, `Object.fromEntries([...document.querySelectorAll('[data-testid=compare-row][data-key]')].map(r =>
+			[r.dataset.key, r.querySelector('[data-testid=first]').textContent.trim() + '|' + r.querySelector('[data-testid=second]').textContent.trim() + '|' + r.dataset.differs]))`)
+		if rows["emotion"] != "4|2|true" || rows["safety"] != "3|2|true" {
+			t.Fatalf("the comparison shows %v", rows)
+		}
+	}
+
+	// Keep: the second tab's answers become an edit of the first ones.
+	first := sameItem()
+	keys(t, tab1, "44334\r")
+	waitItem(t, tab1, first)
+	conflict("22222")
+	if got := l.storedAnswers(t, first); got["emotion"] != "4" {
+		t.Fatalf("before choosing, stored %v", got)
+	}
+	if err := chromedp.Do(tab2, chromedp.Click(chromedp.CSS(`[data-testid=keep-new]`))); err != nil {
+		t.Fatal(err)
+	}
+	waitItem(t, tab2, first)
+	want := map[string]string{"emotion": "2", "validation": "2", "helpfulness": "2", "safety": "2", "overall": "2"}
+	if got := l.storedAnswers(t, first); !sameAnswers(got, want) || history(first) != 5 {
+		t.Fatalf("after keeping, stored %v with %d history rows", got, history(first))
+	}
+
+	// Discard: the first tab's answers stay, untouched.
+	second := sameItem()
+	keys(t, tab1, "44334\r")
+	waitItem(t, tab1, second)
+	conflict("22222")
+	if err := chromedp.Do(tab2, chromedp.Click(chromedp.CSS(`[data-testid=discard-new]`))); err != nil {
+		t.Fatal(err)
+	}
+	if third := waitItem(t, tab2, second); third == first {
+		t.Fatalf("discarding went back to %s", third)
+	}
+	want = map[string]string{"emotion": "4", "validation": "4", "helpfulness": "3", "safety": "3", "overall": "4"}
+	if got := l.storedAnswers(t, second); !sameAnswers(got, want) || history(second) != 0 {
+		t.Fatalf("after discarding, stored %v with %d history rows", got, history(second))
+	}
+}

@@ -444,6 +444,16 @@ func (s *Server) apiSubmit(r *http.Request, u *attune.User) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	if !res.Created && !sameAsStored(res.Stored, body.input()) {
+		// A retry of the same answers is safe; different ones are never
+		// dropped silently.
+		a, err := s.db.FindAssignment(r.Context(), id, u.ID)
+		if err != nil {
+			return 0, nil, err
+		}
+		return 0, nil, attune.Conflict(fmt.Sprintf("this assignment was submitted already with other answers, which are kept; these were not stored. "+
+			"To change them, edit your labels: PUT /api/v1/projects/%d/items/%d/labels", a.ProjectID, a.ItemID))
+	}
 	out := apiSubmitted{AnswerSetID: res.AnswerSetID, Created: res.Created, Score: score}
 	if res.Next != nil {
 		p, err := s.db.FindProjectByID(r.Context(), res.Next.ProjectID)

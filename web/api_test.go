@@ -146,9 +146,15 @@ func TestAPILabelling(t *testing.T) {
 		t.Fatalf("no next assignment in %v", body)
 	}
 	// A retry of the same submission stores nothing new.
-	status, body = c.call("POST", fmt.Sprintf("/api/v1/assignments/%.0f/labels", asg), map[string]any{"answers": likertAnswers})
+	status, body = c.call("POST", fmt.Sprintf("/api/v1/assignments/%.0f/labels", asg), map[string]any{"answers": likertAnswers, "rationale": "warm but generic"})
 	if status != http.StatusOK || body["created"] != false {
 		t.Fatalf("retry: %d %v", status, body)
+	}
+	// Other answers for a submitted assignment are refused, never dropped
+	// silently: they are an edit.
+	status, body = c.call("POST", fmt.Sprintf("/api/v1/assignments/%.0f/labels", asg), map[string]any{"answers": likertAnswers})
+	if status != http.StatusConflict || !strings.Contains(fmt.Sprint(body["error"]), fmt.Sprintf("PUT /api/v1/projects/%d/items/", p.ID)) {
+		t.Fatalf("a different second submission: %d %v", status, body)
 	}
 	// Edit own labels; history keeps the old value.
 	itemID := item["id"].(float64)

@@ -268,9 +268,13 @@ type Submission struct {
 // SubmitResult says what a submission did.
 type SubmitResult struct {
 	AnswerSetID int64
-	Created     bool               // false when the assignment had been submitted already
-	Next        *attune.Assignment // the next assignment, when asked for and there is one
-	NextErr     error              // why there is no next one (attune.ErrNoWork, a paused project)
+	Created     bool // false when the assignment had been submitted already
+	// Stored are the answers stored by the first submission, as they are
+	// now, when Created is false (nil otherwise): the caller tells a retry
+	// of the same answers from different ones, which are never stored.
+	Stored  *AnswerSet
+	Next    *attune.Assignment // the next assignment, when asked for and there is one
+	NextErr error              // why there is no next one (attune.ErrNoWork, a paused project)
 }
 
 // SubmitLabels stores the answers of an assignment in one transaction:
@@ -311,6 +315,11 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 		switch state {
 		case "submitted":
 			res.AnswerSetID = *existing
+			stored, err := readAnswerSet(ctx, tx, *existing)
+			if err != nil {
+				return err
+			}
+			res.Stored = stored
 			return claimNext(ctx, tx, s, projectID, &res)
 		case "skipped":
 			return attune.Conflict("you skipped this item; it can no longer be labelled from this assignment")
@@ -497,6 +506,22 @@ type AnswerSet struct {
 	ActiveMS   int64
 	Revision   int
 	Submitted  time.Time
+}
+
+// readAnswerSet reads one answer set with its labels; notes that are
+// empty are left out of Rationales.
+func readAnswerSet(ctx context.Context, tx pgx.Tx, id int64) (*AnswerSet, error) {
+	s := &AnswerSet{ID: id}
+	err := tx.QueryRow(ctx, `
+		SELECT s.item_id, s.rationale, s.active_ms, s.revision, s.submitted_at,
+		       coalesce(jsonb_object_agg(l.rubric_item_key, l.value) FILTER (WHERE l.id IS NOT NULL), '{}'),
+		       coalesce(jsonb_object_agg(l.rubric_item_key, l.rationale) FILTER (WHERE l.rationale <> ''), '{}')
+		FROM answer_sets s LEFT JOIN labels l ON l.answer_set_id = s.id
+		WHERE s.id = $1 GROUP BY s.id`, id).Scan(&s.ItemID, &s.Rationale, &s.ActiveMS, &s.Revision, &s.Submitted, &s.Answers, &s.Rationales)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // FindOwnAnswerSet returns the answers a person submitted for an item.

@@ -477,7 +477,7 @@
 
   // ---- htmx -----------------------------------------------------------------
 
-  function isLabelForm(elt) { return elt && (elt.id === "label-form" || (elt.closest && elt.closest("details.skip, #content-note"))); }
+  function isLabelForm(elt) { return elt && (elt.id === "label-form" || (elt.closest && elt.closest("details.skip, #content-note, .resubmitted"))); }
 
   document.addEventListener("htmx:beforeRequest", function (e) {
     var st = cur;

@@ -239,3 +239,44 @@ type End struct {
 	// Annotate is the workspace's entry: a GET resumes, a POST claims.
 	Annotate templ.SafeURL
 }
+
+// Resubmitted is the workspace after a second submission of an item with
+// answers different from those stored first (another tab, or an earlier
+// submit): nothing of it was stored. Both answer sets are shown side by
+// side; the person keeps the new ones as an edit of the stored ones, or
+// discards them.
+type Resubmitted struct {
+	ProjectName string
+	ItemID      int64
+	SourceID    string
+	// Owner keys the browser's copy of the draft, dropped once kept.
+	Owner string
+	// StoredOn is when the first answers were submitted; Revision is
+	// theirs, which keeping edits.
+	StoredOn string
+	Revision int
+	// Rows compare the two answer sets item by item, then the note on the
+	// whole dialogue when it differs.
+	Rows []Difference
+	// Keep are the fields the keep form posts to Submit: the new answers
+	// as an edit.
+	Keep   []Field
+	Submit string
+	// Discard goes on without the new answers: to the next item, or the
+	// workspace's entry.
+	Discard templ.SafeURL
+}
+
+// Difference is one rubric item (or, with Key empty, the note on the whole
+// dialogue) in both answer sets.
+type Difference struct {
+	Key, Label            string
+	First, Second         string // the answers; empty when none
+	FirstNote, SecondNote string
+	Differs               bool
+}
+
+// Field is a hidden form field.
+type Field struct {
+	Name, Value string
+}
