@@ -3,10 +3,12 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 
 	"github.com/attune/attune/internal/agreement"
 )
@@ -15,6 +17,10 @@ func agreementFlags(fs *flag.FlagSet) {
 	fs.String("level", "", "Krippendorff's level: nominal, ordinal, interval or ratio (default ordinal when every value is a number, else nominal)")
 	fs.String("weights", "", "weights of Cohen's kappa and Gwet's AC2: none, linear, quadratic, ordinal, radical or ratio (default quadratic when every value is a number, else none)")
 	fs.String("categories", "", "the scale, in order, comma-separated, e.g. 1,2,3,4,5 (default: the distinct values of the file, sorted)")
+	fs.String("judge", "", "also run the alternative annotator test of this rater against every other rater of the file")
+	fs.Float64("epsilon", agreement.AltEpsilonTrained, "alt-test ε by who the other raters are: 0.2 experts, 0.15 trained, 0.1 a crowd")
+	fs.String("alt-scoring", "", "alt-test scoring: accuracy or neg_rmse (default: neg_rmse when every value is a number, else accuracy)")
+	fs.Int("alt-min-items", agreement.DefaultAltMinItems, "alt-test: the least items a rater shares with another rater and the judge to be tested")
 }
 
 // runAgreement is `attune agreement`: the agreement statistics of a
@@ -36,7 +42,7 @@ func runAgreement(ctx context.Context, e env, args []string) error {
 		}
 	}
 	if len(rest) == 0 {
-		return fmt.Errorf("%w: attune agreement [--level L] [--weights W] [--categories C] FILE.csv (- for standard input)", errUsage)
+		return fmt.Errorf("%w: attune agreement [--level L] [--weights W] [--categories C] [--judge NAME [--epsilon E] [--alt-scoring S]] FILE.csv (- for standard input)", errUsage)
 	}
 	get := func(name string) string { return fs.Lookup(name).Value.String() }
 	var opts agreement.Options
@@ -54,6 +60,26 @@ func runAgreement(ctx context.Context, e env, args []string) error {
 	weights, err := agreement.ParseWeighting(get("weights"))
 	if err != nil {
 		return fmt.Errorf("%w: --weights: %v", errUsage, err)
+	}
+	judge := get("judge")
+	var alt agreement.AltOptions
+	var scoring *agreement.AltScoring
+	if judge != "" {
+		alt.Epsilon, _ = strconv.ParseFloat(get("epsilon"), 64)
+		alt.MinItems, _ = strconv.Atoi(get("alt-min-items"))
+		if !(alt.Epsilon >= 0 && alt.Epsilon <= 1) {
+			return fmt.Errorf("%w: --epsilon must be from 0 to 1 (0.2 experts, 0.15 trained, 0.1 a crowd)", errUsage)
+		}
+		if alt.MinItems < 2 {
+			return fmt.Errorf("%w: --alt-min-items must be 2 or more", errUsage)
+		}
+		if v := get("alt-scoring"); v != "" {
+			sc, err := agreement.ParseAltScoring(v)
+			if err != nil {
+				return fmt.Errorf("%w: --alt-scoring must be accuracy or neg_rmse", errUsage)
+			}
+			scoring = &sc
+		}
 	}
 
 	name := rest[0]
@@ -91,7 +117,30 @@ func runAgreement(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	return writeJSON(e, s)
+	if judge == "" {
+		return writeJSON(e, s)
+	}
+	// The alt-test on the summary's scale, the judge against the rest.
+	sc := agreement.DefaultAltScoring(s.Scale)
+	if scoring != nil {
+		sc = *scoring
+	}
+	res, err := agreement.AltTest(r, s.Scale, judge, sc, alt)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	// The summary's object with alt_test as one more member: Summary
+	// encodes itself, so the two are joined as JSON.
+	sum, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	at, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	joined := append(append(append(sum[:len(sum)-1:len(sum)-1], `,"alt_test":`...), at...), '}')
+	return writeJSON(e, json.RawMessage(joined))
 }
 
 // allNumbers reports whether every value is a number, as the scale

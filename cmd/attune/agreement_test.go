@@ -169,3 +169,69 @@ func BenchmarkAgreementCLI(b *testing.B) {
 	}
 	b.Logf("300,000 rows: slowest run %s (target: under 1s)", worst.Round(time.Millisecond))
 }
+
+// TestAgreementAltTest: --judge adds the alternative annotator test of
+// that rater against the others, as agreement.AltTest computes it.
+func TestAgreementAltTest(t *testing.T) {
+	t.Parallel()
+	noDB := func(string) string { return "" }
+	var b strings.Builder
+	b.WriteString("item,rater,value\n")
+	rng := rand.New(rand.NewPCG(3, 3))
+	for i := range 60 {
+		truth := 1 + rng.IntN(5)
+		for _, r := range []string{"ann", "bo", "cy"} {
+			fmt.Fprintf(&b, "i%d,%s,%d\n", i, r, max(1, min(5, truth+rng.IntN(3)-1)))
+		}
+		fmt.Fprintf(&b, "i%d,model,%d\n", i, truth)
+	}
+	file := writeFile(t, "alt.csv", b.String())
+	out, err := runCmd(t, noDB, "", "agreement", "--judge", "model", "--epsilon", "0.2", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := agreement.ReadLongCSV(strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := agreement.InferScale(r.Values())
+	want, err := agreement.AltTest(r, s, "model", agreement.AltNegRMSE, agreement.AltOptions{Epsilon: 0.2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Alpha   *float64 `json:"krippendorff_alpha"`
+		AltTest struct {
+			Epsilon float64 `json:"epsilon"`
+			Scoring string  `json:"scoring"`
+			Humans  []struct {
+				Rater  string   `json:"rater"`
+				Items  int      `json:"n_items"`
+				P      *float64 `json:"p_value"`
+				Reject bool     `json:"rejected"`
+			} `json:"humans"`
+			WinningRate float64 `json:"winning_rate"`
+			Advantage   float64 `json:"advantage_probability"`
+			Passed      bool    `json:"passed"`
+		} `json:"alt_test"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	a := got.AltTest
+	if got.Alpha == nil || a.Epsilon != 0.2 || a.Scoring != "neg_rmse" || len(a.Humans) != 3 || a.Humans[0].Rater != "ann" || a.Humans[0].Items != 60 ||
+		a.Humans[0].P == nil || *a.Humans[0].P != want.Humans[0].P || a.WinningRate != want.WinningRate.Value ||
+		a.Advantage != want.AdvantageProbability.Value || a.Passed != want.Passed || !a.Passed {
+		t.Fatalf("alt-test %+v, want %+v", a, want)
+	}
+	for _, args := range [][]string{
+		{"--judge", "nobody", file},
+		{"--judge", "model", "--epsilon", "2", file},
+		{"--judge", "model", "--alt-scoring", "kappa", file},
+		{"--judge", "model", "--alt-min-items", "1", file},
+	} {
+		if _, err := runCmd(t, noDB, "", append([]string{"agreement"}, args...)...); err == nil {
+			t.Errorf("%v: no error", args)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package agreement
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -430,4 +431,44 @@ func AltTest(r *Ratings, s *Scale, judge string, scoring AltScoring, opts AltOpt
 		res.Humans[h].Rater = names[h]
 	}
 	return res, nil
+}
+
+// MarshalJSON encodes the result as one object: epsilon, scoring, q,
+// min_items, humans (each with rater, n_items, tested, judge_advantage,
+// human_advantage, p_value and p_adjusted — null when not tested — and
+// rejected), n_tested, winning_rate and advantage_probability (null when
+// undefined, with the reason in note) and passed.
+func (r AltResult) MarshalJSON() ([]byte, error) {
+	type human struct {
+		Rater          string   `json:"rater"`
+		Items          int      `json:"n_items"`
+		Tested         bool     `json:"tested"`
+		JudgeAdvantage float64  `json:"judge_advantage"`
+		HumanAdvantage float64  `json:"human_advantage"`
+		P              *float64 `json:"p_value"`
+		PAdjusted      *float64 `json:"p_adjusted"`
+		Rejected       bool     `json:"rejected"`
+	}
+	out := struct {
+		Epsilon     float64  `json:"epsilon"`
+		Scoring     string   `json:"scoring"`
+		Q           float64  `json:"q"`
+		MinItems    int      `json:"min_items"`
+		Humans      []human  `json:"humans"`
+		Tested      int      `json:"n_tested"`
+		WinningRate Estimate `json:"winning_rate"`
+		Advantage   Estimate `json:"advantage_probability"`
+		Passed      bool     `json:"passed"`
+		Note        string   `json:"note,omitempty"`
+	}{Epsilon: r.Epsilon, Scoring: r.Scoring.String(), Q: r.Q, MinItems: r.MinItems, Humans: []human{}, Tested: r.Tested,
+		WinningRate: r.WinningRate, Advantage: r.AdvantageProbability, Passed: r.Passed, Note: r.WinningRate.Reason}
+	for _, h := range r.Humans {
+		x := human{Rater: h.Rater, Items: h.Items, Tested: h.Tested, JudgeAdvantage: h.JudgeAdvantage, HumanAdvantage: h.HumanAdvantage, Rejected: h.Rejected}
+		if h.Tested {
+			p, adj := h.P, h.PAdjusted
+			x.P, x.PAdjusted = &p, &adj
+		}
+		out.Humans = append(out.Humans, x)
+	}
+	return json.Marshal(out)
 }
