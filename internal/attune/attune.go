@@ -80,6 +80,9 @@ func (u *User) DisplayName() string {
 // and look-up, or an ErrInvalid error when it cannot be one.
 func NormalizeEmail(s string) (string, error) {
 	e := strings.ToLower(strings.TrimSpace(s))
+	if p := TextProblem(e); p != "" {
+		return "", Invalid("email", "the address "+p)
+	}
 	at := strings.LastIndexByte(e, '@')
 	if at < 1 || at == len(e)-1 || strings.ContainsAny(e, " \t\r\n<>\"") || len(e) > 254 {
 		return "", Invalid("email", fmt.Sprintf("%q is not an email address", s))

@@ -200,14 +200,16 @@ func (j *Judge) Validate(policy JudgePolicy) error {
 	errs := map[string]string{}
 	// A key pasted into any text field is refused there, whatever else is
 	// wrong with the field.
-	for field, v := range map[string]string{"name": j.Name, "base_url": j.BaseURL, "model": j.Model} {
-		if LooksLikeKey(v) {
+	for field, v := range map[string]string{"name": j.Name, "base_url": j.BaseURL, "model": j.Model, "key_env": j.APIKeyEnv} {
+		if problem := TextProblem(v); problem != "" {
+			errs[field] = "The text " + problem + "."
+		} else if field != "key_env" && LooksLikeKey(v) {
 			errs[field] = MsgKeyElsewhere
 		}
 	}
 	// A long value that is no variable's name is most likely a key of a
 	// shape LooksLikeKey does not know.
-	if LooksLikeKey(j.APIKeyEnv) || !envName.MatchString(j.APIKeyEnv) && len(j.APIKeyEnv) >= 20 {
+	if !has(errs, "key_env") && (LooksLikeKey(j.APIKeyEnv) || !envName.MatchString(j.APIKeyEnv) && len(j.APIKeyEnv) >= 20) {
 		errs["key_env"] = MsgKeyInKeyEnv
 	}
 	switch n := utf8.RuneCountInString(j.Name); {

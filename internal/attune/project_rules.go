@@ -47,13 +47,19 @@ func ProjectFieldMessage(field string) string {
 // transaction that writes the project.
 func (p *Project) Validate() error {
 	errs := map[string]string{}
+	for field, v := range map[string]string{"name": p.Name, "instructions": p.Instructions} {
+		if problem := TextProblem(v); problem != "" {
+			errs[field] = "The text " + problem + "."
+		}
+	}
 	switch n := utf8.RuneCountInString(p.Name); {
-	case strings.TrimSpace(p.Name) == "" || !utf8.ValidString(p.Name):
+	case errs["name"] != "":
+	case strings.TrimSpace(p.Name) == "":
 		errs["name"] = msgProjectName
 	case n > MaxProjectName:
 		errs["name"] = fmt.Sprintf("Keep the name to %d characters or fewer (this one has %d).", MaxProjectName, n)
 	}
-	if n := utf8.RuneCountInString(p.Instructions); n > MaxInstructions {
+	if n := utf8.RuneCountInString(p.Instructions); n > MaxInstructions && errs["instructions"] == "" {
 		errs["instructions"] = fmt.Sprintf("Keep the instructions to %d characters or fewer (these have %d).", MaxInstructions, n)
 	}
 	if p.Overlap < 1 || p.Overlap > MaxOverlap {

@@ -37,6 +37,9 @@ func hashToken(token string) []byte {
 // CreateAPIToken makes a new API token for the user and returns it in the
 // clear, once: only its SHA-256 is stored.
 func (db *DB) CreateAPIToken(ctx context.Context, actorID *int64, userID int64, name string) (string, *APIToken, error) {
+	if err := attune.CheckText("name", name); err != nil {
+		return "", nil, err
+	}
 	var b [30]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", nil, err

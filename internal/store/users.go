@@ -31,6 +31,13 @@ type NewUser struct {
 // and records the creation in the audit log. An email already in use is an
 // attune.ErrConflict.
 func (db *DB) CreateUser(ctx context.Context, actorID *int64, nu NewUser) (*attune.User, error) {
+	// Every path (the admin's form, the command line) arrives here: text
+	// the database cannot hold is refused by name, not left to fail.
+	for field, v := range map[string]string{"email": nu.Email, "name": nu.Name} {
+		if err := attune.CheckText(field, v); err != nil {
+			return nil, err
+		}
+	}
 	var u *attune.User
 	err := db.inTx(ctx, func(tx pgx.Tx) error {
 		var err error
