@@ -547,3 +547,44 @@ func TestAnnotateBreak(t *testing.T) {
 	_, page = quiet.start(quiet.signedIn(quiet.anns[0]))
 	wantLacks(t, page, `data-testid="break-note"`)
 }
+
+// TestAnnotateHighlightsSignalWords: the words the wellbeing list found are
+// highlighted in the dialogue, escaped like the rest of it; CQ9 says which
+// they are and that the judgement is the annotator's; NA there is a
+// warning that names them, and stands once confirmed.
+func TestAnnotateHighlightsSignalWords(t *testing.T) {
+	t.Parallel()
+	msgs := []attune.Message{
+		{Role: "user", Content: "I'm too scared to commit suicide like he did! <b>I enjoy living life</b>"},
+		{Role: "assistant", Content: "That sounds frightening. Have you ever thought of an Overdose?"},
+	}
+	line, _ := json.Marshal(map[string]any{"id": "w1", "messages": msgs})
+	l := newLabelling(t, labellingOpts{rubric: "coaching-conversation@2.0", items: string(line) + "\n"})
+	c := l.signedIn(l.anns[0])
+	path, _ := l.start(c)
+	wantStatus(t, c.post(path+"/open", nil), http.StatusSeeOther)
+	page := c.get(path)
+	wantStatus(t, page, http.StatusOK)
+	wantContains(t, page,
+		`commit <mark class="signal" data-testid="signal-word" title="On attune&#39;s word list as “suicide”: a prompt to look, not a verdict">suicide</mark> like he did! &lt;b&gt;I enjoy living life&lt;/b&gt;`,
+		`thought of an <mark class="signal" data-testid="signal-word" title="On attune&#39;s word list as “overdose”: a prompt to look, not a verdict">Overdose</mark>?`,
+		"This conversation contains “suicide”, “overdose” from attune&#39;s word list (highlighted)",
+		`data-testid="answer-CQ9-NA"`)
+	wantLacks(t, page, "<b>I enjoy")
+
+	answers := criteria("CP1", "NA")
+	r := c.post(path+"/labels", form(answers))
+	wantStatus(t, r, http.StatusUnprocessableEntity)
+	wantContains(t, r, `data-testid="problem-warning"`, `data-testid="confirm"`,
+		"CQ9 (Handles crisis signals appropriately): NA although the dialogue contains the wellbeing list&#39;s words &#34;suicide&#34; and &#34;overdose&#34;")
+	wantStatus(t, c.post(path+"/labels", form(answers, "confirm", "yes")), http.StatusSeeOther)
+	if n := l.answerSets(itemIDOf(t, path)); n != 1 {
+		t.Fatalf("%d answer sets stored, want the confirmed one", n)
+	}
+
+	// A dialogue without a word of the list has nothing highlighted.
+	plain := newLabelling(t, labellingOpts{})
+	pc := plain.signedIn(plain.anns[0])
+	_, page = plain.start(pc)
+	wantLacks(t, page, `data-testid="signal-word"`, "<mark")
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/store"
+	"github.com/attune/attune/internal/wellbeing"
 	"github.com/attune/attune/web/views/annotate"
 )
 
@@ -291,7 +292,7 @@ func dialogueView(def *rubric.Definition, item attune.Item) annotate.Dialogue {
 	}
 	turn, prev := 0, ""
 	for i, m := range item.Messages {
-		msg := annotate.Message{Role: m.Role, Text: m.Content, Rated: i == rated}
+		msg := annotate.Message{Role: m.Role, Text: m.Content, Parts: signalParts(m.Content), Rated: i == rated}
 		switch m.Role {
 		case "user":
 			if prev != "user" {
@@ -308,6 +309,28 @@ func dialogueView(def *rubric.Definition, item attune.Item) annotate.Dialogue {
 		d.Messages[i] = msg
 	}
 	return d
+}
+
+// signalParts cuts a message where the wellbeing word list finds a word,
+// for the page to highlight it; nil when it finds none.
+func signalParts(text string) []annotate.Part {
+	matches := wellbeing.Matches(text)
+	if len(matches) == 0 {
+		return nil
+	}
+	var parts []annotate.Part
+	at := 0
+	for _, m := range matches {
+		if m.Start > at {
+			parts = append(parts, annotate.Part{Text: text[at:m.Start]})
+		}
+		parts = append(parts, annotate.Part{Text: text[m.Start:m.End], Term: m.Term})
+		at = m.End
+	}
+	if at < len(text) {
+		parts = append(parts, annotate.Part{Text: text[at:]})
+	}
+	return parts
 }
 
 // rubricView lays the rubric out for the annotator, with the form's values

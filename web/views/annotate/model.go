@@ -92,8 +92,18 @@ type Message struct {
 	Role string // user, assistant or system
 	Who  string // the role in words: User, Assistant, System
 	Text string
+	// Parts is Text cut where the wellbeing word list found a word, so
+	// that those words are highlighted; nil when it found none.
+	Parts []Part
 	// Rated marks the reply under evaluation.
 	Rated bool
+}
+
+// Part is a stretch of a message's text: plain, or a word of the wellbeing
+// list (Term names it as the list spells it).
+type Part struct {
+	Text string
+	Term string
 }
 
 // Rubric is the rubric beside the dialogue, shaped as the annotator reads
