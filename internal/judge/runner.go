@@ -45,9 +45,11 @@ type RunnerOptions struct {
 	// FetchCooldown is how soon the queue looks for new jobs after taking
 	// some (default 10ms: items are short and many).
 	FetchCooldown time.Duration
-	// RescueAfter is when an item job whose worker died is given to
-	// another worker (default 10 minutes).
-	RescueAfter time.Duration
+	// RescueInterval is how often a started Runner looks for judge jobs
+	// whose worker died (its process killed, its host gone) and queues
+	// them again (default 10s). Start looks at once, so a restarted
+	// process resumes its own runs without waiting.
+	RescueInterval time.Duration
 	// Insecure allows plain-http provider URLs off this machine; off by
 	// default so an API key is never sent in the clear.
 	Insecure bool
@@ -78,8 +80,8 @@ func (o RunnerOptions) withDefaults() RunnerOptions {
 	if o.FetchCooldown <= 0 {
 		o.FetchCooldown = 10 * time.Millisecond
 	}
-	if o.RescueAfter <= 0 {
-		o.RescueAfter = 10 * time.Minute
+	if o.RescueInterval <= 0 {
+		o.RescueInterval = 10 * time.Second
 	}
 	return o
 }
@@ -107,12 +109,30 @@ func (itemArgs) Kind() string { return "judge_item" }
 // Runner works judge runs: durable jobs in PostgreSQL that any replica
 // running a Runner may take. Create it with NewRunner; Start it to work
 // jobs (a Runner that only queues runs need not be started).
+//
+// A job's worker may die at any moment (kill -9, a lost host). A started
+// Runner holds a worker lock that says it is alive; every started Runner
+// queues again the jobs of workers whose lock is gone. Jobs have no time
+// limit of their own: a slow provider is not a dead worker, and working one
+// item twice at once would pay for its calls twice. Calls already paid for
+// are in the cache, so the item's next worker repeats none.
 type Runner struct {
-	db      *store.DB
-	opts    RunnerOptions
-	client  *river.Client[pgx.Tx]
-	limits  limiters
-	rubrics sync.Map // rubric version id → *rubric.Definition
+	db     *store.DB
+	opts   RunnerOptions
+	client *river.Client[pgx.Tx]
+	worker store.Worker
+	life   sync.Mutex // guards lock, stopWatch and alive
+	lock   *store.WorkerLock
+	// stopWatch ends the loop that keeps the lock and rescues jobs;
+	// watchDone closes when it has ended.
+	stopWatch context.CancelFunc
+	watchDone chan struct{}
+	// alive ends when this process loses its worker lock: its jobs may
+	// be queued again elsewhere, so its own work on them must stop.
+	alive    context.Context
+	lostLock context.CancelFunc
+	limits   limiters
+	rubrics  sync.Map // rubric version id → *rubric.Definition
 	// hc carries every provider call, over the policy's dialer; it has no
 	// timeout of its own (CallTimeout bounds each call).
 	hc       *http.Client
@@ -164,20 +184,24 @@ type providerKey struct {
 
 // NewRunner builds a Runner over db.
 func NewRunner(db *store.DB, opts RunnerOptions) (*Runner, error) {
-	r := &Runner{db: db, opts: opts.withDefaults()}
+	r := &Runner{db: db, opts: opts.withDefaults(), worker: store.NewWorker()}
 	r.hc = guardedClient(r.opts.Policy)
 	r.provider = r.newProvider
 	workers := river.NewWorkers()
-	river.AddWorker(workers, river.WorkFunc(r.workStart))
-	river.AddWorker(workers, river.WorkFunc(r.workItem))
+	river.AddWorker(workers, river.WorkFunc(guarded(r, r.workStart)))
+	river.AddWorker(workers, river.WorkFunc(guarded(r, r.workItem)))
 	client, err := river.NewClient(riverpgxv5.New(db.Pool()), &river.Config{
-		Queues:               map[string]river.QueueConfig{queue: {MaxWorkers: r.opts.Workers}},
-		Workers:              workers,
-		FetchCooldown:        r.opts.FetchCooldown,
-		JobTimeout:           -1, // each call has its own timeout; an item takes as long as its retries
-		RescueStuckJobsAfter: r.opts.RescueAfter,
-		MaxAttempts:          25,
-		Logger:               r.opts.Logger.With("component", "queue"),
+		ID:            r.worker.ClientID(),
+		Queues:        map[string]river.QueueConfig{queue: {MaxWorkers: r.opts.Workers}},
+		Workers:       workers,
+		FetchCooldown: r.opts.FetchCooldown,
+		// Each call has its own timeout; an item takes as long as its
+		// retries. With no job timeout the queue's own rescuer, which goes
+		// by time alone, leaves judge jobs be: a dead worker's jobs are
+		// found by its lock (rescue).
+		JobTimeout:  -1,
+		MaxAttempts: 25,
+		Logger:      r.opts.Logger.With("component", "queue"),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("judge: job queue: %w", err)
@@ -186,15 +210,147 @@ func NewRunner(db *store.DB, opts RunnerOptions) (*Runner, error) {
 	return r, nil
 }
 
-// Start works queued judge jobs until Stop.
-func (r *Runner) Start(ctx context.Context) error { return r.client.Start(ctx) }
+// Start works queued judge jobs until Stop. It first queues again the jobs
+// of workers that died (a process restarted after a crash resumes its runs
+// at once), then takes this process's worker lock, and from then on keeps
+// the lock and looks for dead workers' jobs every RescueInterval.
+func (r *Runner) Start(ctx context.Context) error {
+	if err := r.takeLock(ctx); err != nil {
+		return err
+	}
+	if err := r.client.Start(ctx); err != nil {
+		r.release(ctx)
+		return err
+	}
+	return nil
+}
 
-// Stop finishes the jobs under way, then stops.
-func (r *Runner) Stop(ctx context.Context) error { return r.client.Stop(ctx) }
+func (r *Runner) takeLock(ctx context.Context) error {
+	r.life.Lock()
+	defer r.life.Unlock()
+	if r.lock != nil {
+		return nil
+	}
+	// Before the lock: jobs left running under this worker's id by a dead
+	// process that had the same key count as dead too.
+	if err := r.rescue(ctx); err != nil {
+		return fmt.Errorf("judge: %w", err)
+	}
+	lock, err := r.db.LockWorker(ctx, r.worker)
+	if err != nil {
+		return fmt.Errorf("judge: %w", err)
+	}
+	r.lock = lock
+	r.alive, r.lostLock = context.WithCancel(context.WithoutCancel(ctx))
+	wctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	r.stopWatch, r.watchDone = stop, make(chan struct{})
+	go r.watch(wctx, lock, r.watchDone)
+	return nil
+}
+
+// Stop finishes the jobs under way, then stops. The worker lock is given
+// up only once no job of this process runs.
+func (r *Runner) Stop(ctx context.Context) error {
+	if err := r.client.Stop(ctx); err != nil {
+		return err
+	}
+	r.release(ctx)
+	return nil
+}
 
 // StopAndCancel stops at once, cancelling jobs under way; they are taken
 // up again by a runner later. Answers already paid for are in the cache.
-func (r *Runner) StopAndCancel(ctx context.Context) error { return r.client.StopAndCancel(ctx) }
+func (r *Runner) StopAndCancel(ctx context.Context) error {
+	err := r.client.StopAndCancel(ctx)
+	r.release(ctx)
+	return err
+}
+
+// release ends the watch loop and gives up the worker lock.
+func (r *Runner) release(ctx context.Context) {
+	r.life.Lock()
+	lock, stop, done := r.lock, r.stopWatch, r.watchDone
+	r.lock = nil
+	r.life.Unlock()
+	if lock == nil {
+		return
+	}
+	stop()
+	<-done // the loop takes r.life: wait for it unlocked
+	r.life.Lock()
+	r.lostLock()
+	r.life.Unlock()
+	lock.Close(context.WithoutCancel(ctx))
+}
+
+// watch keeps the worker lock and rescues dead workers' jobs until ctx
+// ends.
+func (r *Runner) watch(ctx context.Context, lock *store.WorkerLock, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(r.opts.RescueInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		cctx, cancel := context.WithTimeout(ctx, min(r.opts.RescueInterval, 5*time.Second))
+		err := lock.Check(cctx)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		r.life.Lock()
+		switch {
+		case err != nil && r.alive.Err() == nil:
+			r.opts.Logger.Error("judge worker lock lost: stopping the jobs under way", "err", err)
+			r.lostLock()
+		case err == nil && r.alive.Err() != nil:
+			r.opts.Logger.Info("judge worker lock held again")
+			r.alive, r.lostLock = context.WithCancel(context.WithoutCancel(ctx))
+		}
+		r.life.Unlock()
+		if err := r.rescue(ctx); err != nil && ctx.Err() == nil {
+			r.opts.Logger.Warn("judge rescue", "err", err)
+		}
+	}
+}
+
+// rescue queues again the judge jobs of workers that died.
+func (r *Runner) rescue(ctx context.Context) error {
+	n, err := r.db.RequeueJobsOfDeadWorkers(ctx, queue)
+	if n > 0 {
+		r.opts.Logger.Info("judge jobs of dead workers queued again", "jobs", n)
+	}
+	return err
+}
+
+// guarded wraps a job's work so that it stops when this process loses its
+// worker lock: other processes may then queue the job again, and two
+// workers on one item would pay for its calls twice. While the lock is
+// lost, jobs wait (snoozed, spending no attempt).
+func guarded[T river.JobArgs](r *Runner, work func(context.Context, *river.Job[T]) error) func(context.Context, *river.Job[T]) error {
+	return func(ctx context.Context, job *river.Job[T]) error {
+		r.life.Lock()
+		alive := r.alive
+		r.life.Unlock()
+		if alive == nil {
+			return work(ctx, job) // never started: a worker called directly
+		}
+		if alive.Err() != nil {
+			return river.JobSnooze(r.opts.RescueInterval)
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(alive, cancel)()
+		err := work(ctx, job)
+		if err != nil && alive.Err() != nil {
+			return river.JobSnooze(r.opts.RescueInterval)
+		}
+		return err
+	}
+}
 
 // Queue queues a run to start. Any running Runner will take it.
 func (r *Runner) Queue(ctx context.Context, runID int64) error {
@@ -353,7 +509,22 @@ func (r *Runner) workStart(ctx context.Context, job *river.Job[startArgs]) error
 	if err != nil {
 		return err
 	}
-	if run.Status != attune.RunQueued {
+	switch run.Status {
+	case attune.RunQueued:
+	case attune.RunRunning:
+		// The worker of this start died after the run began, perhaps
+		// before it had queued every item: queue what is left. A job
+		// queued already is not queued twice, and items answered meanwhile
+		// are not left to do.
+		todo, err := r.db.RunItemsTodo(ctx, run)
+		if err != nil {
+			return err
+		}
+		if len(todo) == 0 {
+			return r.completeIfDone(ctx, run)
+		}
+		return r.queueItems(ctx, run, todo)
+	default:
 		return nil // paused or cancelled before it started
 	}
 	j, err := r.db.FindJudge(ctx, run.JudgeID)
@@ -395,6 +566,11 @@ func (r *Runner) workStart(ctx context.Context, job *river.Job[startArgs]) error
 		_, err := r.setStatus(ctx, run.ID, []attune.RunStatus{attune.RunRunning}, attune.RunCompleted, "", nil)
 		return err
 	}
+	return r.queueItems(ctx, run, todo)
+}
+
+// queueItems queues a job per item for the run's current start.
+func (r *Runner) queueItems(ctx context.Context, run *attune.JudgeRun, todo []int64) error {
 	const batch = 1000
 	for i := 0; i < len(todo); i += batch {
 		params := make([]river.InsertManyParams, 0, batch)
@@ -496,13 +672,15 @@ func (r *Runner) workItem(ctx context.Context, job *river.Job[itemArgs]) error {
 			return r.stop(ctx, run, err)
 		}
 	}
-	_, last, err := r.db.WriteJudgeAnswers(ctx, run, item.ID, labels, time.Since(start).Milliseconds())
+	written, last, err := r.db.WriteJudgeAnswers(ctx, run, item.ID, labels, time.Since(start).Milliseconds())
 	if err != nil {
 		return err
 	}
-	if !last {
+	if written && !last {
 		return nil
 	}
+	// The last item, or one answered already by a worker that died before
+	// it could see whether the run was done.
 	r.notify(ctx, run.ID)
 	return r.completeIfDone(ctx, run)
 }

@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -26,12 +25,26 @@ type DB struct {
 	pool *pgxpool.Pool
 }
 
+// DefaultMaxConns is the size of the pool when the database URL does not
+// set pool_max_conns. A serving process shares its pool between web
+// requests and the judge queue, which keeps one connection listening for
+// new jobs, elects its leader and records every item its workers answer
+// (64 at once by default): pgx's own default (4 on a small machine) left
+// the queue's leader election waiting behind 150 annotators. Several
+// processes on one PostgreSQL share its max_connections (100 by default),
+// so it stays well below that.
+const DefaultMaxConns = 20
+
 // Open connects a pool to the database at url and checks that it answers.
-// Close the DB when done.
+// The pool holds DefaultMaxConns connections unless url sets
+// pool_max_conns. Close the DB when done.
 func Open(ctx context.Context, url string) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("store: parse database URL: %w", err)
+	}
+	if !setsParam(url, "pool_max_conns") {
+		cfg.MaxConns = DefaultMaxConns
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -42,6 +55,17 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		return nil, fmt.Errorf("store: connect to %s: %w", redact(url), err)
 	}
 	return &DB{pool: pool}, nil
+}
+
+// setsParam reports whether a connection string, URL or key=value form,
+// sets the parameter.
+func setsParam(conn, name string) bool {
+	cfg, err := pgx.ParseConfig(conn) // keeps what it does not know as runtime parameters
+	if err != nil {
+		return false
+	}
+	_, ok := cfg.RuntimeParams[name]
+	return ok
 }
 
 // Close closes every connection of the pool, waiting for those in use.
@@ -62,17 +86,22 @@ func (db *DB) Ping(ctx context.Context) error {
 // EnsureDatabase creates the database named in url when it does not exist,
 // connecting to the server's maintenance database to do so. It reports
 // whether it created it. Several replicas may race here: losing the race is
-// not an error.
+// not an error. The pool's own settings in url (pool_max_conns…) are left
+// out of these single connections: the server would refuse them as unknown
+// parameters.
 func EnsureDatabase(ctx context.Context, dbURL string) (created bool, err error) {
-	u, err := url.Parse(dbURL)
+	// pgxpool's parser takes out its own settings and leaves the rest, in
+	// either form of connection string.
+	pcfg, err := pgxpool.ParseConfig(dbURL)
 	if err != nil {
 		return false, fmt.Errorf("store: parse database URL: %w", err)
 	}
-	name := strings.TrimPrefix(u.Path, "/")
+	cfg := pcfg.ConnConfig
+	name := cfg.Database
 	if name == "" {
 		return false, nil // the server's default database always exists
 	}
-	conn, err := pgx.Connect(ctx, dbURL)
+	conn, err := pgx.ConnectConfig(ctx, cfg.Copy())
 	if err == nil {
 		conn.Close(ctx)
 		return false, nil
@@ -81,11 +110,11 @@ func EnsureDatabase(ctx context.Context, dbURL string) (created bool, err error)
 	if !errors.As(err, &pgErr) || pgErr.Code != "3D000" { // invalid_catalog_name
 		return false, fmt.Errorf("store: connect to %s: %w", redact(dbURL), err)
 	}
-	maint := *u
-	maint.Path = "/postgres"
-	conn, err = pgx.Connect(ctx, maint.String())
+	maint := cfg.Copy()
+	maint.Database = "postgres"
+	conn, err = pgx.ConnectConfig(ctx, maint)
 	if err != nil {
-		return false, fmt.Errorf("store: connect to %s to create database %q: %w", redact(maint.String()), name, err)
+		return false, fmt.Errorf("store: connect to the maintenance database of %s to create database %q: %w", redact(dbURL), name, err)
 	}
 	defer conn.Close(ctx)
 	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
