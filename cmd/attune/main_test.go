@@ -21,7 +21,13 @@ import (
 	"github.com/attune/attune/internal/store"
 )
 
-func TestMain(m *testing.M) { os.Exit(dbtest.Main(m)) }
+func TestMain(m *testing.M) {
+	if os.Getenv(asAttune) != "" {
+		main() // a child process started by startAttune: os.Args are attune's
+		os.Exit(0)
+	}
+	os.Exit(dbtest.Main(m))
+}
 
 // envFor returns a getenv for a test: the database and a free port, plus
 // any extra settings.
