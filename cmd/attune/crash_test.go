@@ -216,9 +216,12 @@ func killMidRun(t *testing.T, peer bool) {
 	if err := queuer.Queue(ctx, run.ID); err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"DATABASE_URL=" + dbURL, "ATTUNE_ADDR=127.0.0.1:0", "ATTUNE_LOG_FORMAT=text", "ATTUNE_CRASH_TEST_KEY=" + key}
+	env := []string{"ATTUNE_ADDR=127.0.0.1:0", "ATTUNE_LOG_FORMAT=text", "ATTUNE_CRASH_TEST_KEY=" + key}
 
-	first := startAttune(t, env, "serve")
+	// The first server's sessions carry a name, so that the test can tell
+	// when the server has seen them all end.
+	first := startAttune(t, append(env, "DATABASE_URL="+dbURL+"&application_name=attune-killed"), "serve")
+	env = append(env, "DATABASE_URL="+dbURL)
 	select {
 	case <-provider.heldCalls:
 	case <-time.After(time.Minute):
@@ -234,6 +237,13 @@ func killMidRun(t *testing.T, peer bool) {
 	}
 	first.cmd.Wait()
 	killed := time.Now()
+	// A statement the killed process had sent still runs to its end; once
+	// its sessions are over, what it stored is settled.
+	if _, err := db.Pool().Exec(ctx, `
+		SELECT pg_terminate_backend(pid, 30000) FROM pg_stat_activity
+		WHERE datname = current_database() AND application_name = 'attune-killed'`); err != nil {
+		t.Fatal(err)
+	}
 
 	// The killed server's jobs are left running, as the queue saw them.
 	var orphans int
