@@ -1,0 +1,87 @@
+package judge_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/judge"
+	"github.com/attune/attune/internal/store"
+)
+
+// A worker whose lock is lost must stop the calls it has under way: from
+// then on another process may take its jobs, and two workers on one item
+// would pay for its calls twice. It goes on once it holds the lock again.
+func TestWorkerStopsItsCallsWhenItLosesItsLock(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	holding, dropped := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	hold := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			first := false
+			if !strings.Contains(string(body), "Is the sky blue on a clear day") {
+				once.Do(func() { first = true })
+			}
+			if first {
+				// Held until the worker gives the call up; without that it
+				// would wait out the two-minute call timeout.
+				close(holding)
+				<-r.Context().Done()
+				close(dropped)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	f := newFixture(t, setup{rubric: "empathetic-dialogue@2", data: replies, wrap: hold,
+		opts: judge.RunnerOptions{RescueInterval: 50 * time.Millisecond}})
+	run, err := f.db.CreateRun(ctx, nil, store.NewRun{JudgeID: f.judge.ID, ProjectID: f.project.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.runner.Queue(ctx, run.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.runner.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer f.runner.Stop(context.Background())
+	select {
+	case <-holding:
+	case <-ctx.Done():
+		t.Fatal("no call reached the provider")
+	}
+	// The server ends the session that holds the worker's lock, as it does
+	// for a client it finds dead.
+	var ended bool
+	if err := f.db.Pool().QueryRow(ctx, `
+		SELECT bool_and(pg_terminate_backend(pid, 5000)) FROM pg_stat_activity
+		WHERE datname = current_database() AND application_name LIKE 'attune worker %'`).Scan(&ended); err != nil || !ended {
+		t.Fatalf("end the lock's session: %v, %v", ended, err)
+	}
+	select {
+	case <-dropped:
+	case <-ctx.Done():
+		t.Fatal("the worker kept its call under way after losing its lock")
+	}
+	done, err := f.runner.Wait(ctx, run.ID)
+	if err != nil || done.Status != attune.RunCompleted {
+		t.Fatalf("once the lock is held again the run ends: %v (%v)", done, err)
+	}
+	if n := len(f.labels(t)); n != 3*len(f.def.Items) {
+		t.Fatalf("%d labels, want %d", n, 3*len(f.def.Items))
+	}
+	if !strings.Contains(f.logs.String(), "judge worker lock lost") {
+		t.Fatal("losing the lock was not logged")
+	}
+}
