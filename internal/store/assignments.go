@@ -131,13 +131,36 @@ func next(ctx context.Context, tx pgx.Tx, projectID, userID int64) (*attune.Assi
 	// for the locks instead of saying the queue is empty.
 	lock := "FOR UPDATE SKIP LOCKED"
 	for attempt := 0; attempt < 3; attempt++ {
+		// Waiting while this transaction holds an item already (the one
+		// just submitted) can deadlock with another claimer doing the
+		// same. Under a savepoint the one PostgreSQL picks gives up this
+		// wait, not its submission, and waits again.
+		q, sp := tx, pgx.Tx(nil)
+		if lock == "FOR UPDATE" {
+			var err error
+			if sp, err = tx.Begin(ctx); err != nil {
+				return nil, err
+			}
+			q = sp
+		}
 		var itemID int64
-		err := tx.QueryRow(ctx, `
+		err := q.QueryRow(ctx, `
 			SELECT i.id FROM items i
 			WHERE i.project_id = $1 AND i.done + i.holds < $3
 			  AND NOT EXISTS (SELECT 1 FROM assignments x WHERE x.item_id = i.id AND x.rater_id = $2)
 			ORDER BY i.done + i.holds DESC, i.id
 			LIMIT 1 `+lock, projectID, l.raterID, l.overlap).Scan(&itemID)
+		if sp != nil {
+			if isDeadlock(err) {
+				if err := sp.Rollback(ctx); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			if cerr := sp.Commit(ctx); err == nil && cerr != nil { // the row locks stay with the transaction
+				return nil, cerr
+			}
+		}
 		if err == nil {
 			if _, err := tx.Exec(ctx, `UPDATE items SET holds = holds + 1 WHERE id = $1`, itemID); err != nil {
 				return nil, err

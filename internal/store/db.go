@@ -163,3 +163,10 @@ func mapErr(err error, what, conflict string) error {
 	}
 	return fmt.Errorf("store: %s: %w", what, err)
 }
+
+// isDeadlock reports whether PostgreSQL ended a statement to break a
+// deadlock.
+func isDeadlock(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "40P01" // deadlock_detected
+}
