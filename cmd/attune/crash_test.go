@@ -200,8 +200,14 @@ func killMidRun(t *testing.T, peer bool) {
 		heldCalls: make(chan struct{}), thaw: make(chan struct{})}
 	srv := httptest.NewServer(provider)
 	defer srv.Close()
-	j, err := db.CreateJudge(ctx, nil, store.NewJudge{Name: "j", Provider: "openai", BaseURL: srv.URL + "/v1", Model: "fake-1",
-		APIKeyEnv: "ATTUNE_CRASH_TEST_KEY", Settings: attune.JudgeSettings{Concurrency: 4}})
+	// What the servers below allow: the key's variable and the fake's host.
+	hosts, err := attune.ParseHostRules(strings.TrimPrefix(srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy := attune.JudgePolicy{KeyEnvs: []string{"CRASH_TEST_KEY"}, Hosts: hosts}
+	j, err := db.CreateJudge(ctx, nil, policy, store.NewJudge{Name: "j", Provider: "openai", BaseURL: srv.URL + "/v1", Model: "fake-1",
+		APIKeyEnv: "CRASH_TEST_KEY", Settings: attune.JudgeSettings{Concurrency: 4}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +222,8 @@ func killMidRun(t *testing.T, peer bool) {
 	if err := queuer.Queue(ctx, run.ID); err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"ATTUNE_ADDR=127.0.0.1:0", "ATTUNE_LOG_FORMAT=text", "ATTUNE_CRASH_TEST_KEY=" + key}
+	env := []string{"ATTUNE_ADDR=127.0.0.1:0", "ATTUNE_LOG_FORMAT=text", "CRASH_TEST_KEY=" + key,
+		"ATTUNE_JUDGE_KEY_ENVS=CRASH_TEST_KEY", "ATTUNE_JUDGE_HOSTS=" + strings.TrimPrefix(srv.URL, "http://")}
 
 	// The first server's sessions carry a name, so that the test can tell
 	// when the server has seen them all end.
