@@ -190,9 +190,10 @@ func TestAC1CountsTheItemsAllowedAnswers(t *testing.T) {
 		}
 		return m
 	}
-	f := foldSets(t, def, []int64{1, 2}, nil, map[int64]map[int64]map[string]string{
+	f := foldSets(t, def, []int64{1, 2}, []int64{9}, map[int64]map[int64]map[string]string{
 		1: answers("YES", "YES", "YES", "NO"),
 		2: answers("YES", "YES", "NO", "NO"),
+		9: answers("YES", "NA", "NO", "NO"), // a judge's NA, which CQ8 does not allow
 	})
 	k := f.keyIdx["CQ8"]
 	it := f.rubricItem(k, agreement.Bootstrap{}, testFigures)
@@ -201,6 +202,9 @@ func TestAC1CountsTheItemsAllowedAnswers(t *testing.T) {
 	}
 	if v := it.Statistics.GwetAC1.Value; v == nil || math.Abs(*v-9.0/17) > 1e-15 {
 		t.Errorf("AC1 on CQ8 = %v, want 9/17 = 0.5294", it.Statistics.GwetAC1)
+	}
+	if it.Missing.NA != 1 || it.Judges[0].Items != 3 {
+		t.Errorf("the judge's NA on CQ8: missing %+v, judge's items %d; want 1 NA left out and 3 items", it.Missing, it.Judges[0].Items)
 	}
 	// CQ1 allows NA: its scale keeps three categories.
 	if got := f.rubricItem(f.keyIdx["CQ1"], agreement.Bootstrap{}, testFigures).Scale; len(got) != 3 {
