@@ -467,7 +467,7 @@ func (ws *workspace) skip(w http.ResponseWriter, r *http.Request) error {
 	r.Body = http.MaxBytesReader(w, r.Body, maxLabelForm)
 	flag := strings.TrimSpace(r.PostFormValue("flag"))
 	note := strings.TrimSpace(strings.ReplaceAll(r.PostFormValue("note"), "\r\n", "\n"))
-	if flag != "" && !validFlag(flag) {
+	if flag != "" && !attune.ValidFlag(flag) {
 		return attune.Invalid("flag", "choose broken, off-topic, distressing or other")
 	}
 	wk, err := ws.open(r, p, false)

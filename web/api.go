@@ -577,20 +577,11 @@ func (s *Server) apiSkip(r *http.Request, u *attune.User) (int, any, error) {
 	if err := decodeJSON(r, &body); err != nil {
 		return 0, nil, err
 	}
-	if body.Flag != "" && !validFlag(body.Flag) {
+	if body.Flag != "" && !attune.ValidFlag(body.Flag) {
 		return 0, nil, attune.Invalid("flag", fmt.Sprintf("use one of %s", strings.Join(attune.Flags, ", ")))
 	}
 	if err := s.db.Skip(r.Context(), id, u.ID, body.Flag, body.Note); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusNoContent, nil, nil
-}
-
-func validFlag(f string) bool {
-	for _, x := range attune.Flags {
-		if x == f {
-			return true
-		}
-	}
-	return false
 }

@@ -48,6 +48,8 @@ func exportsView(projectID int64) []goldview.Export {
 			CSV: url(export.Labels, export.CSV), JSONL: url(export.Labels, export.JSONL)},
 		{Key: string(export.JudgeCalls), Title: "Judge calls", Help: "every call a judge made: model, prompt hash, tokens, cost and the raw reply",
 			CSV: url(export.JudgeCalls, export.CSV), JSONL: url(export.JudgeCalls, export.JSONL)},
+		{Key: string(export.Flags), Title: "Flags", Help: "every flag annotators raised on an item: reason, note, who and when, and how a lead resolved it",
+			CSV: url(export.Flags, export.CSV), JSONL: url(export.Flags, export.JSONL)},
 	}
 }
 

@@ -12,11 +12,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/yuin/goldmark"
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/importer"
 	"github.com/attune/attune/internal/store"
+	flagview "github.com/attune/attune/web/views/flag"
 	"github.com/attune/attune/web/views/project"
 )
 
@@ -202,8 +204,13 @@ func (s *Server) projectView(r *http.Request, p *attune.Project, role attune.Mem
 		return page, nil
 	}
 	page.Progress = project.Progress{
-		Items: pr.Items, Complete: pr.Complete, Active: pr.Active, LastHour: pr.LastHour, ByLabels: pr.ByLabels,
+		Items: pr.Items, Complete: pr.Complete, Active: pr.Active, LastHour: pr.LastHour, ByLabels: pr.ByLabels, Pulled: pr.Pulled,
 	}
+	fc, err := s.db.CountFlags(ctx, p.ID)
+	if err != nil {
+		return page, err
+	}
+	page.Flags = &flagview.ProjectSummary{Flags: templ.SafeURL(flagsPath(p.ID)), Counts: flagCountsView(fc)}
 	for _, a := range pr.Annotators {
 		page.Progress.Annotators = append(page.Progress.Annotators, project.Annotator{
 			Name: displayName(a.Name, a.Email), Email: a.Email,

@@ -174,6 +174,12 @@ func (s *Server) table() []route {
 		{"GET /projects/{id}/disagreements/{item}", projectLeads, s.adjudicatePage, nil},
 		{"POST /projects/{id}/disagreements/{item}/gold", projectLeads, s.saveGold, nil},
 
+		// Annotators' flags, read and resolved by the project's leads
+		// (web/flags.go); annotators never see other people's flags.
+		{"GET /projects/{id}/flags", projectLeads, s.flagsPage, nil},
+		{"POST /projects/{id}/flags/{flag}/resolve", projectLeads, s.resolveFlag, nil},
+		{"POST /projects/{id}/flags/items/{item}/return", projectLeads, s.returnItem, nil},
+
 		// The JSON API (web/api.go, documented in docs/api.md).
 		{"GET /api/v1/me", token, nil, s.apiMe},
 		{"GET /api/v1/projects", token, nil, s.apiProjects},
@@ -185,10 +191,11 @@ func (s *Server) table() []route {
 		{"POST /api/v1/projects/{id}/items/{item}/content-note", tokenAnnotators, nil, s.apiOpenContentNote},
 		{"POST /api/v1/assignments/{id}/labels", tokenAnnotators, nil, s.apiSubmit},
 		{"POST /api/v1/assignments/{id}/skip", tokenAnnotators, nil, s.apiSkip},
+		{"GET /api/v1/projects/{id}/flags", tokenLeads, nil, s.apiFlags},
 	}
 	// Exports (web/exports.go): the gold set (with ?raters=1, also every
-	// rater's answers), every label in long form, and every judge call,
-	// each as CSV and JSONL.
+	// rater's answers), every label in long form, every judge call and
+	// every flag, each as CSV and JSONL.
 	for _, d := range export.Datasets {
 		for _, f := range []export.Format{export.CSV, export.JSONL} {
 			rs = append(rs, route{"GET " + exportPattern(d, f), projectLeads, s.exportHandler(d, f), nil})

@@ -20,14 +20,14 @@ func exportFlags(fs *flag.FlagSet) {
 	fs.Bool("with-raters", false, "gold: add one column per rater and rubric item")
 }
 
-const exportUsage = `attune export gold|labels|judge-calls --project P [--format csv|jsonl] [--out FILE] [--with-raters]`
+const exportUsage = `attune export gold|labels|judge-calls|flags --project P [--format csv|jsonl] [--out FILE] [--with-raters]`
 
 // runExport streams a dataset of a project to standard output or a file,
 // and writes the export to the audit log. A file appears only whole: rows
 // go to a temporary file beside it, renamed into place at the end.
 func runExport(ctx context.Context, e env, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("%w: export takes gold, labels or judge-calls:\n%s", errUsage, exportUsage)
+		return fmt.Errorf("%w: export takes gold, labels, judge-calls or flags:\n%s", errUsage, exportUsage)
 	}
 	d, err := export.ParseDataset(args[0])
 	if err != nil {

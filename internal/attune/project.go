@@ -99,16 +99,18 @@ type Assignment struct {
 	LeaseExpiresAt time.Time
 }
 
-// Flags an annotator can raise on an item while skipping it.
+// Flags are the reasons an annotator can give when flagging an item while
+// skipping it (see ValidFlag).
 var Flags = []string{"broken", "off-topic", "distressing", "other"}
 
-// Progress is how far a project has come.
+// Progress is how far a project has come, over the items in the pool.
 type Progress struct {
 	Items      int
 	Overlap    int
 	ByLabels   []int // ByLabels[n] = items with n human labels, n = 0..Overlap
 	Complete   int
 	Active     int // items currently held by someone
+	Pulled     int // items out of the pool, left out of the counts above
 	LastHour   int // answer sets submitted in the last hour
 	Annotators []AnnotatorProgress
 }

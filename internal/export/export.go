@@ -1,6 +1,7 @@
 // Package export writes attune's datasets — the gold set, every raw label
-// in long form, and the judges' calls — as CSV or JSON Lines, one row at a
-// time, so that an export of any size needs the memory of one row.
+// in long form, the judges' calls and the annotators' flags — as CSV or
+// JSON Lines, one row at a time, so that an export of any size needs the
+// memory of one row.
 //
 // CSV follows RFC 4180 as encoding/csv writes it: UTF-8 without a byte
 // order mark, a header row, fields quoted when they hold a comma, a quote
@@ -330,10 +331,12 @@ const (
 	Labels Dataset = "labels"
 	// JudgeCalls is every call a judge made to its model.
 	JudgeCalls Dataset = "judge-calls"
+	// Flags is every flag annotators raised, with how leads resolved it.
+	Flags Dataset = "flags"
 )
 
 // Datasets lists every dataset, in the order pages show them.
-var Datasets = []Dataset{Gold, Labels, JudgeCalls}
+var Datasets = []Dataset{Gold, Labels, JudgeCalls, Flags}
 
 // ParseDataset returns the dataset named s.
 func ParseDataset(s string) (Dataset, error) {
@@ -342,7 +345,7 @@ func ParseDataset(s string) (Dataset, error) {
 			return d, nil
 		}
 	}
-	return "", fmt.Errorf("export: unknown dataset %q: use gold, labels or judge-calls", s)
+	return "", fmt.Errorf("export: unknown dataset %q: use gold, labels, judge-calls or flags", s)
 }
 
 // FileName is the name a download of the dataset gets: the project's name

@@ -83,6 +83,7 @@ func assignmentProject(ctx context.Context, tx pgx.Tx, assignmentID, userID int6
 // one they hold already (resuming where they stopped, lease renewed), or a
 // new one they have never been given, preferring items nearest to
 // completion, never letting more than the overlap hold or label an item.
+// Items a lead took out of the pool are never handed out nor resumed.
 // It returns attune.ErrNoWork when nothing is left for them and a
 // conflict when the project is paused or archived.
 //
@@ -109,6 +110,17 @@ func next(ctx context.Context, tx pgx.Tx, projectID, userID int64) (*attune.Assi
 	}
 	if l.status != attune.ProjectActive {
 		return nil, attune.Conflict(fmt.Sprintf("this project is %s: it hands out no work until a lead resumes it", l.status))
+	}
+	// An item a lead took out of the pool is not resumed either: the
+	// annotator's hold on it ends here, and its slot with it.
+	if _, err := tx.Exec(ctx, `
+		WITH released AS (
+			UPDATE assignments a SET state = 'expired', finished_at = now()
+			FROM items i
+			WHERE i.id = a.item_id AND a.project_id = $1 AND a.rater_id = $2 AND a.state = 'active' AND i.pulled_at IS NOT NULL
+			RETURNING a.item_id)
+		UPDATE items i SET holds = i.holds - 1 FROM released WHERE i.id = released.item_id`, projectID, l.raterID); err != nil {
+		return nil, err
 	}
 	// Resume: the annotator's own open assignment, even past its lease,
 	// since nobody reclaimed its slot yet.
@@ -146,7 +158,7 @@ func next(ctx context.Context, tx pgx.Tx, projectID, userID int64) (*attune.Assi
 		var itemID int64
 		err := q.QueryRow(ctx, `
 			SELECT i.id FROM items i
-			WHERE i.project_id = $1 AND i.done + i.holds < $3
+			WHERE i.project_id = $1 AND i.done + i.holds < $3 AND i.pulled_at IS NULL
 			  AND NOT EXISTS (SELECT 1 FROM assignments x WHERE x.item_id = i.id AND x.rater_id = $2)
 			ORDER BY i.done + i.holds DESC, i.id
 			LIMIT 1 `+lock, projectID, l.raterID, l.overlap).Scan(&itemID)
@@ -175,7 +187,7 @@ func next(ctx context.Context, tx pgx.Tx, projectID, userID int64) (*attune.Assi
 		}
 		var open bool
 		if err := tx.QueryRow(ctx, `
-			SELECT EXISTS (SELECT 1 FROM items i WHERE i.project_id = $1 AND i.done + i.holds < $3
+			SELECT EXISTS (SELECT 1 FROM items i WHERE i.project_id = $1 AND i.done + i.holds < $3 AND i.pulled_at IS NULL
 			  AND NOT EXISTS (SELECT 1 FROM assignments x WHERE x.item_id = i.id AND x.rater_id = $2))`,
 			projectID, l.raterID, l.overlap).Scan(&open); err != nil {
 			return nil, err
@@ -306,9 +318,10 @@ type SubmitResult struct {
 // Submitting an assignment again (a double click, a second tab, a retry)
 // changes nothing and returns the answer set stored the first time. A
 // submission after the lease ran out is accepted while the item still has
-// room; otherwise it is an attune.ErrConflict. Someone who is no longer
-// an annotator of the project gets attune.ErrForbidden and nothing is
-// stored, even with an assignment taken before.
+// room; otherwise it is an attune.ErrConflict. So is a submission for an
+// item a lead took out of the pool since it was handed out. Someone who is
+// no longer an annotator of the project gets attune.ErrForbidden and
+// nothing is stored, even with an assignment taken before.
 func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, error) {
 	var res SubmitResult
 	if err := attune.CheckActiveMS("active_ms", s.ActiveMS); err != nil {
@@ -322,11 +335,12 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 		var itemID, projectID, raterID, rvID int64
 		var existing *int64
 		var overlap int
+		var pulled bool
 		err := tx.QueryRow(ctx, `
-			SELECT a.state, a.item_id, a.project_id, a.rater_id, p.rubric_version_id, a.answer_set_id, p.overlap
-			FROM assignments a JOIN raters r ON r.id = a.rater_id JOIN projects p ON p.id = a.project_id
+			SELECT a.state, a.item_id, a.project_id, a.rater_id, p.rubric_version_id, a.answer_set_id, p.overlap, i.pulled_at IS NOT NULL
+			FROM assignments a JOIN raters r ON r.id = a.rater_id JOIN projects p ON p.id = a.project_id JOIN items i ON i.id = a.item_id
 			WHERE a.id = $1 AND r.user_id = $2
-			FOR UPDATE OF a`, s.AssignmentID, s.UserID).Scan(&state, &itemID, &projectID, &raterID, &rvID, &existing, &overlap)
+			FOR UPDATE OF a`, s.AssignmentID, s.UserID).Scan(&state, &itemID, &projectID, &raterID, &rvID, &existing, &overlap, &pulled)
 		if err != nil {
 			return err
 		}
@@ -335,8 +349,8 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 				return err
 			}
 		}
-		switch state {
-		case "submitted":
+		switch {
+		case state == "submitted":
 			res.AnswerSetID = *existing
 			stored, err := readAnswerSet(ctx, tx, *existing)
 			if err != nil {
@@ -344,6 +358,10 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 			}
 			res.Stored = stored
 			return claimNext(ctx, tx, s, projectID, &res)
+		case pulled:
+			return attune.Conflict("a lead took this item out of the pool; your answers were not stored")
+		}
+		switch state {
 		case "skipped":
 			return attune.Conflict("you skipped this item; it can no longer be labelled from this assignment")
 		case "expired":

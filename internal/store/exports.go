@@ -254,6 +254,15 @@ func (db *DB) WriteExport(ctx context.Context, w io.Writer, projectID int64, d e
 			return jw.Rows(), err
 		}
 		return jw.Rows(), jw.Close()
+	case export.Flags:
+		fw, err := export.NewFlagWriter(w, f)
+		if err != nil {
+			return 0, err
+		}
+		if _, err := db.ExportFlags(ctx, projectID, fw.Write); err != nil {
+			return fw.Rows(), err
+		}
+		return fw.Rows(), fw.Close()
 	case export.Gold:
 		p, err := db.FindProjectByID(ctx, projectID)
 		if err != nil {

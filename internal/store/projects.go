@@ -268,7 +268,7 @@ func (db *DB) listProjects(ctx context.Context, userID int64, all bool) ([]attun
 		LEFT JOIN project_members m ON m.project_id = p.id AND m.user_id = $1
 		LEFT JOIN LATERAL (
 			SELECT count(*) AS items, count(*) FILTER (WHERE i.done >= p.overlap) AS complete
-			FROM items i WHERE i.project_id = p.id) c ON true
+			FROM items i WHERE i.project_id = p.id AND i.pulled_at IS NULL) c ON true
 		WHERE $2 OR m.user_id IS NOT NULL
 		ORDER BY p.status = 'archived', p.name`, userID, all)
 	if err != nil {
@@ -283,21 +283,30 @@ func (db *DB) listProjects(ctx context.Context, userID int64, all bool) ([]attun
 }
 
 // Progress reports a project's progress: items by number of human labels,
-// and each annotator's output and pace.
+// and each annotator's output and pace. Items out of the pool are left
+// out of the item counts and counted in Pulled.
 func (db *DB) Progress(ctx context.Context, projectID int64) (*attune.Progress, error) {
 	p, err := db.FindProjectByID(ctx, projectID)
 	if err != nil {
 		return nil, err
 	}
 	pr := &attune.Progress{Overlap: p.Overlap, ByLabels: make([]int, p.Overlap+1)}
-	rows, err := db.pool.Query(ctx, `SELECT least(done, $2), count(*), sum(holds) FROM items WHERE project_id = $1 GROUP BY 1`, projectID, p.Overlap)
+	// Items out of the pool are counted apart: they will not be labelled
+	// further, so they would keep the project from ever being complete.
+	rows, err := db.pool.Query(ctx, `SELECT pulled_at IS NOT NULL, least(done, $2), count(*), sum(holds) FROM items WHERE project_id = $1 GROUP BY 1, 2`,
+		projectID, p.Overlap)
 	if err != nil {
 		return nil, mapErr(err, "progress", "")
 	}
 	for rows.Next() {
+		var pulled bool
 		var done, n, held int
-		if err := rows.Scan(&done, &n, &held); err != nil {
+		if err := rows.Scan(&pulled, &done, &n, &held); err != nil {
 			return nil, mapErr(err, "progress", "")
+		}
+		if pulled {
+			pr.Pulled += n
+			continue
 		}
 		pr.ByLabels[done] += n
 		pr.Items += n

@@ -286,13 +286,13 @@ func nonNil(m map[string]string) map[string]string {
 
 // LabelCounts are a project's figures the workspace's progress shows.
 type LabelCounts struct {
-	Items  int // items in the project
+	Items  int // items in the pool (not taken out by a lead)
 	Open   int // items with fewer human labels than the overlap asks for
 	Labels int // human labels given, counting at most the overlap per item
 	Needed int // labels the project needs in all: items × overlap
 }
 
-// CountLabels counts a project's items and labels. It reads every item of
+// CountLabels counts a project's items in the pool and their labels. It reads every item of
 // the project: callers showing it on every page should keep the result for
 // a few seconds.
 func (db *DB) CountLabels(ctx context.Context, projectID int64) (LabelCounts, error) {
@@ -300,7 +300,7 @@ func (db *DB) CountLabels(ctx context.Context, projectID int64) (LabelCounts, er
 	var overlap int
 	err := db.pool.QueryRow(ctx, `
 		SELECT p.overlap, count(i.id), count(i.id) FILTER (WHERE i.done < p.overlap), coalesce(sum(least(i.done, p.overlap)), 0)
-		FROM projects p LEFT JOIN items i ON i.project_id = p.id
+		FROM projects p LEFT JOIN items i ON i.project_id = p.id AND i.pulled_at IS NULL
 		WHERE p.id = $1 GROUP BY p.id`, projectID).Scan(&overlap, &c.Items, &c.Open, &c.Labels)
 	if err != nil {
 		return LabelCounts{}, mapErr(err, "count labels", "")

@@ -1,0 +1,284 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+
+	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/export"
+	"github.com/attune/attune/internal/store"
+	flagview "github.com/attune/attune/web/views/flag"
+)
+
+// flagsPageSize bounds the flags one page lists; the export has them all.
+const flagsPageSize = 500
+
+// The Flags page, where leads read the flags annotators raised, the post
+// that resolves one, and the post that puts an item back in the pool are
+// for the project's leads (and admins) only: projectAccess with manage
+// gives a member who is an annotator 403 and anyone else 404, so that
+// nobody else ever reads another person's flag (routes in web/routes.go).
+
+func flagsPath(projectID int64) string { return fmt.Sprintf("/projects/%d/flags", projectID) }
+
+// flagsPage lists the project's flags, filtered by reason and status
+// (open by default), with the items out of the pool and the export.
+func (s *Server) flagsPage(w http.ResponseWriter, r *http.Request) error {
+	p, _, err := s.projectAccess(r, true)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	q := r.URL.Query()
+	reason, err := attune.ParseFlagReason(q.Get("reason"))
+	if err != nil {
+		return err
+	}
+	statusText := q.Get("status")
+	if !q.Has("status") {
+		statusText = string(attune.FlagOpen)
+	}
+	status, err := attune.ParseFlagStatus(statusText)
+	if err != nil {
+		return err
+	}
+	flags, err := s.db.ListFlags(ctx, store.FlagFilter{ProjectID: p.ID, Reason: reason, Status: status, Limit: flagsPageSize + 1})
+	if err != nil {
+		return err
+	}
+	counts, err := s.db.CountFlags(ctx, p.ID)
+	if err != nil {
+		return err
+	}
+	pulled, err := s.db.ListPulledItems(ctx, p.ID, flagsPageSize)
+	if err != nil {
+		return err
+	}
+	page := flagview.Page{
+		Chrome:      s.chrome(r, "Flags · "+p.Name, "home"),
+		ProjectName: p.Name,
+		Project:     templ.SafeURL(projectPath(p.ID)),
+		Import:      templ.SafeURL(projectPath(p.ID) + "#import"),
+		Action:      templ.SafeURL(flagsPath(p.ID)),
+		Counts:      flagCountsView(counts),
+		Filter:      flagFilterQuery(reason, status),
+		Limit:       flagsPageSize,
+		CSV:         templ.SafeURL(exportPath(p.ID, export.Flags, export.CSV)),
+		JSONL:       templ.SafeURL(exportPath(p.ID, export.Flags, export.JSONL)),
+	}
+	page.Reasons = append(page.Reasons, flagview.Choice{Value: "", Label: "Every reason", Selected: reason == ""})
+	for _, f := range attune.Flags {
+		page.Reasons = append(page.Reasons, flagview.Choice{Value: f, Label: flagLabels[f], Selected: reason == f})
+	}
+	for _, c := range []struct {
+		v     attune.FlagStatus
+		label string
+	}{{attune.FlagOpen, "Open"}, {attune.FlagResolved, "Resolved"}, {"all", "Open and resolved"}} {
+		page.Statuses = append(page.Statuses, flagview.Choice{Value: string(c.v), Label: c.label,
+			Selected: status == c.v || status == "" && c.v == "all"})
+	}
+	if len(flags) > flagsPageSize {
+		flags, page.Truncated = flags[:flagsPageSize], true
+	}
+	for _, f := range flags {
+		row := flagview.Row{
+			ID: f.ID, ItemID: f.ItemSourceID, ItemURL: templ.SafeURL(adjudicatePath(p.ID, f.ItemID)),
+			Reason: f.Reason, ReasonLabel: flagLabels[f.Reason], Note: f.Note, Annotator: f.Annotator,
+			FlaggedAt: shortTime(f.FlaggedAt), Resolution: string(f.Resolution), ResolvedBy: f.ResolvedBy,
+			ResolvedAt: shortTime(f.ResolvedAt), ResolutionNote: f.ResolutionNote, InPool: f.ItemInPool, Labelled: f.ItemLabelled,
+		}
+		if f.Status() == attune.FlagOpen {
+			row.Resolve = templ.SafeURL(fmt.Sprintf("%s/%d/resolve", flagsPath(p.ID), f.ID))
+		}
+		if !f.ItemInPool {
+			row.Return = returnPath(p.ID, f.ItemID)
+		}
+		page.Rows = append(page.Rows, row)
+	}
+	for _, it := range pulled {
+		page.Pulled = append(page.Pulled, flagview.PulledItem{
+			ItemID: it.SourceID, ItemURL: templ.SafeURL(adjudicatePath(p.ID, it.ItemID)),
+			PulledAt: shortTime(it.PulledAt), PulledBy: it.PulledBy, Return: returnPath(p.ID, it.ItemID),
+		})
+	}
+	s.render(w, r, http.StatusOK, flagview.View(page))
+	return nil
+}
+
+func returnPath(projectID, itemID int64) templ.SafeURL {
+	return templ.SafeURL(fmt.Sprintf("%s/items/%d/return", flagsPath(projectID), itemID))
+}
+
+// shortTime shows a time to the minute in UTC, or nothing for the zero time.
+func shortTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+// flagCountsView lists the open flags by reason in attune.Flags order.
+func flagCountsView(c attune.FlagCounts) flagview.Counts {
+	out := flagview.Counts{Open: c.Open, Resolved: c.Resolved, Pulled: c.Pulled}
+	for _, f := range attune.Flags {
+		out.ByReason = append(out.ByReason, flagview.ReasonCount{Reason: f, Label: flagLabels[f], Open: c.OpenByReason[f]})
+	}
+	return out
+}
+
+// resolveFlag settles one open flag as the lead chose, then returns to the
+// Flags page as it was filtered.
+func (s *Server) resolveFlag(w http.ResponseWriter, r *http.Request) error {
+	p, _, err := s.projectAccess(r, true)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	flagID, err := pathInt(r, "flag")
+	if err != nil {
+		return err
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 1<<16)
+	how, err := attune.ParseFlagResolution(r.PostFormValue("how"))
+	if err != nil {
+		return err
+	}
+	res, err := s.db.ResolveFlag(ctx, store.FlagResolution{ActorID: userFrom(ctx).ID, ProjectID: p.ID, FlagID: flagID, How: how,
+		Note: strings.TrimSpace(r.PostFormValue("note"))})
+	if err != nil {
+		return err
+	}
+	var msg string
+	switch how {
+	case attune.ResolvePulled:
+		msg = fmt.Sprintf("Took %s out of the pool: nobody is handed it any more.", res.ItemSourceID)
+	case attune.ResolveFixed:
+		msg = fmt.Sprintf("Marked %s fixed.", res.ItemSourceID)
+		if res.Returned {
+			msg += " It is back in the pool."
+		}
+	default:
+		msg = fmt.Sprintf("Dismissed the flag on %s.", res.ItemSourceID)
+	}
+	if how != attune.ResolveDismissed && res.Flags > 1 {
+		msg += fmt.Sprintf(" That resolved its %d open flags.", res.Flags)
+	}
+	s.sessions.Put(ctx, sessionFlash, msg)
+	http.Redirect(w, r, backToFlags(r, p.ID), http.StatusSeeOther)
+	return nil
+}
+
+// returnItem puts an item out of the pool back in.
+func (s *Server) returnItem(w http.ResponseWriter, r *http.Request) error {
+	p, _, err := s.projectAccess(r, true)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	itemID, err := itemParam(r)
+	if err != nil {
+		return err
+	}
+	changed, source, err := s.db.SetItemInPool(ctx, userFrom(ctx).ID, p.ID, itemID, true)
+	if err != nil {
+		return err
+	}
+	msg := source + " was in the pool already."
+	if changed {
+		msg = source + " is back in the pool: annotators are handed it again."
+	}
+	s.sessions.Put(ctx, sessionFlash, msg)
+	http.Redirect(w, r, backToFlags(r, p.ID), http.StatusSeeOther)
+	return nil
+}
+
+// flagFilterQuery writes a filter of the Flags page as a query string.
+func flagFilterQuery(reason string, status attune.FlagStatus) string {
+	q := url.Values{}
+	if reason != "" {
+		q.Set("reason", reason)
+	}
+	if status == "" {
+		status = "all"
+	}
+	q.Set("status", string(status))
+	return q.Encode()
+}
+
+// backToFlags is the Flags page with the filter a form sent back, when it
+// reads as one; else the page as it opens.
+func backToFlags(r *http.Request, projectID int64) string {
+	back := flagsPath(projectID)
+	q, err := url.ParseQuery(r.PostFormValue("back"))
+	if err != nil {
+		return back
+	}
+	reason, err := attune.ParseFlagReason(q.Get("reason"))
+	if err != nil {
+		return back
+	}
+	status, err := attune.ParseFlagStatus(q.Get("status"))
+	if err != nil || !q.Has("status") {
+		return back
+	}
+	return back + "?" + flagFilterQuery(reason, status)
+}
+
+// apiFlag is a flag as the API sends it.
+type apiFlag struct {
+	ID             int64      `json:"id"`
+	ItemID         int64      `json:"item_id"`
+	SourceID       string     `json:"source_id"`
+	Reason         string     `json:"reason"`
+	Note           string     `json:"note"`
+	Annotator      string     `json:"annotator"`
+	FlaggedAt      time.Time  `json:"flagged_at"`
+	Status         string     `json:"status"`
+	Resolution     *string    `json:"resolution"`
+	ResolvedBy     *string    `json:"resolved_by"`
+	ResolvedAt     *time.Time `json:"resolved_at"`
+	ResolutionNote string     `json:"resolution_note"`
+	InPool         bool       `json:"in_pool"`
+}
+
+// apiFlags lists the project's flags, newest first, for its leads only:
+// ?reason= one of the flag reasons, ?status=open|resolved (both when
+// absent). An annotator of the project gets 403; anyone else 404.
+func (s *Server) apiFlags(r *http.Request, u *attune.User) (int, any, error) {
+	p, role, err := s.apiProjectAccess(r.Context(), r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	if role != attune.MemberLead {
+		return 0, nil, attune.Forbidden("only the project's leads read its flags")
+	}
+	q := r.URL.Query()
+	reason, err := attune.ParseFlagReason(q.Get("reason"))
+	if err != nil {
+		return 0, nil, err
+	}
+	status, err := attune.ParseFlagStatus(q.Get("status"))
+	if err != nil {
+		return 0, nil, err
+	}
+	flags, err := s.db.ListFlags(r.Context(), store.FlagFilter{ProjectID: p.ID, Reason: reason, Status: status})
+	if err != nil {
+		return 0, nil, err
+	}
+	out := make([]apiFlag, 0, len(flags))
+	for _, f := range flags {
+		af := apiFlag{ID: f.ID, ItemID: f.ItemID, SourceID: f.ItemSourceID, Reason: f.Reason, Note: f.Note, Annotator: f.Annotator,
+			FlaggedAt: f.FlaggedAt.UTC(), Status: string(f.Status()), ResolutionNote: f.ResolutionNote, InPool: f.ItemInPool}
+		if f.Resolution != "" {
+			how, by, at := string(f.Resolution), f.ResolvedBy, f.ResolvedAt.UTC()
+			af.Resolution, af.ResolvedBy, af.ResolvedAt = &how, &by, &at
+		}
+		out = append(out, af)
+	}
+	return http.StatusOK, out, nil
+}
