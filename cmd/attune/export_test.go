@@ -158,7 +158,7 @@ func TestGoldAndExportCommands(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"export"}, "export takes gold, labels or judge-calls"},
+		{[]string{"export"}, "export takes gold, labels, judge-calls or flags"},
 		{[]string{"export", "scores", "--project", "Pilot"}, "unknown dataset"},
 		{[]string{"export", "gold"}, "needs --project"},
 		{[]string{"export", "gold", "--project", "Pilot", "--format", "xlsx"}, "unknown format"},
@@ -173,5 +173,112 @@ func TestGoldAndExportCommands(t *testing.T) {
 	}
 	if _, err := runCmd(t, env, "", "export", "gold", "--project", "Nope"); err == nil || !strings.Contains(err.Error(), `no project is named "Nope"`) {
 		t.Errorf("unknown project: %v", err)
+	}
+}
+
+// TestExportFlagsCommand: annotators' flags, with how a lead resolved
+// them, come out of `attune export flags` as CSV (formulas neutralised)
+// and JSON Lines, and the export is audited.
+func TestExportFlagsCommand(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dbURL := dbtest.NewURL(t)
+	env := envFor(dbURL)
+	must := func(args ...string) string {
+		t.Helper()
+		out, err := runCmd(t, env, "a-long-password\n", args...)
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		return out
+	}
+	must("user", "add", "--email", "lee@example.org", "--role", "lead", "--password-stdin")
+	must("user", "add", "--email", "ann@example.org", "--role", "annotator", "--password-stdin")
+	must("project", "create", "--name", "Pilot", "--rubric", "empathetic-dialogue@2", "--overlap", "1", "--lead", "lee@example.org")
+	must("project", "add-member", "--project", "Pilot", "--email", "ann@example.org")
+	data := filepath.Join(t.TempDir(), "replies.jsonl")
+	os.WriteFile(data, []byte(`{"id":"r1","messages":[{"role":"user","content":"I feel alone."},{"role":"assistant","content":"That sounds lonely."}]}
+{"id":"r2","messages":[{"role":"user","content":"Exams soon."},{"role":"assistant","content":"Let's plan."}]}
+`), 0o644)
+	must("import", "--project", "Pilot", data)
+
+	db, err := store.Open(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	p, err := db.FindProjectByName(ctx, "Pilot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ann, err := db.FindUserByEmail(ctx, "ann@example.org")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lead, err := db.FindUserByEmail(ctx, "lee@example.org")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var flagIDs []int64
+	for _, fl := range []struct{ reason, note string }{{"broken", "=1+1 cut off"}, {"distressing", ""}} {
+		a, err := db.NextAssignment(ctx, p.ID, ann.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Skip(ctx, a.ID, ann.ID, fl.reason, fl.note); err != nil {
+			t.Fatal(err)
+		}
+		flagIDs = append(flagIDs, a.ID)
+	}
+	if _, err := db.ResolveFlag(ctx, store.FlagResolution{ActorID: lead.ID, ProjectID: p.ID, FlagID: flagIDs[0], How: attune.ResolvePulled}); err != nil {
+		t.Fatal(err)
+	}
+
+	out := filepath.Join(t.TempDir(), "flags.csv")
+	if got := must("export", "flags", "--project", "Pilot", "--out", out); !strings.Contains(got, "wrote 2 rows") {
+		t.Fatalf("export flags: %s", got)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil || len(recs) != 3 {
+		t.Fatalf("flags.csv: %v, %d records", err, len(recs))
+	}
+	if h := strings.Join(recs[0], ","); h != "item_id,reason,note,annotator,flagged_at,status,resolution,resolved_by,resolved_at,resolution_note,in_pool" {
+		t.Fatalf("header = %s", h)
+	}
+	if r := recs[1]; r[0] != "r1" || r[1] != "broken" || r[2] != "'=1+1 cut off" || r[3] != "ann@example.org" || r[5] != "resolved" ||
+		r[6] != "pulled" || r[7] != "lee@example.org" || r[10] != "false" {
+		t.Fatalf("r1 = %q", r)
+	}
+	if r := recs[2]; r[0] != "r2" || r[1] != "distressing" || r[5] != "open" || r[6] != "" || r[10] != "true" {
+		t.Fatalf("r2 = %q", r)
+	}
+
+	jsonl := must("export", "flags", "--project", "Pilot", "--format", "jsonl")
+	sc := bufio.NewScanner(strings.NewReader(jsonl))
+	var rows []map[string]any
+	for sc.Scan() {
+		var row map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
+			t.Fatalf("line %d: %v", len(rows)+1, err)
+		}
+		rows = append(rows, row)
+	}
+	if len(rows) != 2 || rows[0]["note"] != "=1+1 cut off" || rows[0]["in_pool"] != false || rows[1]["resolution"] != nil || rows[1]["note"] != nil {
+		t.Fatalf("flags.jsonl: %v", rows)
+	}
+	var audited int
+	if err := db.Pool().QueryRow(ctx, `SELECT count(*) FROM audit_events WHERE action = 'export.flags' AND details->>'via' = 'cli' AND details->>'rows' = '2'`).Scan(&audited); err != nil {
+		t.Fatal(err)
+	}
+	if audited != 2 {
+		t.Fatalf("%d flag exports audited, want 2", audited)
+	}
+	if _, err := runCmd(t, env, "", "export", "flags", "--project", "Pilot", "--with-raters"); !errors.Is(err, errUsage) {
+		t.Fatalf("--with-raters on flags: %v", err)
 	}
 }
