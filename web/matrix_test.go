@@ -99,10 +99,10 @@ func newMatrix(t *testing.T) *matrix {
 
 // world is a project with everything a route may name: the project led by
 // the leadIn user and annotated by the annIn user, who has labelled one
-// item and holds another; a bystander member; a judge and a run; and the
-// acting user's own API token.
+// item and holds another; a bystander member, who flagged an item; a judge
+// and a run; and the acting user's own API token.
 type world struct {
-	project, labelled, held, assignment, bystander, judge, run, token int64
+	project, labelled, held, assignment, bystander, flag, judge, run, token int64
 }
 
 func (m *matrix) world(t *testing.T, actor kind) world {
@@ -147,6 +147,14 @@ func (m *matrix) world(t *testing.T, actor kind) world {
 		t.Fatal(err)
 	}
 	w.held, w.assignment = held.ItemID, held.ID
+	flagged, err := db.NextAssignment(ctx, p.ID, by.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Skip(ctx, flagged.ID, by.ID, "broken", "cut off"); err != nil {
+		t.Fatal(err)
+	}
+	w.flag = flagged.ID
 	j, err := db.CreateJudge(ctx, &lead.ID, testPolicy, store.NewJudge{Name: fmt.Sprintf("judge-%d", n), Provider: "openai",
 		BaseURL: "http://127.0.0.1:1/v1", Model: "fake-1", APIKeyEnv: "ATTUNE_TEST_KEY",
 		Settings: attune.JudgeSettings{MaxTokens: 300, Samples: 1, Concurrency: 1}})
@@ -192,7 +200,7 @@ func (w world) path(pattern string) string {
 		item = w.labelled // one's own labels: an item labelled already
 	}
 	r := strings.NewReplacer("{id}", strconv.FormatInt(id, 10), "{item}", strconv.FormatInt(item, 10),
-		"{run}", strconv.FormatInt(w.run, 10), "{userID}", strconv.FormatInt(w.bystander, 10))
+		"{run}", strconv.FormatInt(w.run, 10), "{userID}", strconv.FormatInt(w.bystander, 10), "{flag}", strconv.FormatInt(w.flag, 10))
 	p = r.Replace(p)
 	switch {
 	case p == "/static/":
