@@ -271,6 +271,7 @@ type apiProgress struct {
 	ItemsByLabels []int          `json:"items_by_labels"`
 	InProgress    int            `json:"in_progress"`
 	LastHour      int            `json:"labels_last_hour"`
+	OutOfPool     int            `json:"out_of_pool"`
 	Annotators    []apiAnnotator `json:"annotators"`
 }
 
@@ -304,7 +305,7 @@ func (s *Server) apiProject(r *http.Request, u *attune.User) (int, any, error) {
 		apiProjectSummary: apiProjectSummary{p.ID, p.Name, p.RubricRef, string(p.Status), p.Overlap, pr.Items, pr.Complete, string(role)},
 		Instructions:      p.Instructions, LeaseSeconds: int(p.Lease.Seconds()),
 		Progress: apiProgress{Items: pr.Items, Complete: pr.Complete, ItemsByLabels: pr.ByLabels, InProgress: pr.Active,
-			LastHour: pr.LastHour, Annotators: []apiAnnotator{}},
+			LastHour: pr.LastHour, OutOfPool: pr.Pulled, Annotators: []apiAnnotator{}},
 	}
 	for _, a := range pr.Annotators {
 		if role == attune.MemberLead || a.UserID == u.ID {

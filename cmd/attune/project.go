@@ -203,11 +203,14 @@ type projectJSON struct {
 	Items    int    `json:"items"`
 	Complete int    `json:"complete"`
 	// ItemsByLabels[n] is how many items have n human labels, n = 0..overlap.
-	ItemsByLabels []int           `json:"items_by_labels"`
-	InProgress    int             `json:"in_progress"`
-	LastHour      int             `json:"labels_last_hour"`
-	Members       []memberJSON    `json:"members"`
-	Annotators    []annotatorJSON `json:"annotators"`
+	ItemsByLabels []int `json:"items_by_labels"`
+	InProgress    int   `json:"in_progress"`
+	LastHour      int   `json:"labels_last_hour"`
+	// OutOfPool counts the items a lead took out of the pool, which the
+	// counts above leave out.
+	OutOfPool  int             `json:"out_of_pool"`
+	Members    []memberJSON    `json:"members"`
+	Annotators []annotatorJSON `json:"annotators"`
 }
 
 type memberJSON struct {
@@ -234,7 +237,7 @@ func showProject(ctx context.Context, e env, db *store.DB, p *attune.Project, as
 	}
 	out := projectJSON{ID: p.ID, Name: p.Name, Rubric: p.RubricRef, Status: string(p.Status), Overlap: p.Overlap,
 		Lease: p.Lease.String(), Items: pr.Items, Complete: pr.Complete, ItemsByLabels: pr.ByLabels, InProgress: pr.Active,
-		LastHour: pr.LastHour, Members: []memberJSON{}, Annotators: []annotatorJSON{}}
+		LastHour: pr.LastHour, OutOfPool: pr.Pulled, Members: []memberJSON{}, Annotators: []annotatorJSON{}}
 	for _, m := range members {
 		out.Members = append(out.Members, memberJSON{m.Email, string(m.Role)})
 	}
@@ -246,6 +249,9 @@ func showProject(ctx context.Context, e env, db *store.DB, p *attune.Project, as
 	}
 	fmt.Fprintf(e.stdout, "%s (id %d)\n  rubric %s · %s · %d per item · lease %s\n  %d items, %d complete, %d in progress, %d labels in the last hour\n",
 		p.Name, p.ID, p.RubricRef, p.Status, p.Overlap, p.Lease, pr.Items, pr.Complete, pr.Active, pr.LastHour)
+	if pr.Pulled > 0 {
+		fmt.Fprintf(e.stdout, "  %d out of the pool (not counted above)\n", pr.Pulled)
+	}
 	for n, c := range pr.ByLabels {
 		fmt.Fprintf(e.stdout, "  %2d labels: %d items\n", n, c)
 	}
