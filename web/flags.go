@@ -88,7 +88,7 @@ func (s *Server) flagsPage(w http.ResponseWriter, r *http.Request) error {
 	for _, f := range flags {
 		row := flagview.Row{
 			ID: f.ID, ItemID: f.ItemSourceID, ItemURL: templ.SafeURL(adjudicatePath(p.ID, f.ItemID)),
-			Reason: f.Reason, ReasonLabel: flagLabels[f.Reason], Note: f.Note, Annotator: f.Annotator,
+			Reason: f.Reason, ReasonLabel: flagNames[f.Reason], Note: f.Note, Annotator: f.Annotator,
 			FlaggedAt: shortTime(f.FlaggedAt), Resolution: string(f.Resolution), ResolvedBy: f.ResolvedBy,
 			ResolvedAt: shortTime(f.ResolvedAt), ResolutionNote: f.ResolutionNote, InPool: f.ItemInPool, Labelled: f.ItemLabelled,
 		}
@@ -122,11 +122,15 @@ func shortTime(t time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04 UTC")
 }
 
+// flagNames are the short names of the flag reasons, for counts and
+// lists; the filter offers the longer descriptions of flagLabels.
+var flagNames = map[string]string{"broken": "Broken", "off-topic": "Off-topic", "distressing": "Distressing", "other": "Other"}
+
 // flagCountsView lists the open flags by reason in attune.Flags order.
 func flagCountsView(c attune.FlagCounts) flagview.Counts {
 	out := flagview.Counts{Open: c.Open, Resolved: c.Resolved, Pulled: c.Pulled}
 	for _, f := range attune.Flags {
-		out.ByReason = append(out.ByReason, flagview.ReasonCount{Reason: f, Label: flagLabels[f], Open: c.OpenByReason[f]})
+		out.ByReason = append(out.ByReason, flagview.ReasonCount{Reason: f, Label: flagNames[f], Open: c.OpenByReason[f]})
 	}
 	return out
 }
