@@ -106,7 +106,10 @@ func (s *Server) judgesPage(w http.ResponseWriter, r *http.Request) error {
 		row := judgeview.Row{
 			ID: j.ID, Name: j.Name, Provider: j.Provider, Model: j.Model, BaseURL: j.BaseURL, KeyEnv: j.APIKeyEnv,
 			Settings: settingsSummary(j.Settings), Prices: pricesSummary(j.Settings.Prices),
-			EditURL: templ.SafeURL(judgePath(j.ID)),
+			EditURL: templ.SafeURL(judgePath(j.ID)), Owner: j.OwnerEmail,
+		}
+		if j.CreatedBy != nil && *j.CreatedBy == userFrom(ctx).ID {
+			row.Owner = "you"
 		}
 		if t, ok := totals[j.ID]; ok {
 			row.Totals = fmt.Sprintf("%d %s · %s calls · %s tokens in (%s cached), %s out · %s",

@@ -178,7 +178,9 @@ func TestJudgeOwnerKeepsItsConnection(t *testing.T) {
 	second := j.a.client()
 	second.mustSignIn(j.a.user("second@example.org", attune.RoleLead))
 
-	// The edit page says what is whose.
+	// The pages say what is whose.
+	wantContains(t, second.get("/judges"), "owned by lead@example.org")
+	wantContains(t, j.c.get("/judges"), "owned by you")
 	wantContains(t, second.get(editURL), `data-testid="connection-locked"`)
 	wantLacks(t, j.c.get(editURL), `data-testid="connection-locked"`)
 	// Another lead may rename it and change its sampling.

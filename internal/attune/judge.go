@@ -16,7 +16,9 @@ type Judge struct {
 	// line, or an account since deleted). Only the owner or an admin may
 	// change where it sends calls and which key it sends; see CheckChange.
 	CreatedBy *int64
-	CreatedAt time.Time
+	// OwnerEmail is the owner's email, to show ("" when there is none).
+	OwnerEmail string
+	CreatedAt  time.Time
 }
 
 // JudgeSettings are how a judge calls its model and what it may spend.

@@ -31,12 +31,15 @@ func (nj NewJudge) judge() *attune.Judge {
 		Settings: nj.Settings.WithDefaults()}
 }
 
-const judgeColumns = `j.id, j.name, j.provider, j.base_url, j.model, j.api_key_env, j.settings, r.id, j.created_by, j.created_at`
+const judgeColumns = `j.id, j.name, j.provider, j.base_url, j.model, j.api_key_env, j.settings, r.id, j.created_by, coalesce(ou.email, ''), j.created_at`
+
+// judgeFrom joins a judge to its rater and its owner.
+const judgeFrom = ` FROM judges j JOIN raters r ON r.judge_id = j.id LEFT JOIN users ou ON ou.id = j.created_by`
 
 func scanJudge(row pgx.Row) (*attune.Judge, error) {
 	var j attune.Judge
 	var settings []byte
-	if err := row.Scan(&j.ID, &j.Name, &j.Provider, &j.BaseURL, &j.Model, &j.APIKeyEnv, &settings, &j.RaterID, &j.CreatedBy, &j.CreatedAt); err != nil {
+	if err := row.Scan(&j.ID, &j.Name, &j.Provider, &j.BaseURL, &j.Model, &j.APIKeyEnv, &settings, &j.RaterID, &j.CreatedBy, &j.OwnerEmail, &j.CreatedAt); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal(settings, &j.Settings); err != nil {
@@ -69,7 +72,7 @@ func (db *DB) CreateJudge(ctx context.Context, actorID *int64, policy attune.Jud
 		if _, err := tx.Exec(ctx, `INSERT INTO raters (kind, judge_id, name) VALUES ('judge', $1, $2)`, id, nj.Name); err != nil {
 			return err
 		}
-		if j, err = scanJudge(tx.QueryRow(ctx, `SELECT `+judgeColumns+` FROM judges j JOIN raters r ON r.judge_id = j.id WHERE j.id = $1`, id)); err != nil {
+		if j, err = scanJudge(tx.QueryRow(ctx, `SELECT `+judgeColumns+judgeFrom+` WHERE j.id = $1`, id)); err != nil {
 			return err
 		}
 		return audit(ctx, tx, attune.AuditEvent{ActorID: actorID, Action: "judge.create", Subject: nj.Name,
@@ -97,7 +100,7 @@ func (db *DB) UpdateJudge(ctx context.Context, actorID *int64, policy attune.Jud
 		if err := next.Validate(policy); err != nil {
 			return err
 		}
-		old, err := scanJudge(tx.QueryRow(ctx, `SELECT `+judgeColumns+` FROM judges j JOIN raters r ON r.judge_id = j.id WHERE j.id = $1 FOR UPDATE OF j`, id))
+		old, err := scanJudge(tx.QueryRow(ctx, `SELECT `+judgeColumns+judgeFrom+` WHERE j.id = $1 FOR UPDATE OF j`, id))
 		if err != nil {
 			return err
 		}
@@ -134,7 +137,7 @@ func (db *DB) UpdateJudge(ctx context.Context, actorID *int64, policy attune.Jud
 
 // ListJudges returns every judge, by name.
 func (db *DB) ListJudges(ctx context.Context) ([]*attune.Judge, error) {
-	rows, err := db.pool.Query(ctx, `SELECT `+judgeColumns+` FROM judges j JOIN raters r ON r.judge_id = j.id ORDER BY j.name`)
+	rows, err := db.pool.Query(ctx, `SELECT `+judgeColumns+judgeFrom+` ORDER BY j.name`)
 	if err != nil {
 		return nil, mapErr(err, "list judges", "")
 	}
@@ -144,13 +147,13 @@ func (db *DB) ListJudges(ctx context.Context) ([]*attune.Judge, error) {
 
 // FindJudge returns a judge by id.
 func (db *DB) FindJudge(ctx context.Context, id int64) (*attune.Judge, error) {
-	j, err := scanJudge(db.pool.QueryRow(ctx, `SELECT `+judgeColumns+` FROM judges j JOIN raters r ON r.judge_id = j.id WHERE j.id = $1`, id))
+	j, err := scanJudge(db.pool.QueryRow(ctx, `SELECT `+judgeColumns+judgeFrom+` WHERE j.id = $1`, id))
 	return j, mapErr(err, "find judge", "")
 }
 
 // FindJudgeByName returns a judge by its exact name.
 func (db *DB) FindJudgeByName(ctx context.Context, name string) (*attune.Judge, error) {
-	j, err := scanJudge(db.pool.QueryRow(ctx, `SELECT `+judgeColumns+` FROM judges j JOIN raters r ON r.judge_id = j.id WHERE j.name = $1`, name))
+	j, err := scanJudge(db.pool.QueryRow(ctx, `SELECT `+judgeColumns+judgeFrom+` WHERE j.name = $1`, name))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, attune.NotFound(fmt.Sprintf("no judge is named %q", name))
 	}

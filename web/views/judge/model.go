@@ -33,6 +33,7 @@ type Row struct {
 	Model    string
 	BaseURL  string // "" for the provider's own
 	KeyEnv   string // the variable's name; never its value
+	Owner    string // "you", the owner's email, or "" for none
 	Settings string // a summary: temperature, tokens, samples, limits
 	Prices   string
 	Totals   string // calls, tokens and cost over all runs; "" before the first
