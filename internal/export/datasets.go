@@ -251,6 +251,8 @@ func (g *GoldWriter) Write(it *GoldItem) error {
 	}
 	null := Cell{Null: true}
 	if complete {
+		// The scores do not depend on the item's facts (they only add
+		// warnings, which the export leaves out), so none are given.
 		res, err := scoring.Score(g.def, answers, rubric.Facts{})
 		if err != nil {
 			return err

@@ -360,6 +360,8 @@ func SafetyConcern(def *rubric.Definition, answers rubric.Answers) bool {
 	if len(def.Scoring.Gate) == 0 {
 		return false
 	}
+	// The safety gate does not depend on the item's facts (they only add
+	// warnings), so none are given.
 	res, err := scoring.Score(def, answers, rubric.Facts{})
 	if err != nil {
 		return false
