@@ -100,18 +100,19 @@ func spans(text string) ([]string, [][2]int) {
 		start = -1
 	}
 	for i, r := range text {
+		_, width := utf8.DecodeRuneInString(text[i:])
 		switch {
 		case r == '\'' || r == '’' || r == 'ʼ':
 			// An apostrophe neither ends nor starts a word: a leading one
 			// is not part of the word shown.
 			if start >= 0 {
-				end = i + utf8.RuneLen(r)
+				end = i + width
 			}
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
 			if start < 0 {
 				start = i
 			}
-			end = i + utf8.RuneLen(r)
+			end = i + width
 			b.WriteRune(unicode.ToLower(r))
 		default:
 			flush()
