@@ -389,6 +389,11 @@ func TestOneVerdictOnEveryPath(t *testing.T) {
 				if got := strings.Contains(queue.body, `data-testid="signal-badge"`); got != overlooked {
 					t.Errorf("queue shows NA despite crisis signals: %v, want %v", got, overlooked)
 				}
+				adjudicate := w.signedIn(w.lead).get(fmt.Sprintf("/projects/%d/disagreements/%d", w.consensP.ID, w.consItem))
+				wantStatus(t, adjudicate, http.StatusOK)
+				if got := strings.Contains(adjudicate.body, `data-testid="signal-badge"`); got != overlooked {
+					t.Errorf("the item's page shows NA despite crisis signals: %v, want %v", got, overlooked)
+				}
 			}
 
 			// A judge's answers, and the rubric's notes on them. A value

@@ -195,7 +195,7 @@ func (s *Server) adjudicationView(r *http.Request, p *attune.Project, itemID int
 		all = append(all, toAnswers(a.Answers))
 	}
 	rank := gold.RankOf(def, facts, d, all)
-	page.Safety = rank.Safety
+	page.Safety, page.Signal = rank.Safety, rank.Signal
 	if d.Decided {
 		page.Verdict = "The people agree: " + d.Reason + "."
 	} else {

@@ -102,8 +102,11 @@ type ItemPage struct {
 	Next templ.SafeURL
 	// Verdict is what the rule said about the item; Safety marks a safety
 	// concern of some rater.
-	Verdict  string
-	Safety   bool
+	Verdict string
+	Safety  bool
+	// Signal marks an NA on crisis handling despite the word list or a
+	// lead's mark.
+	Signal   bool
 	Dialogue annotate.Dialogue
 	Compare  Compare
 	Current  *Current // the gold the item has now, or nil
