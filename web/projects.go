@@ -61,6 +61,7 @@ type projectInput struct {
 	instructions string
 	overlap      int
 	lease        time.Duration
+	epsilon      float64
 }
 
 // readProjectForm reads the fields the create and edit forms share and
@@ -72,6 +73,8 @@ func readProjectForm(r *http.Request) (project.Form, projectInput, map[string]st
 		RubricID:     strings.TrimSpace(r.PostFormValue("rubric")),
 		Overlap:      strings.TrimSpace(r.PostFormValue("overlap")),
 		LeaseMinutes: strings.TrimSpace(r.PostFormValue("lease")),
+		Annotators:   strings.TrimSpace(r.PostFormValue("annotators")),
+		Epsilon:      strings.TrimSpace(r.PostFormValue("epsilon")),
 		// Browsers send textarea line ends as CRLF; store what people typed.
 		Instructions: strings.ReplaceAll(r.PostFormValue("instructions"), "\r\n", "\n"),
 	}
@@ -87,7 +90,12 @@ func readProjectForm(r *http.Request) (project.Form, projectInput, map[string]st
 	} else {
 		in.lease = time.Duration(v) * time.Minute
 	}
-	p := attune.Project{Name: in.name, Instructions: in.instructions, Overlap: in.overlap, Lease: in.lease}
+	if v, ok, msg := attune.ReadEpsilon(f.Annotators, f.Epsilon); !ok {
+		unread["epsilon"] = msg
+	} else {
+		in.epsilon = v
+	}
+	p := attune.Project{Name: in.name, Instructions: in.instructions, Overlap: in.overlap, Lease: in.lease, Epsilon: in.epsilon}
 	errs := fieldErrors(p.Validate())
 	for k, m := range unread {
 		errs[k] = m
@@ -95,9 +103,25 @@ func readProjectForm(r *http.Request) (project.Form, projectInput, map[string]st
 	return f, in, errs
 }
 
+// epsilonLabel says an ε and who the annotators are: "0.2 (experts)".
+func epsilonLabel(e float64) string {
+	return fmt.Sprintf("%s (%s)", strconv.FormatFloat(e, 'f', -1, 64), attune.PoolOfEpsilon(e).Label)
+}
+
+// annotatorPools are the answers the project form offers to "who are the
+// annotators?", each with the ε it sets, then a custom ε.
+func annotatorPools() []project.Pool {
+	out := make([]project.Pool, 0, len(attune.AnnotatorPools)+1)
+	for _, p := range attune.AnnotatorPools {
+		out = append(out, project.Pool{Key: p.Key, Label: fmt.Sprintf("%s (ε %s)", p.Label, strconv.FormatFloat(p.Epsilon, 'f', -1, 64))})
+	}
+	return append(out, project.Pool{Key: attune.AnnotatorsCustom, Label: "custom ε (below)"})
+}
+
 func (s *Server) newProjectPage(w http.ResponseWriter, r *http.Request) error {
 	return s.renderNewProject(w, r, http.StatusOK, project.Form{
 		Overlap: strconv.Itoa(attune.DefaultOverlap), LeaseMinutes: strconv.Itoa(int(attune.DefaultLease / time.Minute)),
+		Annotators: attune.PoolOfEpsilon(attune.DefaultEpsilon).Key,
 	}, nil)
 }
 
@@ -106,6 +130,7 @@ func (s *Server) renderNewProject(w http.ResponseWriter, r *http.Request, status
 	if err != nil {
 		return err
 	}
+	form.Pools = annotatorPools()
 	page := project.NewPage{Chrome: s.chrome(r, "New project", "home"), Form: form, Errors: errs}
 	for _, rv := range rubrics {
 		page.Rubrics = append(page.Rubrics, project.RubricOption{ID: rv.ID, Label: rv.Ref.String() + " — " + rv.Title})
@@ -130,7 +155,7 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request) error {
 	}
 	actor := userFrom(ctx).ID
 	p, err := s.db.CreateProject(ctx, &actor, store.NewProject{
-		Name: in.name, Instructions: in.instructions, RubricVersionID: rubricID, Overlap: in.overlap, Lease: in.lease,
+		Name: in.name, Instructions: in.instructions, RubricVersionID: rubricID, Overlap: in.overlap, Lease: in.lease, Epsilon: in.epsilon,
 	})
 	if errors.Is(err, attune.ErrConflict) {
 		return s.renderNewProject(w, r, http.StatusConflict, form, map[string]string{"name": capitalize(attune.PublicMessage(err)) + "; choose another name."})
@@ -182,6 +207,7 @@ func (s *Server) projectView(r *http.Request, p *attune.Project, role attune.Mem
 		Status:       string(p.Status),
 		Overlap:      p.Overlap,
 		LeaseMinutes: int(p.Lease / time.Minute),
+		Epsilon:      epsilonLabel(p.Epsilon),
 		IsLead:       role == attune.MemberLead,
 		MemberForm:   project.MemberForm{Role: string(attune.MemberAnnotator)},
 	}
@@ -289,12 +315,14 @@ func (s *Server) editProjectPage(w http.ResponseWriter, r *http.Request) error {
 	form := project.Form{
 		Name: p.Name, Instructions: p.Instructions,
 		Overlap: strconv.Itoa(p.Overlap), LeaseMinutes: strconv.Itoa(int(p.Lease / time.Minute)),
+		Annotators: attune.PoolOfEpsilon(p.Epsilon).Key, Epsilon: strconv.FormatFloat(p.Epsilon, 'f', -1, 64),
 	}
 	s.renderEditProject(w, r, http.StatusOK, p, form, nil)
 	return nil
 }
 
 func (s *Server) renderEditProject(w http.ResponseWriter, r *http.Request, status int, p *attune.Project, form project.Form, errs map[string]string) {
+	form.Pools = annotatorPools()
 	s.render(w, r, status, project.Edit(project.EditPage{
 		Chrome: s.chrome(r, "Edit "+p.Name, "home"),
 		ID:     p.ID, Name: p.Name, Rubric: p.RubricRef, Form: form, Errors: errs,
@@ -313,7 +341,7 @@ func (s *Server) updateProject(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx := r.Context()
 	err = s.db.UpdateProject(ctx, userFrom(ctx).ID, p.ID, store.ProjectChanges{
-		Name: in.name, Instructions: in.instructions, Overlap: in.overlap, Lease: in.lease,
+		Name: in.name, Instructions: in.instructions, Overlap: in.overlap, Lease: in.lease, Epsilon: in.epsilon,
 	})
 	if errors.Is(err, attune.ErrConflict) {
 		s.renderEditProject(w, r, http.StatusConflict, p, form, map[string]string{"name": capitalize(attune.PublicMessage(err)) + "; choose another name."})

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"mime/multipart"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -608,4 +610,46 @@ func TestBrowserProjectImport(t *testing.T) {
 		t.Fatalf("chart track fill = %q, %v: the stylesheet did not apply", fill, err)
 	}
 	browsertest.Screenshot(t, ctx, "testdata/screenshots", "project-lead")
+}
+
+// The alt-test's ε is a project setting chosen by who the annotators are:
+// the forms store it, the project page shows it and the report starts
+// from it, while the report's query may still ask for another.
+func TestProjectEpsilonSetting(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a := newApp(t)
+	lead := a.user("lee@example.org", attune.RoleLead)
+	c := a.client()
+	c.mustSignIn(lead)
+	wantContains(t, c.get("/projects/new"), `<option value="trained" selected>trained annotators (ε 0.15)</option>`, `<option value="custom">`)
+
+	r := c.post("/projects", url.Values{"name": {"Experts"}, "rubric": {strconv.FormatInt(a.rubricID("coaching-conversation@2.0"), 10)},
+		"overlap": {"2"}, "lease": {"30"}, "annotators": {"experts"}, "epsilon": {"0.9"}})
+	wantStatus(t, r, http.StatusSeeOther)
+	p, err := a.db.FindProjectByName(ctx, "Experts")
+	if err != nil || p.Epsilon != 0.2 {
+		t.Fatalf("created: %+v, %v", p, err)
+	}
+	wantContains(t, c.get(projectPath(p, "")), `data-testid="project-epsilon">0.2 (experts)<`)
+	wantContains(t, c.get(projectPath(p, "/edit")), `<option value="experts" selected>`, `name="epsilon" value="0.2"`)
+
+	for _, bad := range []url.Values{{"annotators": {"custom"}, "epsilon": {"1"}}, {"annotators": {"custom"}, "epsilon": {"x"}}, {"annotators": {"students"}}} {
+		form := url.Values{"name": {"Experts"}, "overlap": {"2"}, "lease": {"30"}}
+		maps.Copy(form, bad)
+		r = c.post(projectPath(p, "/edit"), form)
+		wantStatus(t, r, http.StatusUnprocessableEntity)
+		wantContains(t, r, `data-testid="error-epsilon"`, "custom ε as a number between 0 and 1")
+	}
+	r = c.post(projectPath(p, "/edit"), url.Values{"name": {"Experts"}, "overlap": {"2"}, "lease": {"30"}, "annotators": {"custom"}, "epsilon": {"0.3"}})
+	wantStatus(t, r, http.StatusSeeOther)
+	if got, err := a.db.FindProjectByID(ctx, p.ID); err != nil || got.Epsilon != 0.3 {
+		t.Fatalf("after edit: %+v, %v", got, err)
+	}
+	wantContains(t, c.get(projectPath(p, "/edit")), `<option value="custom" selected>`, `name="epsilon" value="0.3"`)
+
+	// The report starts from the project's ε; the query overrides it.
+	wantContains(t, c.get(projectPath(p, "/report")), `<option value="0.3" selected>ε 0.3, the project&#39;s</option>`)
+	r = c.get(projectPath(p, "/report?epsilon=0.1"))
+	wantContains(t, r, `<option value="0.1" selected>a crowd (ε 0.1)</option>`, `<option value="0.3">ε 0.3, the project&#39;s</option>`)
 }

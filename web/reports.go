@@ -47,7 +47,12 @@ func (s *Server) readReportQuery(r *http.Request, p *attune.Project) (*reportReq
 	}
 	rr := &reportRequest{raters: raters, query: url.Values{}}
 	rr.opts.Bootstrap = report.DefaultBootstrap
-	rr.opts.Alt.Epsilon = report.DefaultEpsilon
+	// The project's ε, chosen by who its annotators are, unless the URL
+	// asks for another.
+	rr.opts.Alt.Epsilon = p.Epsilon
+	if rr.opts.Alt.Epsilon == 0 {
+		rr.opts.Alt.Epsilon = report.DefaultEpsilon
+	}
 	f := &rr.filters
 	f.Action = reportURL(p.ID, nil)
 	form := q.Get("filter") != ""
@@ -162,31 +167,36 @@ func (s *Server) readReportQuery(r *http.Request, p *attune.Project) (*reportReq
 	default:
 		return nil, attune.Invalid("level", "choose nominal, ordinal, interval or ratio")
 	}
-	f.Epsilon = epsilonOptions(rr.opts.Alt.Epsilon)
+	f.Epsilon = epsilonOptions(rr.opts.Alt.Epsilon, p.Epsilon)
 	f.AltScoring = choices(rr.opts.Alt.Scoring, [][2]string{{"", "by item (default)"}, {"accuracy", "accuracy"}, {"neg_rmse", "negative RMSE"}})
 	f.Level = choices(rr.opts.Level, [][2]string{{"", "by item (default)"}, {"nominal", "nominal"}, {"ordinal", "ordinal"}, {"interval", "interval"}, {"ratio", "ratio"}})
 	return rr, nil
 }
 
 // epsilonOptions are the ε a lead chooses from, by who the annotators are
-// (the paper's guidance), with e selected; an ε given in the URL that is
-// none of them is offered as well.
-func epsilonOptions(e float64) []rview.Option {
-	opts := []rview.Option{
-		{Value: "0.2", Label: "experts (ε 0.2)"},
-		{Value: "0.15", Label: "trained (ε 0.15)"},
-		{Value: "0.1", Label: "a crowd (ε 0.1)"},
-	}
-	found := false
-	for i := range opts {
-		v, _ := strconv.ParseFloat(opts[i].Value, 64)
-		if v == e {
-			opts[i].Selected, found = true, true
+// (attune.AnnotatorPools), with e selected and the project's own ε marked;
+// an ε, the project's or the URL's, that is none of them is offered as
+// well.
+func epsilonOptions(e, project float64) []rview.Option {
+	var opts []rview.Option
+	seen := map[float64]bool{}
+	add := func(v float64, label string) {
+		if seen[v] {
+			return
 		}
+		seen[v] = true
+		if v == project {
+			label += ", the project's"
+		}
+		opts = append(opts, rview.Option{Value: strconv.FormatFloat(v, 'f', -1, 64), Label: label, Selected: v == e})
 	}
-	if !found {
-		v := strconv.FormatFloat(e, 'f', -1, 64)
-		opts = append(opts, rview.Option{Value: v, Label: "ε " + v, Selected: true})
+	for _, pool := range attune.AnnotatorPools {
+		add(pool.Epsilon, fmt.Sprintf("%s (ε %s)", pool.Label, strconv.FormatFloat(pool.Epsilon, 'f', -1, 64)))
+	}
+	for _, v := range []float64{project, e} {
+		if v > 0 {
+			add(v, "ε "+strconv.FormatFloat(v, 'f', -1, 64))
+		}
 	}
 	return opts
 }

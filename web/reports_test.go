@@ -101,7 +101,7 @@ func TestReportPage(t *testing.T) {
 	r = c.get(projectPath(p, "/report?epsilon=0.1&alt_scoring=accuracy&level=interval&alt_min_items=2"))
 	wantStatus(t, r, http.StatusOK)
 	wantContains(t, r, "Can the judge replace an annotator?", `data-testid="alt-verdict"`, `data-testid="alt-epsilon">0.1<`,
-		"Passes the alternative annotator test (ε = 0.1)", `<option value="0.1" selected>`, `<option value="interval" selected>`,
+		"Passes the alternative annotator test at ε = 0.1 (a crowd)", `<option value="0.1" selected>`, `<option value="interval" selected>`,
 		`<option value="accuracy" selected>`, "Light&#39;s κ", "ε = 0.1")
 
 	// Bad filters are refused, saying why.

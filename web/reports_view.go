@@ -194,8 +194,8 @@ func (s *Server) reportView(r *http.Request, p *attune.Project, rr *reportReques
 				jb.Rows = append(jb.Rows, row)
 			}
 		}
-		jb.Summary = fmt.Sprintf("Passes the alternative annotator test (ε = %s) on %d of %d rubric items; adding it as a rater keeps or raises alpha on %d.",
-			strconv.FormatFloat(rep.AltTest.Epsilon, 'f', -1, 64), passed, rated, raises)
+		jb.Summary = fmt.Sprintf("Passes the alternative annotator test at ε = %s on %d of %d rubric items; adding it as a rater keeps or raises alpha on %d.",
+			epsilonLabel(rep.AltTest.Epsilon), passed, rated, raises)
 		page.Judges = append(page.Judges, jb)
 	}
 

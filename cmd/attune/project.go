@@ -24,15 +24,18 @@ func projectFlagsHelp(fs *flag.FlagSet) {
 	fs.String("rubric", "", "rubric version KEY@VERSION (create)")
 	fs.String("overlap", strconv.Itoa(attune.DefaultOverlap), fmt.Sprintf("how many annotators label each item, 1 to %d (create)", attune.MaxOverlap))
 	fs.String("lease", attune.DefaultLease.String(), "how long an annotator holds an item before it goes back, whole minutes from 1m to 24h (create)")
+	fs.String("annotators", attune.PoolOfEpsilon(attune.DefaultEpsilon).Key, "who the annotators are, which sets the alt-test's ε: experts (0.2), trained (0.15), crowd (0.1) or custom with --epsilon (create, set)")
+	fs.String("epsilon", "", "a custom alt-test ε between 0 and 1, with --annotators custom or alone (create, set)")
 	fs.String("instructions-file", "", "Markdown file of instructions for annotators (create)")
 	fs.String("lead", "", "email of a lead to put in charge (create)")
-	fs.String("project", "", "project name (add-member, remove-member)")
+	fs.String("project", "", "project name (set, add-member, remove-member)")
 	fs.String("email", "", "the person's email (add-member, remove-member)")
 	fs.String("role", "annotator", "annotator or lead (add-member)")
 	fs.Bool("json", false, "print JSON (list, show)")
 }
 
-const projectUsage = `attune project create --name N --rubric KEY@VERSION [--overlap K] [--lease 30m] [--instructions-file F] [--lead EMAIL]
+const projectUsage = `attune project create --name N --rubric KEY@VERSION [--overlap K] [--lease 30m] [--annotators experts|trained|crowd|custom] [--epsilon E] [--instructions-file F] [--lead EMAIL]
+attune project set --project N [--annotators experts|trained|crowd|custom] [--epsilon E]
 attune project list [--json]
 attune project show NAME [--json]
 attune project add-member --project N --email E [--role annotator|lead]
@@ -40,7 +43,7 @@ attune project remove-member --project N --email E`
 
 func runProject(ctx context.Context, e env, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("%w: project takes create, list, show, add-member or remove-member:\n%s", errUsage, projectUsage)
+		return fmt.Errorf("%w: project takes create, set, list, show, add-member or remove-member:\n%s", errUsage, projectUsage)
 	}
 	verb := args[0]
 	fs := flag.NewFlagSet("project "+verb, flag.ContinueOnError)
@@ -50,7 +53,7 @@ func runProject(ctx context.Context, e env, args []string) error {
 	}
 	get := func(name string) string { return fs.Lookup(name).Value.String() }
 	switch verb {
-	case "create", "list", "show", "add-member", "remove-member":
+	case "create", "set", "list", "show", "add-member", "remove-member":
 	default:
 		return fmt.Errorf("%w: unknown project command %q:\n%s", errUsage, verb, projectUsage)
 	}
@@ -86,6 +89,10 @@ func runProject(ctx context.Context, e env, args []string) error {
 		if err != nil {
 			unread["lease"] = attune.ProjectFieldMessage("lease")
 		}
+		epsilon, ok, msg := readEpsilonFlags(fs)
+		if !ok {
+			unread["epsilon"] = msg
+		}
 		var instructions string
 		if f := get("instructions-file"); f != "" {
 			b, err := os.ReadFile(f)
@@ -94,10 +101,12 @@ func runProject(ctx context.Context, e env, args []string) error {
 			}
 			instructions = string(b)
 		}
-		if len(unread) > 0 {
-			check := attune.Project{Name: strings.TrimSpace(get("name")), Instructions: instructions, Overlap: overlap, Lease: lease}
+		// Checked here as well as by the store, which reads a zero ε as
+		// the default: a --epsilon 0 must be refused, not replaced.
+		check := attune.Project{Name: strings.TrimSpace(get("name")), Instructions: instructions, Overlap: overlap, Lease: lease, Epsilon: epsilon}
+		if err := check.Validate(); err != nil || len(unread) > 0 {
 			var v *attune.ValidationError
-			if !errors.As(check.Validate(), &v) {
+			if !errors.As(err, &v) {
 				v = &attune.ValidationError{Fields: map[string]string{}}
 			}
 			maps.Copy(v.Fields, unread)
@@ -112,11 +121,35 @@ func runProject(ctx context.Context, e env, args []string) error {
 			lead = &u.ID
 		}
 		p, err := db.CreateProject(ctx, lead, store.NewProject{Name: strings.TrimSpace(get("name")), Instructions: instructions,
-			RubricVersionID: rv.ID, Overlap: overlap, Lease: lease})
+			RubricVersionID: rv.ID, Overlap: overlap, Lease: lease, Epsilon: epsilon})
 		if err != nil {
 			return flagErrors(err, nil)
 		}
 		fmt.Fprintf(e.stdout, "created project %q (id %d, %s, %d per item)\n", p.Name, p.ID, p.RubricRef, p.Overlap)
+	case "set":
+		if get("project") == "" {
+			return fmt.Errorf("%w: project set needs --project", errUsage)
+		}
+		p, err := db.FindProjectByName(ctx, get("project"))
+		if err != nil {
+			return err
+		}
+		epsilon, ok, msg := readEpsilonFlags(fs)
+		if !ok {
+			return flagErrors(&attune.ValidationError{Fields: map[string]string{"epsilon": msg}}, nil)
+		}
+		// The store reads a zero ε as "leave it": check it here.
+		check := *p
+		check.Epsilon = epsilon
+		if err := check.Validate(); err != nil {
+			return flagErrors(err, nil)
+		}
+		err = db.UpdateProject(ctx, 0, p.ID, store.ProjectChanges{Name: p.Name, Instructions: p.Instructions,
+			Overlap: p.Overlap, Lease: p.Lease, Epsilon: epsilon})
+		if err != nil {
+			return flagErrors(err, nil)
+		}
+		fmt.Fprintf(e.stdout, "project %q: alt-test ε %s (%s)\n", p.Name, strconv.FormatFloat(epsilon, 'f', -1, 64), attune.PoolOfEpsilon(epsilon).Label)
 	case "list":
 		ps, err := db.ListAllProjects(ctx)
 		if err != nil {
@@ -194,14 +227,18 @@ func runProject(ctx context.Context, e env, args []string) error {
 
 // projectJSON is `attune project show --json`.
 type projectJSON struct {
-	ID       int64  `json:"id"`
-	Name     string `json:"name"`
-	Rubric   string `json:"rubric"`
-	Status   string `json:"status"`
-	Overlap  int    `json:"overlap"`
-	Lease    string `json:"lease"`
-	Items    int    `json:"items"`
-	Complete int    `json:"complete"`
+	ID      int64  `json:"id"`
+	Name    string `json:"name"`
+	Rubric  string `json:"rubric"`
+	Status  string `json:"status"`
+	Overlap int    `json:"overlap"`
+	Lease   string `json:"lease"`
+	// Epsilon is the alt-test's ε and Pool who it says the annotators
+	// are (experts, trained, crowd or custom).
+	Epsilon  float64 `json:"epsilon"`
+	Pool     string  `json:"annotator_pool"`
+	Items    int     `json:"items"`
+	Complete int     `json:"complete"`
 	// ItemsByLabels[n] is how many items have n human labels, n = 0..overlap.
 	ItemsByLabels []int `json:"items_by_labels"`
 	InProgress    int   `json:"in_progress"`
@@ -236,7 +273,7 @@ func showProject(ctx context.Context, e env, db *store.DB, p *attune.Project, as
 		return err
 	}
 	out := projectJSON{ID: p.ID, Name: p.Name, Rubric: p.RubricRef, Status: string(p.Status), Overlap: p.Overlap,
-		Lease: p.Lease.String(), Items: pr.Items, Complete: pr.Complete, ItemsByLabels: pr.ByLabels, InProgress: pr.Active,
+		Lease: p.Lease.String(), Epsilon: p.Epsilon, Pool: attune.PoolOfEpsilon(p.Epsilon).Key, Items: pr.Items, Complete: pr.Complete, ItemsByLabels: pr.ByLabels, InProgress: pr.Active,
 		LastHour: pr.LastHour, OutOfPool: pr.Pulled, Members: []memberJSON{}, Annotators: []annotatorJSON{}}
 	for _, m := range members {
 		out.Members = append(out.Members, memberJSON{m.Email, string(m.Role)})
@@ -247,8 +284,8 @@ func showProject(ctx context.Context, e env, db *store.DB, p *attune.Project, as
 	if asJSON {
 		return writeJSON(e, out)
 	}
-	fmt.Fprintf(e.stdout, "%s (id %d)\n  rubric %s · %s · %d per item · lease %s\n  %d items, %d complete, %d in progress, %d labels in the last hour\n",
-		p.Name, p.ID, p.RubricRef, p.Status, p.Overlap, p.Lease, pr.Items, pr.Complete, pr.Active, pr.LastHour)
+	fmt.Fprintf(e.stdout, "%s (id %d)\n  rubric %s · %s · %d per item · lease %s · alt-test ε %s (%s)\n  %d items, %d complete, %d in progress, %d labels in the last hour\n",
+		p.Name, p.ID, p.RubricRef, p.Status, p.Overlap, p.Lease, strconv.FormatFloat(p.Epsilon, 'f', -1, 64), attune.PoolOfEpsilon(p.Epsilon).Label, pr.Items, pr.Complete, pr.Active, pr.LastHour)
 	if pr.Pulled > 0 {
 		fmt.Fprintf(e.stdout, "  %d out of the pool (not counted above)\n", pr.Pulled)
 	}
@@ -266,6 +303,21 @@ func showProject(ctx context.Context, e env, db *store.DB, p *attune.Project, as
 		fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%d\t%s\n", m.Email, m.Role, a.Submitted, a.Skipped, a.LastHour, a.MedianActive.Round(time.Second))
 	}
 	return tw.Flush()
+}
+
+// readEpsilonFlags reads the alt-test's ε from --annotators and
+// --epsilon; --epsilon alone is a custom ε.
+func readEpsilonFlags(fs *flag.FlagSet) (float64, bool, string) {
+	annotators, custom := fs.Lookup("annotators").Value.String(), fs.Lookup("epsilon").Value.String()
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "annotators" })
+	switch {
+	case custom != "" && !given:
+		annotators = attune.AnnotatorsCustom
+	case custom != "" && annotators != attune.AnnotatorsCustom:
+		return 0, false, "Give --epsilon with --annotators custom, or leave --annotators out."
+	}
+	return attune.ReadEpsilon(annotators, custom)
 }
 
 func findUserByEmail(ctx context.Context, db *store.DB, email string) (*attune.User, error) {

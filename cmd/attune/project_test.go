@@ -38,6 +38,47 @@ func TestProjectAndImportCommands(t *testing.T) {
 	}
 	must("", "project", "add-member", "--project", "Pilot", "--email", "ann@example.org")
 
+	// The alt-test's ε: by who the annotators are, or a custom one.
+	epsilonOf := func(name string) (float64, string) {
+		t.Helper()
+		var shown struct {
+			Epsilon float64 `json:"epsilon"`
+			Pool    string  `json:"annotator_pool"`
+		}
+		if err := json.Unmarshal([]byte(must("", "project", "show", name, "--json")), &shown); err != nil {
+			t.Fatal(err)
+		}
+		return shown.Epsilon, shown.Pool
+	}
+	if e, pool := epsilonOf("Pilot"); e != 0.15 || pool != "trained" {
+		t.Fatalf("default ε %v %s", e, pool)
+	}
+	must("", "project", "create", "--name", "Experts", "--rubric", "coaching-conversation@2.0", "--annotators", "experts")
+	must("", "project", "create", "--name", "Custom", "--rubric", "coaching-conversation@2.0", "--epsilon", "0.25")
+	if e, pool := epsilonOf("Experts"); e != 0.2 || pool != "experts" {
+		t.Fatalf("experts ε %v %s", e, pool)
+	}
+	if e, pool := epsilonOf("Custom"); e != 0.25 || pool != "custom" {
+		t.Fatalf("custom ε %v %s", e, pool)
+	}
+	out = must("", "project", "set", "--project", "Custom", "--annotators", "crowd")
+	if e, _ := epsilonOf("Custom"); e != 0.1 || !strings.Contains(out, "alt-test ε 0.1 (a crowd)") {
+		t.Fatalf("set crowd: %v %s", e, out)
+	}
+	for _, args := range [][]string{
+		{"project", "create", "--name", "Y", "--rubric", "coaching-conversation@2.0", "--epsilon", "1"},
+		{"project", "create", "--name", "Y", "--rubric", "coaching-conversation@2.0", "--annotators", "students"},
+		{"project", "create", "--name", "Y", "--rubric", "coaching-conversation@2.0", "--annotators", "crowd", "--epsilon", "0.3"},
+		{"project", "set", "--project", "Custom", "--epsilon", "0"},
+	} {
+		if _, err := runCmd(t, env, "", args...); err == nil || !strings.Contains(err.Error(), "epsilon") {
+			t.Errorf("%v: %v, want an error about epsilon", args, err)
+		}
+	}
+	if e, _ := epsilonOf("Custom"); e != 0.1 {
+		t.Fatalf("a refused set changed ε to %v", e)
+	}
+
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.jsonl")
 	os.WriteFile(good, []byte(`{"id":"c1","messages":[{"role":"user","content":"I feel stuck."},{"role":"assistant","content":"What feels most stuck?"},{"role":"user","content":"Work."},{"role":"assistant","content":"Tell me more."}]}

@@ -25,7 +25,7 @@ func reportFlags(fs *flag.FlagSet) {
 	fs.String("to", "", "keep labels made on or before this day, YYYY-MM-DD (UTC)")
 	fs.Bool("na-missing", false, "treat NA as a missing label instead of an answer of its own")
 	fs.Int("replicates", report.DefaultBootstrap.Replicates, "bootstrap replicates of each interval (0: no intervals)")
-	fs.Float64("epsilon", report.DefaultEpsilon, "alt-test ε by who the annotators are: 0.2 experts, 0.15 trained, 0.1 a crowd")
+	fs.String("epsilon", "", "alt-test ε by who the annotators are: 0.2 experts, 0.15 trained, 0.1 a crowd (default: the project's setting)")
 	fs.String("alt-scoring", "", "alt-test scoring: accuracy or neg_rmse (default: neg_rmse on 1-5 items, accuracy on the others)")
 	fs.Int("alt-min-items", agreement.DefaultAltMinItems, "alt-test: the least items an annotator shares with another annotator and the judge to be tested")
 	fs.String("level", "", "Krippendorff's level: nominal, ordinal, interval or ratio (default: ordinal on 1-5 items, nominal on the others)")
@@ -56,9 +56,12 @@ func runReport(ctx context.Context, e env, args []string) error {
 	if opts.Bootstrap.Replicates < 0 {
 		return fmt.Errorf("%w: --replicates must be 0 or more", errUsage)
 	}
-	opts.Alt.Epsilon, _ = strconv.ParseFloat(get("epsilon"), 64)
-	if e := opts.Alt.Epsilon; !(e >= 0 && e <= 1) {
-		return fmt.Errorf("%w: --epsilon must be from 0 to 1 (0.2 experts, 0.15 trained, 0.1 a crowd)", errUsage)
+	if v := get("epsilon"); v != "" {
+		e, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(e >= 0 && e <= 1) {
+			return fmt.Errorf("%w: --epsilon must be from 0 to 1 (0.2 experts, 0.15 trained, 0.1 a crowd)", errUsage)
+		}
+		opts.Alt.Epsilon = e
 	}
 	opts.Alt.MinItems, _ = strconv.Atoi(get("alt-min-items"))
 	if opts.Alt.MinItems < 2 {
@@ -85,6 +88,9 @@ func runReport(ctx context.Context, e env, args []string) error {
 	p, err := db.FindProjectByName(ctx, get("project"))
 	if err != nil {
 		return err
+	}
+	if get("epsilon") == "" {
+		opts.Alt.Epsilon = p.Epsilon
 	}
 	raters, err := db.ListProjectRaters(ctx, p.ID)
 	if err != nil {

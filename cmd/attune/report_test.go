@@ -107,6 +107,12 @@ func TestLabelsImportAndReportCommands(t *testing.T) {
 		a.Epsilon != 0.2 || a.Scoring != "accuracy" || a.Tested != 2 || len(a.Humans) != 2 || a.Humans[0].Items != 6 || a.Humans[0].PValue == nil || a.WinningRate.Value == nil {
 		t.Fatalf("alt-test options: %+v", alt)
 	}
+	// Without --epsilon the report uses the project's ε.
+	must("project", "set", "--project", "Pilot", "--annotators", "crowd")
+	alt.AltTest.Epsilon = 0
+	if err := json.Unmarshal([]byte(must("report", "--project", "Pilot", "--replicates", "0")), &alt); err != nil || alt.AltTest.Epsilon != 0.1 || alt.Items[0].Judges[0].AltTest.Epsilon != 0.1 {
+		t.Fatalf("report at the project's ε: %v %+v", err, alt.AltTest)
+	}
 	out = must("report", "--project", "Pilot", "--format", "csv", "--annotators", "ann,bo", "--judges", "@gpt", "--na-missing", "--replicates", "0")
 	recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
 	if err != nil || len(recs) < 20 || recs[0][0] != "rubric_item" {

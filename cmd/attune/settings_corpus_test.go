@@ -79,8 +79,12 @@ func TestSettingsCorpusCLI(t *testing.T) {
 		if strings.Contains(v["lease"], " ") {
 			lease = v["lease"]
 		}
-		_, err := runCmd(t, env, "", "project", "create", "--name", v["name"], "--rubric", "empathetic-understanding@1",
-			"--overlap", v["overlap"], "--lease", lease, "--instructions-file", instr)
+		args := []string{"project", "create", "--name", v["name"], "--rubric", "empathetic-understanding@1",
+			"--overlap", v["overlap"], "--lease", lease, "--instructions-file", instr, "--annotators", v["annotators"]}
+		if v["epsilon"] != "" {
+			args = append(args, "--epsilon", v["epsilon"])
+		}
+		_, err := runCmd(t, env, "", args...)
 		check("project "+k.Name, err, want)
 	}
 	db, err := store.Open(context.Background(), dbURL)

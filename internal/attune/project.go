@@ -15,8 +15,11 @@ type Project struct {
 	RubricRef       string // key@version
 	Overlap         int    // how many annotators label each item, 1–10
 	Lease           time.Duration
-	Status          ProjectStatus
-	CreatedAt       time.Time
+	// Epsilon is the alt-test's ε, chosen by who the annotators are
+	// (AnnotatorPools); the report uses it unless asked for another.
+	Epsilon   float64
+	Status    ProjectStatus
+	CreatedAt time.Time
 }
 
 // MemberRole is what a person does in one project.

@@ -2,6 +2,7 @@ package attune
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -35,15 +36,18 @@ func ProjectFieldMessage(field string) string {
 		return msgOverlap
 	case "lease":
 		return msgLease
+	case "epsilon":
+		return msgEpsilon
 	}
 	return ""
 }
 
 // Validate checks a project's settings: a name of at most MaxProjectName
 // characters, instructions of at most MaxInstructions, an overlap from 1
-// to MaxOverlap and a lease of whole minutes from one to MaxLease. It
-// returns nil or a *ValidationError with a message per field (name,
-// instructions, overlap, lease). The store calls it inside the
+// to MaxOverlap, a lease of whole minutes from one to MaxLease and an
+// alt-test ε strictly between 0 and 1. It returns nil or a
+// *ValidationError with a message per field (name, instructions, overlap,
+// lease, epsilon). The store calls it inside the
 // transaction that writes the project.
 func (p *Project) Validate() error {
 	errs := map[string]string{}
@@ -68,8 +72,77 @@ func (p *Project) Validate() error {
 	if p.Lease < time.Minute || p.Lease > MaxLease || p.Lease%time.Minute != 0 {
 		errs["lease"] = msgLease
 	}
+	if !(p.Epsilon > 0 && p.Epsilon < 1) {
+		errs["epsilon"] = msgEpsilon
+	}
 	if len(errs) > 0 {
 		return &ValidationError{Fields: errs}
 	}
 	return nil
+}
+
+// The ε of the alternative annotator test by who a project's annotators
+// are (Calderon, Reichart & Dror 2025): the margin a judge is granted for
+// being cheaper than a person shrinks as the people become less expert.
+const (
+	EpsilonExperts = 0.2
+	EpsilonTrained = 0.15
+	EpsilonCrowd   = 0.1
+	DefaultEpsilon = EpsilonTrained
+)
+
+// AnnotatorPool is one answer to "who are the annotators?" and the ε it
+// sets.
+type AnnotatorPool struct {
+	Key     string // experts, trained or crowd
+	Label   string // for a sentence: "experts", "trained annotators", "a crowd"
+	Epsilon float64
+}
+
+// AnnotatorPools are the pools a lead chooses from; any other ε in (0, 1)
+// is a custom one.
+var AnnotatorPools = []AnnotatorPool{
+	{"experts", "experts", EpsilonExperts},
+	{"trained", "trained annotators", EpsilonTrained},
+	{"crowd", "a crowd", EpsilonCrowd},
+}
+
+// AnnotatorsCustom is the pool key of an ε that is none of AnnotatorPools'.
+const AnnotatorsCustom = "custom"
+
+var msgEpsilon = "Choose who the annotators are, or give a custom ε as a number between 0 and 1 (0.2 for experts, 0.15 for trained annotators, 0.1 for a crowd)."
+
+// PoolOfEpsilon is the pool whose ε is e, or AnnotatorsCustom with the
+// label "custom" when no pool has it.
+func PoolOfEpsilon(e float64) AnnotatorPool {
+	for _, p := range AnnotatorPools {
+		if p.Epsilon == e {
+			return p
+		}
+	}
+	return AnnotatorPool{Key: AnnotatorsCustom, Label: "custom", Epsilon: e}
+}
+
+// ReadEpsilon reads a project's ε from who the annotators are (a key of
+// AnnotatorPools, or AnnotatorsCustom with the ε written in custom); both
+// empty mean DefaultEpsilon, as for a form that predates the setting. It
+// returns ok false, with the message every path shows, when the answer
+// cannot be read; the range of a custom ε is checked by Project.Validate.
+func ReadEpsilon(annotators, custom string) (e float64, ok bool, msg string) {
+	annotators, custom = strings.TrimSpace(annotators), strings.TrimSpace(custom)
+	if annotators == "" && custom == "" {
+		return DefaultEpsilon, true, ""
+	}
+	for _, p := range AnnotatorPools {
+		if p.Key == annotators {
+			return p.Epsilon, true, ""
+		}
+	}
+	if annotators == AnnotatorsCustom || annotators == "" {
+		v, err := strconv.ParseFloat(custom, 64)
+		if err == nil {
+			return v, true, ""
+		}
+	}
+	return 0, false, msgEpsilon
 }

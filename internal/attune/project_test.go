@@ -33,3 +33,51 @@ func TestProjectLeadRule(t *testing.T) {
 		}
 	}
 }
+
+func TestProjectEpsilon(t *testing.T) {
+	t.Parallel()
+	base := Project{Name: "p", Overlap: 2, Lease: DefaultLease}
+	for _, tc := range []struct {
+		annotators, custom string
+		want               float64
+		readable, valid    bool
+	}{
+		{"experts", "", 0.2, true, true},
+		{"trained", "0.9", 0.15, true, true}, // a pool's ε wins over a stale custom field
+		{"crowd", "", 0.1, true, true},
+		{"", "", DefaultEpsilon, true, true},
+		{"custom", "0.3", 0.3, true, true},
+		{"", " 0.05 ", 0.05, true, true},
+		{"custom", "0", 0, true, false},
+		{"custom", "1", 1, true, false},
+		{"custom", "-0.1", -0.1, true, false},
+		{"custom", "NaN", 0, true, false},
+		{"custom", "", 0, false, false},
+		{"custom", "x", 0, false, false},
+		{"students", "", 0, false, false},
+	} {
+		e, ok, msg := ReadEpsilon(tc.annotators, tc.custom)
+		if ok != tc.readable || (ok && msg != "") || (!ok && msg == "") {
+			t.Errorf("ReadEpsilon(%q, %q) = %v, %v, %q", tc.annotators, tc.custom, e, ok, msg)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		if e != tc.want && tc.custom != "NaN" {
+			t.Errorf("ReadEpsilon(%q, %q) = %v, want %v", tc.annotators, tc.custom, e, tc.want)
+		}
+		p := base
+		p.Epsilon = e
+		var v *ValidationError
+		err := p.Validate()
+		if tc.valid != (err == nil) || (err != nil && (!errors.As(err, &v) || v.Fields["epsilon"] == "" || len(v.Fields) != 1)) {
+			t.Errorf("Validate with ε %v: %v, want valid %v", e, err, tc.valid)
+		}
+	}
+	for e, want := range map[float64]string{0.2: "experts", 0.15: "trained", 0.1: "crowd", 0.3: AnnotatorsCustom} {
+		if got := PoolOfEpsilon(e); got.Key != want || got.Epsilon != e {
+			t.Errorf("PoolOfEpsilon(%v) = %+v, want %s", e, got, want)
+		}
+	}
+}

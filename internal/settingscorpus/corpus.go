@@ -95,13 +95,15 @@ func (c Corpus) WantJudge(v map[string]string) map[string]string {
 }
 
 // Project is a project case read as numbers; ok is false when overlap or
-// lease is not a number.
+// lease is not a number or the ε cannot be read (attune.ReadEpsilon).
 func Project(v map[string]string) (p attune.Project, ok bool) {
 	p = attune.Project{Name: strings.TrimSpace(v["name"]), Instructions: v["instructions"]}
 	overlap, err1 := strconv.Atoi(v["overlap"])
 	lease, err2 := strconv.Atoi(v["lease"])
 	p.Overlap, p.Lease = overlap, time.Duration(lease)*time.Minute
-	return p, err1 == nil && err2 == nil
+	e, read, _ := attune.ReadEpsilon(v["annotators"], v["epsilon"])
+	p.Epsilon = e
+	return p, err1 == nil && err2 == nil && read
 }
 
 // WantProject is the verdict of the rules on a project case.
@@ -112,6 +114,9 @@ func (c Corpus) WantProject(v map[string]string) map[string]string {
 		if _, err := strconv.Atoi(v[f]); err != nil {
 			out[f] = attune.ProjectFieldMessage(f)
 		}
+	}
+	if _, ok, msg := attune.ReadEpsilon(v["annotators"], v["epsilon"]); !ok {
+		out["epsilon"] = msg
 	}
 	return out
 }

@@ -58,7 +58,7 @@ func TestSettingsCorpus(t *testing.T) {
 			p.Name = fmt.Sprintf("%s %d", p.Name, i)
 		}
 		_, err := db.CreateProject(ctx, nil, store.NewProject{Name: p.Name, Instructions: p.Instructions, RubricVersionID: rv.ID,
-			Overlap: p.Overlap, Lease: p.Lease})
+			Overlap: p.Overlap, Lease: p.Lease, Epsilon: p.Epsilon})
 		compare(t, "project "+k.Name, err, want)
 	}
 	// Nothing refused was stored.
@@ -81,6 +81,24 @@ func TestSettingsCorpus(t *testing.T) {
 	p := ps[0]
 	err = db.UpdateProject(ctx, 0, p.ID, store.ProjectChanges{Name: p.Name, Overlap: 11, Lease: 90 * time.Second})
 	compare(t, "project update", err, map[string]string{"overlap": attune.ProjectFieldMessage("overlap"), "lease": attune.ProjectFieldMessage("lease")})
+	err = db.UpdateProject(ctx, 0, p.ID, store.ProjectChanges{Name: p.Name, Overlap: 3, Lease: time.Hour, Epsilon: 1.5})
+	compare(t, "project update of ε", err, map[string]string{"epsilon": c.WantProject(map[string]string{"annotators": "custom", "epsilon": "1.5"})["epsilon"]})
+	// The accepted ε are stored as given, a zero one as the default.
+	epsilons := map[float64]int{}
+	for _, sp := range ps {
+		got, err := db.FindProjectByID(ctx, sp.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		epsilons[got.Epsilon]++
+	}
+	if epsilons[0.2] != 1 || epsilons[0.3] != 1 || epsilons[attune.DefaultEpsilon] != len(ps)-2 {
+		t.Errorf("stored ε: %v", epsilons)
+	}
+	err = db.UpdateProject(ctx, 0, p.ID, store.ProjectChanges{Name: p.Name, Overlap: 3, Lease: time.Hour, Epsilon: 0.12})
+	if got, err2 := db.FindProjectByID(ctx, p.ID); err != nil || err2 != nil || got.Epsilon != 0.12 {
+		t.Errorf("update of ε: %v %v %+v", err, err2, got)
+	}
 	jd := js[0]
 	err = db.UpdateJudge(ctx, nil, policy, jd.ID, store.NewJudge{Name: jd.Name, Provider: jd.Provider, BaseURL: "http://u:p@127.0.0.1:9/v1", Model: jd.Model,
 		Settings: attune.JudgeSettings{MaxTokens: 5_000_000}})
