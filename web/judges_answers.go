@@ -110,7 +110,7 @@ func (s *Server) runItem(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	answers, err := s.db.JudgeItemAnswers(ctx, run.JudgeID, item.ID)
+	answers, err := s.db.JudgeItemAnswers(ctx, run.RaterID, item.ID)
 	if err != nil {
 		return err
 	}

@@ -72,9 +72,18 @@ type JudgeRun struct {
 	Capabilities []byte // JSON, as probed at the start
 	Settings     JudgeSettings
 	Generation   int
-	CreatedAt    time.Time
-	StartedAt    *time.Time
-	FinishedAt   *time.Time
+	// PromptID is the prompt version the run asks with (nil: a run made
+	// before prompts had versions, which asked with the rubric's own
+	// prompts), PromptVersion its number (0 for nil).
+	PromptID      *int64
+	PromptVersion int
+	// RaterID is the rater the run's answers go to: the judge's own for
+	// version 1, the version's own rater for a later one, so that
+	// agreement tells the judge's prompts apart.
+	RaterID    int64
+	CreatedAt  time.Time
+	StartedAt  *time.Time
+	FinishedAt *time.Time
 }
 
 // RunProgress is how far a run has come.

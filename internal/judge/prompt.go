@@ -123,6 +123,23 @@ func Render(def *rubric.Definition, item *rubric.Item, dialogue []Message) (Prom
 	return Prompt{Messages: msgs, Hash: HashMessages(msgs), Prefix: len(before) + len(d)}, nil
 }
 
+// WithPrompts returns a copy of def whose items ask with prompts (by
+// rubric item key) instead of the rubric's own: a judge's prompt version.
+// An item without an entry keeps its own prompt. def is not changed, so a
+// cached definition can be shared by runs of every version; Render then
+// renders the version's template exactly as it renders the rubric's.
+func WithPrompts(def *rubric.Definition, prompts map[string]string) *rubric.Definition {
+	out := *def
+	out.Items = make([]rubric.Item, len(def.Items))
+	copy(out.Items, def.Items)
+	for i := range out.Items {
+		if p, ok := prompts[out.Items[i].Key]; ok {
+			out.Items[i].Prompt = p
+		}
+	}
+	return &out
+}
+
 // HashMessages returns the lower-case hex SHA-256 of the canonical encoding
 // of msgs: a JSON array of objects {"role": …, "content": …}, keys in that
 // order, no insignificant space, no HTML escaping, no trailing newline.

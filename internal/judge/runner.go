@@ -173,6 +173,15 @@ func (r *Runner) context(ctx context.Context, run *attune.JudgeRun) (*runContext
 	if err != nil {
 		return nil, err
 	}
+	// A run asks with the prompt version it recorded; a run made before
+	// versions asks with the rubric's own prompts.
+	if run.PromptID != nil {
+		jp, err := r.db.FindJudgePromptByID(ctx, *run.PromptID)
+		if err != nil {
+			return nil, err
+		}
+		def = WithPrompts(def, jp.Prompts)
+	}
 	c := &runContext{judge: j, project: p, def: def, loaded: time.Now()}
 	r.runCtx.Store(run.ID, c)
 	return c, nil

@@ -124,18 +124,17 @@ type RunItemFilter struct {
 // matches in all.
 func (db *DB) ListRunItems(ctx context.Context, run *attune.JudgeRun, f RunItemFilter) ([]RunItem, int, error) {
 	const scope = `(SELECT id, source_id FROM items WHERE project_id = $1 ORDER BY id LIMIT $2) i`
-	const hasError = `EXISTS (SELECT 1 FROM labels l JOIN raters r ON r.id = l.rater_id
-		WHERE l.item_id = i.id AND r.judge_id = $3 AND l.value = 'ERROR')`
+	const hasError = `EXISTS (SELECT 1 FROM labels l WHERE l.item_id = i.id AND l.rater_id = $3 AND l.value = 'ERROR')`
 	total := run.ItemsTotal
 	var rows pgx.Rows
 	var err error
 	if f.ErrorsOnly {
 		if err := db.pool.QueryRow(ctx, `SELECT count(*) FROM `+scope+` WHERE `+hasError,
-			run.ProjectID, run.ItemsTotal, run.JudgeID).Scan(&total); err != nil {
+			run.ProjectID, run.ItemsTotal, run.RaterID).Scan(&total); err != nil {
 			return nil, 0, mapErr(err, "run items", "")
 		}
 		rows, err = db.pool.Query(ctx, `SELECT i.id, i.source_id FROM `+scope+` WHERE `+hasError+` ORDER BY i.id LIMIT $4 OFFSET $5`,
-			run.ProjectID, run.ItemsTotal, run.JudgeID, f.Limit, f.Offset)
+			run.ProjectID, run.ItemsTotal, run.RaterID, f.Limit, f.Offset)
 	} else {
 		rows, err = db.pool.Query(ctx, `SELECT i.id, i.source_id FROM `+scope+` ORDER BY i.id LIMIT $3 OFFSET $4`,
 			run.ProjectID, run.ItemsTotal, f.Limit, f.Offset)
@@ -156,8 +155,8 @@ func (db *DB) ListRunItems(ctx context.Context, run *attune.JudgeRun, f RunItemF
 		ids[i] = items[i].ItemID
 		at[ids[i]] = &items[i]
 	}
-	lrows, err := db.pool.Query(ctx, `SELECT l.item_id, l.rubric_item_key, l.value FROM labels l JOIN raters r ON r.id = l.rater_id
-		WHERE r.judge_id = $1 AND l.item_id = ANY($2)`, run.JudgeID, ids)
+	lrows, err := db.pool.Query(ctx, `SELECT l.item_id, l.rubric_item_key, l.value FROM labels l
+		WHERE l.rater_id = $1 AND l.item_id = ANY($2)`, run.RaterID, ids)
 	if err != nil {
 		return nil, 0, mapErr(err, "run items", "")
 	}
@@ -204,15 +203,16 @@ type JudgeAnswer struct {
 	Raw           string
 }
 
-// JudgeItemAnswers returns a judge's answers for an item, by rubric item
-// key; none when the judge has not answered it.
-func (db *DB) JudgeItemAnswers(ctx context.Context, judgeID, itemID int64) ([]JudgeAnswer, error) {
+// JudgeItemAnswers returns a judge rater's answers for an item (the rater
+// of a run: the judge with one prompt version), by rubric item key; none
+// when it has not answered the item.
+func (db *DB) JudgeItemAnswers(ctx context.Context, raterID, itemID int64) ([]JudgeAnswer, error) {
 	rows, err := db.pool.Query(ctx, `
 		SELECT d.run_id, l.rubric_item_key, l.value, l.rationale, d.method, d.prompt_hash, d.weighted_score, d.distribution,
 		       d.samples, d.spread, d.raw
-		FROM labels l JOIN raters r ON r.id = l.rater_id JOIN judge_label_details d ON d.label_id = l.id
-		WHERE r.judge_id = $1 AND l.item_id = $2
-		ORDER BY l.rubric_item_key`, judgeID, itemID)
+		FROM labels l JOIN judge_label_details d ON d.label_id = l.id
+		WHERE l.rater_id = $1 AND l.item_id = $2
+		ORDER BY l.rubric_item_key`, raterID, itemID)
 	if err != nil {
 		return nil, mapErr(err, "judge answers", "")
 	}

@@ -34,7 +34,7 @@ func (nj NewJudge) judge() *attune.Judge {
 const judgeColumns = `j.id, j.name, j.provider, j.base_url, j.model, j.api_key_env, j.settings, r.id, j.created_by, coalesce(ou.email, ''), j.created_at`
 
 // judgeFrom joins a judge to its rater and its owner.
-const judgeFrom = ` FROM judges j JOIN raters r ON r.judge_id = j.id LEFT JOIN users ou ON ou.id = j.created_by`
+const judgeFrom = ` FROM judges j JOIN raters r ON r.judge_id = j.id AND r.prompt_id IS NULL LEFT JOIN users ou ON ou.id = j.created_by`
 
 func scanJudge(row pgx.Row) (*attune.Judge, error) {
 	var j attune.Judge
@@ -122,7 +122,8 @@ func (db *DB) UpdateJudge(ctx context.Context, actorID *int64, policy attune.Jud
 		if tag.RowsAffected() == 0 {
 			return pgx.ErrNoRows
 		}
-		if _, err := tx.Exec(ctx, `UPDATE raters SET name = $2 WHERE judge_id = $1`, id, nj.Name); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE raters r SET name = $2 || coalesce(' · prompt v' || p.version, '')
+			FROM raters r2 LEFT JOIN judge_prompts p ON p.id = r2.prompt_id WHERE r.id = r2.id AND r.judge_id = $1`, id, nj.Name); err != nil {
 			return err
 		}
 		details := map[string]string{"provider": nj.Provider, "model": nj.Model, "base_url": nj.BaseURL, "key_env": nj.APIKeyEnv}
@@ -161,13 +162,18 @@ func (db *DB) FindJudgeByName(ctx context.Context, name string) (*attune.Judge, 
 }
 
 const runColumns = `r.id, r.judge_id, j.name, r.project_id, r.status, r.reason, r.item_limit, r.budget_usd::float8, r.estimate_usd::float8,
-	r.spent_usd::float8, r.items_total, r.capabilities, r.settings, r.generation, r.created_at, r.started_at, r.finished_at`
+	r.spent_usd::float8, r.items_total, r.capabilities, r.settings, r.generation, r.created_at, r.started_at, r.finished_at,
+	r.prompt_id, coalesce(jp.version, 0), r.rater_id`
+
+// runFrom joins a run to its judge and its prompt version.
+const runFrom = ` FROM judge_runs r JOIN judges j ON j.id = r.judge_id LEFT JOIN judge_prompts jp ON jp.id = r.prompt_id`
 
 func scanRun(row pgx.Row) (*attune.JudgeRun, error) {
 	var r attune.JudgeRun
 	var settings []byte
 	err := row.Scan(&r.ID, &r.JudgeID, &r.JudgeName, &r.ProjectID, &r.Status, &r.Reason, &r.ItemLimit, &r.BudgetUSD, &r.EstimateUSD,
-		&r.SpentUSD, &r.ItemsTotal, &r.Capabilities, &settings, &r.Generation, &r.CreatedAt, &r.StartedAt, &r.FinishedAt)
+		&r.SpentUSD, &r.ItemsTotal, &r.Capabilities, &settings, &r.Generation, &r.CreatedAt, &r.StartedAt, &r.FinishedAt,
+		&r.PromptID, &r.PromptVersion, &r.RaterID)
 	if err != nil {
 		return nil, err
 	}
@@ -184,28 +190,40 @@ type NewRun struct {
 	ItemLimit   *int
 	BudgetUSD   *float64
 	EstimateUSD float64
+	// PromptVersion is the judge's prompt version for the project's
+	// rubric to ask with; 0 or 1 is the rubric's own prompts.
+	PromptVersion int
 }
 
 // CreateRun stores a queued run of a judge over a project (its first
-// ItemLimit items by id, or all), with the judge's settings as they are now.
+// ItemLimit items by id, or all), with the judge's settings as they are
+// now and the prompt version it asks with, recorded on the run. A later
+// version answers as a rater of its own (see attune.JudgeRun.RaterID). A
+// version the judge does not have is an *attune.ValidationError on the
+// field "prompt".
 func (db *DB) CreateRun(ctx context.Context, actorID *int64, nr NewRun) (*attune.JudgeRun, error) {
 	var run *attune.JudgeRun
 	err := db.inTx(ctx, func(tx pgx.Tx) error {
-		var id int64
-		err := tx.QueryRow(ctx, `
-			INSERT INTO judge_runs (judge_id, project_id, item_limit, budget_usd, estimate_usd, settings, items_total, created_by)
-			SELECT j.id, $2, $3, $4, $5, j.settings,
-			       least((SELECT count(*) FROM items WHERE project_id = $2), coalesce($3, 2147483647)), $6
-			FROM judges j WHERE j.id = $1
-			RETURNING id`, nr.JudgeID, nr.ProjectID, nr.ItemLimit, nr.BudgetUSD, nr.EstimateUSD, actorID).Scan(&id)
+		promptID, raterID, err := runPrompt(ctx, tx, nr.JudgeID, nr.ProjectID, nr.PromptVersion)
 		if err != nil {
 			return err
 		}
-		if run, err = scanRun(tx.QueryRow(ctx, `SELECT `+runColumns+` FROM judge_runs r JOIN judges j ON j.id = r.judge_id WHERE r.id = $1`, id)); err != nil {
+		var id int64
+		err = tx.QueryRow(ctx, `
+			INSERT INTO judge_runs (judge_id, project_id, item_limit, budget_usd, estimate_usd, settings, items_total, created_by, prompt_id, rater_id)
+			SELECT j.id, $2, $3, $4, $5, j.settings,
+			       least((SELECT count(*) FROM items WHERE project_id = $2), coalesce($3, 2147483647)), $6, $7, $8
+			FROM judges j WHERE j.id = $1
+			RETURNING id`, nr.JudgeID, nr.ProjectID, nr.ItemLimit, nr.BudgetUSD, nr.EstimateUSD, actorID, promptID, raterID).Scan(&id)
+		if err != nil {
+			return err
+		}
+		if run, err = scanRun(tx.QueryRow(ctx, `SELECT `+runColumns+runFrom+` WHERE r.id = $1`, id)); err != nil {
 			return err
 		}
 		return audit(ctx, tx, attune.AuditEvent{ActorID: actorID, Action: "judge.run", ProjectID: &nr.ProjectID, Subject: run.JudgeName,
-			Details: map[string]string{"run": fmt.Sprint(id), "items": fmt.Sprint(run.ItemsTotal), "estimate_usd": fmt.Sprintf("%.4f", nr.EstimateUSD)}})
+			Details: map[string]string{"run": fmt.Sprint(id), "items": fmt.Sprint(run.ItemsTotal), "estimate_usd": fmt.Sprintf("%.4f", nr.EstimateUSD),
+				"prompt_version": fmt.Sprint(run.PromptVersion)}})
 	})
 	if err != nil {
 		return nil, mapErr(err, "create run", "")
@@ -215,13 +233,13 @@ func (db *DB) CreateRun(ctx context.Context, actorID *int64, nr NewRun) (*attune
 
 // FindRun returns a run.
 func (db *DB) FindRun(ctx context.Context, id int64) (*attune.JudgeRun, error) {
-	r, err := scanRun(db.pool.QueryRow(ctx, `SELECT `+runColumns+` FROM judge_runs r JOIN judges j ON j.id = r.judge_id WHERE r.id = $1`, id))
+	r, err := scanRun(db.pool.QueryRow(ctx, `SELECT `+runColumns+runFrom+` WHERE r.id = $1`, id))
 	return r, mapErr(err, "find run", "")
 }
 
 // ListRuns returns a project's runs, newest first.
 func (db *DB) ListRuns(ctx context.Context, projectID int64) ([]*attune.JudgeRun, error) {
-	rows, err := db.pool.Query(ctx, `SELECT `+runColumns+` FROM judge_runs r JOIN judges j ON j.id = r.judge_id
+	rows, err := db.pool.Query(ctx, `SELECT `+runColumns+runFrom+`
 		WHERE r.project_id = $1 ORDER BY r.created_at DESC, r.id DESC`, projectID)
 	if err != nil {
 		return nil, mapErr(err, "list runs", "")
@@ -257,8 +275,8 @@ func (db *DB) SetRunStatus(ctx context.Context, id int64, from []attune.RunStatu
 func (db *DB) RunItemsTodo(ctx context.Context, run *attune.JudgeRun) ([]int64, error) {
 	rows, err := db.pool.Query(ctx, `
 		SELECT i.id FROM (SELECT id FROM items WHERE project_id = $1 ORDER BY id LIMIT $2) i
-		WHERE NOT EXISTS (SELECT 1 FROM answer_sets s JOIN raters r ON r.id = s.rater_id WHERE s.item_id = i.id AND r.judge_id = $3)
-		ORDER BY i.id`, run.ProjectID, run.ItemsTotal, run.JudgeID)
+		WHERE NOT EXISTS (SELECT 1 FROM answer_sets s WHERE s.item_id = i.id AND s.rater_id = $3)
+		ORDER BY i.id`, run.ProjectID, run.ItemsTotal, run.RaterID)
 	if err != nil {
 		return nil, mapErr(err, "run items", "")
 	}
@@ -376,9 +394,9 @@ func (db *DB) WriteJudgeAnswers(ctx context.Context, run *attune.JudgeRun, itemI
 		var setID int64
 		err := tx.QueryRow(ctx, `
 			INSERT INTO answer_sets (project_id, item_id, rater_id, rubric_version_id, active_ms)
-			SELECT p.id, $2, r.id, p.rubric_version_id, $4 FROM projects p, raters r WHERE p.id = $1 AND r.judge_id = $3
+			SELECT p.id, $2, $3, p.rubric_version_id, $4 FROM projects p WHERE p.id = $1
 			ON CONFLICT (item_id, rater_id) DO NOTHING
-			RETURNING id`, run.ProjectID, itemID, run.JudgeID, activeMS).Scan(&setID)
+			RETURNING id`, run.ProjectID, itemID, run.RaterID, activeMS).Scan(&setID)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}
@@ -443,8 +461,8 @@ func (db *DB) RunProgress(ctx context.Context, run *attune.JudgeRun) (attune.Run
 	// answered, in this run or an earlier one (a resumed run skips those).
 	err := db.pool.QueryRow(ctx, `
 		SELECT count(*) FROM (SELECT id FROM items WHERE project_id = $1 ORDER BY id LIMIT $2) i
-		WHERE EXISTS (SELECT 1 FROM answer_sets s JOIN raters r ON r.id = s.rater_id WHERE s.item_id = i.id AND r.judge_id = $3)`,
-		run.ProjectID, run.ItemsTotal, run.JudgeID).Scan(&p.ItemsDone)
+		WHERE EXISTS (SELECT 1 FROM answer_sets s WHERE s.item_id = i.id AND s.rater_id = $3)`,
+		run.ProjectID, run.ItemsTotal, run.RaterID).Scan(&p.ItemsDone)
 	if err != nil {
 		return p, mapErr(err, "run progress", "")
 	}

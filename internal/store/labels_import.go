@@ -376,7 +376,7 @@ func checkLabels(ctx context.Context, tx pgx.Tx, projectID int64, def *rubric.De
 		  JOIN items i ON i.project_id = $1 AND i.source_id = t.item
 		  JOIN raters r ON r.name = t.rater AND r.kind = t.kind
 		       AND (t.kind = 'judge' OR r.user_id IS NULL)
-		       AND (t.kind = 'human' OR EXISTS (SELECT 1 FROM judges j WHERE j.id = r.judge_id AND j.name = t.rater))
+		       AND (t.kind = 'human' OR r.prompt_id IS NULL AND EXISTS (SELECT 1 FROM judges j WHERE j.id = r.judge_id AND j.name = t.rater))
 		  JOIN answer_sets s ON s.item_id = i.id AND s.rater_id = r.id
 		  GROUP BY t.rater, t.item ORDER BY 1 LIMIT 200`,
 			func(rows pgx.Rows) error {
@@ -531,7 +531,7 @@ func storeLabels(ctx context.Context, tx pgx.Tx, p *attune.Project, opts LabelsI
 			FROM (SELECT DISTINCT rater, kind FROM import_labels) t
 			JOIN raters r ON r.name = t.rater AND r.kind = t.kind
 			     AND (t.kind = 'judge' OR r.user_id IS NULL)
-			     AND (t.kind = 'human' OR EXISTS (SELECT 1 FROM judges j WHERE j.id = r.judge_id AND j.name = t.rater))
+			     AND (t.kind = 'human' OR r.prompt_id IS NULL AND EXISTS (SELECT 1 FROM judges j WHERE j.id = r.judge_id AND j.name = t.rater))
 			ORDER BY t.rater, t.kind, r.id),
 		sets AS (
 			INSERT INTO answer_sets (project_id, item_id, rater_id, rubric_version_id)
