@@ -44,14 +44,24 @@ func (s *Server) judgesSection(ctx context.Context, p *attune.Project) (*judgevi
 	sec := &judgeview.ProjectSection{Action: templ.SafeURL(fmt.Sprintf("/projects/%d/runs", p.ID)), CanStart: len(judges) > 0}
 	for _, j := range judges {
 		sec.Judges = append(sec.Judges, judgeview.Option{Value: strconv.FormatInt(j.ID, 10), Label: j.Name + " (" + j.Model + ")"})
+		sec.Prompts = append(sec.Prompts, judgeview.Link{Label: j.Name, URL: templ.SafeURL(promptsPath(p.ID, j.ID))})
 	}
 	for _, r := range runs {
 		sec.Runs = append(sec.Runs, judgeview.RunRow{
-			ID: r.ID, URL: templ.SafeURL(runPath(p.ID, r.ID)), Judge: r.JudgeName, Status: string(r.Status), Reason: r.Reason,
+			ID: r.ID, URL: templ.SafeURL(runPath(p.ID, r.ID)), Judge: runJudge(r), Status: string(r.Status), Reason: r.Reason,
 			Items: r.ItemsTotal, Created: stamp(r.CreatedAt),
 		})
 	}
 	return sec, nil
+}
+
+// runJudge names a run's judge with its prompt version when that is not
+// the rubric's own, as its rater is named.
+func runJudge(r *attune.JudgeRun) string {
+	if r.PromptVersion > 1 {
+		return fmt.Sprintf("%s · prompt v%d", r.JudgeName, r.PromptVersion)
+	}
+	return r.JudgeName
 }
 
 // runInput is a checked start-a-run form.
@@ -59,6 +69,7 @@ type runInput struct {
 	judge  *attune.Judge
 	limit  *int
 	budget *float64
+	prompt int // 0: the rubric's own prompt
 }
 
 // readRunForm reads the start-a-run form (or its confirmation, which
@@ -68,6 +79,7 @@ func (s *Server) readRunForm(r *http.Request) (judgeview.StartForm, runInput, ma
 		Judge:  strings.TrimSpace(r.PostFormValue("judge")),
 		Limit:  strings.TrimSpace(r.PostFormValue("limit")),
 		Budget: strings.TrimSpace(r.PostFormValue("budget")),
+		Prompt: strings.TrimSpace(r.PostFormValue("prompt")),
 	}
 	var in runInput
 	errs := map[string]string{}
@@ -92,7 +104,27 @@ func (s *Server) readRunForm(r *http.Request) (judgeview.StartForm, runInput, ma
 			in.budget = &x
 		}
 	}
+	if f.Prompt != "" {
+		if n, ok := promptVersionArg(f.Prompt); !ok {
+			errs["prompt"] = "Enter a prompt version number from 1 up, or leave it empty for the rubric's own prompt."
+		} else {
+			in.prompt = n
+		}
+	}
 	return f, in, errs, nil
+}
+
+// checkRunPrompt says, as a form message, when the judge has no such
+// prompt version for the project's rubric ("" when it has).
+func (s *Server) checkRunPrompt(ctx context.Context, p *attune.Project, in runInput) (string, error) {
+	if in.prompt <= 1 {
+		return "", nil
+	}
+	_, err := s.db.FindJudgePrompt(ctx, in.judge.ID, p.RubricVersionID, in.prompt)
+	if errors.Is(err, attune.ErrNotFound) {
+		return fmt.Sprintf("%s has no prompt version %d for this project's rubric.", in.judge.Name, in.prompt), nil
+	}
+	return "", err
 }
 
 // refuseRunForm shows the project's page again with the start form's
@@ -137,6 +169,15 @@ func (s *Server) estimateRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if len(errs) == 0 {
+		msg, err := s.checkRunPrompt(ctx, p, in)
+		if err != nil {
+			return err
+		}
+		if msg != "" {
+			errs["prompt"] = msg
+		}
+	}
 	if len(errs) > 0 {
 		return s.refuseRunForm(w, r, p, role, f, errs)
 	}
@@ -144,7 +185,7 @@ func (s *Server) estimateRun(w http.ResponseWriter, r *http.Request) error {
 	if in.limit != nil {
 		limit = *in.limit
 	}
-	est, err := s.opts.Runner.EstimateRun(ctx, in.judge, p, limit)
+	est, err := s.opts.Runner.EstimateRun(ctx, in.judge, p, limit, in.prompt)
 	if err != nil {
 		return err
 	}
@@ -188,6 +229,15 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if len(errs) == 0 {
+		msg, err := s.checkRunPrompt(ctx, p, in)
+		if err != nil {
+			return err
+		}
+		if msg != "" {
+			errs["prompt"] = msg
+		}
+	}
 	if len(errs) > 0 {
 		return s.refuseRunForm(w, r, p, role, f, errs)
 	}
@@ -205,7 +255,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) error {
 	}
 	// The estimate stored with the run is the server's own, not the one
 	// the confirmation page showed: the items may have changed since.
-	est, err := s.opts.Runner.EstimateRun(ctx, in.judge, p, limit)
+	est, err := s.opts.Runner.EstimateRun(ctx, in.judge, p, limit, in.prompt)
 	if err != nil {
 		return err
 	}
@@ -213,7 +263,8 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) error {
 		return s.refuseRunForm(w, r, p, role, f, map[string]string{"limit": "This project has no items yet: import a dataset first."})
 	}
 	actor := userFrom(ctx).ID
-	run, err := s.db.CreateRun(ctx, &actor, store.NewRun{JudgeID: in.judge.ID, ProjectID: p.ID, ItemLimit: in.limit, BudgetUSD: in.budget, EstimateUSD: est.USD})
+	run, err := s.db.CreateRun(ctx, &actor, store.NewRun{JudgeID: in.judge.ID, ProjectID: p.ID, ItemLimit: in.limit, BudgetUSD: in.budget, EstimateUSD: est.USD,
+		PromptVersion: in.prompt})
 	if err != nil {
 		return err
 	}
@@ -226,7 +277,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) error {
 		}
 		return fmt.Errorf("queue run %d: %w", run.ID, err)
 	}
-	s.sessions.Put(ctx, sessionFlash, fmt.Sprintf("Run %d of %s is queued: it starts as soon as a worker takes it.", run.ID, in.judge.Name))
+	s.sessions.Put(ctx, sessionFlash, fmt.Sprintf("Run %d of %s is queued: it starts as soon as a worker takes it.", run.ID, runJudge(run)))
 	http.Redirect(w, r, runPath(p.ID, run.ID), http.StatusSeeOther)
 	return nil
 }
@@ -335,7 +386,7 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) error {
 	page := judgeview.RunPage{
 		Chrome:      s.chrome(r, fmt.Sprintf("Run %d · %s", run.ID, p.Name), "home"),
 		ProjectName: p.Name, ProjectURL: templ.SafeURL(projectPath(p.ID)),
-		RunID: run.ID, JudgeName: run.JudgeName, Model: j.Model, Settings: settingsSummary(run.Settings) + " · " + pricesSummary(run.Settings.Prices),
+		RunID: run.ID, JudgeName: runJudge(run), Model: j.Model, Settings: settingsSummary(run.Settings) + " · " + pricesSummary(run.Settings.Prices),
 		Limit: fmt.Sprintf("the first %s", count(int64(run.ItemsTotal))), Created: stamp(run.CreatedAt),
 		AnswersURL: templ.SafeURL(base + "/items"), ErrorsURL: templ.SafeURL(base + "/items?errors=1"),
 		Capabilities: capabilitiesView(run.Capabilities), Progress: prog,

@@ -200,7 +200,8 @@ func (w world) path(pattern string) string {
 		item = w.labelled // one's own labels: an item labelled already
 	}
 	r := strings.NewReplacer("{id}", strconv.FormatInt(id, 10), "{item}", strconv.FormatInt(item, 10),
-		"{run}", strconv.FormatInt(w.run, 10), "{userID}", strconv.FormatInt(w.bystander, 10), "{flag}", strconv.FormatInt(w.flag, 10))
+		"{run}", strconv.FormatInt(w.run, 10), "{userID}", strconv.FormatInt(w.bystander, 10), "{flag}", strconv.FormatInt(w.flag, 10),
+		"{judge}", strconv.FormatInt(w.judge, 10), "{version}", "1")
 	p = r.Replace(p)
 	switch {
 	case p == "/static/":

@@ -158,6 +158,13 @@ func (s *Server) table() []route {
 		{"POST /projects/{id}/runs/{run}/cancel", runLeads, s.cancelRun, nil},
 		{"GET /projects/{id}/runs/{run}/items", runLeads, s.runItems, nil},
 		{"GET /projects/{id}/runs/{run}/items/{item}", runLeads, s.runItem, nil},
+		// A judge's prompt versions for the project's rubric
+		// (web/judges_prompts.go); only the judge's owner or an admin
+		// makes a new one.
+		{"GET /projects/{id}/judges/{judge}/prompts", runLeads, s.promptsPage, nil},
+		{"GET /projects/{id}/judges/{judge}/prompts/new", runLeads, s.newPromptPage, nil},
+		{"POST /projects/{id}/judges/{judge}/prompts", runLeads, s.createPrompt, nil},
+		{"GET /projects/{id}/judges/{judge}/prompts/{version}", runLeads, s.promptPage, nil},
 
 		// Agreement reports and labels brought in from elsewhere
 		// (web/reports.go).

@@ -40,6 +40,7 @@ func judgeFlagsHelp(fs *flag.FlagSet) {
 	fs.String("project", "", "project name (run)")
 	fs.String("judge", "", "judge name (run)")
 	fs.Int("limit", 0, "judge only the first N items (run)")
+	fs.Int("prompt", 0, "ask with the judge's prompt version N for the project's rubric; 0 or 1 for the rubric's own (run)")
 	fs.Float64("budget", 0, "stop at this many US dollars (run; with resume, the new cap)")
 	fs.Bool("wait", false, "also work the run in this process until it ends (run)")
 	fs.Bool("json", false, "print JSON (list, status)")
@@ -47,7 +48,7 @@ func judgeFlagsHelp(fs *flag.FlagSet) {
 
 const judgeUsage = `attune judge add --name J --provider openai|anthropic --base-url URL --model M --api-key-env VAR [--concurrency N] [--rpm N] [--samples N] [--logprobs] …
 attune judge list [--json]
-attune judge run --project P --judge J [--limit N] [--budget USD] [--wait]
+attune judge run --project P --judge J [--limit N] [--budget USD] [--prompt N] [--wait]
 attune judge status RUN [--json]
 attune judge pause|cancel RUN
 attune judge resume RUN [--budget USD]`
@@ -142,11 +143,12 @@ func runJudge(ctx context.Context, e env, args []string) error {
 			return err
 		}
 		limit, _ := strconv.Atoi(get("limit"))
-		est, err := runner.EstimateRun(ctx, j, p, limit)
+		prompt, _ := strconv.Atoi(get("prompt"))
+		est, err := runner.EstimateRun(ctx, j, p, limit, prompt)
 		if err != nil {
 			return err
 		}
-		nr := store.NewRun{JudgeID: j.ID, ProjectID: p.ID, EstimateUSD: est.USD}
+		nr := store.NewRun{JudgeID: j.ID, ProjectID: p.ID, EstimateUSD: est.USD, PromptVersion: prompt}
 		if limit > 0 {
 			nr.ItemLimit = &limit
 		}

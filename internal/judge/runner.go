@@ -1045,13 +1045,21 @@ type Estimate struct {
 }
 
 // EstimateRun estimates a run of judge j over the first limit items of a
-// project (all when limit is 0) from the prompts of a sample of its items:
+// project (all when limit is 0) from the prompts of a sample of its items,
+// asked with the judge's prompt version (0 or 1: the rubric's own):
 // every call's prompt tokens, and max_tokens (or 256) out. Cached answers
 // and re-asks are not counted; the figure is an estimate.
-func (r *Runner) EstimateRun(ctx context.Context, j *attune.Judge, p *attune.Project, limit int) (Estimate, error) {
+func (r *Runner) EstimateRun(ctx context.Context, j *attune.Judge, p *attune.Project, limit, promptVersion int) (Estimate, error) {
 	def, err := r.rubric(ctx, p.RubricVersionID)
 	if err != nil {
 		return Estimate{}, err
+	}
+	if promptVersion > 1 {
+		jp, err := r.db.FindJudgePrompt(ctx, j.ID, p.RubricVersionID, promptVersion)
+		if err != nil {
+			return Estimate{}, err
+		}
+		def = WithPrompts(def, jp.Prompts)
 	}
 	ids, err := r.db.ItemIDs(ctx, p.ID, limit)
 	if err != nil {

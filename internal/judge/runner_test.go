@@ -527,7 +527,7 @@ func TestEstimate(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, setup{rubric: "coaching-conversation@2.0", data: conversations,
 		settings: attune.JudgeSettings{MaxTokens: 100, Prices: attune.Prices{InputPerMTok: 1, OutputPerMTok: 2}}})
-	e, err := f.runner.EstimateRun(context.Background(), f.judge, f.project, 0)
+	e, err := f.runner.EstimateRun(context.Background(), f.judge, f.project, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

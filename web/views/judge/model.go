@@ -159,6 +159,15 @@ type ProjectSection struct {
 	Errors   map[string]string
 	Runs     []RunRow
 	CanStart bool // a judge exists to start
+	// Prompts link to each judge's prompt versions for the project's
+	// rubric.
+	Prompts []Link
+}
+
+// Link is a labelled URL.
+type Link struct {
+	Label string
+	URL   templ.SafeURL
 }
 
 // StartForm is what was typed into the start-a-run form.
@@ -166,6 +175,7 @@ type StartForm struct {
 	Judge  string // judge id
 	Limit  string // items; "" for all
 	Budget string // US dollars; "" for none
+	Prompt string // the judge's prompt version; "" for the rubric's own (v1)
 }
 
 // RunRow is one run in a project's list.

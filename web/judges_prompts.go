@@ -1,0 +1,219 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/a-h/templ"
+
+	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/rubric"
+	"github.com/attune/attune/internal/store"
+	"github.com/attune/attune/internal/textdiff"
+	judgeview "github.com/attune/attune/web/views/judge"
+)
+
+// A judge's prompt versions for a project's rubric (see
+// store.CreateJudgePrompt): the list, one version with its diff against
+// the version it was edited from, and the form that makes a new version
+// from a copy. They sit under the project because a version belongs to
+// the project's rubric version, and the project's leads are the ones who
+// run judges on it.
+
+func promptsPath(projectID, judgeID int64) string {
+	return fmt.Sprintf("/projects/%d/judges/%d/prompts", projectID, judgeID)
+}
+
+// promptAccess loads the project (for one of its leads), its rubric and
+// the judge named in the path.
+func (s *Server) promptAccess(r *http.Request) (*attune.Project, *rubric.Definition, *attune.Judge, error) {
+	p, _, err := s.projectAccess(r, true)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	id, err := strconv.ParseInt(r.PathValue("judge"), 10, 64)
+	if err != nil || id <= 0 {
+		return nil, nil, nil, attune.NotFound("judge")
+	}
+	j, err := s.db.FindJudge(r.Context(), id)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	def, err := s.rubricByID(r.Context(), p.RubricVersionID)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return p, def, j, nil
+}
+
+// promptVersionArg reads a version number (a path value or a field);
+// empty is version 1.
+func promptVersionArg(v string) (int, bool) {
+	if v == "" {
+		return 1, true
+	}
+	n, err := strconv.Atoi(v)
+	return n, err == nil && n >= 1
+}
+
+func (s *Server) promptsPage(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	p, def, j, err := s.promptAccess(r)
+	if err != nil {
+		return err
+	}
+	vs, err := s.db.ListJudgePrompts(ctx, j.ID, p.RubricVersionID)
+	if err != nil {
+		return err
+	}
+	base := promptsPath(p.ID, j.ID)
+	page := judgeview.PromptsPage{
+		Chrome: s.chrome(r, "Prompts of "+j.Name, "home"), JudgeName: j.Name, ProjectName: p.Name,
+		ProjectURL: templ.SafeURL(projectPath(p.ID)), RubricRef: def.Ref().String(), CanEdit: j.MayEditPrompts(userFrom(ctx)),
+	}
+	for _, v := range vs {
+		row := judgeview.PromptRow{Version: v.Version, URL: templ.SafeURL(fmt.Sprintf("%s/%d", base, v.Version)), Parent: v.ParentVersion,
+			Author: v.AuthorEmail, Created: stamp(v.CreatedAt), Runs: v.Runs}
+		if page.CanEdit {
+			row.EditURL = templ.SafeURL(fmt.Sprintf("%s/new?from=%d", base, v.Version))
+		}
+		page.Versions = append(page.Versions, row)
+	}
+	s.render(w, r, http.StatusOK, judgeview.Prompts(page))
+	return nil
+}
+
+func (s *Server) promptPage(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	p, def, j, err := s.promptAccess(r)
+	if err != nil {
+		return err
+	}
+	n, ok := promptVersionArg(r.PathValue("version"))
+	if !ok {
+		return attune.NotFound("prompt version")
+	}
+	v, err := s.db.FindJudgePrompt(ctx, j.ID, p.RubricVersionID, n)
+	if err != nil {
+		return err
+	}
+	var parent *attune.JudgePrompt
+	if v.ParentID != nil {
+		if parent, err = s.db.FindJudgePromptByID(ctx, *v.ParentID); err != nil {
+			return err
+		}
+	}
+	base := promptsPath(p.ID, j.ID)
+	page := judgeview.PromptPage{
+		Chrome: s.chrome(r, fmt.Sprintf("%s, prompt v%d", j.Name, v.Version), "home"), JudgeName: j.Name, ProjectName: p.Name,
+		ProjectURL: templ.SafeURL(projectPath(p.ID)), ListURL: templ.SafeURL(base), Version: v.Version, Parent: v.ParentVersion,
+		Author: v.AuthorEmail, Created: stamp(v.CreatedAt), Runs: v.Runs,
+		RunAction: templ.SafeURL(fmt.Sprintf("/projects/%d/runs", p.ID)), JudgeID: strconv.FormatInt(j.ID, 10),
+	}
+	if j.MayEditPrompts(userFrom(ctx)) {
+		page.EditURL = templ.SafeURL(fmt.Sprintf("%s/new?from=%d", base, v.Version))
+	}
+	for _, it := range def.Items {
+		pi := judgeview.PromptItem{Key: it.Key, Label: it.Label, Text: v.Prompts[it.Key]}
+		if parent != nil {
+			d := textdiff.Lines(parent.Prompts[it.Key], pi.Text)
+			pi.Changed = textdiff.Changed(d)
+			for _, l := range d {
+				pi.Diff = append(pi.Diff, judgeview.DiffLine{Op: [...]string{" ", "-", "+"}[l.Op], Text: l.Text})
+			}
+		}
+		page.Items = append(page.Items, pi)
+	}
+	s.render(w, r, http.StatusOK, judgeview.Prompt(page))
+	return nil
+}
+
+// promptForm builds the new-version form over the given templates.
+func (s *Server) promptForm(r *http.Request, p *attune.Project, def *rubric.Definition, j *attune.Judge, from int,
+	prompts map[string]string, errs map[string]string) judgeview.PromptForm {
+	base := promptsPath(p.ID, j.ID)
+	f := judgeview.PromptForm{
+		Chrome: s.chrome(r, "New prompt version of "+j.Name, "home"), JudgeName: j.Name, ProjectName: p.Name,
+		ProjectURL: templ.SafeURL(projectPath(p.ID)), ListURL: templ.SafeURL(base), Action: templ.SafeURL(base),
+		From: from, Slot: def.Judge.Slot, Errors: errs,
+	}
+	for _, it := range def.Items {
+		f.Items = append(f.Items, judgeview.PromptField{Name: attune.PromptField(it.Key), Key: it.Key, Label: it.Label, Text: prompts[it.Key]})
+	}
+	return f
+}
+
+// mayEditPrompts refuses, with 403, a viewer who may not make versions.
+func mayEditPrompts(r *http.Request, j *attune.Judge) error {
+	if !j.MayEditPrompts(userFrom(r.Context())) {
+		return attune.Forbidden("Only the judge's owner or an admin can make a new version of its prompts.")
+	}
+	return nil
+}
+
+func (s *Server) newPromptPage(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	p, def, j, err := s.promptAccess(r)
+	if err != nil {
+		return err
+	}
+	if err := mayEditPrompts(r, j); err != nil {
+		return err
+	}
+	from, ok := promptVersionArg(r.URL.Query().Get("from"))
+	if !ok {
+		return attune.NotFound("prompt version")
+	}
+	v, err := s.db.FindJudgePrompt(ctx, j.ID, p.RubricVersionID, from)
+	if err != nil {
+		return err
+	}
+	s.render(w, r, http.StatusOK, judgeview.EditPrompt(s.promptForm(r, p, def, j, from, v.Prompts, nil)))
+	return nil
+}
+
+func (s *Server) createPrompt(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	p, def, j, err := s.promptAccess(r)
+	if err != nil {
+		return err
+	}
+	if err := mayEditPrompts(r, j); err != nil {
+		return err
+	}
+	from, ok := promptVersionArg(strings.TrimSpace(r.PostFormValue("from")))
+	if !ok {
+		from = 1
+	}
+	prompts := map[string]string{}
+	for _, it := range def.Items {
+		if v, ok := r.PostForm[attune.PromptField(it.Key)]; ok && len(v) > 0 {
+			// Browsers send a textarea's line ends as CRLF; the rubric's
+			// prompts, and so the diff, use LF.
+			prompts[it.Key] = strings.ReplaceAll(v[0], "\r\n", "\n")
+		}
+	}
+	v, err := s.db.CreateJudgePrompt(ctx, &userFrom(ctx).ID, store.NewJudgePrompt{JudgeID: j.ID, RubricVersionID: p.RubricVersionID,
+		Parent: from, Prompts: prompts})
+	if errors.Is(err, attune.ErrInvalid) {
+		errs := fieldErrors(err)
+		// Text that is not storable is not shown back either: the page
+		// could not hold it.
+		for k, t := range prompts {
+			if attune.TextProblem(t) != "" {
+				prompts[k] = ""
+			}
+		}
+		s.render(w, r, http.StatusUnprocessableEntity, judgeview.EditPrompt(s.promptForm(r, p, def, j, from, prompts, errs)))
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	s.sessions.Put(ctx, sessionFlash, fmt.Sprintf("Saved prompt v%d of %s. Run it to see how it agrees with people.", v.Version, j.Name))
+	http.Redirect(w, r, fmt.Sprintf("%s/%d", promptsPath(p.ID, j.ID), v.Version), http.StatusSeeOther)
+	return nil
+}
