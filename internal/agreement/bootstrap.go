@@ -81,6 +81,26 @@ func BootstrapPairs(c Contingency, b Bootstrap, stats ...func(Contingency) Estim
 		})
 }
 
+// BootstrapItems is the paired bootstrap over n items: a replicate draws
+// n items with replacement and every statistic is evaluated on that same
+// resample, given as the multiplicity of each item (w[i] copies of item
+// i; all ones for the data themselves). Statistics that compare variants
+// on the same items (a difference of two variants' errors, say) thus get
+// intervals that keep the pairing. Intervals are as in BootstrapUnits;
+// stats must not keep w. It fails only for an invalid configuration.
+func BootstrapItems(n int, b Bootstrap, stats ...func(w []int) Estimate) ([]Estimate, error) {
+	if err := b.validate(); err != nil {
+		return nil, err
+	}
+	ones := make([]int, n)
+	for i := range ones {
+		ones[i] = 1
+	}
+	return bootstrap(ones, b, len(stats),
+		func(i int) Estimate { return stats[i](ones) },
+		func(w []int) func(int) Estimate { return func(i int) Estimate { return stats[i](w) } })
+}
+
 // bootstrap runs the replicates. weights are the multiplicities of the
 // resampling cells; full evaluates statistic i on the data, resampled
 // returns the evaluator over a resample given its multiplicities.

@@ -177,3 +177,47 @@ func TestSamplerFrequencies(t *testing.T) {
 		}
 	}
 }
+
+// BootstrapItems resamples items, not cells: the same resample for every
+// statistic, so a difference that holds on every item has a degenerate
+// interval, and a statistic over the multiplicities sees n items each time.
+func TestBootstrapItemsPaired(t *testing.T) {
+	t.Parallel()
+	a := []float64{1, 2, 3, 4, 5, 6, 7, 8}
+	mean := func(x []float64, shift float64) func([]int) Estimate {
+		return func(w []int) Estimate {
+			var s, n float64
+			for i, k := range w {
+				s += float64(k) * (x[i] + shift)
+				n += float64(k)
+			}
+			return Estimate{Value: s / n, Defined: true}
+		}
+	}
+	diff := func(w []int) Estimate {
+		return Estimate{Value: mean(a, 0.5)(w).Value - mean(a, 0)(w).Value, Defined: true}
+	}
+	count := func(w []int) Estimate {
+		n := 0
+		for _, k := range w {
+			n += k
+		}
+		return Estimate{Value: float64(n), Defined: true}
+	}
+	est, err := BootstrapItems(len(a), Bootstrap{Replicates: 500, Level: 0.95, Seed: 3}, mean(a, 0), diff, count)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if est[0].Value != 4.5 || est[0].CI == nil || !(est[0].CI.Lower < 4.5 && est[0].CI.Upper > 4.5) {
+		t.Errorf("mean = %+v, want 4.5 inside a non-degenerate interval", est[0])
+	}
+	if d := est[1]; math.Abs(d.CI.Lower-0.5) > 1e-12 || math.Abs(d.CI.Upper-0.5) > 1e-12 {
+		t.Errorf("paired difference interval = %+v, want [0.5, 0.5]", d.CI)
+	}
+	if c := est[2]; c.CI.Lower != 8 || c.CI.Upper != 8 {
+		t.Errorf("items per resample = %+v, want 8", c.CI)
+	}
+	if _, err := BootstrapItems(3, Bootstrap{Replicates: 0, Level: 0.95}); err == nil {
+		t.Error("no replicates: want an error")
+	}
+}
