@@ -44,6 +44,9 @@ func judgeFlagsHelp(fs *flag.FlagSet) {
 	fs.Float64("budget", 0, "stop at this many US dollars (run; with resume, the new cap)")
 	fs.Bool("wait", false, "also work the run in this process until it ends (run)")
 	fs.Bool("json", false, "print JSON (list, status)")
+	fs.Float64("epsilon", -1, "alt-test ε (experiment); the project's setting when left out")
+	fs.Int("replicates", 1000, "bootstrap replicates of the paired intervals (experiment); 0 for none")
+	fs.Uint64("bootstrap-seed", 1, "seed of the bootstrap (experiment)")
 }
 
 const judgeUsage = `attune judge add --name J --provider openai|anthropic --base-url URL --model M --api-key-env VAR [--concurrency N] [--rpm N] [--samples N] [--logprobs] …
@@ -51,11 +54,12 @@ attune judge list [--json]
 attune judge run --project P --judge J [--limit N] [--budget USD] [--prompt N] [--wait]
 attune judge status RUN [--json]
 attune judge pause|cancel RUN
-attune judge resume RUN [--budget USD]`
+attune judge resume RUN [--budget USD]
+attune judge experiment --project P --judge J[@N],J2[@N]… [--epsilon E] [--replicates B] [--bootstrap-seed S]`
 
 func runJudge(ctx context.Context, e env, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("%w: judge takes add, list, run, status, pause, resume or cancel:\n%s", errUsage, judgeUsage)
+		return fmt.Errorf("%w: judge takes add, list, run, status, pause, resume, cancel or experiment:\n%s", errUsage, judgeUsage)
 	}
 	verb := args[0]
 	fs := flag.NewFlagSet("judge "+verb, flag.ContinueOnError)
@@ -65,7 +69,7 @@ func runJudge(ctx context.Context, e env, args []string) error {
 	}
 	get := func(name string) string { return fs.Lookup(name).Value.String() }
 	switch verb {
-	case "add", "list", "run", "status", "pause", "resume", "cancel":
+	case "add", "list", "run", "status", "pause", "resume", "cancel", "experiment":
 	default:
 		return fmt.Errorf("%w: unknown judge command %q:\n%s", errUsage, verb, judgeUsage)
 	}
@@ -94,6 +98,8 @@ func runJudge(ctx context.Context, e env, args []string) error {
 	}
 
 	switch verb {
+	case "experiment":
+		return judgeExperiment(ctx, e, db, get)
 	case "add":
 		nj, err := judgeFromFlags(get, cfg.JudgePolicy)
 		if err != nil {

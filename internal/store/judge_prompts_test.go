@@ -155,4 +155,14 @@ func TestJudgePromptVersions(t *testing.T) {
 	if raterName != "Marker · prompt v2" {
 		t.Errorf("after the rename, version 2's rater is named %q", raterName)
 	}
+
+	// An experiment names the variants by judge and version.
+	for v, want := range map[int]int64{0: j.RaterID, 1: j.RaterID, 2: r2.RaterID} {
+		if got, err := db.JudgeVariantRater(ctx, f.project.ID, "Marker", v); err != nil || got != want {
+			t.Errorf("variant Marker@%d: rater %d, %v; want %d", v, got, err, want)
+		}
+	}
+	if _, err := db.JudgeVariantRater(ctx, f.project.ID, "Marker", 3); !errors.Is(err, attune.ErrNotFound) {
+		t.Errorf("a version that never ran: err = %v, want not found", err)
+	}
 }
