@@ -81,7 +81,7 @@ func TestJudgeExperiment(t *testing.T) {
 				Specificity stat
 			} `json:"safety_gate"`
 			MAE           stat
-			PassAgreement stat  `json:"pass_agreement"`
+			PassAgreement stat     `json:"pass_agreement"`
 			Cost          *float64 `json:"cost_per_item_usd"`
 		} `json:"final_score"`
 	}
