@@ -122,7 +122,14 @@ func (s *Server) reportView(r *http.Request, p *attune.Project, rr *reportReques
 	d.Pairs = reportPairMatrix(rep, it, names, func(a, b int64) templ.SafeURL {
 		return templ.SafeURL(string(reportURL(p.ID, with("item", it.Key, "a", strconv.FormatInt(a, 10), "b", strconv.FormatInt(b, 10)))) + "#item")
 	})
-	d.Confusion = reportConfusion(it, names, q.Get("a"), q.Get("b"))
+	d.Confusion = reportConfusion(it, names, q.Get("a"), q.Get("b"), func(a, b int64, va, vb string) templ.SafeURL {
+		v := url.Values{"item": {it.Key}, "a": {strconv.FormatInt(a, 10)}, "b": {strconv.FormatInt(b, 10)}}
+		if va != "" {
+			v.Set("va", va)
+			v.Set("vb", vb)
+		}
+		return drillURL(p.ID, v)
+	})
 	page.Item = d
 
 	page.Annotators.Keys = make([]string, len(rep.RubricItems))
@@ -174,7 +181,9 @@ func (s *Server) reportView(r *http.Request, p *attune.Project, rr *reportReques
 					Consensus: reportFigure(j.Consensus.CohenKappa, true), Alpha: reportFigure(j.Alpha, true), AlphaWithJudge: reportFigure(j.AlphaWithJudge, true),
 					Alt: "cannot tell", AltClass: "unknown", Epsilon: strconv.FormatFloat(j.AltTest.Epsilon, 'f', -1, 64),
 					WinningRate: reportFigure(j.AltTest.WinningRate, false), Advantage: reportFigure(j.AltTest.AdvantageProbability, false),
-					Current: k == cur}
+					Current:   k == cur,
+					PeopleURL: drillURL(p.ID, url.Values{"item": {x.Key}, "a": {strconv.FormatInt(rt.ID, 10)}, "b": {"people"}}),
+					GoldURL:   drillURL(p.ID, url.Values{"item": {x.Key}, "a": {strconv.FormatInt(rt.ID, 10)}, "b": {"gold"}})}
 				if j.AnnotatorKappaMin != nil {
 					row.HumanRange = reportNum(*j.AnnotatorKappaMin) + " to " + reportNum(*j.AnnotatorKappaMax)
 				}
@@ -365,7 +374,7 @@ func reportHeat(v float64) string {
 
 // confusion draws the confusion matrix of the pair asked for (a and b are
 // rater ids, in either order), or of the first pair.
-func reportConfusion(it report.RubricItem, names map[int64]string, a, b string) *rview.Confusion {
+func reportConfusion(it report.RubricItem, names map[int64]string, a, b string, link func(a, b int64, va, vb string) templ.SafeURL) *rview.Confusion {
 	if len(it.Pairs) == 0 {
 		return nil
 	}
@@ -381,9 +390,11 @@ func reportConfusion(it report.RubricItem, names map[int64]string, a, b string) 
 		}
 	}
 	ra, rb := names[p.A], names[p.B]
+	ida, idb := p.A, p.B
 	cells := p.Confusion
 	if flip {
 		ra, rb = rb, ra
+		ida, idb = idb, ida
 		t := make([][]int, len(cells))
 		for i := range cells {
 			t[i] = make([]int, len(cells))
@@ -408,11 +419,15 @@ func reportConfusion(it report.RubricItem, names map[int64]string, a, b string) 
 			if c > 0 {
 				cl = fmt.Sprintf("heat-%d", 1+4*c/max(most, 1))
 			}
-			out = append(out, rview.Cell{Text: strconv.Itoa(c), Class: cl,
-				Title: fmt.Sprintf("%d items: %s said %s, %s said %s", c, ra, it.Scale[i], rb, it.Scale[j])})
+			cell := rview.Cell{Text: strconv.Itoa(c), Class: cl,
+				Title: fmt.Sprintf("%d items: %s said %s, %s said %s", c, ra, it.Scale[i], rb, it.Scale[j])}
+			if c > 0 {
+				cell.URL = link(ida, idb, it.Scale[i], it.Scale[j])
+			}
+			out = append(out, cell)
 		}
 		h.Cells = append(h.Cells, out)
 	}
-	return &rview.Confusion{A: ra, B: rb, Heatmap: h,
+	return &rview.Confusion{A: ra, B: rb, Heatmap: h, ItemsURL: link(ida, idb, "", ""),
 		Figures: fmt.Sprintf("%d items · observed agreement %s · Cohen's κ %s", p.N, reportFigureText(p.Agreement), reportFigureText(p.CohenKappa))}
 }

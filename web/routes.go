@@ -171,6 +171,8 @@ func (s *Server) table() []route {
 		{"GET /projects/{id}/report", projectLeads, s.reportPage, nil},
 		{"GET /projects/{id}/report.json", projectLeads, s.reportJSON, nil},
 		{"GET /projects/{id}/report.csv", projectLeads, s.reportCSV, nil},
+		// The items behind a figure of the report (web/reports_drill.go).
+		{"GET /projects/{id}/report/items", projectLeads, s.reportItems, nil},
 		{"POST /projects/{id}/labels/import", projectUploads, s.importLabels, nil},
 
 		// Adjudication and gold sets (web/gold.go).

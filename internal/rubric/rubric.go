@@ -393,3 +393,33 @@ func (it *Item) label() string {
 	}
 	return it.Key + " (" + it.Label + ")"
 }
+
+// BoundaryGuidance returns the item's boundary guidance for the boundary
+// between the answers lower and upper: the rules whose title names the
+// two, such as "3 vs 4" (also "3|4", "3/4", "3–4", either order). Untitled
+// or otherwise titled rules are about no one boundary and are left out.
+func (it *Item) BoundaryGuidance(lower, upper Value) []Guidance {
+	var out []Guidance
+	for _, g := range it.Boundary {
+		a, b, ok := boundaryTitle(g.Title)
+		if ok && (a == lower && b == upper || a == upper && b == lower) {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// boundaryTitle reads a title of the form "A vs B" (or A|B, A/B, A–B,
+// A-B) into its two answers.
+func boundaryTitle(title string) (Value, Value, bool) {
+	t := strings.TrimSpace(title)
+	for _, sep := range []string{" vs. ", " vs ", "|", "/", "–", "-"} {
+		if a, b, ok := strings.Cut(t, sep); ok {
+			a, b = strings.TrimSpace(a), strings.TrimSpace(b)
+			if a != "" && b != "" && !strings.ContainsAny(a+b, " \t") {
+				return Value(a), Value(b), true
+			}
+		}
+	}
+	return "", "", false
+}

@@ -620,3 +620,42 @@ func TestDocExample(t *testing.T) {
 		t.Error("the example should show a criteria rubric with rules and a worked example")
 	}
 }
+
+func TestBoundaryGuidance(t *testing.T) {
+	t.Parallel()
+	it := rubric.Item{Boundary: []rubric.Guidance{
+		{Title: "1 vs 2", Text: "one-two"},
+		{Title: "3 vs 4", Text: "three-four"},
+		{Title: "4|3", Text: "four-three"},
+		{Title: "Key distinction", Text: "general"},
+		{Text: "untitled"},
+		{Title: "2 – 3", Text: "two-three"},
+		{Title: "scores 4 vs 5 when unsure", Text: "a sentence, not a boundary"},
+	}}
+	for _, tc := range []struct {
+		lower, upper rubric.Value
+		want         []string
+	}{
+		{"1", "2", []string{"one-two"}},
+		{"3", "4", []string{"three-four", "four-three"}},
+		{"2", "3", []string{"two-three"}},
+		{"4", "5", nil},
+	} {
+		var got []string
+		for _, g := range it.BoundaryGuidance(tc.lower, tc.upper) {
+			got = append(got, g.Text)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s|%s: %v, want %v", tc.lower, tc.upper, got, tc.want)
+		}
+	}
+	// The built-in rubric's guidance is found by these titles.
+	d, err := rubric.Builtin("empathetic-dialogue@2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	emotion, _ := d.Item("emotion")
+	if g := emotion.BoundaryGuidance("3", "4"); len(g) != 1 || !strings.Contains(g[0].Text, "specifically named") {
+		t.Fatalf("emotion 3|4: %+v", g)
+	}
+}

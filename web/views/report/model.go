@@ -143,6 +143,9 @@ type Confusion struct {
 	A, B    string // the raters' names
 	Heatmap Heatmap
 	Figures string // n, agreement and kappa, in a line
+	// ItemsURL lists the items where the two differ; each cell of the
+	// heatmap links to its own items.
+	ItemsURL templ.SafeURL
 }
 
 // AnnotatorTable is each annotator against the others.
@@ -185,6 +188,10 @@ type JudgeRow struct {
 	WinningRate Figure
 	Advantage   Figure
 	Current     bool
+	// PeopleURL and GoldURL list the items where the judge differs from
+	// the people and from the gold.
+	PeopleURL templ.SafeURL
+	GoldURL   templ.SafeURL
 }
 
 // Engine is the agreement on the engine's outputs.

@@ -1,0 +1,272 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/a-h/templ"
+
+	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/rubric"
+	"github.com/attune/attune/internal/store"
+	rview "github.com/attune/attune/web/views/report"
+)
+
+// drillPageSize is how many items a page of a drill-down lists.
+const drillPageSize = 50
+
+// drillURL is the address of a drill-down list with the given query:
+// item (the rubric item's key), a (a rater's id, or "people"), b (a
+// rater's id, "people" or "gold"), and optionally va and vb (one cell of
+// their confusion matrix) and boundary (k for the boundary k|k+1).
+func drillURL(projectID int64, q url.Values) templ.SafeURL {
+	return templ.SafeURL(fmt.Sprintf("/projects/%d/report/items?%s", projectID, q.Encode()))
+}
+
+// drillSide is one side of a drill-down: a rater, the people or the gold.
+type drillSide struct {
+	rater  int64
+	people bool
+	gold   bool
+	name   string
+}
+
+// readSide reads a or b: a rater of the project by id, "people" (also the
+// default) or, where allowed, "gold".
+func readSide(field, v string, raters []store.ProjectRater, goldOK bool) (drillSide, error) {
+	switch v {
+	case "", "people":
+		return drillSide{people: true, name: "the people"}, nil
+	case "gold":
+		if goldOK {
+			return drillSide{gold: true, name: "the gold"}, nil
+		}
+	default:
+		id, err := strconv.ParseInt(v, 10, 64)
+		if err == nil {
+			for _, r := range raters {
+				if r.ID == id {
+					return drillSide{rater: id, name: raterLabel(r.Name, r.Kind, !r.Account)}, nil
+				}
+			}
+		}
+	}
+	return drillSide{}, attune.Invalid(field, fmt.Sprintf("%q is not a rater of this project", v))
+}
+
+// numericBoundaries are the boundaries k|k+1 of an item whose answers,
+// NA aside, are whole numbers following each other; none otherwise.
+func numericBoundaries(def *rubric.Definition, it *rubric.Item) []int {
+	var nums []int
+	for _, v := range def.Allowed(it) {
+		if v == rubric.NA {
+			continue
+		}
+		n, err := strconv.Atoi(string(v))
+		if err != nil {
+			return nil
+		}
+		nums = append(nums, n)
+	}
+	var out []int
+	for i := 1; i < len(nums); i++ {
+		if nums[i] != nums[i-1]+1 {
+			return nil
+		}
+		out = append(out, nums[i-1])
+	}
+	return out
+}
+
+// reportItems lists the items behind a figure of the report (see
+// drillURL), a page at a time, each with its dialogue and every rater's
+// answer, rationale and, for a judge, its method and raw reply.
+func (s *Server) reportItems(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	p, _, err := s.projectAccess(r, true)
+	if err != nil {
+		if errors.Is(err, attune.ErrForbidden) {
+			return attune.Forbidden("Only a lead of this project can read its agreement report.")
+		}
+		return err
+	}
+	def, err := s.rubricByID(ctx, p.RubricVersionID)
+	if err != nil {
+		return err
+	}
+	raters, err := s.db.ListProjectRaters(ctx, p.ID)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	key := q.Get("item")
+	if key == "" && len(def.Items) > 0 {
+		key = def.Items[0].Key
+	}
+	it, ok := def.Item(key)
+	if !ok {
+		return attune.Invalid("item", fmt.Sprintf("%q is not an item of the rubric %s", key, p.RubricRef))
+	}
+	a, err := readSide("a", q.Get("a"), raters, false)
+	if err != nil {
+		return err
+	}
+	b, err := readSide("b", q.Get("b"), raters, true)
+	if err != nil {
+		return err
+	}
+	switch {
+	case a.people && b.rater != 0:
+		return attune.Invalid("a", "put the rater first: a is the rater, b the people or the gold")
+	case a.rater != 0 && a.rater == b.rater:
+		return attune.Invalid("b", "choose two different raters")
+	}
+	f := store.DrillFilter{Key: key, A: a.rater, B: b.rater, Gold: b.gold, ValueA: q.Get("va"), ValueB: q.Get("vb"), Limit: drillPageSize}
+	for field, v := range map[string]string{"va": f.ValueA, "vb": f.ValueB} {
+		if v != "" && !def.Allows(it, rubric.Value(v)) {
+			return attune.Invalid(field, fmt.Sprintf("%q is not an answer of %s", v, key))
+		}
+	}
+	boundaries := numericBoundaries(def, it)
+	if v := q.Get("boundary"); v != "" {
+		k, err := strconv.Atoi(v)
+		if err != nil || !slices.Contains(boundaries, k) {
+			return attune.Invalid("boundary", fmt.Sprintf("%q is not a boundary of %s's scale", v, key))
+		}
+		f.Boundary = k
+	}
+	if v := q.Get("after"); v != "" {
+		if f.After, err = strconv.ParseInt(v, 10, 64); err != nil || f.After < 0 {
+			return attune.Invalid("after", "give the item to list after by its number")
+		}
+	}
+	items, more, err := s.db.DrillItems(ctx, p.ID, f)
+	if err != nil {
+		return err
+	}
+
+	base := url.Values{"item": {key}, "a": {q.Get("a")}, "b": {q.Get("b")}}
+	for _, k := range []string{"va", "vb", "boundary"} {
+		if v := q.Get(k); v != "" {
+			base.Set(k, v)
+		}
+	}
+	title := a.name + " against " + b.name
+	bName := b.name
+	if a.people && b.people {
+		title, bName = "the people among themselves", "another person"
+	}
+	page := rview.DrillPage{
+		Chrome:      s.chrome(r, key+" · "+title, "home"),
+		ProjectName: p.Name, ProjectURL: templ.SafeURL(projectPath(p.ID)),
+		ReportURL: templ.SafeURL(string(reportURL(p.ID, url.Values{"item": {key}})) + "#item"),
+		Key:       key, Label: it.Label, Title: title,
+		Filter: drillSentence(a.name, bName, f),
+	}
+	if f.Boundary > 0 {
+		for _, g := range it.BoundaryGuidance(rubric.Value(strconv.Itoa(f.Boundary)), rubric.Value(strconv.Itoa(f.Boundary+1))) {
+			page.Guidance = append(page.Guidance, rview.Guidance{Title: g.Title, Text: g.Text})
+		}
+	}
+	page.Form = rview.DrillForm{Action: templ.SafeURL(fmt.Sprintf("/projects/%d/report/items", p.ID)),
+		Hidden: []rview.Hidden{{Name: "item", Value: key}, {Name: "a", Value: q.Get("a")}, {Name: "b", Value: q.Get("b")}},
+		SideA:  capitalize(a.name), SideB: capitalize(bName)}
+	answers := []rview.Option{{Value: "", Label: "any answer"}}
+	for _, v := range def.Allowed(it) {
+		answers = append(answers, rview.Option{Value: string(v), Label: string(v)})
+	}
+	page.Form.ValueA = selected(answers, f.ValueA)
+	page.Form.ValueB = selected(answers, f.ValueB)
+	if len(boundaries) > 0 {
+		opts := []rview.Option{{Value: "", Label: "any"}}
+		for _, k := range boundaries {
+			opts = append(opts, rview.Option{Value: strconv.Itoa(k), Label: fmt.Sprintf("%d|%d", k, k+1)})
+		}
+		page.Form.Boundary = selected(opts, q.Get("boundary"))
+	}
+
+	for _, d := range items {
+		row := rview.DrillItem{SourceID: d.SourceID}
+		for _, m := range d.Messages {
+			row.Dialogue = append(row.Dialogue, rview.Turn{Role: m.Role, Content: m.Content})
+		}
+		var sideA, sideB []string
+		for _, l := range d.Labels {
+			dl := rview.DrillLabel{Rater: raterLabel(l.Name, l.Kind, l.Imported), Value: l.Value, Rationale: l.Rationale, Judge: l.Kind == "judge"}
+			if dl.Judge {
+				dl.Method, dl.Raw = l.Method, l.Raw
+				if dl.Method == "" {
+					dl.Method = "imported"
+				}
+			}
+			switch {
+			case l.RaterID == a.rater || a.people && l.Kind == "human":
+				dl.Side = "A"
+				sideA = append(sideA, l.Value)
+			case l.RaterID == b.rater || b.people && l.Kind == "human":
+				dl.Side = "B"
+				sideB = append(sideB, l.Value)
+			}
+			row.Labels = append(row.Labels, dl)
+		}
+		if d.Gold != "" {
+			row.Gold = d.Gold + " (" + d.GoldMethod + ")"
+			if b.gold {
+				sideB = append(sideB, d.Gold)
+			}
+		}
+		if a.people && b.people {
+			row.Summary = "people: " + strings.Join(sideA, ", ")
+		} else {
+			row.Summary = fmt.Sprintf("%s: %s · %s: %s", a.name, strings.Join(sideA, ", "), b.name, strings.Join(sideB, ", "))
+		}
+		page.Items = append(page.Items, row)
+	}
+	if f.After > 0 {
+		page.FirstURL = drillURL(p.ID, base)
+	}
+	if more {
+		next := url.Values{}
+		for k, v := range base {
+			next[k] = v
+		}
+		next.Set("after", strconv.FormatInt(items[len(items)-1].ItemID, 10))
+		page.More, page.NextURL = true, drillURL(p.ID, next)
+	}
+	s.render(w, r, http.StatusOK, rview.Drill(page))
+	return nil
+}
+
+// drillSentence says which items a drill-down lists.
+func drillSentence(a, b string, f store.DrillFilter) string {
+	var s string
+	if f.ValueA != "" && f.ValueB != "" {
+		s = fmt.Sprintf("Items where %s answered %s and %s answered %s", a, f.ValueA, b, f.ValueB)
+	} else {
+		s = fmt.Sprintf("Items where %s and %s answered differently", a, b)
+		if f.ValueA != "" {
+			s += fmt.Sprintf(", %s answering %s", a, f.ValueA)
+		}
+		if f.ValueB != "" {
+			s += fmt.Sprintf(", %s answering %s", b, f.ValueB)
+		}
+	}
+	if f.Boundary > 0 {
+		s += fmt.Sprintf(", across the boundary %d|%d (one answered %d or lower, the other %d or higher)", f.Boundary, f.Boundary+1, f.Boundary, f.Boundary+1)
+	}
+	return s + "."
+}
+
+// selected returns a copy of opts with the option whose value is v marked.
+func selected(opts []rview.Option, v string) []rview.Option {
+	opts = slices.Clone(opts)
+	for i := range opts {
+		opts[i].Selected = opts[i].Value == v
+	}
+	return opts
+}
