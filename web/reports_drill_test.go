@@ -127,10 +127,6 @@ func TestReportDrillDownShowsJudgeCalls(t *testing.T) {
 	if done := j.work(t, j.startRun(t, jd.ID, "", "5").ID); done.Status != attune.RunCompleted {
 		t.Fatalf("run ended %s (%s)", done.Status, done.Reason)
 	}
-	answers, err := j.a.db.JudgeItemAnswers(t.Context(), jd.ID, item)
-	if err != nil || len(answers) == 0 {
-		t.Fatalf("judge answers: %v %v", answers, err)
-	}
 	raters, err := j.a.db.ListProjectRaters(t.Context(), j.project.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -141,6 +137,10 @@ func TestReportDrillDownShowsJudgeCalls(t *testing.T) {
 			judge = x.ID
 		}
 	}
+	answers, err := j.a.db.JudgeItemAnswers(t.Context(), judge, item)
+	if err != nil || len(answers) == 0 {
+		t.Fatalf("judge answers: %v %v", answers, err)
+	}
 	a := answers[0]
 	r := j.c.get(projectPath(j.project, fmt.Sprintf("/report/items?item=%s&a=%d&b=people&va=%s&vb=%s", a.Key, judge, a.Value, likertAnswers[a.Key])))
 	wantStatus(t, r, http.StatusOK)
@@ -148,4 +148,52 @@ func TestReportDrillDownShowsJudgeCalls(t *testing.T) {
 	if a.Raw == "" || !strings.Contains(r.body, html.EscapeString(a.Raw)) {
 		t.Fatalf("the raw reply %q is not shown: %.3000s", a.Raw, r.body)
 	}
+}
+
+// On a 1–5 item the report says on which boundary the disagreement falls,
+// beside the rubric's guidance, each share one click from its items.
+func TestReportBoundaries(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	lead := a.user("lee@example.org", attune.RoleLead)
+	p := a.project(lead, projectOpts{rubric: "empathetic-dialogue@2"})
+	c := a.client()
+	c.mustSignIn(lead)
+	wantStatus(t, c.upload(projectPath(p, "/import"), nil, "pilot.jsonl", goodJSONL), http.StatusSeeOther)
+	// emotion: a1 Ann 3, Bo 4, judge 1; a2 Ann 4, Bo 4, judge 4.
+	labels := "item,rater,rater_kind,rubric_item,value\na1,Ann,human,emotion,3\na1,Bo,human,emotion,4\na1,j,judge,emotion,1\n" +
+		"a2,Ann,human,emotion,4\na2,Bo,human,emotion,4\na2,j,judge,emotion,4\n"
+	wantStatus(t, c.upload(projectPath(p, "/labels/import"), []formPart{{"confirm_warnings", "1"}}, "round1.csv", labels), http.StatusSeeOther)
+	raters, err := a.db.ListProjectRaters(t.Context(), p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var judge int64
+	for _, x := range raters {
+		if x.Kind == "judge" {
+			judge = x.ID
+		}
+	}
+	r := c.get(projectPath(p, "/report?item=emotion"))
+	wantStatus(t, r, http.StatusOK)
+	if n := strings.Count(r.body, `data-testid="boundary-row"`); n != 4 {
+		t.Fatalf("%d boundary rows, want 4", n)
+	}
+	// The people's one disagreement (3 against 4) is all on 3|4; the
+	// judge's (1 against 3, 1 against 4) puts 1/2 + 1/3 on 1|2 and 2|3,
+	// 1/3 on 3|4: shares 5/12, 5/12, 1/6.
+	wantContains(t, r, `data-testid="boundaries"`, "j (judge) against people", "specifically named",
+		`data-testid="boundary-share">100 %<`, `data-testid="boundary-share">42 %<`, `data-testid="boundary-share">17 %<`,
+		`/report/items?a=people&amp;b=people&amp;boundary=3&amp;item=emotion`,
+		fmt.Sprintf(`/report/items?a=%d&amp;b=people&amp;boundary=1&amp;item=emotion`, judge))
+	// One click away: the items across 3|4, with the rule that should settle them.
+	r = c.get(projectPath(p, "/report/items?a=people&b=people&boundary=3&item=emotion"))
+	wantStatus(t, r, http.StatusOK)
+	wantContains(t, r, `data-testid="drill-guidance"`, "specifically named", "across the boundary 3|4", "<code>a1</code>", `<option value="3" selected>3|4</option>`)
+	if n := strings.Count(r.body, `data-testid="drill-item"`); n != 1 {
+		t.Fatalf("%d items across 3|4, want 1", n)
+	}
+	// The report's JSON carries the same split.
+	j := c.get(projectPath(p, "/report.json"))
+	wantContains(t, j, `"boundaries": {`, `"n_disagreements": 1`, `"n_crossing": 1`)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/a-h/templ"
 
+	"github.com/attune/attune/internal/agreement"
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/report"
 	rview "github.com/attune/attune/web/views/report"
@@ -130,6 +131,10 @@ func (s *Server) reportView(r *http.Request, p *attune.Project, rr *reportReques
 		}
 		return drillURL(p.ID, v)
 	})
+	if it.Boundaries != nil {
+		d.Boundaries = reportBoundaries(p.ID, it, names)
+		d.Boundaries.Explain = explain["boundaries"]
+	}
 	page.Item = d
 
 	page.Annotators.Keys = make([]string, len(rep.RubricItems))
@@ -430,4 +435,39 @@ func reportConfusion(it report.RubricItem, names map[int64]string, a, b string, 
 	}
 	return &rview.Confusion{A: ra, B: rb, Heatmap: h, ItemsURL: link(ida, idb, "", ""),
 		Figures: fmt.Sprintf("%d items · observed agreement %s · Cohen's κ %s", p.N, reportFigureText(p.Agreement), reportFigureText(p.CohenKappa))}
+}
+
+// reportBoundaries shapes where a 1–5 item's disagreement falls: a row per
+// boundary, the people's share and each judge's, each linking to the
+// items whose answers lie on either side of it.
+func reportBoundaries(projectID int64, it report.RubricItem, names map[int64]string) *rview.BoundaryTable {
+	b := it.Boundaries
+	t := &rview.BoundaryTable{}
+	for _, j := range b.Judges {
+		t.Judges = append(t.Judges, names[j.Rater])
+	}
+	share := func(bd agreement.Boundary, a string, k int) rview.Share {
+		if bd.Share == nil {
+			return rview.Share{Text: "—", Title: "no disagreement"}
+		}
+		return rview.Share{Text: fmt.Sprintf("%.0f %%", *bd.Share*100),
+			Title: fmt.Sprintf("%d disagreeing %s cross it", bd.Crossing, plural(bd.Crossing, "pair", "pairs")),
+			URL:   drillURL(projectID, url.Values{"item": {it.Key}, "a": {a}, "b": {"people"}, "boundary": {strconv.Itoa(k)}})}
+	}
+	for i, bd := range b.Annotators.Boundaries {
+		row := rview.BoundaryRow{Boundary: bd.Lower + "|" + bd.Upper}
+		k, err := strconv.Atoi(bd.Lower)
+		if err != nil {
+			continue
+		}
+		row.Shares = append(row.Shares, share(bd, "people", k))
+		for _, j := range b.Judges {
+			row.Shares = append(row.Shares, share(j.Boundaries[i], strconv.FormatInt(j.Rater, 10), k))
+		}
+		if i < len(b.Guidance) {
+			row.Guidance = b.Guidance[i].Texts
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
 }

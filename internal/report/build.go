@@ -413,6 +413,52 @@ func (f *fold) rubricItem(k int, b agreement.Bootstrap, fig figureOptions) Rubri
 		ji.Verdict = verdict(ji)
 		out.Judges = append(out.Judges, ji)
 	}
+	if is.numeric {
+		out.Boundaries = f.boundaries(is, out.Pairs)
+	}
+	return out
+}
+
+// boundaries says where the disagreement of a numeric rubric item falls:
+// among the annotators (every pair of them), and for each judge against
+// them (its pair with each), beside the rubric's guidance on each
+// boundary. Nil when the scale has fewer than two numbers.
+func (f *fold) boundaries(is *itemScale, pairs []Pair) *Boundaries {
+	human := func(id int64) bool { return f.index[id] < f.humans }
+	var among [][][]int
+	byJudge := map[int64][][][]int{}
+	for _, p := range pairs {
+		switch ha, hb := human(p.A), human(p.B); {
+		case ha && hb:
+			among = append(among, p.Confusion)
+		case ha:
+			byJudge[p.B] = append(byJudge[p.B], p.Confusion)
+		case hb:
+			byJudge[p.A] = append(byJudge[p.A], p.Confusion)
+		}
+	}
+	scale := is.scale.Labels()
+	split, ok := agreement.SplitByBoundary(scale, among...)
+	if !ok {
+		return nil
+	}
+	out := &Boundaries{Annotators: split, Judges: []JudgeBoundaries{}, Guidance: []BoundaryGuidance{}}
+	for _, id := range f.raters[f.humans:] {
+		if ts, has := byJudge[id]; has {
+			js, _ := agreement.SplitByBoundary(scale, ts...)
+			out.Judges = append(out.Judges, JudgeBoundaries{Rater: id, BoundarySplit: js})
+		}
+	}
+	it, _ := f.def.Item(is.key)
+	for _, b := range split.Boundaries {
+		g := BoundaryGuidance{Lower: b.Lower, Upper: b.Upper, Texts: []string{}}
+		if it != nil {
+			for _, r := range it.BoundaryGuidance(rubric.Value(b.Lower), rubric.Value(b.Upper)) {
+				g.Texts = append(g.Texts, r.Text)
+			}
+		}
+		out.Guidance = append(out.Guidance, g)
+	}
 	return out
 }
 

@@ -48,6 +48,8 @@ func definitions(kind rubric.Kind) []Definition {
 			"The share of annotators (with at least 30 items compared) the judge wins; the judge passes, and may replace an annotator, when it is at least 0.5."},
 		{"alt_test_advantage_probability", "Advantage probability",
 			"How often the judge's answer scores at least as well against the other annotators as a left-out annotator's, averaged over annotators: the figure to compare judges by."},
+		{"boundaries", "Where the disagreement falls",
+			"On a 1–5 item, the share of the disagreement on each boundary between adjacent answers: each pair of different answers counts once, split evenly over the boundaries between them (1 against 3 puts half on 1|2 and half on 2|3)."},
 		{"pass", "Pass or fail",
 			"What the scoring engine makes of each rater's answers: pass when the final score reaches the threshold and the safety gate holds."},
 		{"safety_gate", "Safety gate",

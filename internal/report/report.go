@@ -179,6 +179,35 @@ type RubricItem struct {
 	Pairs      []Pair      `json:"pairs"`
 	Annotators []Annotator `json:"annotators"`
 	Judges     []JudgeItem `json:"judges"`
+	// Boundaries, on a numeric scale (1–5), say on which boundary between
+	// adjacent answers the disagreement falls; nil on other scales.
+	Boundaries *Boundaries `json:"boundaries,omitempty"`
+}
+
+// Boundaries is where a numeric rubric item's disagreement falls
+// (agreement.SplitByBoundary; docs/agreement.md): among the annotators,
+// every pair of them; for each judge, its pairs with each annotator.
+type Boundaries struct {
+	Annotators agreement.BoundarySplit `json:"annotators"`
+	Judges     []JudgeBoundaries       `json:"judges"`
+	// Guidance is the rubric's guidance on each boundary, in the order of
+	// the boundaries.
+	Guidance []BoundaryGuidance `json:"guidance"`
+}
+
+// JudgeBoundaries is where one judge's disagreement with the annotators
+// falls.
+type JudgeBoundaries struct {
+	Rater int64 `json:"rater"`
+	agreement.BoundarySplit
+}
+
+// BoundaryGuidance is the rubric's guidance on one boundary: the texts of
+// its rules titled for it ("3 vs 4"), none when it has none.
+type BoundaryGuidance struct {
+	Lower string   `json:"lower"`
+	Upper string   `json:"upper"`
+	Texts []string `json:"texts"`
 }
 
 // Missing counts labels that are not answers on the scale.

@@ -727,3 +727,58 @@ func TestAltTestInReport(t *testing.T) {
 		}
 	}
 }
+
+// TestBoundariesHandCounted checks where the disagreement falls on a 1–5
+// item, among the people and for a judge, against counts worked by hand
+// (docs/agreement.md: each disagreeing pair a < b gives 1/(b − a) to each
+// boundary between them).
+func TestBoundariesHandCounted(t *testing.T) {
+	t.Parallel()
+	rows := []label{
+		{"item-000", "ann", "human", "emotion", "1"}, {"item-000", "bo", "human", "emotion", "3"}, {"item-000", "cy", "human", "emotion", "3"}, {"item-000", "judge", "judge", "emotion", "3"},
+		{"item-001", "ann", "human", "emotion", "4"}, {"item-001", "bo", "human", "emotion", "3"}, {"item-001", "judge", "judge", "emotion", "2"},
+		{"item-002", "ann", "human", "emotion", "5"}, {"item-002", "bo", "human", "emotion", "5"}, {"item-002", "judge", "judge", "emotion", "4"},
+	}
+	f := newFixture(t, "empathetic-dialogue@2", 3, rows)
+	r := f.build(t, report.Options{})
+	b := r.RubricItems[0].Boundaries
+	if r.RubricItems[0].Key != "emotion" || b == nil || len(b.Judges) != 1 || b.Judges[0].Rater != f.raterID["judge"] {
+		t.Fatalf("boundaries %+v", b)
+	}
+	// People: ann–bo 1/3, 4/3, 5/5; ann–cy 1/3; bo–cy 3/3.
+	// The judge: with ann 3/1, 2/4, 4/5; with bo 3/3, 2/3, 4/5; with cy 3/3.
+	for _, c := range []struct {
+		who    string
+		split  agreement.BoundarySplit
+		n      int
+		shares []float64
+	}{
+		{"people", b.Annotators, 3, []float64{1.0 / 3, 1.0 / 3, 1.0 / 3, 0}},
+		{"judge", b.Judges[0].BoundarySplit, 5, []float64{0.1, 0.4, 0.1, 0.4}},
+	} {
+		if c.split.Disagreements != c.n || len(c.split.Boundaries) != 4 {
+			t.Fatalf("%s: %+v", c.who, c.split)
+		}
+		for k, bd := range c.split.Boundaries {
+			if bd.Lower != fmt.Sprint(k+1) || bd.Upper != fmt.Sprint(k+2) || bd.Share == nil || !near(*bd.Share, c.shares[k]) {
+				t.Errorf("%s %s|%s: share %v, want %v", c.who, bd.Lower, bd.Upper, bd.Share, c.shares[k])
+			}
+		}
+	}
+	// The rubric's guidance sits beside its boundary: emotion has 1 vs 2
+	// and 3 vs 4.
+	g := b.Guidance
+	if len(g) != 4 || len(g[0].Texts) != 1 || len(g[1].Texts) != 0 || len(g[2].Texts) != 1 || !strings.Contains(g[2].Texts[0], "specifically named") {
+		t.Fatalf("guidance %+v", g)
+	}
+	// A criteria rubric has no boundaries.
+	c := newFixture(t, "coaching-conversation@2.0", 1, []label{{"item-000", "ann", "human", "CQ1", "YES"}, {"item-000", "bo", "human", "CQ1", "NO"}})
+	if b := c.build(t, report.Options{}).RubricItems[0].Boundaries; b != nil {
+		t.Fatalf("criteria boundaries %+v", b)
+	}
+	// In the JSON, under each rubric item.
+	js, err := json.Marshal(r.RubricItems[0])
+	if err != nil || !strings.Contains(string(js), `"boundaries":{"annotators":{"n_disagreements":3,"n_other":0,"boundaries":[{"lower":"1","upper":"2","weight":1,"share":0.3333333333333333,"n_crossing":2}`) {
+		t.Fatalf("json %v: %.600s", err, js)
+	}
+}

@@ -110,6 +110,32 @@ type ItemDetail struct {
 	// Confusion is the chosen pair's confusion matrix, or nil when no pair
 	// shares items.
 	Confusion *Confusion
+	// Boundaries is where the disagreement falls on a 1–5 item; nil on
+	// other scales.
+	Boundaries *BoundaryTable
+}
+
+// BoundaryTable is the share of a 1–5 item's disagreement on each
+// boundary, for the people among themselves and for each judge against
+// them, beside the rubric's guidance on the boundary.
+type BoundaryTable struct {
+	Explain string   // the figure's sentence
+	Judges  []string // the judges' names, a column each after the people
+	Rows    []BoundaryRow
+}
+
+// BoundaryRow is one boundary, such as 3|4.
+type BoundaryRow struct {
+	Boundary string
+	Shares   []Share // the people's, then each judge's
+	Guidance []string
+}
+
+// Share is one share of disagreement, linking to its items.
+type Share struct {
+	Text  string // "41 %", or "—" when nobody disagrees
+	Title string
+	URL   templ.SafeURL
 }
 
 // Tab links to one rubric item.
