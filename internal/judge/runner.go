@@ -564,11 +564,8 @@ func (r *Runner) workStart(ctx context.Context, job *river.Job[startArgs]) error
 	if err != nil {
 		return err
 	}
-	todo, err := r.db.RunItemsTodo(ctx, run)
+	todo, err := r.db.StartRunItems(ctx, run)
 	if err != nil {
-		return err
-	}
-	if err := r.db.SetRunItemsDone(ctx, run.ID, run.ItemsTotal-len(todo)); err != nil {
 		return err
 	}
 	if len(todo) == 0 {
@@ -953,7 +950,10 @@ func (r *Runner) record(ctx context.Context, w *itemWork, itemID int64, key stri
 	if err != nil {
 		return err
 	}
-	if w.run.BudgetUSD == nil {
+	w.mu.Lock()
+	capped := w.run.BudgetUSD != nil
+	w.mu.Unlock()
+	if !capped {
 		return nil
 	}
 	spent, budget, err := r.db.AddRunSpend(ctx, w.run.ID, cost)
@@ -961,13 +961,29 @@ func (r *Runner) record(ctx context.Context, w *itemWork, itemID int64, key stri
 		return err
 	}
 	w.mu.Lock()
-	w.run.SpentUSD = spent
+	w.run.SpentUSD, w.run.BudgetUSD = spent, budget
 	w.mu.Unlock()
 	if budget != nil && spent >= *budget {
-		r.setStatus(ctx, w.run.ID, []attune.RunStatus{attune.RunRunning}, attune.RunPaused,
-			fmt.Sprintf("the budget of $%.2f is spent ($%.4f); raise it to go on", *budget, spent), nil)
+		if _, err := r.pauseOverBudget(ctx, w); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// pauseOverBudget pauses w's run if it has spent its budget as the run
+// stands now, and only if w belongs to its current start: a job of an
+// earlier start, finishing after the budget was raised and the run resumed,
+// must not pause the new start on the budget it read. It reports whether
+// it paused the run.
+func (r *Runner) pauseOverBudget(ctx context.Context, w *itemWork) (bool, error) {
+	paused, err := r.db.PauseRunOverBudget(ctx, w.run.ID, w.run.Generation, func(spent, budget float64) string {
+		return fmt.Sprintf("the budget of $%.2f is spent ($%.4f); raise it to go on", budget, spent)
+	})
+	if paused {
+		r.notify(ctx, w.run.ID)
+	}
+	return paused, err
 }
 
 // checkRun stops work for a run that is no longer running. It reads the
@@ -983,11 +999,17 @@ func (r *Runner) checkRun(ctx context.Context, w *itemWork) error {
 	w.mu.Unlock()
 	if over {
 		// Say why, rather than leave the run "running" with nothing moving.
-		r.setStatus(ctx, w.run.ID, []attune.RunStatus{attune.RunRunning}, attune.RunPaused,
-			fmt.Sprintf("the budget of $%.2f is spent; raise it to go on", *w.run.BudgetUSD), nil)
-		return errStop
-	}
-	if fresh {
+		// The budget w read may have been raised since: the pause goes by
+		// the run as it stands, and if it does not happen the run is read
+		// again below.
+		paused, err := r.pauseOverBudget(ctx, w)
+		if err != nil {
+			return err
+		}
+		if paused {
+			return errStop
+		}
+	} else if fresh {
 		return nil
 	}
 	run, err := r.db.FindRun(ctx, w.run.ID)
@@ -997,6 +1019,9 @@ func (r *Runner) checkRun(ctx context.Context, w *itemWork) error {
 	if run.Status != attune.RunRunning || run.Generation != w.run.Generation {
 		return errStop
 	}
+	w.mu.Lock()
+	w.run.SpentUSD, w.run.BudgetUSD = run.SpentUSD, run.BudgetUSD
+	w.mu.Unlock()
 	return nil
 }
 

@@ -270,10 +270,44 @@ func (db *DB) SetRunStatus(ctx context.Context, id int64, from []attune.RunStatu
 	return tag.RowsAffected() == 1, nil
 }
 
+// PauseRunOverBudget pauses a run that has spent its budget, but only while
+// it is running the given generation: work of an earlier start that ends
+// after the run was resumed under a raised budget must not pause the new
+// start on the old budget. Budget and spend are read as they stand, under
+// the row's lock, and reason words the pause from them. It reports whether
+// it paused the run.
+func (db *DB) PauseRunOverBudget(ctx context.Context, id int64, generation int, reason func(spent, budget float64) string) (bool, error) {
+	paused := false
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		var spent float64
+		var budget *float64
+		err := tx.QueryRow(ctx, `
+			SELECT spent_usd::float8, budget_usd::float8 FROM judge_runs
+			WHERE id = $1 AND status = $2 AND generation = $3 FOR UPDATE`, id, attune.RunRunning, generation).Scan(&spent, &budget)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil // paused, cancelled or started again meanwhile
+		}
+		if err != nil || budget == nil || spent < *budget {
+			return err
+		}
+		_, err = tx.Exec(ctx, `UPDATE judge_runs SET status = $2, reason = $3 WHERE id = $1`, id, attune.RunPaused, reason(spent, *budget))
+		paused = err == nil
+		return err
+	})
+	return paused, mapErr(err, "pause run", "")
+}
+
 // RunItemsTodo returns the items of a run that have no answers from its
 // judge yet, by id.
 func (db *DB) RunItemsTodo(ctx context.Context, run *attune.JudgeRun) ([]int64, error) {
-	rows, err := db.pool.Query(ctx, `
+	return runItemsTodo(ctx, db.pool, run)
+}
+
+// runItemsTodo is RunItemsTodo on q: the pool, or a transaction.
+func runItemsTodo(ctx context.Context, q interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}, run *attune.JudgeRun) ([]int64, error) {
+	rows, err := q.Query(ctx, `
 		SELECT i.id FROM (SELECT id FROM items WHERE project_id = $1 ORDER BY id LIMIT $2) i
 		WHERE NOT EXISTS (SELECT 1 FROM answer_sets s WHERE s.item_id = i.id AND s.rater_id = $3)
 		ORDER BY i.id`, run.ProjectID, run.ItemsTotal, run.RaterID)
@@ -446,11 +480,27 @@ func (db *DB) WriteJudgeAnswers(ctx context.Context, run *attune.JudgeRun, itemI
 	return written, last, mapErr(err, "write judge answers", "")
 }
 
-// SetRunItemsDone sets how many of the run's items are answered already,
-// when a run starts or resumes.
-func (db *DB) SetRunItemsDone(ctx context.Context, runID int64, done int) error {
-	_, err := db.pool.Exec(ctx, `UPDATE judge_runs SET items_done = $2 WHERE id = $1`, runID, done)
-	return mapErr(err, "run items done", "")
+// StartRunItems returns the items of a run still to answer, as a start or
+// resume finds them, and sets the run's count of items done to match. The
+// count decides which write looks for the run's end, so it must never fall
+// behind: a job of an earlier start may write an answer meanwhile. The
+// run's row is locked first, and that job's count goes up under the same
+// lock as the last thing before it commits, so its answer is either counted
+// here or counted by its own increment after, never lost between the two.
+func (db *DB) StartRunItems(ctx context.Context, run *attune.JudgeRun) ([]int64, error) {
+	var todo []int64
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM judge_runs WHERE id = $1 FOR UPDATE`, run.ID); err != nil {
+			return err
+		}
+		var err error
+		if todo, err = runItemsTodo(ctx, tx, run); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `UPDATE judge_runs SET items_done = $2 WHERE id = $1`, run.ID, run.ItemsTotal-len(todo))
+		return err
+	})
+	return todo, mapErr(err, "run items done", "")
 }
 
 // RunProgress reports a run's progress: items answered, ERROR labels,
