@@ -155,6 +155,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	} else {
 		s.stats.OK++
 	}
+	s.touch()
 	s.mu.Unlock()
 
 	var logprobs any

@@ -20,6 +20,7 @@
 package fakellm
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -98,7 +99,10 @@ type Server struct {
 
 	mu    sync.Mutex
 	stats Stats
-	cache prefixCache
+	// changed is closed, and replaced, whenever the counts change: Await
+	// waits on it.
+	changed chan struct{}
+	cache   prefixCache
 }
 
 // New returns a Server with opts.
@@ -106,7 +110,7 @@ func New(opts Options) *Server {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 60 * time.Second
 	}
-	s := &Server{opts: opts, mux: http.NewServeMux(), cache: prefixCache{seen: map[uint64]time.Time{}}}
+	s := &Server{opts: opts, mux: http.NewServeMux(), changed: make(chan struct{}), cache: prefixCache{seen: map[uint64]time.Time{}}}
 	s.mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	s.mux.HandleFunc("POST /chat/completions", s.chat)
 	s.mux.HandleFunc("GET /v1/models", s.models)
@@ -128,11 +132,40 @@ func (s *Server) Stats() Stats {
 	return st
 }
 
+// Await waits until the counts satisfy ok, or ctx ends, and returns the
+// counts it last saw. A test that asks what the server has done waits here
+// rather than on its client: a client that has given up (timed out, say)
+// does not mean the server has had the request yet.
+func (s *Server) Await(ctx context.Context, ok func(Stats) bool) (Stats, error) {
+	for {
+		s.mu.Lock()
+		st, changed := s.stats, s.changed
+		st.Arrivals = slices.Clone(s.stats.Arrivals)
+		s.mu.Unlock()
+		if ok(st) {
+			return st, nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return st, ctx.Err()
+		}
+	}
+}
+
 // record updates the counts under the lock.
 func (s *Server) record(f func(*Stats)) {
 	s.mu.Lock()
 	f(&s.stats)
+	s.touch()
 	s.mu.Unlock()
+}
+
+// touch wakes those waiting in Await after the counts changed. s.mu is
+// held.
+func (s *Server) touch() {
+	close(s.changed)
+	s.changed = make(chan struct{})
 }
 
 // arrive records a completion request's arrival and returns its number,
@@ -145,6 +178,7 @@ func (s *Server) arrive() uint64 {
 	if len(s.stats.Arrivals) > maxArrivals {
 		s.stats.Arrivals = slices.Delete(s.stats.Arrivals, 0, len(s.stats.Arrivals)-maxArrivals)
 	}
+	s.touch()
 	s.mu.Unlock()
 	return s.count.Add(1) - 1
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -128,39 +129,53 @@ func TestFailuresAreClassified(t *testing.T) {
 	f, url := start(t, fakellm.Options{RetryAfter: 2 * time.Second, Timeout: 10 * time.Second})
 	req := judge.Request{Model: "fake-judge", Messages: []judge.Message{{Role: "user", Content: "Answer YES or NO ONLY."}}}
 	for _, tc := range []struct {
-		fail   string
-		client *http.Client
-		check  func(error) bool
+		fail  string
+		check func(error) bool
 	}{
-		{"429", nil, func(err error) bool {
+		{"429", func(err error) bool {
 			var rl *judge.RateLimitError
 			return errors.As(err, &rl) && rl.RetryAfter == 2*time.Second
 		}},
-		{"500", nil, func(err error) bool {
+		{"500", func(err error) bool {
 			var te *judge.TransientError
 			return errors.As(err, &te)
 		}},
-		{"timeout", &http.Client{Timeout: 100 * time.Millisecond}, func(err error) bool {
+		{"timeout", func(err error) bool {
 			var te *judge.TransientError
 			return errors.As(err, &te) && strings.Contains(te.Reason, "timed out")
 		}},
 	} {
 		for _, how := range []string{"header", "model suffix"} {
-			hc := tc.client
-			if hc == nil {
-				hc = &http.Client{}
-			}
+			hc := &http.Client{}
 			r := req
 			if how == "header" {
-				hc = &http.Client{Timeout: hc.Timeout, Transport: &withHeader{key: "X-Fake-Fail", value: tc.fail}}
+				hc = &http.Client{Transport: &withHeader{key: "X-Fake-Fail", value: tc.fail}}
 			} else {
 				r.Model += "+" + tc.fail
 			}
 			for _, p := range []judge.Provider{judge.NewOpenAI(url+"/v1", "", hc), judge.NewAnthropic(url, "", hc)} {
+				ctx := context.Background()
+				stop := func() {}
+				if tc.fail == "timeout" {
+					// The call's deadline passes while the fake hangs, once it
+					// is hanging: a deadline of fixed length could pass on a
+					// loaded machine before the request even reached it.
+					d := newDeadline()
+					ctx = d
+					hung := f.Stats().Timeouts + 1
+					wctx, cancel := context.WithCancel(context.Background())
+					stop = cancel
+					go func() {
+						if _, err := f.Await(wctx, func(st fakellm.Stats) bool { return st.Timeouts >= hung }); err == nil {
+							d.pass()
+						}
+					}()
+				}
 				start := time.Now()
-				if _, err := p.Complete(context.Background(), r); !tc.check(err) {
+				if _, err := p.Complete(ctx, r); !tc.check(err) {
 					t.Errorf("%s by %s: error %v", tc.fail, how, err)
 				}
+				stop()
 				if time.Since(start) > 5*time.Second {
 					t.Errorf("%s by %s took %s", tc.fail, how, time.Since(start))
 				}
@@ -172,6 +187,32 @@ func TestFailuresAreClassified(t *testing.T) {
 		t.Errorf("stats %+v", st)
 	}
 }
+
+// deadline is a context whose deadline passes when the test says so, not
+// after a fixed time.
+type deadline struct {
+	context.Context
+	done chan struct{}
+	once sync.Once
+}
+
+func newDeadline() *deadline {
+	return &deadline{Context: context.Background(), done: make(chan struct{})}
+}
+
+func (d *deadline) Done() <-chan struct{} { return d.done }
+
+func (d *deadline) Err() error {
+	select {
+	case <-d.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
+// pass makes the deadline pass.
+func (d *deadline) pass() { d.once.Do(func() { close(d.done) }) }
 
 func TestWrongKey(t *testing.T) {
 	t.Parallel()

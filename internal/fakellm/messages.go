@@ -147,6 +147,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	} else {
 		s.stats.OK++
 	}
+	s.touch()
 	s.mu.Unlock()
 	in, cacheRead, cacheWrite := tokens(prompt), 0, 0
 	if cached {
