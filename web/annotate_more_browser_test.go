@@ -168,7 +168,10 @@ func TestBrowserTwoTabs(t *testing.T) {
 	conflict := func(keys2 string) {
 		t.Helper()
 		keys(t, tab2, keys2+"\r")
-		if _, err := chromedp.Run(tab2, chromedp.Poll[bool](`!!document.querySelector('[data-testid=resubmitted]')`)); err != nil {
+		// Settled, not just swapped in: until htmx settles, the panel wears
+		// the old workspace's class and its layout, and the buttons move
+		// when it settles, so a click aimed before then can land elsewhere.
+		if _, err := chromedp.Run(tab2, chromedp.Poll[bool](`!!document.querySelector('[data-testid=resubmitted]:not(.htmx-settling)')`)); err != nil {
 			t.Fatalf("the second tab's submit did not show both answer sets: %v", err)
 		}
 		rows := eval[map[string]string](t, tab2, `Object.fromEntries([...document.querySelectorAll('[data-testid=compare-row][data-key]')].map(r =>
