@@ -13,7 +13,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/attune/attune/internal/agreement"
 	"github.com/attune/attune/internal/rubric"
@@ -152,13 +154,26 @@ func Run(in Input) (*Result, error) {
 				it.ID, len(it.Variants), len(it.Humans), nv, len(in.Humans))
 		}
 	}
-	res := &Result{Items: len(in.Items), Variants: in.Variants}
+	res := &Result{Items: len(in.Items), Variants: in.Variants, RubricItems: make([]RubricItem, len(in.Def.Items))}
+	// Rubric items are independent (each resamples the items itself, with
+	// the same seed, hence the same resamples): one per core at a time.
+	errs := make([]error, len(in.Def.Items))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(in.Def.Items)) {
+		wg.Go(func() {
+			for k := range next {
+				res.RubricItems[k], errs[k] = rubricItem(in, &in.Def.Items[k])
+			}
+		})
+	}
 	for k := range in.Def.Items {
-		ri, err := rubricItem(in, &in.Def.Items[k])
-		if err != nil {
-			return nil, err
-		}
-		res.RubricItems = append(res.RubricItems, ri)
+		next <- k
+	}
+	close(next)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	rows, err := scores(in)
 	if err != nil {
@@ -166,6 +181,35 @@ func Run(in Input) (*Result, error) {
 	}
 	res.Scores = rows
 	return res, nil
+}
+
+// memo keeps each variant's statistic on the resample being evaluated:
+// the bootstrap evaluates every statistic of a replicate on one
+// multiplicity slice before drawing the next, so a variant's figure and
+// its difference from the best share one computation. Not safe for
+// concurrent use; each rubric item has its own.
+type memo struct {
+	w    []int
+	have []bool
+	val  []agreement.Estimate
+	f    func(v int, w []int) agreement.Estimate
+}
+
+func newMemo(n int, f func(v int, w []int) agreement.Estimate) *memo {
+	return &memo{have: make([]bool, n), val: make([]agreement.Estimate, n), f: f}
+}
+
+func (m *memo) at(v int, w []int) agreement.Estimate {
+	// A new replicate is a new slice; holding the last one keeps its
+	// address from being reused by the next.
+	if len(w) > 0 && (len(m.w) == 0 || &m.w[0] != &w[0]) {
+		m.w = w
+		clear(m.have)
+	}
+	if !m.have[v] {
+		m.val[v], m.have[v] = m.f(v, w), true
+	}
+	return m.val[v]
 }
 
 // bootstrapped evaluates stats on the items, with paired intervals when
@@ -246,16 +290,17 @@ func rubricItem(in Input, it *rubric.Item) (RubricItem, error) {
 			best = v
 		}
 	}
+	km := newMemo(nv, kappa)
 	var stats []func([]int) agreement.Estimate
 	for v := range nv {
-		stats = append(stats, func(w []int) agreement.Estimate { return kappa(v, w) })
+		stats = append(stats, func(w []int) agreement.Estimate { return km.at(v, w) })
 	}
 	for v := range nv {
 		stats = append(stats, func(w []int) agreement.Estimate {
 			if best < 0 {
 				return agreement.Estimate{Reason: "no variant has a defined kappa with gold"}
 			}
-			a, b := kappa(v, w), kappa(best, w)
+			a, b := km.at(v, w), km.at(best, w)
 			if !a.Defined || !b.Defined {
 				return agreement.Estimate{Reason: "kappa undefined on this resample"}
 			}
@@ -374,16 +419,17 @@ func scores(in Input) ([]ScoreRow, error) {
 			best = v
 		}
 	}
+	mm := newMemo(nv, mae)
 	var stats []func([]int) agreement.Estimate
 	for v := range nv {
-		stats = append(stats, func(w []int) agreement.Estimate { return mae(v, w) })
+		stats = append(stats, func(w []int) agreement.Estimate { return mm.at(v, w) })
 	}
 	for v := range nv {
 		stats = append(stats, func(w []int) agreement.Estimate {
 			if best < 0 {
 				return agreement.Estimate{Reason: "no variant has a final score"}
 			}
-			a, b := mae(v, w), mae(best, w)
+			a, b := mm.at(v, w), mm.at(best, w)
 			if !a.Defined || !b.Defined {
 				return agreement.Estimate{Reason: "undefined on this resample"}
 			}
