@@ -5,8 +5,9 @@
 // a paired bootstrap of each variant's kappa against the best one's; over
 // the final score, its mean absolute error from gold, pass/fail agreement,
 // the safety gate's sensitivity and specificity against gold (the misses
-// first), and cost and latency per item. It is pure: the store reads the
-// answers, the CLI prints the result.
+// first), and cost and latency per item; and each variant's kappa with
+// each person. It is pure: the store reads the answers, the CLI prints the
+// result.
 package experiment
 
 import (
@@ -99,6 +100,16 @@ type ItemRow struct {
 	KappaGold Stat    `json:"kappa_gold"`
 	KappaDiff Stat    `json:"kappa_diff_from_best"`
 	AltTest   AltTest `json:"alt_test"`
+	// KappaPeople is Cohen's kappa with each person, on the items both
+	// answered, in the order of Input.Humans (no interval).
+	KappaPeople []PersonKappa `json:"kappa_people"`
+}
+
+// PersonKappa is a variant's kappa with one person.
+type PersonKappa struct {
+	Person string `json:"person"`
+	Items  int    `json:"items"`
+	Kappa  Stat   `json:"kappa"`
 }
 
 // AltTest is the alt-test's verdict for a variant on a rubric item.
@@ -336,6 +347,26 @@ func rubricItem(in Input, it *rubric.Item) (RubricItem, error) {
 				}
 			}
 			tally.Add(answers, vals[v][i])
+		}
+		for h, name := range in.Humans {
+			counts := make([][]int, q)
+			for k := range counts {
+				counts[k] = make([]int, q)
+			}
+			n := 0
+			for i, item := range in.Items {
+				if p, x := idx(item.Humans[h]), vals[v][i]; p >= 0 && x >= 0 {
+					counts[p][x]++
+					n++
+				}
+			}
+			pk := PersonKappa{Person: name, Items: n}
+			if c, err := agreement.NewContingency(scale, counts); err != nil {
+				pk.Kappa = Stat{Reason: err.Error()}
+			} else {
+				pk.Kappa = stat(agreement.CohenKappa(c, agreement.NoWeights))
+			}
+			row.KappaPeople = append(row.KappaPeople, pk)
 		}
 		alt, err := tally.AltTest(in.Alt)
 		if err != nil {

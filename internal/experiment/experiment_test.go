@@ -67,6 +67,11 @@ func TestRunByHand(t *testing.T) {
 	if val(t, cq8.Variants[0].KappaDiff) != 0 {
 		t.Errorf("the best's own difference = %+v, want 0", cq8.Variants[0].KappaDiff)
 	}
+	// The people answered as gold did.
+	if k := cq8.Variants[1].KappaPeople; len(k) != 2 || k[0].Person != "ann" || k[0].Items != 4 || val(t, k[0].Kappa) != 0 ||
+		val(t, cq8.Variants[0].KappaPeople[1].Kappa) != 1 {
+		t.Errorf("kappa with each person on CQ8: %+v / %+v", cq8.Variants[0].KappaPeople, k)
+	}
 	// CQ1 is YES everywhere: no variation, kappa undefined.
 	cq1 := res.RubricItems[slices.IndexFunc(res.RubricItems, func(r RubricItem) bool { return r.Key == "CQ1" })]
 	if cq1.Variants[0].KappaGold.Value != nil || cq1.Best != "" {
