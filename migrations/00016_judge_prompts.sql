@@ -51,6 +51,9 @@ ALTER TABLE judge_runs ALTER COLUMN rater_id SET NOT NULL;
 -- +goose Down
 ALTER TABLE judge_runs DROP COLUMN rater_id;
 ALTER TABLE judge_runs DROP COLUMN prompt_id;
+-- The answers of later prompt versions go with their raters: before
+-- versions, a judge had one rater only.
+DELETE FROM answer_sets WHERE rater_id IN (SELECT id FROM raters WHERE prompt_id IS NOT NULL);
 DELETE FROM raters WHERE prompt_id IS NOT NULL;
 DROP INDEX raters_judge_idx;
 ALTER TABLE raters DROP COLUMN prompt_id;
