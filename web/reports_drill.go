@@ -21,7 +21,8 @@ import (
 const drillPageSize = 50
 
 // drillURL is the address of a drill-down list with the given query:
-// item (the rubric item's key), a (a rater's id, or "people"), b (a
+// item (the rubric item's key, or @gate or @pass for the engine's safety
+// gate or pass, see outcomeItems), a (a rater's id, or "people"), b (a
 // rater's id, "people" or "gold"), and optionally va and vb (one cell of
 // their confusion matrix) and boundary (k for the boundary k|k+1).
 func drillURL(projectID int64, q url.Values) templ.SafeURL {
@@ -107,6 +108,20 @@ func (s *Server) reportItems(w http.ResponseWriter, r *http.Request) error {
 	key := q.Get("item")
 	if key == "" && len(def.Items) > 0 {
 		key = def.Items[0].Key
+	}
+	if _, isOutcome := outcomeKinds[key]; isOutcome {
+		a, err := readSide("a", q.Get("a"), raters, false)
+		if err != nil {
+			return err
+		}
+		b, err := readSide("b", q.Get("b"), raters, true)
+		if err != nil {
+			return err
+		}
+		if a.rater != 0 && a.rater == b.rater {
+			return attune.Invalid("b", "choose two different raters")
+		}
+		return s.outcomeItems(w, r, p, def, raters, key, a, b)
 	}
 	it, ok := def.Item(key)
 	if !ok {

@@ -81,6 +81,48 @@ func TestReportDrillDown(t *testing.T) {
 	wantContains(t, r, "<code>a2</code>", `data-testid="drill-first"`)
 	wantLacks(t, r, "<code>a1</code>", `data-testid="drill-next"`)
 
+	// The engine's outputs: the judge answered as the first person did, so
+	// their safety gates agree on both items and differ on none.
+	var first0 int64
+	for _, x := range raters {
+		if strings.HasPrefix(x.Name, "=HYPERLINK") {
+			first0 = x.ID
+		}
+	}
+	wantContains(t, c.get(projectPath(p, "/report")), `data-testid="pair-items"`, fmt.Sprintf(`/report/items?a=%d&amp;b=people&amp;item=%%40gate`, judge))
+	same := 0
+	for _, cell := range []string{"va=failed&vb=failed", "va=held&vb=held"} {
+		r := c.get(projectPath(p, fmt.Sprintf("/report/items?item=@gate&a=%d&b=%d&%s", judge, first0, cell)))
+		wantStatus(t, r, http.StatusOK)
+		same += items(r)
+	}
+	if same != 2 {
+		t.Fatalf("%d items on the gate's diagonal, want 2", same)
+	}
+	r = c.get(projectPath(p, fmt.Sprintf("/report/items?item=@gate&a=%d&b=%d", judge, first0)))
+	wantStatus(t, r, http.StatusOK)
+	wantContains(t, r, `data-testid="drill-empty"`, "differ on the safety gate")
+	// Against Bo the four cells part the two items, and the items that
+	// differ are the two cells off the diagonal.
+	cells, off := 0, 0
+	for _, va := range []string{"pass", "fail"} {
+		for _, vb := range []string{"pass", "fail"} {
+			n := items(c.get(projectPath(p, fmt.Sprintf("/report/items?item=@pass&a=%d&b=%d&va=%s&vb=%s", judge, bo, va, vb))))
+			cells += n
+			if va != vb {
+				off += n
+			}
+		}
+	}
+	if differ := items(c.get(projectPath(p, fmt.Sprintf("/report/items?item=@pass&a=%d&b=%d", judge, bo)))); cells != 2 || differ != off {
+		t.Fatalf("pass cells hold %d items, want 2; %d differ, want %d", cells, differ, off)
+	}
+	r = c.get(projectPath(p, fmt.Sprintf("/report/items?item=@pass&a=%d&b=people", judge)))
+	wantStatus(t, r, http.StatusOK)
+	for _, q := range []string{"item=@gate&a=people", fmt.Sprintf("item=@gate&a=%d&va=maybe", judge)} {
+		wantStatus(t, c.get(projectPath(p, "/report/items?"+q)), http.StatusUnprocessableEntity)
+	}
+
 	// Bad choices are refused, saying why.
 	for q, why := range map[string]string{
 		"item=ZZ":             "not an item",
@@ -193,6 +235,8 @@ func TestReportBoundaries(t *testing.T) {
 	if n := strings.Count(r.body, `data-testid="drill-item"`); n != 1 {
 		t.Fatalf("%d items across 3|4, want 1", n)
 	}
+	// A 1–5 rubric has no safety gate to list by.
+	wantStatus(t, c.get(projectPath(p, fmt.Sprintf("/report/items?item=@gate&a=%d", judge))), http.StatusUnprocessableEntity)
 	// The report's JSON carries the same split.
 	j := c.get(projectPath(p, "/report.json"))
 	wantContains(t, j, `"boundaries": {`, `"n_disagreements": 1`, `"n_crossing": 1`)

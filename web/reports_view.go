@@ -230,7 +230,8 @@ func (s *Server) reportView(r *http.Request, p *attune.Project, rr *reportReques
 		}
 		for _, j := range o.o.Judges {
 			ov.Judges = append(ov.Judges, rview.PairRow{A: names[j.Rater], B: "annotators' majority", N: j.Consensus.N,
-				Figures: []rview.Figure{reportFigure(j.Consensus.Agreement, false), reportFigure(j.Consensus.CohenKappa, true)}})
+				Figures: []rview.Figure{reportFigure(j.Consensus.Agreement, false), reportFigure(j.Consensus.CohenKappa, true)},
+				URL:     drillURL(p.ID, url.Values{"item": {"@" + o.key}, "a": {strconv.FormatInt(j.Rater, 10)}, "b": {"people"}})})
 		}
 		page.Engine.Outcomes = append(page.Engine.Outcomes, ov)
 	}

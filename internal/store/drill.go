@@ -176,3 +176,31 @@ func (db *DB) drillDetails(ctx context.Context, projectID int64, key string, ids
 	})
 	return out, mapErr(err, "drill gold", "")
 }
+
+// GoldSets returns the gold values of the project's items whose ids are
+// in [minItem, maxItem], by item id and rubric item key.
+func (db *DB) GoldSets(ctx context.Context, projectID, minItem, maxItem int64) (map[int64]map[string]string, error) {
+	rows, err := db.pool.Query(ctx, `
+		SELECT g.item_id, g.rubric_item_key, g.value FROM gold_labels g JOIN items i ON i.id = g.item_id
+		WHERE i.project_id = $1 AND g.item_id BETWEEN $2 AND $3`, projectID, minItem, maxItem)
+	if err != nil {
+		return nil, mapErr(err, "gold sets", "")
+	}
+	out := map[int64]map[string]string{}
+	var id int64
+	var key, value string
+	_, err = pgx.ForEachRow(rows, []any{&id, &key, &value}, func() error {
+		if out[id] == nil {
+			out[id] = map[string]string{}
+		}
+		out[id][key] = value
+		return nil
+	})
+	return out, mapErr(err, "gold sets", "")
+}
+
+// DrillDialogues returns the dialogues of the project's items of ids, in
+// the order of ids, without labels.
+func (db *DB) DrillDialogues(ctx context.Context, projectID int64, ids []int64) ([]DrillItem, error) {
+	return db.drillDetails(ctx, projectID, "", ids)
+}

@@ -244,6 +244,8 @@ type PairRow struct {
 	A, B    string
 	N       int
 	Figures []Figure
+	// URL, when set, lists the items where A and B differ.
+	URL templ.SafeURL
 }
 
 // ImportForm is the form that brings in labels made elsewhere.
