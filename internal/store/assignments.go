@@ -88,7 +88,7 @@ func assignmentProject(ctx context.Context, tx pgx.Tx, assignmentID, userID int6
 // conflict when the project is paused or archived.
 //
 // Safe under any number of concurrent callers on any number of replicas:
-// candidate items are claimed with FOR UPDATE SKIP LOCKED, and the claim
+// candidate items are claimed with FOR NO KEY UPDATE SKIP LOCKED, and the claim
 // re-checks capacity on the locked row.
 func (db *DB) NextAssignment(ctx context.Context, projectID, userID int64) (*attune.Assignment, error) {
 	var a *attune.Assignment
@@ -141,14 +141,20 @@ func next(ctx context.Context, tx pgx.Tx, projectID, userID int64) (*attune.Assi
 	// First skip items other claimers hold locked; if that finds nothing
 	// while open items exist, they are all being claimed right now: wait
 	// for the locks instead of saying the queue is empty.
-	lock := "FOR UPDATE SKIP LOCKED"
+	//
+	// NO KEY UPDATE, not UPDATE: a claim only changes an item's counts,
+	// and the weaker lock lets a submission's foreign-key checks on the
+	// item (its answer set and labels) go ahead instead of waiting behind
+	// a claimer that may itself wait for that submission's items: a
+	// deadlock in which PostgreSQL could end the submission.
+	lock := "FOR NO KEY UPDATE SKIP LOCKED"
 	for attempt := 0; attempt < 3; attempt++ {
 		// Waiting while this transaction holds an item already (the one
 		// just submitted) can deadlock with another claimer doing the
 		// same. Under a savepoint the one PostgreSQL picks gives up this
 		// wait, not its submission, and waits again.
 		q, sp := tx, pgx.Tx(nil)
-		if lock == "FOR UPDATE" {
+		if lock == "FOR NO KEY UPDATE" {
 			var err error
 			if sp, err = tx.Begin(ctx); err != nil {
 				return nil, err
@@ -195,7 +201,7 @@ func next(ctx context.Context, tx pgx.Tx, projectID, userID int64) (*attune.Assi
 		if !open {
 			break
 		}
-		lock = "FOR UPDATE"
+		lock = "FOR NO KEY UPDATE"
 	}
 	return nil, attune.ErrNoWork
 }
