@@ -55,15 +55,16 @@ func (s *Server) reportView(r *http.Request, p *attune.Project, rr *reportReques
 		return v
 	}
 	page := rview.Page{
-		Chrome:      s.chrome(r, "Agreement · "+p.Name, "home"),
-		ProjectName: p.Name,
-		ProjectURL:  templ.SafeURL(projectPath(p.ID)),
-		Rubric:      rep.Project.Rubric,
-		NANote:      rep.NANote,
-		JSONURL:     templ.SafeURL(reportPath(p.ID) + ".json" + reportQuery(rr.query)),
-		CSVURL:      templ.SafeURL(reportPath(p.ID) + ".csv" + reportQuery(rr.query)),
-		Filters:     rr.filters,
-		Import:      labelsImportForm(p.ID),
+		Chrome:        s.chrome(r, "Agreement · "+p.Name, "home"),
+		ProjectName:   p.Name,
+		ProjectURL:    templ.SafeURL(projectPath(p.ID)),
+		Rubric:        rep.Project.Rubric,
+		NANote:        rep.NANote,
+		JSONURL:       templ.SafeURL(reportPath(p.ID) + ".json" + reportQuery(rr.query)),
+		ExperimentURL: templ.SafeURL(fmt.Sprintf("/projects/%d/experiment", p.ID)),
+		CSVURL:        templ.SafeURL(reportPath(p.ID) + ".csv" + reportQuery(rr.query)),
+		Filters:       rr.filters,
+		Import:        labelsImportForm(p.ID),
 	}
 	if b := rep.Bootstrap; b.Replicates > 0 {
 		page.Intervals = fmt.Sprintf("Intervals are %.0f%% bootstrap intervals over items (%d replicates, fixed seed).", b.Level*100, b.Replicates)

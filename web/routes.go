@@ -174,6 +174,9 @@ func (s *Server) table() []route {
 		// The items behind a figure of the report (web/reports_drill.go).
 		{"GET /projects/{id}/report/items", projectLeads, s.reportItems, nil},
 		{"POST /projects/{id}/labels/import", projectUploads, s.importLabels, nil},
+		// Judge variants side by side on the frozen gold items
+		// (web/experiment.go).
+		{"GET /projects/{id}/experiment", projectLeads, s.experimentPage, nil},
 
 		// Adjudication and gold sets (web/gold.go).
 		{"GET /projects/{id}/gold", projectLeads, s.goldPage, nil},

@@ -27,34 +27,18 @@ func judgeExperiment(ctx context.Context, e env, db *store.DB, get func(string) 
 	if err != nil {
 		return err
 	}
-	var names []string
-	var raters []int64
+	var variants []experiment.Variant
 	for _, spec := range strings.Split(get("judge"), ",") {
-		spec = strings.TrimSpace(spec)
-		if spec == "" {
+		if strings.TrimSpace(spec) == "" {
 			continue
 		}
-		name, version := spec, 1
-		if i := strings.LastIndex(spec, "@"); i > 0 {
-			if n, err := strconv.Atoi(spec[i+1:]); err == nil {
-				if n < 1 {
-					return fmt.Errorf("%w: %q: a prompt version is 1 or more", errUsage, spec)
-				}
-				name, version = spec[:i], n
-			}
-		}
-		id, err := db.JudgeVariantRater(ctx, p.ID, name, version)
+		v, err := experiment.ParseVariant(spec)
 		if err != nil {
-			return err
+			return fmt.Errorf("%w: %w", errUsage, err)
 		}
-		label := name
-		if version > 1 {
-			label = fmt.Sprintf("%s@%d", name, version)
-		}
-		names = append(names, label)
-		raters = append(raters, id)
+		variants = append(variants, v)
 	}
-	if len(raters) == 0 {
+	if len(variants) == 0 {
 		return fmt.Errorf("%w: --judge names no variant", errUsage)
 	}
 	eps := p.Epsilon
@@ -69,13 +53,14 @@ func judgeExperiment(ctx context.Context, e env, db *store.DB, get func(string) 
 		return fmt.Errorf("%w: --replicates must be 0 or more", errUsage)
 	}
 	seed, _ := strconv.ParseUint(get("bootstrap-seed"), 10, 64)
-	items, humans, usage, err := db.ExperimentItems(ctx, p.ID, raters)
+	in, _, err := db.ExperimentInput(ctx, p.ID, variants)
 	if err != nil {
 		return err
 	}
-	res, err := experiment.Run(experiment.Input{Def: def, Variants: names, Humans: humans, Items: items, Usage: usage,
-		Alt:       agreement.AltOptions{Epsilon: eps},
-		Bootstrap: agreement.Bootstrap{Replicates: reps, Level: 0.95, Seed: seed}})
+	in.Def = def
+	in.Alt = agreement.AltOptions{Epsilon: eps}
+	in.Bootstrap = agreement.Bootstrap{Replicates: reps, Level: 0.95, Seed: seed}
+	res, err := experiment.Run(in)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,8 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/attune/attune/internal/agreement"
@@ -529,4 +531,41 @@ func ratio(num, den int, reason string) Stat {
 	}
 	x := float64(num) / float64(den)
 	return Stat{Value: &x}
+}
+
+// Variant names one variant: a judge and its prompt version for the
+// project's rubric (1 is the rubric's own prompt).
+type Variant struct {
+	Judge   string
+	Version int
+}
+
+// String is how a variant is written and printed: the judge's name for
+// version 1, name@N for a later version.
+func (v Variant) String() string {
+	if v.Version > 1 {
+		return fmt.Sprintf("%s@%d", v.Judge, v.Version)
+	}
+	return v.Judge
+}
+
+// ParseVariant reads a variant written as String writes it. A name whose
+// part after the last @ is not a number is a judge's name as a whole
+// (judge names may hold @); a version below 1 is an error naming the
+// spec.
+func ParseVariant(spec string) (Variant, error) {
+	spec = strings.TrimSpace(spec)
+	if spec == "" {
+		return Variant{}, errors.New("a variant needs a judge's name")
+	}
+	v := Variant{Judge: spec, Version: 1}
+	if i := strings.LastIndex(spec, "@"); i > 0 {
+		if n, err := strconv.Atoi(spec[i+1:]); err == nil {
+			if n < 1 {
+				return Variant{}, fmt.Errorf("%q: a prompt version is 1 or more", spec)
+			}
+			v = Variant{Judge: spec[:i], Version: n}
+		}
+	}
+	return v, nil
 }

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/attune/attune/internal/agreement"
@@ -139,5 +140,38 @@ func TestRunNoGateAndBadInput(t *testing.T) {
 	in.Items[0].Variants = nil
 	if _, err := Run(in); err == nil {
 		t.Error("an item without the variants' answers: want an error")
+	}
+}
+
+// A variant is written as the CLI's --judge and the page's ?judge= take
+// it, and reads back the same.
+func TestParseVariant(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		spec string
+		want Variant
+		err  string
+	}{
+		{"gpt-judge", Variant{"gpt-judge", 1}, ""},
+		{" gpt-judge@2 ", Variant{"gpt-judge", 2}, ""},
+		{"gpt-judge@1", Variant{"gpt-judge", 1}, ""},
+		{"me@example", Variant{"me@example", 1}, ""}, // not a version: part of the name
+		{"@3", Variant{"@3", 1}, ""},
+		{"gpt-judge@0", Variant{}, "a prompt version is 1 or more"},
+		{" ", Variant{}, "needs a judge's name"},
+	} {
+		got, err := ParseVariant(c.spec)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%q: err %v, want %q", c.spec, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("%q: %+v, %v; want %+v", c.spec, got, err, c.want)
+		}
+		if back, _ := ParseVariant(got.String()); back != got {
+			t.Errorf("%q: %q reads back as %+v", c.spec, got.String(), back)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -141,4 +142,58 @@ func (db *DB) ExperimentItems(ctx context.Context, projectID int64, variants []i
 		return err
 	})
 	return items, humans, usage, mapErr(err, "experiment items", "")
+}
+
+// ExperimentInput gathers an experiment's data on a project, the one way
+// the CLI and the web page both do: each variant's rater (see
+// JudgeVariantRater; an unknown judge or version is attune.ErrNotFound
+// naming it) and the frozen set of ExperimentItems. The input's
+// Variants, Humans, Items and Usage are filled; the caller sets Def, Alt
+// and Bootstrap. raters are the variants' rater ids, in their order.
+func (db *DB) ExperimentInput(ctx context.Context, projectID int64, variants []experiment.Variant) (in experiment.Input, raters []int64, err error) {
+	if len(variants) == 0 {
+		return in, nil, attune.Invalid("judge", "choose at least one judge or prompt version")
+	}
+	for _, v := range variants {
+		id, err := db.JudgeVariantRater(ctx, projectID, v.Judge, v.Version)
+		if err != nil {
+			return in, nil, err
+		}
+		if slices.Contains(raters, id) {
+			return in, nil, attune.Invalid("judge", fmt.Sprintf("%s is chosen twice", v))
+		}
+		in.Variants = append(in.Variants, v.String())
+		raters = append(raters, id)
+	}
+	in.Items, in.Humans, in.Usage, err = db.ExperimentItems(ctx, projectID, raters)
+	return in, raters, err
+}
+
+// JudgeVariant is a judge's prompt version with answers in a project.
+type JudgeVariant struct {
+	experiment.Variant
+	RaterID    int64
+	AnswerSets int
+}
+
+// ListJudgeVariants returns every judge variant (a judge with one of its
+// prompt versions) with at least one answer set in the project, by judge
+// name and version.
+func (db *DB) ListJudgeVariants(ctx context.Context, projectID int64) ([]JudgeVariant, error) {
+	rows, err := db.pool.Query(ctx, `
+		SELECT j.name, coalesce(p.version, 1), r.id, s.n
+		FROM (SELECT rater_id, count(*)::int AS n FROM answer_sets WHERE project_id = $1 GROUP BY rater_id) s
+		JOIN raters r ON r.id = s.rater_id AND r.kind = 'judge'
+		JOIN judges j ON j.id = r.judge_id
+		LEFT JOIN judge_prompts p ON p.id = r.prompt_id
+		ORDER BY j.name, 2`, projectID)
+	if err != nil {
+		return nil, mapErr(err, "list judge variants", "")
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (JudgeVariant, error) {
+		var v JudgeVariant
+		err := r.Scan(&v.Judge, &v.Version, &v.RaterID, &v.AnswerSets)
+		return v, err
+	})
+	return out, mapErr(err, "list judge variants", "")
 }

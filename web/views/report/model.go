@@ -24,8 +24,11 @@ type Page struct {
 	NANote      string // how NA was treated, in a sentence
 	Intervals   string // how the intervals were computed, in a sentence
 	JSONURL     templ.SafeURL
-	CSVURL      templ.SafeURL
-	Filters     Filters
+	// ExperimentURL is the judge experiment page (judge variants side
+	// by side on the gold items).
+	ExperimentURL templ.SafeURL
+	CSVURL        templ.SafeURL
+	Filters       Filters
 	// Empty says no rater has labels under the filters.
 	Empty bool
 	// Columns head the summary table, each with its explanation.

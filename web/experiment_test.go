@@ -1,0 +1,217 @@
+package web_test
+
+import (
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/experiment"
+	"github.com/attune/attune/internal/report"
+	"github.com/attune/attune/internal/store"
+)
+
+// TestExperimentPage compares two judges on the gold items in the
+// browser: one answers as the people did, the other passes every
+// dialogue, two of which the people failed on safety. The page shows
+// both variants' figures as experiment.Run computes them on the same
+// input, links them to their items, and only the project's leads see it.
+func TestExperimentPage(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	ctx := t.Context()
+	lead := a.user("lee@example.org", attune.RoleLead)
+	ann := a.user("ann@example.org", attune.RoleAnnotator)
+	other := a.user("out@example.org", attune.RoleLead)
+	p := a.project(lead, projectOpts{})
+	a.member(p, ann, attune.MemberAnnotator)
+	a.project(other, projectOpts{name: "Elsewhere"})
+	c := a.client()
+	c.mustSignIn(lead)
+
+	// Before any judge has answered, the page says so.
+	r := c.get(projectPath(p, "/experiment"))
+	wantStatus(t, r, http.StatusOK)
+	wantContains(t, r, `data-testid="experiment-note"`, "No judge or prompt version has answered")
+
+	var items strings.Builder
+	for i := range 5 {
+		fmt.Fprintf(&items, `{"id":"c%d","messages":[{"role":"user","content":"I feel stuck %d"},{"role":"assistant","content":"What would help most?"}]}`+"\n", i, i)
+	}
+	wantStatus(t, c.upload(projectPath(p, "/import"), nil, "items.jsonl", items.String()), http.StatusSeeOther)
+	passing := map[string]string{"CQ1": "YES", "CQ2": "NA", "CQ3": "YES", "CQ4": "YES", "CQ5": "YES", "CQ6": "YES",
+		"CQ7": "YES", "CQ8": "YES", "CQ9": "NA", "CP1": "NA", "CP2": "YES", "CP3": "NA"}
+	var labels strings.Builder
+	labels.WriteString("item,rater,rater_kind,rubric_item,value,rationale\n")
+	for i := range 5 {
+		for key, v := range passing {
+			people := v
+			if key == "CQ8" && i >= 2 {
+				people = "NO" // c2, c3 (and c4) fail the safety gate
+			}
+			fmt.Fprintf(&labels, "c%d,ann,human,%s,%s,\n", i, key, people)
+			if i < 4 { // c4 has one person only: not in the frozen set
+				fmt.Fprintf(&labels, "c%d,bo,human,%s,%s,\n", i, key, people)
+			}
+			fmt.Fprintf(&labels, "c%d,exact,judge,%s,%s,\n", i, key, people)
+			fmt.Fprintf(&labels, "c%d,lenient,judge,%s,%s,\n", i, key, v)
+		}
+	}
+	r = c.upload(projectPath(p, "/labels/import"), []formPart{{"confirm_warnings", "1"}}, "labels.csv", labels.String())
+	wantStatus(t, r, http.StatusSeeOther)
+
+	// Judges without gold: nothing to compare yet.
+	r = c.get(projectPath(p, "/experiment"))
+	wantContains(t, r, "No item has gold answers", `value="exact" checked`, `value="lenient" checked`)
+	if _, err := a.db.ApplyConsensus(ctx, p.ID, store.ConsensusOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// The project and report pages lead here.
+	wantContains(t, c.get(projectPath(p, "")), `data-testid="judge-experiment"`, projectPath(p, "/experiment"))
+	wantContains(t, c.get(projectPath(p, "/report")), `data-testid="judge-experiment"`, projectPath(p, "/experiment"))
+
+	r = c.get(projectPath(p, "/experiment?judge=exact&judge=lenient"))
+	wantStatus(t, r, http.StatusOK)
+	wantContains(t, r, "4 frozen items, 2 variants.", "Alt-test ε = ")
+
+	// The same input through experiment.Run gives the figures shown.
+	vs := []experiment.Variant{{Judge: "exact", Version: 1}, {Judge: "lenient", Version: 1}}
+	in, raters, err := a.db.ExperimentInput(ctx, p.ID, vs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Def, err = a.db.FindRubricByID(ctx, p.RubricVersionID); err != nil {
+		t.Fatal(err)
+	}
+	in.Alt.Epsilon = p.Epsilon
+	if in.Alt.Epsilon == 0 {
+		in.Alt.Epsilon = report.DefaultEpsilon
+	}
+	in.Bootstrap = report.DefaultBootstrap
+	res, err := experiment.Run(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := func(testid, key, variant string) string {
+		t.Helper()
+		attrs := fmt.Sprintf(`data-testid="%s"`, testid)
+		if key != "" {
+			attrs += fmt.Sprintf(` data-key="%s"`, key)
+		}
+		m := regexp.MustCompile(`(?s)<tr ` + regexp.QuoteMeta(attrs+fmt.Sprintf(` data-variant="%s"`, variant)) + `.*?</tr>`).FindString(r.body)
+		if m == "" {
+			t.Fatalf("no %s row for %s %s in %.3000s", testid, key, variant, r.body)
+		}
+		return m
+	}
+	cell := func(row, testid string, st experiment.Stat) {
+		t.Helper()
+		m := regexp.MustCompile(`(?s)<td[^>]*data-testid="` + testid + `"[^>]*>(.*?)</td>`).FindStringSubmatch(row)
+		if m == nil {
+			t.Fatalf("no %s cell in %s", testid, row)
+		}
+		want := "undefined"
+		if st.Reason != "" {
+			want = st.Reason
+		}
+		got := strings.Join(strings.Fields(m[1]), " ")
+		if st.Value != nil {
+			if !strings.Contains(got, fmt.Sprintf("%.2f<", *st.Value)) ||
+				(st.Lower != nil && !strings.Contains(got, fmt.Sprintf(`<span class="ci">%.2f–%.2f</span>`, *st.Lower, *st.Upper))) {
+				t.Errorf("%s: cell %q, want %s", testid, got, fmtStat(st))
+			}
+			return
+		}
+		if !strings.Contains(got, want) {
+			t.Errorf("%s: cell %q, want %q", testid, got, want)
+		}
+	}
+	for _, ri := range res.RubricItems {
+		for _, v := range ri.Variants {
+			tr := row("item-row", ri.Key, v.Variant)
+			cell(tr, "kappa", v.KappaGold)
+			cell(tr, "kappa-diff", v.KappaDiff)
+			cell(tr, "winning-rate", v.AltTest.WinningRate)
+			cell(tr, "advantage", v.AltTest.AdvantageProbability)
+			if best := strings.Contains(tr, `data-testid="best"`); best != (v.Variant == ri.Best) {
+				t.Errorf("%s %s: marked best %v, best is %q", ri.Key, v.Variant, best, ri.Best)
+			}
+			verdict := "not passed"
+			if v.AltTest.WinningRate.Value == nil {
+				verdict = "not tested"
+			} else if v.AltTest.Passed {
+				verdict = "passed"
+			}
+			if !strings.Contains(tr, ">"+verdict+"<") || !strings.Contains(tr, fmt.Sprintf("ε %g, %d people", v.AltTest.Epsilon, v.AltTest.Humans)) {
+				t.Errorf("%s %s: alt-test %+v not shown in %s", ri.Key, v.Variant, v.AltTest, tr)
+			}
+		}
+		if ri.Key == "CQ8" {
+			tr := row("item-row", "CQ8", "exact")
+			wantIn(t, tr, fmt.Sprintf(`/report/items?a=%d&amp;b=gold&amp;item=CQ8`, raters[0]), "1.00<", `data-testid="best"`)
+		}
+	}
+	for v, s := range res.Scores {
+		tr := row("score-row", "", s.Variant)
+		cell(tr, "sensitivity", s.Gate.Sensitivity)
+		cell(tr, "specificity", s.Gate.Specificity)
+		cell(tr, "pass-agreement", s.PassAgreement)
+		cell(tr, "mae", s.MAE)
+		cell(tr, "mae-diff", s.MAEDiff)
+		wantIn(t, tr, fmt.Sprintf("%d of %d</a>", len(s.Gate.Misses), s.Gate.GoldFailed),
+			fmt.Sprintf(`/report/items?a=%d&amp;b=gold&amp;item=%%40gate&amp;va=held&amp;vb=failed`, raters[v]))
+	}
+	// The lenient judge misses the two safety failures; its misses link
+	// lists exactly them.
+	if s := res.Scores[1]; s.Variant != "lenient" || len(s.Gate.Misses) != 2 || s.Gate.GoldFailed != 2 {
+		t.Fatalf("lenient: %+v", s)
+	}
+	wantIn(t, row("score-row", "", "exact"), `data-testid="best"`)
+	drill := c.get(projectPath(p, fmt.Sprintf("/report/items?a=%d&b=gold&item=%%40gate&va=held&vb=failed", raters[1])))
+	wantStatus(t, drill, http.StatusOK)
+	if n := strings.Count(drill.body, `data-testid="drill-item"`); n != 2 {
+		t.Errorf("the misses' list has %d items, want 2", n)
+	}
+
+	// One variant alone, and bad choices.
+	r = c.get(projectPath(p, "/experiment?judge=lenient"))
+	wantContains(t, r, "4 frozen items, 1 variants.", `value="exact">`, `value="lenient" checked`)
+	wantStatus(t, c.get(projectPath(p, "/experiment?judge=nobody")), http.StatusNotFound)
+	wantStatus(t, c.get(projectPath(p, "/experiment?judge=exact@2")), http.StatusNotFound)
+	if r := c.get(projectPath(p, "/experiment?judge=exact@0")); r.StatusCode < 400 || r.StatusCode >= 500 {
+		t.Errorf("version 0: status %d", r.StatusCode)
+	}
+
+	// Only the project's leads.
+	ca := a.client()
+	ca.mustSignIn(ann)
+	if r := ca.get(projectPath(p, "/experiment")); r.StatusCode != http.StatusForbidden && r.StatusCode != http.StatusNotFound {
+		t.Errorf("annotator: status %d", r.StatusCode)
+	}
+	co := a.client()
+	co.mustSignIn(other)
+	wantStatus(t, co.get(projectPath(p, "/experiment")), http.StatusNotFound)
+}
+
+func wantIn(t *testing.T, s string, parts ...string) {
+	t.Helper()
+	for _, p := range parts {
+		if !strings.Contains(s, p) {
+			t.Errorf("missing %q in %s", p, s)
+		}
+	}
+}
+
+func fmtStat(st experiment.Stat) string {
+	if st.Value == nil {
+		return "undefined: " + st.Reason
+	}
+	s := fmt.Sprintf("%.2f", *st.Value)
+	if st.Lower != nil {
+		s += fmt.Sprintf(" [%.2f–%.2f]", *st.Lower, *st.Upper)
+	}
+	return s
+}
