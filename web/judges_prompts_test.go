@@ -172,4 +172,12 @@ func TestJudgePromptVersionsWeb(t *testing.T) {
 	wantContains(t, j.c.get(projectPath(j.project, "/report.json")), `"Varied · prompt v2"`)
 	used := j.c.get(base)
 	wantContains(t, used, `<td class="num">1</td>`)
+	// The experiment page offers version 2 as a variant (version 1 never
+	// ran), and resolves it to its own rater.
+	exp := j.c.get(projectPath(j.project, "/experiment"))
+	wantStatus(t, exp, http.StatusOK)
+	wantContains(t, exp, `value="Varied@2" checked`, "Varied · prompt v2 (3 answer sets)")
+	wantLacks(t, exp, `value="Varied"`)
+	wantStatus(t, j.c.get(projectPath(j.project, "/experiment?judge=Varied@2")), http.StatusOK)
+	wantStatus(t, j.c.get(projectPath(j.project, "/experiment?judge=Varied@3")), http.StatusNotFound)
 }
