@@ -140,16 +140,9 @@ func (db *DB) CreateJudgePrompt(ctx context.Context, actorID *int64, np NewJudge
 	err := db.inTx(ctx, func(tx pgx.Tx) error {
 		// The judge's row is locked so that two edits at once number
 		// their versions one after the other.
-		j, err := scanJudge(tx.QueryRow(ctx, `SELECT `+judgeColumns+judgeFrom+` WHERE j.id = $1 FOR UPDATE OF j`, np.JudgeID))
+		j, actor, err := lockJudgeFor(ctx, tx, np.JudgeID, actorID)
 		if err != nil {
 			return err
-		}
-		var actor *attune.User
-		if actorID != nil {
-			actor = &attune.User{ID: *actorID}
-			if err := tx.QueryRow(ctx, `SELECT role FROM users WHERE id = $1`, *actorID).Scan(&actor.Role); err != nil {
-				return err
-			}
 		}
 		if !j.MayEditPrompts(actor) {
 			return attune.Forbidden("Only the judge's owner or an admin can make a new version of its prompts.")

@@ -84,6 +84,25 @@ func (db *DB) CreateJudge(ctx context.Context, actorID *int64, policy attune.Jud
 	return j, nil
 }
 
+// lockJudgeFor locks judge id's row for the rest of tx and reads the
+// acting account's current role, so that a rule about who may change the
+// judge is decided on both as they stand; actorID nil (the command line)
+// gives a nil actor.
+func lockJudgeFor(ctx context.Context, tx pgx.Tx, id int64, actorID *int64) (*attune.Judge, *attune.User, error) {
+	j, err := scanJudge(tx.QueryRow(ctx, `SELECT `+judgeColumns+judgeFrom+` WHERE j.id = $1 FOR UPDATE OF j`, id))
+	if err != nil {
+		return nil, nil, err
+	}
+	if actorID == nil {
+		return j, nil, nil
+	}
+	actor := &attune.User{ID: *actorID}
+	if err := tx.QueryRow(ctx, `SELECT role FROM users WHERE id = $1`, *actorID).Scan(&actor.Role); err != nil {
+		return nil, nil, err
+	}
+	return j, actor, nil
+}
+
 // UpdateJudge changes a judge, as actorID (nil: the command line). The
 // judge is checked by attune.Judge.Validate under the admin's policy, and
 // the change by attune.Judge.CheckChange against the judge as stored
@@ -100,16 +119,9 @@ func (db *DB) UpdateJudge(ctx context.Context, actorID *int64, policy attune.Jud
 		if err := next.Validate(policy); err != nil {
 			return err
 		}
-		old, err := scanJudge(tx.QueryRow(ctx, `SELECT `+judgeColumns+judgeFrom+` WHERE j.id = $1 FOR UPDATE OF j`, id))
+		old, actor, err := lockJudgeFor(ctx, tx, id, actorID)
 		if err != nil {
 			return err
-		}
-		var actor *attune.User
-		if actorID != nil {
-			actor = &attune.User{ID: *actorID}
-			if err := tx.QueryRow(ctx, `SELECT role FROM users WHERE id = $1`, *actorID).Scan(&actor.Role); err != nil {
-				return err
-			}
 		}
 		if err := old.CheckChange(actor, next, nj.KeyConfirmed); err != nil {
 			return err
