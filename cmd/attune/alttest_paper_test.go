@@ -46,7 +46,12 @@ type paperDataset struct {
 	epsilon float64
 	// answers are the rubric's answers, in scale order: the labels the
 	// dataset uses, turned into strings as JSON spells them.
-	answers  []string
+	answers []string
+	// words, when the dataset's labels are words, lists them in the order
+	// they are imported as answers[0], answers[1], …: a single rubric
+	// answers with integers. Exact-match accuracy is the same under any
+	// one-to-one coding, so the coding cannot change an accuracy verdict.
+	words    []string
 	verdicts map[string]paperVerdict
 }
 
@@ -73,6 +78,21 @@ var paperDatasets = []paperDataset{
 			"llama-31":     {false, "0.15", "0.67"},
 			"gpt-4o-mini":  {true, "0.92", "0.80"},
 			"mistral-v03":  {false, "0.15", "0.67"},
+		},
+	},
+	{
+		// Pairwise preferences between two chat models' replies, by
+		// experts: the paper runs it by accuracy at the experts' ε.
+		name: "mtbench", scoring: "accuracy", epsilon: 0.2,
+		answers: []string{"1", "2", "3"},
+		words:   []string{"model_a", "model_b", "tie"},
+		verdicts: map[string]paperVerdict{
+			"gemini_flash": {false, "0.00", "0.72"},
+			"gemini_pro":   {false, "0.00", "0.76"},
+			"gpt-4o":       {false, "0.00", "0.77"},
+			"llama-31":     {false, "0.00", "0.69"},
+			"gpt-4o-mini":  {false, "0.00", "0.74"},
+			"mistral-v03":  {false, "0.00", "0.68"},
 		},
 	},
 }
@@ -179,6 +199,19 @@ func reproducePaperDataset(t *testing.T, ds paperDataset, humans, models map[str
 	must("project", "create", "--name", ds.name, "--rubric", key+"@1", "--overlap", strconv.Itoa(maxPerItem))
 	must("import", "--project", ds.name, writeFile(t, "items.csv", items.String()))
 
+	code := func(label string) string { return label }
+	if ds.words != nil {
+		if len(ds.words) != len(ds.answers) {
+			t.Fatalf("%s: %d words for %d answers", ds.name, len(ds.words), len(ds.answers))
+		}
+		code = func(label string) string {
+			i := slices.Index(ds.words, label)
+			if i < 0 {
+				t.Fatalf("%s: label %q is none of %q", ds.name, label, ds.words)
+			}
+			return ds.answers[i]
+		}
+	}
 	var labels strings.Builder
 	w = csv.NewWriter(&labels)
 	w.Write([]string{"item", "rater", "rater_kind", "rubric_item", "value"})
@@ -189,7 +222,7 @@ func reproducePaperDataset(t *testing.T, ds paperDataset, humans, models map[str
 		}
 		for _, rater := range slices.Sorted(maps.Keys(group)) {
 			for _, inst := range slices.Sorted(maps.Keys(group[rater])) {
-				w.Write([]string{inst, rater, kind, "label", group[rater][inst]})
+				w.Write([]string{inst, rater, kind, "label", code(group[rater][inst])})
 			}
 		}
 	}
