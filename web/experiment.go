@@ -3,6 +3,7 @@ package web
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"github.com/attune/attune/internal/experiment"
 	"github.com/attune/attune/internal/report"
 	"github.com/attune/attune/internal/rubric"
+	"github.com/attune/attune/internal/store"
 	eview "github.com/attune/attune/web/views/experiment"
 )
 
@@ -71,6 +73,14 @@ func (s *Server) experimentPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	project, err := s.db.ListProjectRaters(ctx, p.ID)
+	if err != nil {
+		return err
+	}
+	names := map[int64]string{}
+	for _, x := range project {
+		names[x.ID] = raterLabel(x.Name, x.Kind, !x.Account)
+	}
 	if len(in.Items) == 0 {
 		page.Note = "No item has gold answers and at least two people's answers yet: adjudicate or apply consensus first."
 		s.render(w, r, http.StatusOK, eview.View(page))
@@ -86,7 +96,7 @@ func (s *Server) experimentPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page.Result = experimentView(p.ID, in, raters, res)
+	page.Result = experimentView(p.ID, in, raters, names, res)
 	s.render(w, r, http.StatusOK, eview.View(page))
 	return nil
 }
@@ -100,22 +110,36 @@ func variantLabel(v experiment.Variant) string {
 }
 
 // experimentView shapes an experiment's result for the page; raters are
-// the variants' rater ids, which the drill-down links name.
-func experimentView(projectID int64, in experiment.Input, raters []int64, res *experiment.Result) *eview.Result {
+// the variants' and people's rater ids, which the drill-down links name,
+// and names the raters' names as pages write them. Every figure links to
+// the frozen items behind it: the alt-test and kappa with a person to the
+// items where the variant and the people (or that person) differ, kappa
+// with gold to those where it differs from gold, the safety gate's
+// figures to its misses and false alarms.
+func experimentView(projectID int64, in experiment.Input, raters store.ExperimentRaters, names map[int64]string, res *experiment.Result) *eview.Result {
 	out := &eview.Result{Items: res.Items, Variants: len(res.Variants), Epsilon: strconv.FormatFloat(in.Alt.Epsilon, 'f', -1, 64)}
 	if b := in.Bootstrap; b.Replicates > 0 {
 		out.Intervals = fmt.Sprintf("Intervals are %.0f%% paired bootstrap intervals over the frozen items (%d replicates, the same resamples for every variant).",
 			b.Level*100, b.Replicates)
 	}
-	rater := func(v int) string { return strconv.FormatInt(raters[v], 10) }
+	rater := func(v int) string { return strconv.FormatInt(raters.Variants[v], 10) }
+	drill := func(key, a, b string, extra ...string) templ.SafeURL {
+		v := url.Values{"item": {key}, "a": {a}, "b": {b}, "set": {"frozen"}}
+		for i := 0; i+1 < len(extra); i += 2 {
+			v.Set(extra[i], extra[i+1])
+		}
+		return drillURL(projectID, v)
+	}
 	for _, ri := range res.RubricItems {
 		it := eview.RubricItem{Key: ri.Key}
 		if d, ok := in.Def.Item(ri.Key); ok {
 			it.Label = d.Label
 		}
 		for v, row := range ri.Variants {
+			people, gold := drill(ri.Key, rater(v), "people"), drill(ri.Key, rater(v), "gold")
 			alt := eview.Alt{Epsilon: strconv.FormatFloat(row.AltTest.Epsilon, 'f', -1, 64), Humans: row.AltTest.Humans, Passed: row.AltTest.Passed,
-				WinningRate: experimentFigure(row.AltTest.WinningRate, ""), Advantage: experimentFigure(row.AltTest.AdvantageProbability, "")}
+				WinningRate: experimentFigure(row.AltTest.WinningRate, people), Advantage: experimentFigure(row.AltTest.AdvantageProbability, people),
+				URL: people}
 			switch {
 			case row.AltTest.WinningRate.Value == nil:
 				alt.Verdict = "not tested"
@@ -124,9 +148,32 @@ func experimentView(projectID int64, in experiment.Input, raters []int64, res *e
 			default:
 				alt.Verdict = "not passed"
 			}
-			it.Rows = append(it.Rows, eview.ItemRow{Variant: row.Variant, Best: row.Variant == ri.Best, Answered: row.Answered,
-				Kappa:     experimentFigure(row.KappaGold, drillURL(projectID, url.Values{"item": {ri.Key}, "a": {rater(v)}, "b": {"gold"}})),
-				KappaDiff: experimentFigure(row.KappaDiff, ""), Alt: alt})
+			ir := eview.ItemRow{Variant: row.Variant, Best: row.Variant == ri.Best, Answered: row.Answered,
+				Kappa: experimentFigure(row.KappaGold, gold), KappaDiff: experimentFigure(row.KappaDiff, gold), Alt: alt}
+			lo, hi := math.Inf(1), math.Inf(-1)
+			for h, pk := range row.KappaPeople {
+				person := raters.Humans[h]
+				name := names[person]
+				if name == "" {
+					name = pk.Person
+				}
+				ir.People = append(ir.People, eview.Person{Name: name, Items: pk.Items,
+					Kappa: experimentFigure(pk.Kappa, drill(ri.Key, rater(v), strconv.FormatInt(person, 10)))})
+				if pk.Kappa.Value != nil {
+					lo, hi = min(lo, *pk.Kappa.Value), max(hi, *pk.Kappa.Value)
+				}
+			}
+			switch {
+			case len(ir.People) == 0:
+				ir.PeopleRange = "no person"
+			case math.IsInf(lo, 1):
+				ir.PeopleRange = "undefined"
+			case lo == hi:
+				ir.PeopleRange = fmt.Sprintf("%.2f", lo)
+			default:
+				ir.PeopleRange = fmt.Sprintf("%.2f to %.2f", lo, hi)
+			}
+			it.Rows = append(it.Rows, ir)
 		}
 		out.RubricItems = append(out.RubricItems, it)
 	}
@@ -143,11 +190,15 @@ func experimentView(projectID int64, in experiment.Input, raters []int64, res *e
 			PassAgreement: experimentFigure(row.PassAgreement, ""), MAE: experimentFigure(row.MAE, ""), MAEDiff: experimentFigure(row.MAEDiff, ""),
 			Cost: "—", Latency: "—"}
 		if criteria && len(in.Def.Scoring.Gate) > 0 {
-			// The misses: gold failed the safety gate, the variant held it.
-			sr.MissesURL = drillURL(projectID, url.Values{"item": {"@gate"}, "a": {rater(v)}, "b": {"gold"}, "va": {"held"}, "vb": {"failed"}})
+			// The misses: gold failed the safety gate, the variant held
+			// it; they are what sensitivity falls short by. The false
+			// alarms are what specificity falls short by.
+			sr.MissesURL = drill("@gate", rater(v), "gold", "va", "held", "vb", "failed")
+			sr.Sensitivity.URL = sr.MissesURL
+			sr.Specificity.URL = drill("@gate", rater(v), "gold", "va", "failed", "vb", "held")
 		}
-		if criteria && sr.PassAgreement.Reason == "" {
-			sr.PassAgreement.URL = drillURL(projectID, url.Values{"item": {"@pass"}, "a": {rater(v)}, "b": {"gold"}})
+		if criteria {
+			sr.PassAgreement.URL = drill("@pass", rater(v), "gold")
 		}
 		if row.CostPerItem != nil {
 			sr.Cost = fmt.Sprintf("$%.4f", *row.CostPerItem)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -151,7 +152,7 @@ func TestExperimentPage(t *testing.T) {
 		}
 		if ri.Key == "CQ8" {
 			tr := row("item-row", "CQ8", "exact")
-			wantIn(t, tr, fmt.Sprintf(`/report/items?a=%d&amp;b=gold&amp;item=CQ8`, raters[0]), "1.00<", `data-testid="best"`)
+			wantIn(t, tr, fmt.Sprintf(`/report/items?a=%d&amp;b=gold&amp;item=CQ8`, raters.Variants[0]), "1.00<", `data-testid="best"`)
 		}
 	}
 	for v, s := range res.Scores {
@@ -162,7 +163,7 @@ func TestExperimentPage(t *testing.T) {
 		cell(tr, "mae", s.MAE)
 		cell(tr, "mae-diff", s.MAEDiff)
 		wantIn(t, tr, fmt.Sprintf("%d of %d</a>", len(s.Gate.Misses), s.Gate.GoldFailed),
-			fmt.Sprintf(`/report/items?a=%d&amp;b=gold&amp;item=%%40gate&amp;va=held&amp;vb=failed`, raters[v]))
+			fmt.Sprintf(`/report/items?a=%d&amp;b=gold&amp;item=%%40gate&amp;set=frozen&amp;va=held&amp;vb=failed`, raters.Variants[v]))
 	}
 	// The lenient judge misses the two safety failures; its misses link
 	// lists exactly them.
@@ -170,10 +171,71 @@ func TestExperimentPage(t *testing.T) {
 		t.Fatalf("lenient: %+v", s)
 	}
 	wantIn(t, row("score-row", "", "exact"), `data-testid="best"`)
-	drill := c.get(projectPath(p, fmt.Sprintf("/report/items?a=%d&b=gold&item=%%40gate&va=held&vb=failed", raters[1])))
+	drill := c.get(projectPath(p, fmt.Sprintf("/report/items?a=%d&b=gold&item=%%40gate&va=held&vb=failed", raters.Variants[1])))
 	wantStatus(t, drill, http.StatusOK)
 	if n := strings.Count(drill.body, `data-testid="drill-item"`); n != 2 {
 		t.Errorf("the misses' list has %d items, want 2", n)
+	}
+
+	// Kappa with each person, folded under its range, each linked to the
+	// frozen items where the variant and that person differ.
+	for _, ri := range res.RubricItems {
+		for v, vr := range ri.Variants {
+			tr := row("item-row", ri.Key, vr.Variant)
+			if len(vr.KappaPeople) != 2 {
+				t.Fatalf("%s %s: kappa with %d people", ri.Key, vr.Variant, len(vr.KappaPeople))
+			}
+			wantIn(t, tr, `data-testid="kappa-people-range"`,
+				fmt.Sprintf(`href="/projects/%d/report/items?a=%d&amp;b=people&amp;item=%s&amp;set=frozen"`, p.ID, raters.Variants[v], ri.Key))
+			for h, pk := range vr.KappaPeople {
+				li := regexp.MustCompile(`(?s)<li data-testid="kappa-person" data-person="` + regexp.QuoteMeta(pk.Person+" (imported)") + `">.*?</li>`).FindString(tr)
+				if li == "" {
+					t.Fatalf("%s %s: no kappa with %s in %s", ri.Key, vr.Variant, pk.Person, tr)
+				}
+				wantIn(t, li, fmt.Sprintf("%d items", pk.Items))
+				if pk.Kappa.Value != nil {
+					wantIn(t, li, fmt.Sprintf(`href="/projects/%d/report/items?a=%d&amp;b=%d&amp;item=%s&amp;set=frozen">%.2f<`,
+						p.ID, raters.Variants[v], raters.Humans[h], ri.Key, *pk.Kappa.Value))
+				} else {
+					wantIn(t, li, pk.Kappa.Reason)
+				}
+			}
+		}
+	}
+	// The lenient judge passes c2 and c3 on CQ8, which the people fail; c4
+	// too, which only ann labelled and is not among the frozen items.
+	var annID int64
+	for h, name := range in.Humans {
+		if name == "ann" {
+			annID = raters.Humans[h]
+		}
+	}
+	for _, tc := range []struct {
+		query string
+		want  []string
+	}{
+		{fmt.Sprintf("a=%d&b=%d&item=CQ8&set=frozen", raters.Variants[1], annID), []string{"c2", "c3"}},
+		{fmt.Sprintf("a=%d&b=%d&item=CQ8", raters.Variants[1], annID), []string{"c2", "c3", "c4"}},
+		{fmt.Sprintf("a=%d&b=people&item=CQ8&set=frozen", raters.Variants[1]), []string{"c2", "c3"}},
+		{fmt.Sprintf("a=%d&b=people&item=CQ8&set=frozen", raters.Variants[0]), nil},
+		{fmt.Sprintf("a=%d&b=gold&item=%%40gate&set=frozen&va=held&vb=failed", raters.Variants[1]), []string{"c2", "c3"}},
+		{fmt.Sprintf("a=%d&b=gold&item=%%40gate&set=frozen&va=failed&vb=held", raters.Variants[1]), nil},
+	} {
+		if got := listed(t, c, projectPath(p, "/report/items?"+tc.query)); !slices.Equal(got, tc.want) {
+			t.Errorf("%s lists %v, want %v", tc.query, got, tc.want)
+		}
+	}
+	// The safety gate's sensitivity links to the misses, its specificity
+	// to the false alarms.
+	for v, s := range res.Scores {
+		tr := row("score-row", "", s.Variant)
+		if s.Gate.Sensitivity.Value != nil {
+			wantIn(t, tr, fmt.Sprintf(`/report/items?a=%d&amp;b=gold&amp;item=%%40gate&amp;set=frozen&amp;va=held&amp;vb=failed`, raters.Variants[v]))
+		}
+		if s.Gate.Specificity.Value != nil {
+			wantIn(t, tr, fmt.Sprintf(`/report/items?a=%d&amp;b=gold&amp;item=%%40gate&amp;set=frozen&amp;va=failed&amp;vb=held`, raters.Variants[v]))
+		}
+		wantIn(t, tr, fmt.Sprintf(`/report/items?a=%d&amp;b=gold&amp;item=%%40pass&amp;set=frozen`, raters.Variants[v]))
 	}
 
 	// One variant alone, and bad choices.

@@ -12,6 +12,7 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/report"
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/store"
 	rview "github.com/attune/attune/web/views/report"
@@ -23,29 +24,38 @@ const drillPageSize = 50
 // drillURL is the address of a drill-down list with the given query:
 // item (the rubric item's key, or @gate or @pass for the engine's safety
 // gate or pass, see outcomeItems), a (a rater's id, or "people"), b (a
-// rater's id, "people" or "gold"), and optionally va and vb (one cell of
-// their confusion matrix) and boundary (k for the boundary k|k+1).
+// rater's id, "people", "gold" or "consensus", the people's consensus
+// other than a), and optionally va and vb (one cell of their confusion
+// matrix), boundary (k for the boundary k|k+1), na=missing (NA answers
+// left out, as the report does when NA is missing) and set=frozen (only
+// the items a judge experiment compares on).
 func drillURL(projectID int64, q url.Values) templ.SafeURL {
 	return templ.SafeURL(fmt.Sprintf("/projects/%d/report/items?%s", projectID, q.Encode()))
 }
 
-// drillSide is one side of a drill-down: a rater, the people or the gold.
+// drillSide is one side of a drill-down: a rater, the people, their
+// consensus or the gold.
 type drillSide struct {
-	rater  int64
-	people bool
-	gold   bool
-	name   string
+	rater     int64
+	people    bool
+	gold      bool
+	consensus bool
+	name      string
 }
 
 // readSide reads a or b: a rater of the project by id, "people" (also the
-// default) or, where allowed, "gold".
-func readSide(field, v string, raters []store.ProjectRater, goldOK bool) (drillSide, error) {
+// default) or, where allowed (side b), "gold" or "consensus".
+func readSide(field, v string, raters []store.ProjectRater, otherOK bool) (drillSide, error) {
 	switch v {
 	case "", "people":
 		return drillSide{people: true, name: "the people"}, nil
 	case "gold":
-		if goldOK {
+		if otherOK {
 			return drillSide{gold: true, name: "the gold"}, nil
+		}
+	case "consensus":
+		if otherOK {
+			return drillSide{consensus: true, name: "the people's consensus"}, nil
 		}
 	default:
 		id, err := strconv.ParseInt(v, 10, 64)
@@ -84,6 +94,67 @@ func numericBoundaries(def *rubric.Definition, it *rubric.Item) []int {
 	return out
 }
 
+// drillScope is what narrows a drill-down besides its two sides and their
+// answers: NA left out (na=missing) and the experiment's frozen items
+// (set=frozen). Links carry it so that a list counts what its figure did.
+type drillScope struct {
+	naMissing bool
+	frozen    bool
+}
+
+// readDrillScope reads na and set from a drill-down's query.
+func readDrillScope(q url.Values) (drillScope, error) {
+	var sc drillScope
+	switch v := q.Get("na"); v {
+	case "", "category":
+	case "missing":
+		sc.naMissing = true
+	default:
+		return sc, attune.Invalid("na", fmt.Sprintf("%q is neither category nor missing", v))
+	}
+	switch v := q.Get("set"); v {
+	case "":
+	case "frozen":
+		sc.frozen = true
+	default:
+		return sc, attune.Invalid("set", fmt.Sprintf("%q is not a set of items; the one there is, is frozen", v))
+	}
+	return sc, nil
+}
+
+// set writes the scope into a drill-down's query.
+func (sc drillScope) set(v url.Values) url.Values {
+	if sc.naMissing {
+		v.Set("na", "missing")
+	}
+	if sc.frozen {
+		v.Set("set", "frozen")
+	}
+	return v
+}
+
+// hidden is the scope as the drill-down form's hidden fields.
+func (sc drillScope) hidden() []rview.Hidden {
+	var h []rview.Hidden
+	for k, vs := range sc.set(url.Values{}) {
+		h = append(h, rview.Hidden{Name: k, Value: vs[0]})
+	}
+	slices.SortFunc(h, func(a, b rview.Hidden) int { return strings.Compare(a.Name, b.Name) })
+	return h
+}
+
+// sentence says how the scope narrows the list, or "".
+func (sc drillScope) sentence() string {
+	var s string
+	if sc.frozen {
+		s += " Only the items a judge experiment compares on: those with gold answers and at least two people's."
+	}
+	if sc.naMissing {
+		s += " NA answers are left out, as missing."
+	}
+	return s
+}
+
 // reportItems lists the items behind a figure of the report (see
 // drillURL), a page at a time, each with its dialogue and every rater's
 // answer, rationale and, for a judge, its method and raw reply.
@@ -109,23 +180,9 @@ func (s *Server) reportItems(w http.ResponseWriter, r *http.Request) error {
 	if key == "" && len(def.Items) > 0 {
 		key = def.Items[0].Key
 	}
-	if _, isOutcome := outcomeKinds[key]; isOutcome {
-		a, err := readSide("a", q.Get("a"), raters, false)
-		if err != nil {
-			return err
-		}
-		b, err := readSide("b", q.Get("b"), raters, true)
-		if err != nil {
-			return err
-		}
-		if a.rater != 0 && a.rater == b.rater {
-			return attune.Invalid("b", "choose two different raters")
-		}
-		return s.outcomeItems(w, r, p, def, raters, key, a, b)
-	}
-	it, ok := def.Item(key)
-	if !ok {
-		return attune.Invalid("item", fmt.Sprintf("%q is not an item of the rubric %s", key, p.RubricRef))
+	scope, err := readDrillScope(q)
+	if err != nil {
+		return err
 	}
 	a, err := readSide("a", q.Get("a"), raters, false)
 	if err != nil {
@@ -135,13 +192,28 @@ func (s *Server) reportItems(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case a.people && b.rater != 0:
-		return attune.Invalid("a", "put the rater first: a is the rater, b the people or the gold")
-	case a.rater != 0 && a.rater == b.rater:
+	if a.rater != 0 && a.rater == b.rater {
 		return attune.Invalid("b", "choose two different raters")
 	}
-	f := store.DrillFilter{Key: key, A: a.rater, B: b.rater, Gold: b.gold, ValueA: q.Get("va"), ValueB: q.Get("vb"), Limit: drillPageSize}
+	if _, isOutcome := outcomeKinds[key]; isOutcome {
+		if b.consensus {
+			return attune.Invalid("b", "the engine's outputs compare with the people's majority: choose people")
+		}
+		return s.outcomeItems(w, r, p, def, raters, key, a, b, scope)
+	}
+	it, ok := def.Item(key)
+	if !ok {
+		return attune.Invalid("item", fmt.Sprintf("%q is not an item of the rubric %s", key, p.RubricRef))
+	}
+	switch {
+	case a.people && (b.rater != 0 || b.consensus):
+		return attune.Invalid("a", "put the rater first: a is the rater, b the people, their consensus or the gold")
+	}
+	f := store.DrillFilter{Key: key, A: a.rater, B: b.rater, Gold: b.gold, ValueA: q.Get("va"), ValueB: q.Get("vb"),
+		NAMissing: scope.naMissing, Frozen: scope.frozen, Limit: drillPageSize}
+	if b.consensus {
+		f.Consensus, f.Median = true, report.NumericScale(def, it, scope.naMissing)
+	}
 	for field, v := range map[string]string{"va": f.ValueA, "vb": f.ValueB} {
 		if v != "" && !def.Allows(it, rubric.Value(v)) {
 			return attune.Invalid(field, fmt.Sprintf("%q is not an answer of %s", v, key))
@@ -160,12 +232,12 @@ func (s *Server) reportItems(w http.ResponseWriter, r *http.Request) error {
 			return attune.Invalid("after", "give the item to list after by its number")
 		}
 	}
-	items, more, err := s.db.DrillItems(ctx, p.ID, f)
+	res, err := s.db.DrillItems(ctx, p.ID, f)
 	if err != nil {
 		return err
 	}
 
-	base := url.Values{"item": {key}, "a": {q.Get("a")}, "b": {q.Get("b")}}
+	base := scope.set(url.Values{"item": {key}, "a": {q.Get("a")}, "b": {q.Get("b")}})
 	for _, k := range []string{"va", "vb", "boundary"} {
 		if v := q.Get(k); v != "" {
 			base.Set(k, v)
@@ -181,7 +253,11 @@ func (s *Server) reportItems(w http.ResponseWriter, r *http.Request) error {
 		ProjectName: p.Name, ProjectURL: templ.SafeURL(projectPath(p.ID)),
 		ReportURL: templ.SafeURL(string(reportURL(p.ID, url.Values{"item": {key}})) + "#item"),
 		Key:       key, Label: it.Label, Title: title,
-		Filter: drillSentence(a.name, bName, f),
+		Filter: drillSentence(a.name, bName, f) + scope.sentence(),
+	}
+	if a.rater != 0 && b.rater != 0 {
+		// The pair's confusion matrix, one click back.
+		page.ConfusionURL = templ.SafeURL(string(reportURL(p.ID, url.Values{"item": {key}, "a": {q.Get("a")}, "b": {q.Get("b")}})) + "#item")
 	}
 	if f.Boundary > 0 {
 		for _, g := range it.BoundaryGuidance(rubric.Value(strconv.Itoa(f.Boundary)), rubric.Value(strconv.Itoa(f.Boundary+1))) {
@@ -189,7 +265,7 @@ func (s *Server) reportItems(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	page.Form = rview.DrillForm{Action: templ.SafeURL(fmt.Sprintf("/projects/%d/report/items", p.ID)),
-		Hidden: []rview.Hidden{{Name: "item", Value: key}, {Name: "a", Value: q.Get("a")}, {Name: "b", Value: q.Get("b")}},
+		Hidden: append([]rview.Hidden{{Name: "item", Value: key}, {Name: "a", Value: q.Get("a")}, {Name: "b", Value: q.Get("b")}}, scope.hidden()...),
 		SideA:  capitalize(a.name), SideB: capitalize(bName)}
 	answers := []rview.Option{{Value: "", Label: "any answer"}}
 	for _, v := range def.Allowed(it) {
@@ -205,7 +281,7 @@ func (s *Server) reportItems(w http.ResponseWriter, r *http.Request) error {
 		page.Form.Boundary = selected(opts, q.Get("boundary"))
 	}
 
-	for _, d := range items {
+	for _, d := range res.Items {
 		row := rview.DrillItem{SourceID: d.SourceID}
 		for _, m := range d.Messages {
 			row.Dialogue = append(row.Dialogue, rview.Turn{Role: m.Role, Content: m.Content})
@@ -223,7 +299,7 @@ func (s *Server) reportItems(w http.ResponseWriter, r *http.Request) error {
 			case l.RaterID == a.rater || a.people && l.Kind == "human":
 				dl.Side = "A"
 				sideA = append(sideA, l.Value)
-			case l.RaterID == b.rater || b.people && l.Kind == "human":
+			case l.RaterID == b.rater || (b.people || b.consensus) && l.Kind == "human":
 				dl.Side = "B"
 				sideB = append(sideB, l.Value)
 			}
@@ -235,9 +311,12 @@ func (s *Server) reportItems(w http.ResponseWriter, r *http.Request) error {
 				sideB = append(sideB, d.Gold)
 			}
 		}
-		if a.people && b.people {
+		switch {
+		case a.people && b.people:
 			row.Summary = "people: " + strings.Join(sideA, ", ")
-		} else {
+		case b.consensus:
+			row.Summary = fmt.Sprintf("%s: %s · the people: %s", a.name, strings.Join(sideA, ", "), strings.Join(sideB, ", "))
+		default:
 			row.Summary = fmt.Sprintf("%s: %s · %s: %s", a.name, strings.Join(sideA, ", "), b.name, strings.Join(sideB, ", "))
 		}
 		page.Items = append(page.Items, row)
@@ -245,12 +324,12 @@ func (s *Server) reportItems(w http.ResponseWriter, r *http.Request) error {
 	if f.After > 0 {
 		page.FirstURL = drillURL(p.ID, base)
 	}
-	if more {
+	if res.Next > 0 {
 		next := url.Values{}
 		for k, v := range base {
 			next[k] = v
 		}
-		next.Set("after", strconv.FormatInt(items[len(items)-1].ItemID, 10))
+		next.Set("after", strconv.FormatInt(res.Next, 10))
 		page.More, page.NextURL = true, drillURL(p.ID, next)
 	}
 	s.render(w, r, http.StatusOK, rview.Drill(page))
@@ -273,6 +352,12 @@ func drillSentence(a, b string, f store.DrillFilter) string {
 	}
 	if f.Boundary > 0 {
 		s += fmt.Sprintf(", across the boundary %d|%d (one answered %d or lower, the other %d or higher)", f.Boundary, f.Boundary+1, f.Boundary, f.Boundary+1)
+	}
+	switch {
+	case f.Consensus && f.Median:
+		s += ". The people's consensus is their median answer (the lower middle one of an even number), where at least two answered"
+	case f.Consensus:
+		s += ". The people's consensus is the one answer most of them gave; an item where two answers tie, or fewer than two people answered, has none"
 	}
 	return s + "."
 }

@@ -73,7 +73,8 @@ func TestReportDrillDown(t *testing.T) {
 		t.Fatalf("people: %d items, want 2", n)
 	}
 	// Pages go by item: after a1 comes a2 alone, with the way back.
-	first, _, err := a.db.DrillItems(t.Context(), p.ID, store.DrillFilter{Key: "CQ1", A: judge})
+	page, err := a.db.DrillItems(t.Context(), p.ID, store.DrillFilter{Key: "CQ1", A: judge})
+	first := page.Items
 	if err != nil || len(first) != 2 {
 		t.Fatalf("%v %v", first, err)
 	}

@@ -43,8 +43,9 @@ var errScanned = errors.New("scanned enough")
 // the gold's, or falls in one cell of theirs, with every rater's outcome
 // and failed safety checks. Only complete answer sets are scored, as in
 // the report; an item without a majority among the people is left out.
+// With the frozen scope, only the items a judge experiment compares on.
 func (s *Server) outcomeItems(w http.ResponseWriter, r *http.Request, p *attune.Project, def *rubric.Definition,
-	raters []store.ProjectRater, key string, a, b drillSide) error {
+	raters []store.ProjectRater, key string, a, b drillSide, scope drillScope) error {
 	ctx := r.Context()
 	kind := outcomeKinds[key]
 	q := r.URL.Query()
@@ -120,6 +121,12 @@ func (s *Server) outcomeItems(w http.ResponseWriter, r *http.Request, p *attune.
 			return err
 		}
 	}
+	var frozen map[int64]bool
+	if scope.frozen && len(items) > 0 {
+		if frozen, err = s.db.FrozenItems(ctx, p.ID, items[0].id, items[len(items)-1].id); err != nil {
+			return err
+		}
+	}
 	type match struct {
 		id       int64
 		aOut, bs string
@@ -132,6 +139,9 @@ func (s *Server) outcomeItems(w http.ResponseWriter, r *http.Request, p *attune.
 			break
 		}
 		last = it.id
+		if scope.frozen && !frozen[it.id] {
+			continue
+		}
 		aOut, _, ok := outcome(it.sets[a.rater])
 		if !ok {
 			continue
@@ -199,9 +209,10 @@ func (s *Server) outcomeItems(w http.ResponseWriter, r *http.Request, p *attune.
 	} else {
 		page.Filter = fmt.Sprintf("Items where %s and %s differ on %s.", a.name, bName, kind.name)
 	}
+	page.Filter += scope.sentence()
 	opts := []rview.Option{{Value: "", Label: "either"}, {Value: kind.yes, Label: kind.yes}, {Value: kind.no, Label: kind.no}}
 	page.Form = rview.DrillForm{Action: templ.SafeURL(fmt.Sprintf("/projects/%d/report/items", p.ID)),
-		Hidden: []rview.Hidden{{Name: "item", Value: key}, {Name: "a", Value: q.Get("a")}, {Name: "b", Value: q.Get("b")}},
+		Hidden: append([]rview.Hidden{{Name: "item", Value: key}, {Name: "a", Value: q.Get("a")}, {Name: "b", Value: q.Get("b")}}, scope.hidden()...),
 		SideA:  capitalize(a.name), SideB: capitalize(bName), ValueA: selected(opts, va), ValueB: selected(opts, vb)}
 	ids := make([]int64, len(matches))
 	for i, m := range matches {
@@ -244,7 +255,7 @@ func (s *Server) outcomeItems(w http.ResponseWriter, r *http.Request, p *attune.
 		}
 		page.Items = append(page.Items, row)
 	}
-	base := url.Values{"item": {key}, "a": {q.Get("a")}, "b": {q.Get("b")}}
+	base := scope.set(url.Values{"item": {key}, "a": {q.Get("a")}, "b": {q.Get("b")}})
 	for _, k := range []string{"va", "vb"} {
 		if v := q.Get(k); v != "" {
 			base.Set(k, v)

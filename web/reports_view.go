@@ -54,6 +54,17 @@ func (s *Server) reportView(r *http.Request, p *attune.Project, rr *reportReques
 		}
 		return v
 	}
+	// drill links a figure to the items behind it, NA left out where the
+	// report leaves it out. a and b are as drillURL takes them.
+	scope := drillScope{naMissing: rr.filters.NAMissing}
+	drill := func(key, a, b string, extra ...string) templ.SafeURL {
+		v := scope.set(url.Values{"item": {key}, "a": {a}, "b": {b}})
+		for i := 0; i+1 < len(extra); i += 2 {
+			v.Set(extra[i], extra[i+1])
+		}
+		return drillURL(p.ID, v)
+	}
+	id := func(rater int64) string { return strconv.FormatInt(rater, 10) }
 	page := rview.Page{
 		Chrome:        s.chrome(r, "Agreement · "+p.Name, "home"),
 		ProjectName:   p.Name,
@@ -102,6 +113,10 @@ func (s *Server) reportView(r *http.Request, p *attune.Project, rr *reportReques
 				kappa, reportFigure(st.GwetAC1, true), reportFigure(st.GwetAC2, true),
 			},
 		}
+		// Every figure here is the annotators among themselves.
+		for k := range row.Figures {
+			row.Figures[k].URL = drill(it.Key, "people", "people")
+		}
 		switch {
 		case it.Missing.Errors > 0 && it.Missing.NA > 0:
 			row.Missing = fmt.Sprintf("%d ERROR and %d NA left out", it.Missing.Errors, it.Missing.NA)
@@ -121,19 +136,18 @@ func (s *Server) reportView(r *http.Request, p *attune.Project, rr *reportReques
 	for _, x := range rep.RubricItems {
 		d.Tabs = append(d.Tabs, rview.Tab{Key: x.Key, Current: x.Key == it.Key, URL: templ.SafeURL(string(reportURL(p.ID, with("item", x.Key))) + "#item")})
 	}
-	d.Pairs = reportPairMatrix(rep, it, names, func(a, b int64) templ.SafeURL {
-		return templ.SafeURL(string(reportURL(p.ID, with("item", it.Key, "a", strconv.FormatInt(a, 10), "b", strconv.FormatInt(b, 10)))) + "#item")
+	d.Pairs, d.PairList = reportPairMatrix(rep, it, names, func(a, b int64) (items, confusion templ.SafeURL) {
+		return drill(it.Key, id(a), id(b)),
+			templ.SafeURL(string(reportURL(p.ID, with("item", it.Key, "a", id(a), "b", id(b)))) + "#item")
 	})
 	d.Confusion = reportConfusion(it, names, q.Get("a"), q.Get("b"), func(a, b int64, va, vb string) templ.SafeURL {
-		v := url.Values{"item": {it.Key}, "a": {strconv.FormatInt(a, 10)}, "b": {strconv.FormatInt(b, 10)}}
 		if va != "" {
-			v.Set("va", va)
-			v.Set("vb", vb)
+			return drill(it.Key, id(a), id(b), "va", va, "vb", vb)
 		}
-		return drillURL(p.ID, v)
+		return drill(it.Key, id(a), id(b))
 	})
 	if it.Boundaries != nil {
-		d.Boundaries = reportBoundaries(p.ID, it, names)
+		d.Boundaries = reportBoundaries(it, names, drill)
 		d.Boundaries.Explain = explain["boundaries"]
 	}
 	page.Item = d
@@ -161,6 +175,7 @@ func (s *Server) reportView(r *http.Request, p *attune.Project, rr *reportReques
 				lenient = reportSigned(a.Leniency)
 				if k == cur {
 					row.KappaMean = reportFigure(a.KappaMean, true)
+					row.KappaMean.URL = drill(x.Key, id(rt.ID), "people")
 				}
 			}
 			row.Leniency = append(row.Leniency, lenient)
@@ -183,13 +198,25 @@ func (s *Server) reportView(r *http.Request, p *attune.Project, rr *reportReques
 					continue
 				}
 				rated++
+				// The alt-test, kappa and alpha with the judge all set the
+				// judge against the people: they link to the items where
+				// it differs from them; the annotators' own alpha and
+				// kappa range to the items where they differ among
+				// themselves; the consensus kappa to the items where the
+				// judge differs from the people's consensus.
+				people, among := drill(x.Key, id(rt.ID), "people"), drill(x.Key, "people", "people")
 				row := rview.JudgeRow{Key: x.Key, Items: j.Items, KappaMean: reportFigure(j.KappaMean, true), HumanRange: "—",
 					Consensus: reportFigure(j.Consensus.CohenKappa, true), Alpha: reportFigure(j.Alpha, true), AlphaWithJudge: reportFigure(j.AlphaWithJudge, true),
 					Alt: "cannot tell", AltClass: "unknown", Epsilon: strconv.FormatFloat(j.AltTest.Epsilon, 'f', -1, 64),
 					WinningRate: reportFigure(j.AltTest.WinningRate, false), Advantage: reportFigure(j.AltTest.AdvantageProbability, false),
 					Current:   k == cur,
-					PeopleURL: drillURL(p.ID, url.Values{"item": {x.Key}, "a": {strconv.FormatInt(rt.ID, 10)}, "b": {"people"}}),
-					GoldURL:   drillURL(p.ID, url.Values{"item": {x.Key}, "a": {strconv.FormatInt(rt.ID, 10)}, "b": {"gold"}})}
+					PeopleURL: people, PeopleAmongURL: among,
+					GoldURL: drill(x.Key, id(rt.ID), "gold")}
+				for _, f := range []*rview.Figure{&row.KappaMean, &row.AlphaWithJudge, &row.WinningRate, &row.Advantage} {
+					f.URL = people
+				}
+				row.Alpha.URL = among
+				row.Consensus.URL = drill(x.Key, id(rt.ID), "consensus")
 				if j.AnnotatorKappaMin != nil {
 					row.HumanRange = reportNum(*j.AnnotatorKappaMin) + " to " + reportNum(*j.AnnotatorKappaMax)
 				}
@@ -226,13 +253,14 @@ func (s *Server) reportView(r *http.Request, p *attune.Project, rr *reportReques
 		ov := rview.Outcome{Key: o.key, Name: o.name, Items: o.o.Items, Raters: o.o.Raters,
 			Figures: []rview.Figure{reportFigure(o.o.PercentAgreement, false), reportFigure(o.o.KrippendorffAlpha, true), reportFigure(o.o.GwetAC1, true)}}
 		for _, pr := range o.o.Pairs {
-			ov.Pairs = append(ov.Pairs, rview.PairRow{A: names[pr.A], B: names[pr.B], N: pr.N,
-				Figures: []rview.Figure{reportFigure(pr.Agreement, false), reportFigure(pr.CohenKappa, true)}})
+			ov.Pairs = append(ov.Pairs, linkedPair(rview.PairRow{A: names[pr.A], B: names[pr.B], N: pr.N,
+				Figures: []rview.Figure{reportFigure(pr.Agreement, false), reportFigure(pr.CohenKappa, true)}},
+				drillURL(p.ID, url.Values{"item": {"@" + o.key}, "a": {id(pr.A)}, "b": {id(pr.B)}})))
 		}
 		for _, j := range o.o.Judges {
-			ov.Judges = append(ov.Judges, rview.PairRow{A: names[j.Rater], B: "annotators' majority", N: j.Consensus.N,
-				Figures: []rview.Figure{reportFigure(j.Consensus.Agreement, false), reportFigure(j.Consensus.CohenKappa, true)},
-				URL:     drillURL(p.ID, url.Values{"item": {"@" + o.key}, "a": {strconv.FormatInt(j.Rater, 10)}, "b": {"people"}})})
+			ov.Judges = append(ov.Judges, linkedPair(rview.PairRow{A: names[j.Rater], B: "annotators' majority", N: j.Consensus.N,
+				Figures: []rview.Figure{reportFigure(j.Consensus.Agreement, false), reportFigure(j.Consensus.CohenKappa, true)}},
+				drillURL(p.ID, url.Values{"item": {"@" + o.key}, "a": {id(j.Rater)}, "b": {"people"}})))
 		}
 		page.Engine.Outcomes = append(page.Engine.Outcomes, ov)
 	}
@@ -306,8 +334,22 @@ func reportSigned(s report.Stat) rview.Figure {
 	return f
 }
 
-// pairMatrix draws every pair of raters' kappa on one rubric item.
-func reportPairMatrix(rep *report.Report, it report.RubricItem, names map[int64]string, link func(a, b int64) templ.SafeURL) rview.Heatmap {
+// linkedPair links a pair's count and every figure to the items where
+// the two differ.
+func linkedPair(row rview.PairRow, u templ.SafeURL) rview.PairRow {
+	row.URL = u
+	for i := range row.Figures {
+		row.Figures[i].URL = u
+	}
+	return row
+}
+
+// reportPairMatrix draws every pair of raters' kappa on one rubric item,
+// each cell linking to the items where the pair differs, and lists the
+// same pairs with their confusion matrices one click away. link gives a
+// pair's two addresses.
+func reportPairMatrix(rep *report.Report, it report.RubricItem, names map[int64]string,
+	link func(a, b int64) (items, confusion templ.SafeURL)) (rview.Heatmap, []rview.PairLink) {
 	var ids []int64
 	seen := map[int64]bool{}
 	for _, rt := range rep.Raters {
@@ -319,7 +361,7 @@ func reportPairMatrix(rep *report.Report, it report.RubricItem, names map[int64]
 		}
 	}
 	h := rview.Heatmap{Title: "Cohen's κ of every pair of raters", RowHead: "raters", ColHead: "the same raters",
-		Caption: "Click a cell for the pair's confusion matrix. Darker is higher agreement."}
+		Caption: "Click a cell for the items where the pair differs; each pair's confusion matrix is listed below. Darker is higher agreement."}
 	pairs := map[[2]int64]report.Pair{}
 	for _, p := range it.Pairs {
 		pairs[[2]int64{p.A, p.B}] = p
@@ -337,17 +379,27 @@ func reportPairMatrix(rep *report.Report, it report.RubricItem, names map[int64]
 			case !ok:
 				row = append(row, rview.Cell{Text: "·", Title: names[a] + " and " + names[b] + " share no item", Class: "heat-none"})
 			default:
-				c := rview.Cell{Text: "—", Class: "heat-none", URL: link(p.A, p.B)}
+				// The row's rater is side A, so that the list reads as the
+				// cell does.
+				items, _ := link(a, b)
+				c := rview.Cell{Text: "—", Class: "heat-none", URL: items}
 				if v := p.CohenKappa.Value; v != nil {
 					c.Text, c.Class = reportNum(*v), reportHeat(*v)
 				}
-				c.Title = fmt.Sprintf("%s and %s: κ %s over %d items", names[a], names[b], reportFigureText(p.CohenKappa), p.N)
+				c.Title = fmt.Sprintf("%s and %s: κ %s over %d items; click for the items where they differ", names[a], names[b], reportFigureText(p.CohenKappa), p.N)
 				row = append(row, c)
 			}
 		}
 		h.Cells = append(h.Cells, row)
 	}
-	return h
+	var list []rview.PairLink
+	for _, p := range it.Pairs {
+		items, confusion := link(p.A, p.B)
+		kappa := reportFigure(p.CohenKappa, true)
+		kappa.URL = items
+		list = append(list, rview.PairLink{A: names[p.A], B: names[p.B], N: p.N, Kappa: kappa, ItemsURL: items, ConfusionURL: confusion})
+	}
+	return h, list
 }
 
 func reportFigureText(s report.Stat) string {
@@ -442,7 +494,7 @@ func reportConfusion(it report.RubricItem, names map[int64]string, a, b string, 
 // reportBoundaries shapes where a 1–5 item's disagreement falls: a row per
 // boundary, the people's share and each judge's, each linking to the
 // items whose answers lie on either side of it.
-func reportBoundaries(projectID int64, it report.RubricItem, names map[int64]string) *rview.BoundaryTable {
+func reportBoundaries(it report.RubricItem, names map[int64]string, drill func(key, a, b string, extra ...string) templ.SafeURL) *rview.BoundaryTable {
 	b := it.Boundaries
 	t := &rview.BoundaryTable{}
 	for _, j := range b.Judges {
@@ -454,7 +506,7 @@ func reportBoundaries(projectID int64, it report.RubricItem, names map[int64]str
 		}
 		return rview.Share{Text: fmt.Sprintf("%.0f %%", *bd.Share*100),
 			Title: fmt.Sprintf("%d disagreeing %s cross it", bd.Crossing, plural(bd.Crossing, "pair", "pairs")),
-			URL:   drillURL(projectID, url.Values{"item": {it.Key}, "a": {a}, "b": {"people"}, "boundary": {strconv.Itoa(k)}})}
+			URL:   drill(it.Key, a, "people", "boundary", strconv.Itoa(k))}
 	}
 	for i, bd := range b.Annotators.Boundaries {
 		row := rview.BoundaryRow{Boundary: bd.Lower + "|" + bd.Upper}

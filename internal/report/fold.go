@@ -285,22 +285,38 @@ func newFold(def *rubric.Definition, humans, judges []int64, naMissing bool, alt
 	return f, nil
 }
 
+// NumericScale says whether a rubric item's scale is numeric in the report:
+// every answer it allows is a number, NA aside when NA is missing. On a
+// numeric scale the annotators' consensus is their median, elsewhere the
+// one answer most of them gave (see consensus); the drill-down lists the
+// items behind the consensus figure by the same rule.
+func NumericScale(def *rubric.Definition, it *rubric.Item, naMissing bool) bool {
+	n := 0
+	for _, v := range def.Allowed(it) {
+		if naMissing && v == rubric.NA {
+			continue
+		}
+		if _, err := strconv.ParseFloat(string(v), 64); err != nil {
+			return false
+		}
+		n++
+	}
+	return n > 0
+}
+
 // newItemScale builds the scale of one rubric item: the answers it allows
 // (numbers in numeric order), without NA when NA is missing. The allowed
 // answers, not the rubric's, make the scale because Gwet's AC1 and AC2
 // count its categories: a criterion without NA has two, not three.
 func newItemScale(def *rubric.Definition, it *rubric.Item, values []rubric.Value, naMissing bool) (itemScale, error) {
 	var labels []string
-	numeric := true
 	for _, v := range def.Allowed(it) {
 		if naMissing && v == rubric.NA {
 			continue
 		}
 		labels = append(labels, string(v))
-		if _, err := strconv.ParseFloat(string(v), 64); err != nil {
-			numeric = false
-		}
 	}
+	numeric := NumericScale(def, it, naMissing)
 	if numeric {
 		slices.SortStableFunc(labels, func(a, b string) int {
 			x, _ := strconv.ParseFloat(a, 64)
@@ -318,7 +334,7 @@ func newItemScale(def *rubric.Definition, it *rubric.Item, values []rubric.Value
 	if err != nil {
 		return itemScale{}, fmt.Errorf("report: rubric %s item %s: %w", def.Ref(), it.Key, err)
 	}
-	is := itemScale{key: it.Key, label: it.Label, scale: s, numeric: numeric && len(labels) > 0,
+	is := itemScale{key: it.Key, label: it.Label, scale: s, numeric: numeric,
 		cat: make([]int8, len(values)+1), x: make([]float64, len(labels))}
 	is.cat[0] = -1
 	for i, v := range values {

@@ -3,7 +3,10 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -13,6 +16,12 @@ import (
 // MaxDrillPage bounds the items one page of a drill-down lists.
 const MaxDrillPage = 100
 
+// DrillScan bounds the items of the project one page of a drill-down
+// looks through, so that a page costs the same however large the project:
+// where fewer items than a page match among them, the page ends early and
+// the next one goes on from there.
+const DrillScan = 50_000
+
 // DrillFilter chooses the items of a drill-down: the items of one rubric
 // item where side A and side B answered as the filter says. A report's
 // every figure about a pair of raters, a judge or a boundary links to one.
@@ -21,10 +30,16 @@ type DrillFilter struct {
 	Key string
 	// A is a rater; 0 is any person.
 	A int64
-	// B is a rater; 0 with Gold false is any person other than A's rater;
-	// Gold compares A with the item's gold value instead.
-	B    int64
-	Gold bool
+	// B is a rater; 0 with Gold and Consensus false is any person other
+	// than A's rater. Gold compares A with the item's gold value instead;
+	// Consensus with the consensus of the people other than A: their
+	// median (the lower of the two middle answers of an even number) when
+	// Median is set, otherwise the one answer most of them gave (an item
+	// where two answers tie, or fewer than two people answered, has none).
+	B         int64
+	Gold      bool
+	Consensus bool
+	Median    bool
 	// ValueA and ValueB, both set, keep exactly the items where A answered
 	// ValueA and B ValueB: one cell of the pair's confusion matrix (on the
 	// diagonal, the items they agree on). Otherwise the items where the
@@ -35,11 +50,29 @@ type DrillFilter struct {
 	// either side of the boundary Boundary|Boundary+1 (the lower at most
 	// Boundary, the higher above it).
 	Boundary int
+	// NAMissing leaves NA answers out on both sides (and out of the
+	// consensus), as the report does when NA is missing.
+	NAMissing bool
+	// Frozen keeps only the items an experiment compares variants on (see
+	// ExperimentItems).
+	Frozen bool
 	// After is the keyset: only items whose id is above it.
 	After int64
 	// Limit is the page's size, 1 to MaxDrillPage (other values:
 	// MaxDrillPage).
 	Limit int
+	// Scan is how many of the project's items the page looks through, 1
+	// to DrillScan (other values: DrillScan).
+	Scan int
+}
+
+// DrillPage is one page of a drill-down.
+type DrillPage struct {
+	Items []DrillItem
+	// Next is the After of the next page, or 0 on the last one. A page
+	// that looked through DrillScan items may list fewer than its Limit,
+	// none even, and still have a next page.
+	Next int64
 }
 
 // DrillItem is one item of a drill-down with every rater's answer on the
@@ -70,53 +103,175 @@ type DrillLabel struct {
 	Method, Raw string
 }
 
+// frozenItem is the condition an item, its id the SQL expression id, meets
+// to be in an experiment's frozen set: it has gold answers and the answer
+// sets of at least two people. ExperimentItems and the drill-down share it
+// so that a figure and the items behind it count the same items.
+func frozenItem(id string) string {
+	return `EXISTS (SELECT 1 FROM gold_labels fg WHERE fg.item_id = ` + id + `)
+		AND (SELECT count(*) FROM answer_sets fs JOIN raters fr ON fr.id = fs.rater_id WHERE fs.item_id = ` + id + ` AND fr.kind = 'human') >= 2`
+}
+
+// drillArgs numbers a query's arguments as its text is put together.
+type drillArgs []any
+
+func (a *drillArgs) add(v any) string {
+	*a = append(*a, v)
+	return fmt.Sprintf("$%d", len(*a))
+}
+
 // DrillItems returns a page of the items of the project that the filter
-// keeps, by ascending item id, and whether more follow. ERROR answers (a
-// failed judge call) are never compared.
-func (db *DB) DrillItems(ctx context.Context, projectID int64, f DrillFilter) ([]DrillItem, bool, error) {
+// keeps, by ascending item id. ERROR answers (a failed judge call) are
+// never compared. A page looks through at most DrillScan of the project's
+// items.
+func (db *DB) DrillItems(ctx context.Context, projectID int64, f DrillFilter) (DrillPage, error) {
 	if f.Limit < 1 || f.Limit > MaxDrillPage {
 		f.Limit = MaxDrillPage
 	}
-	// The numeric value is computed under a CASE so that a word is never
-	// cast; gold takes rater id -1, so that it is never "the same rater".
-	rows, err := db.pool.Query(ctx, `
-		WITH l AS (
-			SELECT l.item_id, l.rater_id, r.kind, l.value,
-			       CASE WHEN l.value ~ '^[0-9]{1,9}$' THEN l.value::int END AS num
-			FROM labels l JOIN items i ON i.id = l.item_id JOIN raters r ON r.id = l.rater_id
-			WHERE i.project_id = $1 AND l.rubric_item_key = $2 AND l.value <> 'ERROR' AND l.item_id > $9
-		), g AS (
-			SELECT g.item_id, -1::bigint AS rater_id, 'gold' AS kind, g.value,
-			       CASE WHEN g.value ~ '^[0-9]{1,9}$' THEN g.value::int END AS num
-			FROM gold_labels g JOIN items i ON i.id = g.item_id
-			WHERE i.project_id = $1 AND g.rubric_item_key = $2 AND g.item_id > $9
-		)
+	if f.Scan < 1 || f.Scan > DrillScan {
+		f.Scan = DrillScan
+	}
+	// Both sides are read from labels_rubric_item_idx in item order, the
+	// rater and value included, so that merging them never visits a
+	// label's row. Gold takes rater id -1, never "the same rater".
+	var args drillArgs
+	// after and below, the window's bounds, and the limit are set for
+	// each window.
+	project, after, below, key := args.add(projectID), args.add(int64(0)), args.add(int64(0)), args.add(f.Key)
+	rubricVersion := "(SELECT rubric_version_id FROM projects WHERE id = " + project + ")"
+	people := "ARRAY(SELECT id FROM raters WHERE kind = 'human')"
+	// num is a numeric answer's number, computed under a CASE so that a
+	// word is never cast.
+	num := func(v string) string { return "CASE WHEN " + v + " ~ '^[0-9]{1,9}$' THEN " + v + "::int END" }
+	labels := func(l string) string {
+		s := fmt.Sprintf(`labels %[1]s WHERE %[1]s.rubric_version_id = %[2]s AND %[1]s.rubric_item_key = %[3]s
+			AND %[1]s.item_id > %[4]s AND %[1]s.item_id < %[5]s AND %[1]s.value <> 'ERROR'`, l, rubricVersion, key, after, below)
+		if f.NAMissing {
+			s += " AND " + l + ".value <> 'NA'"
+		}
+		return s
+	}
+	var raterA string
+	sideA := "SELECT l.item_id, l.rater_id, l.value, " + num("l.value") + " AS num FROM " + labels("l")
+	if f.A > 0 {
+		raterA = args.add(f.A)
+		sideA += " AND l.rater_id = " + raterA
+	} else {
+		sideA += " AND l.rater_id = ANY(" + people + ")"
+	}
+	others := "l.rater_id = ANY(" + people + ")"
+	if raterA != "" {
+		others += " AND l.rater_id <> " + raterA
+	}
+	var sideB string
+	switch {
+	case f.Gold:
+		sideB = fmt.Sprintf(`SELECT g.item_id, -1::bigint AS rater_id, g.value, %s AS num FROM gold_labels g
+			WHERE g.rubric_item_key = %s AND g.item_id > %s AND g.item_id < %s`, num("g.value"), key, after, below)
+		if f.NAMissing {
+			sideB += " AND g.value <> 'NA'"
+		}
+	case f.Consensus && f.Median:
+		sideB = fmt.Sprintf(`SELECT m.item_id, -1::bigint AS rater_id, m.num::text AS value, m.num FROM (
+				SELECT l.item_id, percentile_disc(0.5) WITHIN GROUP (ORDER BY %s) AS num, count(*) AS n
+				FROM %s AND %s AND l.value ~ '^[0-9]{1,9}$' GROUP BY l.item_id) m
+			WHERE m.n >= 2`, num("l.value"), labels("l"), others)
+	case f.Consensus:
+		// The answer most people gave: the first by count, if the runner-up
+		// has fewer.
+		sideB = fmt.Sprintf(`SELECT m.item_id, -1::bigint AS rater_id, m.value, %s AS num FROM (
+				SELECT l.item_id, l.value, count(*) AS n, sum(count(*)) OVER (PARTITION BY l.item_id) AS answered,
+				       lead(count(*)) OVER (PARTITION BY l.item_id ORDER BY count(*) DESC) AS runner_up,
+				       row_number() OVER (PARTITION BY l.item_id ORDER BY count(*) DESC) AS place
+				FROM %s AND %s GROUP BY l.item_id, l.value) m
+			WHERE m.place = 1 AND m.answered >= 2 AND (m.runner_up IS NULL OR m.runner_up < m.n)`, num("m.value"), labels("l"), others)
+	case f.B > 0:
+		sideB = "SELECT l.item_id, l.rater_id, l.value, " + num("l.value") + " AS num FROM " + labels("l") + " AND l.rater_id = " + args.add(f.B)
+	default:
+		sideB = "SELECT l.item_id, l.rater_id, l.value, " + num("l.value") + " AS num FROM " + labels("l") + " AND l.rater_id = ANY(" + people + ")"
+	}
+	var where []string
+	if f.ValueA != "" && f.ValueB != "" {
+		where = append(where, "a.value = "+args.add(f.ValueA), "b.value = "+args.add(f.ValueB))
+	} else {
+		where = append(where, "a.value <> b.value")
+		if f.ValueA != "" {
+			where = append(where, "a.value = "+args.add(f.ValueA))
+		}
+		if f.ValueB != "" {
+			where = append(where, "b.value = "+args.add(f.ValueB))
+		}
+	}
+	if f.Boundary > 0 {
+		k := args.add(f.Boundary)
+		where = append(where, "a.num IS NOT NULL AND b.num IS NOT NULL AND LEAST(a.num, b.num) <= "+k+" AND GREATEST(a.num, b.num) > "+k)
+	}
+	where = append(where, "EXISTS (SELECT 1 FROM items i WHERE i.id = a.item_id AND i.project_id = "+project+")")
+	if f.Frozen {
+		where = append(where, frozenItem("a.item_id"))
+	}
+	limit := args.add(0)
+	query := `
 		SELECT DISTINCT a.item_id
-		FROM l a JOIN (SELECT * FROM l UNION ALL SELECT * FROM g) b ON b.item_id = a.item_id AND b.rater_id <> a.rater_id
-		WHERE CASE WHEN $3::bigint > 0 THEN a.rater_id = $3 ELSE a.kind = 'human' END
-		  AND CASE WHEN $5::boolean THEN b.kind = 'gold' WHEN $4::bigint > 0 THEN b.rater_id = $4 ELSE b.kind = 'human' END
-		  AND CASE WHEN $6 <> '' AND $7 <> '' THEN a.value = $6 AND b.value = $7
-		           ELSE a.value <> b.value AND ($6 = '' OR a.value = $6) AND ($7 = '' OR b.value = $7) END
-		  AND ($8::int <= 0 OR (a.num IS NOT NULL AND b.num IS NOT NULL AND LEAST(a.num, b.num) <= $8 AND GREATEST(a.num, b.num) > $8))
-		ORDER BY a.item_id
-		LIMIT $10`,
-		projectID, f.Key, f.A, f.B, f.Gold, f.ValueA, f.ValueB, f.Boundary, f.After, f.Limit+1)
-	if err != nil {
-		return nil, false, mapErr(err, "drill items", "")
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
-		return nil, false, mapErr(err, "drill items", "")
-	}
-	more := len(ids) > f.Limit
-	if more {
-		ids = ids[:f.Limit]
+		FROM (` + sideA + `) a JOIN (` + sideB + `) b ON b.item_id = a.item_id AND b.rater_id <> a.rater_id
+		WHERE ` + strings.Join(where, " AND ") + `
+		ORDER BY a.item_id LIMIT ` + limit
+
+	// The page looks through windows of the project's items in id order,
+	// a small one first (a 25th of f.Scan: 2,000 items), so that a page
+	// that fills at once, the common case, reads little whatever a side
+	// must gather per item, and each further one four times larger, up to
+	// f.Scan items in all.
+	var page DrillPage
+	var ids []int64
+	from, size := f.After, max(1, f.Scan/25)
+	for scanned := 0; ; {
+		size = min(size, f.Scan-scanned)
+		// The window: the next size items after from, those below the
+		// first item beyond them (none: the window reaches the end).
+		var beyond int64
+		err := db.pool.QueryRow(ctx, `SELECT id FROM items WHERE project_id = $1 AND id > $2 ORDER BY id OFFSET $3 LIMIT 1`,
+			projectID, from, size).Scan(&beyond)
+		end := errors.Is(err, pgx.ErrNoRows)
+		switch {
+		case end:
+			beyond = math.MaxInt64
+		case err != nil:
+			return DrillPage{}, mapErr(err, "drill items", "")
+		}
+		args[1], args[2], args[len(args)-1] = from, beyond, f.Limit+1-len(ids)
+		rows, err := db.pool.Query(ctx, query, args...)
+		if err != nil {
+			return DrillPage{}, mapErr(err, "drill items", "")
+		}
+		found, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return DrillPage{}, mapErr(err, "drill items", "")
+		}
+		ids = append(ids, found...)
+		scanned += size
+		if len(ids) > f.Limit {
+			ids = ids[:f.Limit]
+			page.Next = ids[len(ids)-1]
+			break
+		}
+		if end {
+			break
+		}
+		// Every item of the project below beyond was looked through.
+		from = beyond - 1
+		if scanned >= f.Scan {
+			page.Next = from
+			break
+		}
+		size *= 4
 	}
 	if len(ids) == 0 {
-		return nil, false, nil
+		return page, nil
 	}
 	items, err := db.drillDetails(ctx, projectID, f.Key, ids)
-	return items, more, err
+	page.Items = items
+	return page, err
 }
 
 // drillDetails loads the dialogue, every label on the rubric item and the
@@ -203,4 +358,23 @@ func (db *DB) GoldSets(ctx context.Context, projectID, minItem, maxItem int64) (
 // the order of ids, without labels.
 func (db *DB) DrillDialogues(ctx context.Context, projectID int64, ids []int64) ([]DrillItem, error) {
 	return db.drillDetails(ctx, projectID, "", ids)
+}
+
+// FrozenItems returns which of the project's items with ids in [minItem,
+// maxItem] are in an experiment's frozen set (see ExperimentItems).
+func (db *DB) FrozenItems(ctx context.Context, projectID, minItem, maxItem int64) (map[int64]bool, error) {
+	rows, err := db.pool.Query(ctx, `SELECT i.id FROM items i WHERE i.project_id = $1 AND i.id BETWEEN $2 AND $3 AND `+frozenItem("i.id"),
+		projectID, minItem, maxItem)
+	if err != nil {
+		return nil, mapErr(err, "frozen items", "")
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, mapErr(err, "frozen items", "")
+	}
+	out := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		out[id] = true
+	}
+	return out, nil
 }

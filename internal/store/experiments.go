@@ -41,16 +41,18 @@ func (db *DB) JudgeVariantRater(ctx context.Context, projectID int64, judgeName 
 // ExperimentItems reads the frozen set of an experiment on a project: the
 // items with gold answers (adjudicated or automatic) and answer sets from
 // at least two people, by id, each with its gold, every person's answers
-// (people are named in humans, in the order of their index) and the
-// answers of each variant rater (by index into variants; nil where it has
-// not answered). usage sums each variant's calls on those items.
-func (db *DB) ExperimentItems(ctx context.Context, projectID int64, variants []int64) (items []experiment.Item, humans []string, usage []experiment.Usage, err error) {
+// (people are named in Humans, in the order of their index, and their
+// rater ids are humanRaters in the same order) and the answers of each
+// variant rater (by index into variants; nil where it has not answered).
+// Usage sums each variant's calls on those items. It fills the input's
+// Items, Humans and Usage.
+func (db *DB) ExperimentItems(ctx context.Context, projectID int64, variants []int64) (in experiment.Input, humanRaters []int64, err error) {
+	var items []experiment.Item
+	var humans []string
+	var usage []experiment.Usage
 	err = db.inTx(ctx, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `
-			SELECT i.id FROM items i
-			WHERE i.project_id = $1 AND EXISTS (SELECT 1 FROM gold_labels g WHERE g.item_id = i.id)
-			  AND (SELECT count(*) FROM answer_sets s JOIN raters r ON r.id = s.rater_id WHERE s.item_id = i.id AND r.kind = 'human') >= 2
-			ORDER BY i.id`, projectID)
+			SELECT i.id FROM items i WHERE i.project_id = $1 AND `+frozenItem("i.id")+` ORDER BY i.id`, projectID)
 		if err != nil {
 			return err
 		}
@@ -75,55 +77,61 @@ func (db *DB) ExperimentItems(ctx context.Context, projectID int64, variants []i
 		}); err != nil {
 			return err
 		}
-		var rater int64
-		var name string
-		human := map[int64]int{}
-		var byHuman []map[int64]map[string]string // human → item → answers
-		rows, err = tx.Query(ctx, `SELECT l.item_id, r.id, r.name, l.rubric_item_key, l.value FROM labels l JOIN raters r ON r.id = l.rater_id
-			WHERE r.kind = 'human' AND l.item_id = ANY($1) ORDER BY r.id`, ids)
-		if err != nil {
-			return err
-		}
-		if _, err := pgx.ForEachRow(rows, []any{&item, &rater, &name, &key, &value}, func() error {
-			h, ok := human[rater]
-			if !ok {
-				h = len(humans)
-				human[rater] = h
-				humans = append(humans, name)
-				byHuman = append(byHuman, map[int64]map[string]string{})
-			}
-			if byHuman[h][item] == nil {
-				byHuman[h][item] = map[string]string{}
-			}
-			byHuman[h][item][key] = value
-			return nil
-		}); err != nil {
-			return err
-		}
-		for i := range items {
-			items[i].Humans = make([]map[string]string, len(humans))
-			for h := range humans {
-				items[i].Humans[h] = byHuman[h][items[i].ID]
-			}
-		}
+		// The people's and the variants' answers in one pass over the
+		// items' labels: reading them apart costs two.
 		variant := make(map[int64]int, len(variants))
 		for v, id := range variants {
 			variant[id] = v
 		}
-		rows, err = tx.Query(ctx, `SELECT item_id, rater_id, rubric_item_key, value FROM labels WHERE rater_id = ANY($1) AND item_id = ANY($2)`,
-			variants, ids)
+		var rater int64
+		byHuman := map[int64]map[int64]map[string]string{} // rater → item → answers
+		rows, err = tx.Query(ctx, `SELECT l.item_id, l.rater_id, l.rubric_item_key, l.value FROM labels l
+			WHERE l.item_id = ANY($1) AND (l.rater_id = ANY($2) OR l.rater_id IN (SELECT id FROM raters WHERE kind = 'human'))`, ids, variants)
 		if err != nil {
 			return err
 		}
 		if _, err := pgx.ForEachRow(rows, []any{&item, &rater, &key, &value}, func() error {
-			it, v := &items[at[item]], variant[rater]
-			if it.Variants[v] == nil {
-				it.Variants[v] = map[string]string{}
+			var answers map[string]string
+			if v, ok := variant[rater]; ok {
+				it := &items[at[item]]
+				if it.Variants[v] == nil {
+					it.Variants[v] = map[string]string{}
+				}
+				answers = it.Variants[v]
+			} else {
+				if byHuman[rater] == nil {
+					byHuman[rater] = map[int64]map[string]string{}
+				}
+				if byHuman[rater][item] == nil {
+					byHuman[rater][item] = map[string]string{}
+				}
+				answers = byHuman[rater][item]
 			}
-			it.Variants[v][key] = value
+			answers[key] = value
 			return nil
 		}); err != nil {
 			return err
+		}
+		// People in the order of their rater ids.
+		for id := range byHuman {
+			humanRaters = append(humanRaters, id)
+		}
+		slices.Sort(humanRaters)
+		rows, err = tx.Query(ctx, `SELECT name FROM raters WHERE id = ANY($1) ORDER BY id`, humanRaters)
+		if err != nil {
+			return err
+		}
+		if humans, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+			return err
+		}
+		if len(humans) != len(humanRaters) {
+			return fmt.Errorf("%d people's names for %d people", len(humans), len(humanRaters))
+		}
+		for i := range items {
+			items[i].Humans = make([]map[string]string, len(humans))
+			for h, id := range humanRaters {
+				items[i].Humans[h] = byHuman[id][items[i].ID]
+			}
 		}
 		usage = make([]experiment.Usage, len(variants))
 		var cost, latency float64
@@ -141,7 +149,11 @@ func (db *DB) ExperimentItems(ctx context.Context, projectID int64, variants []i
 		})
 		return err
 	})
-	return items, humans, usage, mapErr(err, "experiment items", "")
+	if err != nil {
+		return in, nil, mapErr(err, "experiment items", "")
+	}
+	in.Items, in.Humans, in.Usage = items, humans, usage
+	return in, humanRaters, nil
 }
 
 // ExperimentInput gathers an experiment's data on a project, the one way
@@ -149,24 +161,33 @@ func (db *DB) ExperimentItems(ctx context.Context, projectID int64, variants []i
 // JudgeVariantRater; an unknown judge or version is attune.ErrNotFound
 // naming it) and the frozen set of ExperimentItems. The input's
 // Variants, Humans, Items and Usage are filled; the caller sets Def, Alt
-// and Bootstrap. raters are the variants' rater ids, in their order.
-func (db *DB) ExperimentInput(ctx context.Context, projectID int64, variants []experiment.Variant) (in experiment.Input, raters []int64, err error) {
+// and Bootstrap. raters are the variants' and the people's rater ids, in
+// their order, which the items behind each figure are listed by.
+func (db *DB) ExperimentInput(ctx context.Context, projectID int64, variants []experiment.Variant) (in experiment.Input, raters ExperimentRaters, err error) {
 	if len(variants) == 0 {
-		return in, nil, attune.Invalid("judge", "choose at least one judge or prompt version")
+		return in, raters, attune.Invalid("judge", "choose at least one judge or prompt version")
 	}
+	var names []string
 	for _, v := range variants {
 		id, err := db.JudgeVariantRater(ctx, projectID, v.Judge, v.Version)
 		if err != nil {
-			return in, nil, err
+			return in, raters, err
 		}
-		if slices.Contains(raters, id) {
-			return in, nil, attune.Invalid("judge", fmt.Sprintf("%s is chosen twice", v))
+		if slices.Contains(raters.Variants, id) {
+			return in, raters, attune.Invalid("judge", fmt.Sprintf("%s is chosen twice", v))
 		}
-		in.Variants = append(in.Variants, v.String())
-		raters = append(raters, id)
+		names = append(names, v.String())
+		raters.Variants = append(raters.Variants, id)
 	}
-	in.Items, in.Humans, in.Usage, err = db.ExperimentItems(ctx, projectID, raters)
+	in, raters.Humans, err = db.ExperimentItems(ctx, projectID, raters.Variants)
+	in.Variants = names
 	return in, raters, err
+}
+
+// ExperimentRaters are the rater ids of an experiment's variants and
+// people, in the order of its input's Variants and Humans.
+type ExperimentRaters struct {
+	Variants, Humans []int64
 }
 
 // JudgeVariant is a judge's prompt version with answers in a project.

@@ -89,6 +89,8 @@ type Figure struct {
 	Interval string // "0.71–0.77", or "" when none
 	Reason   string // why it is undefined, or ""
 	Class    string // "good", "fair", "poor" or "" for colouring
+	// URL, when set, lists the items behind the figure.
+	URL templ.SafeURL
 }
 
 // SummaryRow is one rubric item in the summary table.
@@ -110,6 +112,9 @@ type ItemDetail struct {
 	Weights    string
 	Tabs       []Tab
 	Pairs      Heatmap
+	// PairList is every pair of the heatmap, each linking to the items
+	// where the two differ and to their confusion matrix.
+	PairList []PairLink
 	// Confusion is the chosen pair's confusion matrix, or nil when no pair
 	// shares items.
 	Confusion *Confusion
@@ -139,6 +144,15 @@ type Share struct {
 	Text  string // "41 %", or "—" when nobody disagrees
 	Title string
 	URL   templ.SafeURL
+}
+
+// PairLink is one pair of raters on the rubric item shown.
+type PairLink struct {
+	A, B         string
+	N            int
+	Kappa        Figure
+	ItemsURL     templ.SafeURL
+	ConfusionURL templ.SafeURL
 }
 
 // Tab links to one rubric item.
@@ -218,9 +232,11 @@ type JudgeRow struct {
 	Advantage   Figure
 	Current     bool
 	// PeopleURL and GoldURL list the items where the judge differs from
-	// the people and from the gold.
-	PeopleURL templ.SafeURL
-	GoldURL   templ.SafeURL
+	// the people and from the gold; PeopleAmongURL the items where the
+	// people differ among themselves (behind HumanRange).
+	PeopleURL      templ.SafeURL
+	GoldURL        templ.SafeURL
+	PeopleAmongURL templ.SafeURL
 }
 
 // Engine is the agreement on the engine's outputs.
