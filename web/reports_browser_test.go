@@ -15,8 +15,9 @@ import (
 )
 
 // TestBrowserReport reads a report in a real browser: the heatmaps are
-// drawn, a cell of the pair matrix opens that pair's confusion matrix, and
-// a figure's explanation opens with a click.
+// drawn, a cell of the pair matrix lists the items where that pair
+// differs, the list leads to the pair's confusion matrix, and a figure's
+// explanation opens with a click.
 func TestBrowserReport(t *testing.T) {
 	t.Parallel()
 	a := newApp(t)
@@ -93,10 +94,25 @@ func TestBrowserReport(t *testing.T) {
 	if err != nil || height < 200 {
 		t.Fatalf("the pair matrix is %v px high: not drawn (%v)", height, err)
 	}
-	// The cell of Bo (row 2) and judge-b (column 5) leads to their
-	// confusion matrix.
+	// The cell of Bo (row 2) and judge-b (column 5) lists the items where
+	// they differ, and that list leads to their confusion matrix.
 	err = chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`[data-testid=pair-matrix] svg a:nth-of-type(8) rect`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=drill-title]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	heading, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid=drill-title]`)))
+	if err != nil || !strings.Contains(heading, "Bo (imported) against judge-b (judge)") {
+		t.Fatalf("the cell's list is titled %q (%v)", heading, err)
+	}
+	listed, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid=drill-item]').length`))
+	if err != nil || listed == 0 {
+		t.Fatalf("the cell's list holds %d items (%v)", listed, err)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`[data-testid=drill-confusion]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=confusion-figures]`)),
 	)
 	if err != nil {
