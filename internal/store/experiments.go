@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/experiment"
@@ -51,6 +52,13 @@ func (db *DB) ExperimentItems(ctx context.Context, projectID int64, variants []i
 	var humans []string
 	var usage []experiment.Usage
 	err = db.inTx(ctx, func(tx pgx.Tx) error {
+		// Answers are held by rubric item key, a map per answer set sized
+		// for the rubric at once.
+		var keys int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM rubric_items k JOIN projects p ON p.rubric_version_id = k.rubric_version_id WHERE p.id = $1`,
+			projectID).Scan(&keys); err != nil {
+			return err
+		}
 		rows, err := tx.Query(ctx, `
 			SELECT i.id FROM items i WHERE i.project_id = $1 AND `+frozenItem("i.id")+` ORDER BY i.id`, projectID)
 		if err != nil {
@@ -63,22 +71,35 @@ func (db *DB) ExperimentItems(ctx context.Context, projectID int64, variants []i
 		at := make(map[int64]int, len(ids))
 		for i, id := range ids {
 			at[id] = i
-			items = append(items, experiment.Item{ID: id, Gold: map[string]string{}, Variants: make([]map[string]string, len(variants))})
+			items = append(items, experiment.Item{ID: id, Gold: make(map[string]string, keys), Variants: make([]map[string]string, len(variants))})
 		}
 		var item int64
-		var key, value string
+		// Keys and values are read in place and interned: the same dozen
+		// keys and handful of answers recur in every one of the labels.
+		var key, value pgtype.DriverBytes
+		words := map[string]string{}
+		word := func(b []byte) string {
+			if s, ok := words[string(b)]; ok {
+				return s
+			}
+			s := string(b)
+			words[s] = s
+			return s
+		}
 		rows, err = tx.Query(ctx, `SELECT item_id, rubric_item_key, value FROM gold_labels WHERE item_id = ANY($1)`, ids)
 		if err != nil {
 			return err
 		}
 		if _, err := pgx.ForEachRow(rows, []any{&item, &key, &value}, func() error {
-			items[at[item]].Gold[key] = value
+			items[at[item]].Gold[word(key)] = word(value)
 			return nil
 		}); err != nil {
 			return err
 		}
 		// The people's and the variants' answers in one pass over the
-		// items' labels: reading them apart costs two.
+		// items' labels: reading them apart costs two. The index behind
+		// labels' uniqueness holds all four columns, so the pass reads no
+		// table row.
 		variant := make(map[int64]int, len(variants))
 		for v, id := range variants {
 			variant[id] = v
@@ -95,7 +116,7 @@ func (db *DB) ExperimentItems(ctx context.Context, projectID int64, variants []i
 			if v, ok := variant[rater]; ok {
 				it := &items[at[item]]
 				if it.Variants[v] == nil {
-					it.Variants[v] = map[string]string{}
+					it.Variants[v] = make(map[string]string, keys)
 				}
 				answers = it.Variants[v]
 			} else {
@@ -103,11 +124,11 @@ func (db *DB) ExperimentItems(ctx context.Context, projectID int64, variants []i
 					byHuman[rater] = map[int64]map[string]string{}
 				}
 				if byHuman[rater][item] == nil {
-					byHuman[rater][item] = map[string]string{}
+					byHuman[rater][item] = make(map[string]string, keys)
 				}
 				answers = byHuman[rater][item]
 			}
-			answers[key] = value
+			answers[word(key)] = word(value)
 			return nil
 		}); err != nil {
 			return err
