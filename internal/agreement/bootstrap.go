@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"slices"
+	"sync"
 )
 
 // Bootstrap configures a nonparametric percentile bootstrap over items.
@@ -89,6 +90,34 @@ func BootstrapPairs(c Contingency, b Bootstrap, stats ...func(Contingency) Estim
 // intervals that keep the pairing. Intervals are as in BootstrapUnits;
 // stats must not keep w. It fails only for an invalid configuration.
 func BootstrapItems(n int, b Bootstrap, stats ...func(w []int) Estimate) ([]Estimate, error) {
+	out, err := BootstrapItemGroups(n, b, 1, ItemStats{N: len(stats), Eval: func(w []int, out []Estimate) {
+		for i, f := range stats {
+			out[i] = f(w)
+		}
+	}})
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+// ItemStats is a group of N statistics over items evaluated together:
+// Eval sets out[i] (len(out) is N) to statistic i on the resample w
+// (w[i] copies of item i), so that statistics sharing work — a variant's
+// figure and its difference from the best one's — do it once per
+// resample. Eval is called by one goroutine at a time and must keep
+// neither w nor out; it may keep scratch space of its own between calls.
+type ItemStats struct {
+	N    int
+	Eval func(w []int, out []Estimate)
+}
+
+// BootstrapItemGroups is BootstrapItems for several groups of statistics
+// on the same resamples, drawn once: each group's estimates are exactly
+// those BootstrapItems gives its statistics with the same n and b.
+// Groups are evaluated on up to workers goroutines at a time (at least
+// one). It fails only for an invalid configuration.
+func BootstrapItemGroups(n int, b Bootstrap, workers int, groups ...ItemStats) ([][]Estimate, error) {
 	if err := b.validate(); err != nil {
 		return nil, err
 	}
@@ -96,9 +125,87 @@ func BootstrapItems(n int, b Bootstrap, stats ...func(w []int) Estimate) ([]Esti
 	for i := range ones {
 		ones[i] = 1
 	}
-	return bootstrap(ones, b, len(stats),
-		func(i int) Estimate { return stats[i](ones) },
-		func(w []int) func(int) Estimate { return func(i int) Estimate { return stats[i](w) } })
+	out := make([][]Estimate, len(groups))
+	for g, st := range groups {
+		out[g] = make([]Estimate, st.N)
+		st.Eval(ones, out[g])
+	}
+	s, err := newSampler(ones, b.Seed)
+	if err != nil {
+		return nil, err
+	}
+	if s == nil {
+		// No items: nothing to resample, and every estimate is undefined.
+		return out, nil
+	}
+	reps := make([][][]float64, len(groups))
+	scratch := make([][]Estimate, len(groups))
+	for g, st := range groups {
+		reps[g] = make([][]float64, st.N)
+		for i := range reps[g] {
+			if out[g][i].Defined {
+				reps[g][i] = make([]float64, 0, b.Replicates)
+			}
+		}
+		scratch[g] = make([]Estimate, st.N)
+	}
+	// Replicates are drawn in batches, one after the other from the one
+	// generator (the draws of a replicate depend on all before it), and
+	// every group then evaluates the batch; a batch holds at most a few
+	// megabytes of multiplicities whatever n is.
+	batch := max(1, min(64, (1<<19)/max(n, 1)))
+	w := make([]int, batch*n)
+	workers = max(1, min(workers, len(groups)))
+	for done := 0; done < b.Replicates; done += batch {
+		k := min(batch, b.Replicates-done)
+		for r := range k {
+			s.resample(w[r*n : (r+1)*n])
+		}
+		next := make(chan int, len(groups))
+		for g := range groups {
+			next <- g
+		}
+		close(next)
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(func() {
+				for g := range next {
+					for r := range k {
+						groups[g].Eval(w[r*n:(r+1)*n:(r+1)*n], scratch[g])
+						for i, e := range scratch[g] {
+							if out[g][i].Defined && e.Defined {
+								reps[g][i] = append(reps[g][i], e.Value)
+							}
+						}
+					}
+				}
+			})
+		}
+		wg.Wait()
+	}
+	for g := range groups {
+		for i := range out[g] {
+			interval(&out[g][i], reps[g][i], b)
+		}
+	}
+	return out, nil
+}
+
+// interval attaches to a defined estimate the percentile interval of its
+// defined replicates, if any.
+func interval(e *Estimate, reps []float64, b Bootstrap) {
+	if !e.Defined || len(reps) == 0 {
+		return
+	}
+	lo, hi := (1-b.Level)/2, (1+b.Level)/2
+	slices.Sort(reps)
+	e.CI = &ConfidenceInterval{
+		Lower:      quantile(reps, lo),
+		Upper:      quantile(reps, hi),
+		Level:      b.Level,
+		Replicates: b.Replicates,
+		Defined:    len(reps),
+	}
 }
 
 // bootstrap runs the replicates. weights are the multiplicities of the
@@ -131,19 +238,8 @@ func bootstrap(weights []int, b Bootstrap, nstats int, full func(int) Estimate, 
 			}
 		}
 	}
-	lo, hi := (1-b.Level)/2, (1+b.Level)/2
 	for i := range out {
-		if !out[i].Defined || len(reps[i]) == 0 {
-			continue
-		}
-		slices.Sort(reps[i])
-		out[i].CI = &ConfidenceInterval{
-			Lower:      quantile(reps[i], lo),
-			Upper:      quantile(reps[i], hi),
-			Level:      b.Level,
-			Replicates: b.Replicates,
-			Defined:    len(reps[i]),
-		}
+		interval(&out[i], reps[i], b)
 	}
 	return out, nil
 }

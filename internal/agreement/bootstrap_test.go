@@ -3,6 +3,7 @@ package agreement
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 )
 
@@ -218,6 +219,77 @@ func TestBootstrapItemsPaired(t *testing.T) {
 		t.Errorf("items per resample = %+v, want 8", c.CI)
 	}
 	if _, err := BootstrapItems(3, Bootstrap{Replicates: 0, Level: 0.95}); err == nil {
+		t.Error("no replicates: want an error")
+	}
+}
+
+// Groups of statistics evaluated together, on several goroutines and in
+// batches of resamples, get exactly the estimates of the one-statistic-
+// at-a-time bootstrap BootstrapUnits and BootstrapPairs use, for every
+// split into groups and number of workers, across batch boundaries.
+func TestBootstrapItemGroupsMatchOneByOne(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{0, 1, 30, 9000} {
+		rng := rand.New(rand.NewPCG(uint64(n), 7))
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = rng.NormFloat64()
+		}
+		mean := func(shift float64) func([]int) Estimate {
+			return func(w []int) Estimate {
+				var s float64
+				k := 0
+				for i, c := range w {
+					s += float64(c) * (x[i] + shift)
+					k += c
+				}
+				if k == 0 {
+					return Estimate{Reason: "no items"}
+				}
+				return Estimate{Value: s / float64(k), Defined: true}
+			}
+		}
+		// Undefined on the resamples that miss the first item.
+		first := func(w []int) Estimate {
+			if len(w) == 0 || w[0] == 0 {
+				return Estimate{Reason: "first item not drawn"}
+			}
+			return Estimate{Value: float64(w[0]), Defined: true}
+		}
+		never := func([]int) Estimate { return Estimate{Reason: "never"} }
+		stats := []func([]int) Estimate{mean(0), mean(1), first, never, mean(-2)}
+		b := Bootstrap{Replicates: 150, Level: 0.9, Seed: 11}
+		ones := make([]int, n)
+		for i := range ones {
+			ones[i] = 1
+		}
+		want, err := bootstrap(ones, b, len(stats), func(i int) Estimate { return stats[i](ones) },
+			func(w []int) func(int) Estimate { return func(i int) Estimate { return stats[i](w) } })
+		if err != nil {
+			t.Fatal(err)
+		}
+		group := func(fs ...func([]int) Estimate) ItemStats {
+			return ItemStats{N: len(fs), Eval: func(w []int, out []Estimate) {
+				for i, f := range fs {
+					out[i] = f(w)
+				}
+			}}
+		}
+		for _, workers := range []int{1, 2, 5} {
+			got, err := BootstrapItemGroups(n, b, workers, group(stats[0], stats[1]), group(stats[2]), group(stats[3], stats[4]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			flat := append(append(append([]Estimate{}, got[0]...), got[1]...), got[2]...)
+			if !reflect.DeepEqual(flat, want) {
+				t.Errorf("n=%d, %d workers: groups give %+v, one by one %+v", n, workers, flat, want)
+			}
+		}
+		if n == 30 && (want[0].CI == nil || want[2].CI == nil || want[2].CI.Defined == b.Replicates || want[3].CI != nil) {
+			t.Errorf("n=30: the case does not exercise partly and wholly undefined statistics: %+v", want)
+		}
+	}
+	if _, err := BootstrapItemGroups(3, Bootstrap{Replicates: 0, Level: 0.95}, 1); err == nil {
 		t.Error("no replicates: want an error")
 	}
 }

@@ -119,6 +119,51 @@ func CohenKappa(c Contingency, w Weighting) Estimate {
 	})
 }
 
+// CohenKappaCounts is CohenKappa(c, NoWeights) for the q×q table whose
+// row k (the first rater's category) is counts[k*q:(k+1)*q], computed the
+// same way to the last bit but without building a Contingency or
+// allocating (for q up to 16): resampling evaluates it a million times.
+// counts must hold q×q non-negative counts.
+func CohenKappaCounts(counts []int, q int) Estimate {
+	var rowBuf, colBuf [16]int
+	rows, cols := rowBuf[:0], colBuf[:0]
+	if q > len(rowBuf) {
+		rows, cols = make([]int, 0, q), make([]int, 0, q)
+	}
+	rows, cols = rows[:q], cols[:q]
+	n := 0
+	for k := range q {
+		for l, x := range counts[k*q : (k+1)*q] {
+			rows[k] += x
+			cols[l] += x
+			n += x
+		}
+	}
+	if n == 0 {
+		return undefined(ReasonNoPairable)
+	}
+	// As chanceCorrected with the identity weights of NoWeights, term by
+	// term in the same order, so that the result is identical.
+	fn := float64(n)
+	var po, pe, oneMinusPe float64
+	for k := range q {
+		for l, x := range counts[k*q : (k+1)*q] {
+			var w float64
+			if k == l {
+				w = 1
+			}
+			e := float64(rows[k]) * float64(cols[l])
+			po += w * float64(x) * fn
+			pe += w * e
+			oneMinusPe += (1 - w) * e
+		}
+	}
+	if oneMinusPe <= 0 {
+		return undefined(ReasonNoVariation)
+	}
+	return defined((po - pe) / oneMinusPe)
+}
+
 // ScottPi returns Scott's (1955) pi for two raters over the items both rated:
 // as CohenKappa, but chance agreement comes from the raters' pooled
 // marginals, π_k = (row_k + col_k) / 2n. Weights as in CohenKappa. Undefined

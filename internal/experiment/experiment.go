@@ -11,6 +11,7 @@
 package experiment
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -167,82 +168,171 @@ func Run(in Input) (*Result, error) {
 				it.ID, len(it.Variants), len(it.Humans), nv, len(in.Humans))
 		}
 	}
-	res := &Result{Items: len(in.Items), Variants: in.Variants, RubricItems: make([]RubricItem, len(in.Def.Items))}
-	// Rubric items are independent (each resamples the items itself, with
-	// the same seed, hence the same resamples): one per core at a time.
-	errs := make([]error, len(in.Def.Items))
+	// Each rubric item, and the final score, is a part: what is computed
+	// once (the alt-test, kappa with each person, the safety gate) and a
+	// group of statistics the bootstrap resamples. Parts are independent:
+	// one per core at a time.
+	nk := len(in.Def.Items)
+	parts := make([]part, nk+1)
+	errs := make([]error, nk+1)
+	workers := runtime.GOMAXPROCS(0)
+	each(nk+1, workers, func(k int) {
+		if k < nk {
+			parts[k], errs[k] = rubricItem(in, &in.Def.Items[k])
+		} else {
+			parts[k], errs[k] = scores(in)
+		}
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	groups := make([]agreement.ItemStats, len(parts))
+	for k, p := range parts {
+		groups[k] = p.stats
+	}
+	est, err := bootstrapped(in, workers, groups)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Items: len(in.Items), Variants: in.Variants, RubricItems: make([]RubricItem, nk)}
+	for k := range nk {
+		res.RubricItems[k] = parts[k].item
+		for v := range res.RubricItems[k].Variants {
+			row := &res.RubricItems[k].Variants[v]
+			row.KappaGold, row.KappaDiff = stat(est[k][v]), stat(est[k][nv+v])
+		}
+	}
+	res.Scores = parts[nk].scores
+	for v := range res.Scores {
+		res.Scores[v].MAE, res.Scores[v].MAEDiff = stat(est[nk][v]), stat(est[nk][nv+v])
+	}
+	return res, nil
+}
+
+// part is a rubric item's or the final score's share of an experiment:
+// its figures but the resampled ones, which stats computes (variant v's
+// figure is statistic v, its difference from the best one's nv+v).
+type part struct {
+	item   RubricItem
+	scores []ScoreRow
+	stats  agreement.ItemStats
+}
+
+// each calls f(0) … f(n-1) on up to workers goroutines.
+func each(n, workers int, f func(int)) {
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(in.Def.Items)) {
+	for range max(1, min(workers, n)) {
 		wg.Go(func() {
 			for k := range next {
-				res.RubricItems[k], errs[k] = rubricItem(in, &in.Def.Items[k])
+				f(k)
 			}
 		})
 	}
-	for k := range in.Def.Items {
+	for k := range n {
 		next <- k
 	}
 	close(next)
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	rows, err := scores(in)
-	if err != nil {
-		return nil, err
-	}
-	res.Scores = rows
-	return res, nil
 }
 
-// memo keeps each variant's statistic on the resample being evaluated:
-// the bootstrap evaluates every statistic of a replicate on one
-// multiplicity slice before drawing the next, so a variant's figure and
-// its difference from the best share one computation. Not safe for
-// concurrent use; each rubric item has its own.
-type memo struct {
-	w    []int
-	have []bool
-	val  []agreement.Estimate
-	f    func(v int, w []int) agreement.Estimate
-}
-
-func newMemo(n int, f func(v int, w []int) agreement.Estimate) *memo {
-	return &memo{have: make([]bool, n), val: make([]agreement.Estimate, n), f: f}
-}
-
-func (m *memo) at(v int, w []int) agreement.Estimate {
-	// A new replicate is a new slice; holding the last one keeps its
-	// address from being reused by the next.
-	if len(w) > 0 && (len(m.w) == 0 || &m.w[0] != &w[0]) {
-		m.w = w
-		clear(m.have)
-	}
-	if !m.have[v] {
-		m.val[v], m.have[v] = m.f(v, w), true
-	}
-	return m.val[v]
-}
-
-// bootstrapped evaluates stats on the items, with paired intervals when
-// the input asks for them.
-func bootstrapped(in Input, stats []func([]int) agreement.Estimate) ([]agreement.Estimate, error) {
+// bootstrapped evaluates the groups of statistics on the items, with
+// paired intervals (the same resamples for every group) when the input
+// asks for them.
+func bootstrapped(in Input, workers int, groups []agreement.ItemStats) ([][]agreement.Estimate, error) {
 	if in.Bootstrap.Replicates == 0 {
 		ones := make([]int, len(in.Items))
 		for i := range ones {
 			ones[i] = 1
 		}
-		out := make([]agreement.Estimate, len(stats))
-		for i, f := range stats {
-			out[i] = f(ones)
+		out := make([][]agreement.Estimate, len(groups))
+		for g, st := range groups {
+			out[g] = make([]agreement.Estimate, st.N)
+			st.Eval(ones, out[g])
 		}
 		return out, nil
 	}
-	return agreement.BootstrapItems(len(in.Items), in.Bootstrap, stats...)
+	return agreement.BootstrapItemGroups(len(in.Items), in.Bootstrap, workers, groups...)
 }
 
-func rubricItem(in Input, it *rubric.Item) (RubricItem, error) {
+// diffFromBest sets out[nv+v] to out[v] minus out[best] for every variant
+// v, or says why it is undefined.
+func diffFromBest(out []agreement.Estimate, nv, best int, noBest, undefined string) {
+	for v := range nv {
+		switch a := out[v]; {
+		case best < 0:
+			out[nv+v] = agreement.Estimate{Reason: noBest}
+		case !a.Defined || !out[best].Defined:
+			out[nv+v] = agreement.Estimate{Reason: undefined}
+		default:
+			out[nv+v] = agreement.Estimate{Value: a.Value - out[best].Value, Defined: true}
+		}
+	}
+}
+
+// kappaGold computes every variant's kappa with gold on a rubric item,
+// resample after resample. Items that answered alike — gold and every
+// variant in the same categories — fall in the same contingency cells,
+// so a resample's tables are filled from the weight of each such tuple
+// of answers rather than item by item: a few hundred tuples instead of
+// thousands of items. Counts are integers, so the order they are added
+// in changes nothing.
+type kappaGold struct {
+	q, nv  int
+	tuple  []int // per item, its tuple of answers
+	cells  []int // per tuple and variant, the cell gold·q+variant; -1 when either has no answer
+	weight []int // per tuple, on the resample being evaluated
+	counts []int // a q×q table
+	best   int
+}
+
+func newKappaGold(q int, gold []int, vals [][]int) *kappaGold {
+	nv := len(vals)
+	k := &kappaGold{q: q, nv: nv, tuple: make([]int, len(gold)), counts: make([]int, q*q), best: -1}
+	seen := map[string]int{}
+	key := make([]byte, 0, 2*(nv+1))
+	for i, g := range gold {
+		key = key[:0]
+		key = binary.LittleEndian.AppendUint16(key, uint16(g+1))
+		for v := range nv {
+			key = binary.LittleEndian.AppendUint16(key, uint16(vals[v][i]+1))
+		}
+		t, ok := seen[string(key)]
+		if !ok {
+			t = len(seen)
+			seen[string(key)] = t
+			for v := range nv {
+				c := -1
+				if x := vals[v][i]; g >= 0 && x >= 0 {
+					c = g*q + x
+				}
+				k.cells = append(k.cells, c)
+			}
+		}
+		k.tuple[i] = t
+	}
+	k.weight = make([]int, len(seen))
+	return k
+}
+
+func (k *kappaGold) eval(w []int, out []agreement.Estimate) {
+	clear(k.weight)
+	for i, t := range k.tuple {
+		k.weight[t] += w[i]
+	}
+	for v := range k.nv {
+		clear(k.counts)
+		for t, n := range k.weight {
+			if c := k.cells[t*k.nv+v]; c >= 0 {
+				k.counts[c] += n
+			}
+		}
+		out[v] = agreement.CohenKappaCounts(k.counts, k.q)
+	}
+	diffFromBest(out, k.nv, k.best, "no variant has a defined kappa with gold", "kappa undefined on this resample")
+}
+
+func rubricItem(in Input, it *rubric.Item) (part, error) {
 	allowed := in.Def.Allowed(it)
 	labels := make([]string, len(allowed))
 	for i, v := range allowed {
@@ -250,11 +340,11 @@ func rubricItem(in Input, it *rubric.Item) (RubricItem, error) {
 	}
 	scale, err := agreement.NewScale(labels...)
 	if err != nil {
-		return RubricItem{}, fmt.Errorf("experiment: %s: %w", it.Key, err)
+		return part{}, fmt.Errorf("experiment: %s: %w", it.Key, err)
 	}
 	nv := len(in.Variants)
-	// Category indices once: gold's and each variant's per item, -1 for
-	// none or an answer off the scale (ERROR).
+	// Category indices once: gold's, each variant's and each person's per
+	// item, -1 for none or an answer off the scale (ERROR).
 	idx := func(m map[string]string) int {
 		if m == nil {
 			return -1
@@ -270,67 +360,41 @@ func rubricItem(in Input, it *rubric.Item) (RubricItem, error) {
 	for v := range vals {
 		vals[v] = make([]int, len(in.Items))
 	}
+	people := make([][]int, len(in.Humans))
+	for h := range people {
+		people[h] = make([]int, len(in.Items))
+	}
 	for i, item := range in.Items {
 		gold[i] = idx(item.Gold)
 		for v := range nv {
 			vals[v][i] = idx(item.Variants[v])
 		}
+		for h := range people {
+			people[h][i] = idx(item.Humans[h])
+		}
 	}
 	q := scale.Len()
-	kappa := func(v int, w []int) agreement.Estimate {
-		counts := make([][]int, q)
-		for k := range counts {
-			counts[k] = make([]int, q)
-		}
-		for i, g := range gold {
-			if g >= 0 && vals[v][i] >= 0 && w[i] > 0 {
-				counts[g][vals[v][i]] += w[i]
-			}
-		}
-		c, err := agreement.NewContingency(scale, counts)
-		if err != nil {
-			return agreement.Estimate{Reason: err.Error()}
-		}
-		return agreement.CohenKappa(c, agreement.NoWeights)
-	}
+	kg := newKappaGold(q, gold, vals)
 	ones := make([]int, len(in.Items))
 	for i := range ones {
 		ones[i] = 1
 	}
-	best := -1
+	full := make([]agreement.Estimate, 2*nv)
+	kg.eval(ones, full)
 	for v := range nv {
-		if e := kappa(v, ones); e.Defined && (best < 0 || e.Value > kappa(best, ones).Value) {
-			best = v
+		if e := full[v]; e.Defined && (kg.best < 0 || e.Value > full[kg.best].Value) {
+			kg.best = v
 		}
 	}
-	km := newMemo(nv, kappa)
-	var stats []func([]int) agreement.Estimate
-	for v := range nv {
-		stats = append(stats, func(w []int) agreement.Estimate { return km.at(v, w) })
-	}
-	for v := range nv {
-		stats = append(stats, func(w []int) agreement.Estimate {
-			if best < 0 {
-				return agreement.Estimate{Reason: "no variant has a defined kappa with gold"}
-			}
-			a, b := km.at(v, w), km.at(best, w)
-			if !a.Defined || !b.Defined {
-				return agreement.Estimate{Reason: "kappa undefined on this resample"}
-			}
-			return agreement.Estimate{Value: a.Value - b.Value, Defined: true}
-		})
-	}
-	est, err := bootstrapped(in, stats)
-	if err != nil {
-		return RubricItem{}, err
-	}
 	out := RubricItem{Key: it.Key}
-	if best >= 0 {
-		out.Best = in.Variants[best]
+	if kg.best >= 0 {
+		out.Best = in.Variants[kg.best]
 	}
 	altScoring := agreement.DefaultAltScoring(scale)
+	counts := make([]int, q*q)
+	var answers []agreement.AltAnswer
 	for v := range nv {
-		row := ItemRow{Variant: in.Variants[v], KappaGold: stat(est[v]), KappaDiff: stat(est[nv+v])}
+		row := ItemRow{Variant: in.Variants[v]}
 		for _, x := range vals[v] {
 			if x >= 0 {
 				row.Answered++
@@ -338,47 +402,38 @@ func rubricItem(in Input, it *rubric.Item) (RubricItem, error) {
 		}
 		tally, err := agreement.NewAltTally(scale, altScoring, len(in.Humans))
 		if err != nil {
-			return RubricItem{}, err
+			return part{}, err
 		}
-		var answers []agreement.AltAnswer
-		for i, item := range in.Items {
+		for i := range in.Items {
 			answers = answers[:0]
-			for h, m := range item.Humans {
-				if k := idx(m); k >= 0 {
+			for h := range people {
+				if k := people[h][i]; k >= 0 {
 					answers = append(answers, agreement.AltAnswer{Human: h, Category: k})
 				}
 			}
 			tally.Add(answers, vals[v][i])
 		}
 		for h, name := range in.Humans {
-			counts := make([][]int, q)
-			for k := range counts {
-				counts[k] = make([]int, q)
-			}
+			clear(counts)
 			n := 0
-			for i, item := range in.Items {
-				if p, x := idx(item.Humans[h]), vals[v][i]; p >= 0 && x >= 0 {
-					counts[p][x]++
+			for i, p := range people[h] {
+				if x := vals[v][i]; p >= 0 && x >= 0 {
+					counts[p*q+x]++
 					n++
 				}
 			}
-			pk := PersonKappa{Person: name, Items: n}
-			if c, err := agreement.NewContingency(scale, counts); err != nil {
-				pk.Kappa = Stat{Reason: err.Error()}
-			} else {
-				pk.Kappa = stat(agreement.CohenKappa(c, agreement.NoWeights))
-			}
-			row.KappaPeople = append(row.KappaPeople, pk)
+			row.KappaPeople = append(row.KappaPeople, PersonKappa{Person: name, Items: n,
+				Kappa: stat(agreement.CohenKappaCounts(counts, q))})
 		}
 		alt, err := tally.AltTest(in.Alt)
 		if err != nil {
-			return RubricItem{}, err
+			return part{}, err
 		}
 		row.AltTest = AltTest{Epsilon: alt.Epsilon, Scoring: alt.Scoring.String(), Humans: alt.Tested,
 			WinningRate: stat(alt.WinningRate), AdvantageProbability: stat(alt.AdvantageProbability), Passed: alt.Passed}
 		out.Variants = append(out.Variants, row)
 	}
-	return out, nil
+	return part{item: out, stats: agreement.ItemStats{N: 2 * nv, Eval: kg.eval}}, nil
 }
 
 // scored is one answer set's final score, pass and gate.
@@ -410,73 +465,68 @@ func score(def *rubric.Definition, m map[string]string) (scored, error) {
 	return s, nil
 }
 
-func scores(in Input) ([]ScoreRow, error) {
+func scores(in Input) (part, error) {
 	nv := len(in.Variants)
 	gold := make([]scored, len(in.Items))
 	vs := make([][]scored, nv)
 	for v := range vs {
 		vs[v] = make([]scored, len(in.Items))
 	}
+	// A score depends only on the values of the rubric's items, and most
+	// answer sets repeat another's: each distinct one is scored once.
+	seen := map[string]scored{}
+	var key []byte
+	scoreOnce := func(m map[string]string) (scored, error) {
+		if m == nil {
+			return scored{}, nil
+		}
+		key = key[:0]
+		for _, it := range in.Def.Items {
+			v, ok := m[it.Key]
+			if !ok {
+				key = append(key, 0)
+				continue
+			}
+			key = append(key, 1)
+			key = binary.AppendUvarint(key, uint64(len(v)))
+			key = append(key, v...)
+		}
+		if s, ok := seen[string(key)]; ok {
+			return s, nil
+		}
+		s, err := score(in.Def, m)
+		if err == nil {
+			seen[string(key)] = s
+		}
+		return s, err
+	}
 	for i, item := range in.Items {
 		var err error
-		if gold[i], err = score(in.Def, item.Gold); err != nil {
-			return nil, err
+		if gold[i], err = scoreOnce(item.Gold); err != nil {
+			return part{}, err
 		}
 		for v := range nv {
-			if vs[v][i], err = score(in.Def, item.Variants[v]); err != nil {
-				return nil, err
+			if vs[v][i], err = scoreOnce(item.Variants[v]); err != nil {
+				return part{}, err
 			}
 		}
 	}
-	mae := func(v int, w []int) agreement.Estimate {
-		var sum float64
-		n := 0
-		for i, g := range gold {
-			if x := vs[v][i]; g.hasScore && x.hasScore && w[i] > 0 {
-				sum += float64(w[i]) * math.Abs(x.score-g.score)
-				n += w[i]
-			}
-		}
-		if n == 0 {
-			return agreement.Estimate{Reason: "no item has a final score from both gold and the variant"}
-		}
-		return agreement.Estimate{Value: sum / float64(n), Defined: true}
-	}
+	ma := newMAE(gold, vs)
 	ones := make([]int, len(in.Items))
 	for i := range ones {
 		ones[i] = 1
 	}
-	best := -1
+	full := make([]agreement.Estimate, 2*nv)
+	ma.eval(ones, full)
 	for v := range nv {
-		if e := mae(v, ones); e.Defined && (best < 0 || e.Value < mae(best, ones).Value) {
-			best = v
+		if e := full[v]; e.Defined && (ma.best < 0 || e.Value < full[ma.best].Value) {
+			ma.best = v
 		}
-	}
-	mm := newMemo(nv, mae)
-	var stats []func([]int) agreement.Estimate
-	for v := range nv {
-		stats = append(stats, func(w []int) agreement.Estimate { return mm.at(v, w) })
-	}
-	for v := range nv {
-		stats = append(stats, func(w []int) agreement.Estimate {
-			if best < 0 {
-				return agreement.Estimate{Reason: "no variant has a final score"}
-			}
-			a, b := mm.at(v, w), mm.at(best, w)
-			if !a.Defined || !b.Defined {
-				return agreement.Estimate{Reason: "undefined on this resample"}
-			}
-			return agreement.Estimate{Value: a.Value - b.Value, Defined: true}
-		})
-	}
-	est, err := bootstrapped(in, stats)
-	if err != nil {
-		return nil, err
 	}
 	hasGate := len(in.Def.Scoring.Gate) > 0
 	var rows []ScoreRow
 	for v := range nv {
-		row := ScoreRow{Variant: in.Variants[v], MAE: stat(est[v]), MAEDiff: stat(est[nv+v]), Gate: Gate{Misses: []int64{}}}
+		row := ScoreRow{Variant: in.Variants[v], Gate: Gate{Misses: []int64{}}}
 		var agree, both, failedCaught, passedKept, goldPassed int
 		for i, g := range gold {
 			x := vs[v][i]
@@ -522,7 +572,63 @@ func scores(in Input) ([]ScoreRow, error) {
 		}
 		rows = append(rows, row)
 	}
-	return rows, nil
+	return part{scores: rows, stats: agreement.ItemStats{N: 2 * nv, Eval: ma.eval}}, nil
+}
+
+// mae computes every variant's mean absolute error from gold's final
+// score, resample after resample. Each variant's sum runs over the items
+// in their order, as a floating-point sum must to give the same figure
+// every time.
+type mae struct {
+	nv   int
+	at   []int     // items where gold has a score
+	errs []float64 // per such item and variant, the absolute error; NaN when the variant has no score
+	sum  []float64
+	n    []int
+	best int
+}
+
+func newMAE(gold []scored, vs [][]scored) *mae {
+	nv := len(vs)
+	m := &mae{nv: nv, sum: make([]float64, nv), n: make([]int, nv), best: -1}
+	for i, g := range gold {
+		if !g.hasScore {
+			continue
+		}
+		m.at = append(m.at, i)
+		for v := range nv {
+			e := math.NaN()
+			if x := vs[v][i]; x.hasScore {
+				e = math.Abs(x.score - g.score)
+			}
+			m.errs = append(m.errs, e)
+		}
+	}
+	return m
+}
+
+func (m *mae) eval(w []int, out []agreement.Estimate) {
+	clear(m.sum)
+	clear(m.n)
+	for j, i := range m.at {
+		if w[i] == 0 {
+			continue
+		}
+		for v, e := range m.errs[j*m.nv : (j+1)*m.nv] {
+			if !math.IsNaN(e) {
+				m.sum[v] += float64(w[i]) * e
+				m.n[v] += w[i]
+			}
+		}
+	}
+	for v := range m.nv {
+		if m.n[v] == 0 {
+			out[v] = agreement.Estimate{Reason: "no item has a final score from both gold and the variant"}
+		} else {
+			out[v] = agreement.Estimate{Value: m.sum[v] / float64(m.n[v]), Defined: true}
+		}
+	}
+	diffFromBest(out, m.nv, m.best, "no variant has a final score", "undefined on this resample")
 }
 
 func ratio(num, den int, reason string) Stat {
