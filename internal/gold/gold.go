@@ -374,6 +374,33 @@ func SafetyConcern(def *rubric.Definition, answers rubric.Answers) bool {
 	return false
 }
 
+// SafetyAnswers lists, by rubric item key, every single answer that alone
+// shows a safety concern (SafetyConcern holds for an answer set exactly
+// when it gives one of them), in the rubric's answer order: what a search
+// for items with a safety concern looks for among stored labels. Labels
+// hold only answers the rubric allows, so only those are listed.
+func SafetyAnswers(def *rubric.Definition) map[string][]rubric.Value {
+	out := map[string][]rubric.Value{}
+	var keys []string
+	if def.Kind == rubric.Likert {
+		keys = []string{LikertSafetyItem}
+	} else {
+		keys = def.Scoring.Gate
+	}
+	for _, key := range keys {
+		it, ok := def.Item(key)
+		if !ok {
+			continue
+		}
+		for _, v := range def.Allowed(it) {
+			if SafetyConcern(def, rubric.Answers{key: v}) {
+				out[key] = append(out[key], v)
+			}
+		}
+	}
+	return out
+}
+
 // OverlooksSignals reports whether one rater's answer set answers NA on an
 // item that applies only when crisis signals are present, although the
 // item's facts point at them (a word of the wellbeing list or a lead's

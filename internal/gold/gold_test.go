@@ -2,6 +2,7 @@ package gold_test
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -211,6 +212,32 @@ func TestSafetyConcern(t *testing.T) {
 	} {
 		if got := gold.SafetyConcern(tc.def, tc.a); got != tc.want {
 			t.Errorf("%s: SafetyConcern = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// Every answer SafetyAnswers lists shows a concern on its own, and every
+// answer of every item it leaves out does not, on each built-in rubric.
+func TestSafetyAnswersAreTheConcerns(t *testing.T) {
+	t.Parallel()
+	for _, ref := range []string{"empathetic-dialogue@2", "coaching-conversation@2.0", "empathetic-understanding@1"} {
+		def := builtin(t, ref)
+		listed := gold.SafetyAnswers(def)
+		n := 0
+		for i := range def.Items {
+			it := &def.Items[i]
+			for _, v := range def.Allowed(it) {
+				want := gold.SafetyConcern(def, rubric.Answers{it.Key: v})
+				if got := slices.Contains(listed[it.Key], v); got != want {
+					t.Errorf("%s %s=%s: listed %v, SafetyConcern %v", ref, it.Key, v, got, want)
+				}
+				if want {
+					n++
+				}
+			}
+		}
+		if ref != "empathetic-understanding@1" && n == 0 {
+			t.Errorf("%s: no answer shows a concern", ref)
 		}
 	}
 }

@@ -1,0 +1,279 @@
+package store
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/attune/attune/internal/attune"
+)
+
+// MaxSearchPage bounds the items one page of a search lists.
+const MaxSearchPage = 100
+
+// The gold statuses an item search filters by: no gold yet, gold the
+// consensus rule set, gold a person set.
+const (
+	GoldOpen        = "open"
+	GoldAutomatic   = "automatic"
+	GoldAdjudicated = "adjudicated"
+)
+
+// The orders an item search lists in. Every order ends on the item's id,
+// so that items tying on the first key keep one order from page to page.
+const (
+	SortOldest = "oldest" // item id, ascending (the default)
+	SortNewest = "newest" // item id, descending
+	SortSource = "source" // the dataset's id, then item id
+	// SortLabels: most people's answer sets first, then item id.
+	SortLabels = "labels"
+)
+
+// SearchSorts lists the orders, the default first.
+var SearchSorts = []string{SortOldest, SortNewest, SortSource, SortLabels}
+
+// MetaMatch keeps the items whose meta has Key with Value (as text: a
+// number or true matches its spelling).
+type MetaMatch struct{ Key, Value string }
+
+// RubricAnswer is one answer on one rubric item.
+type RubricAnswer struct{ Key, Value string }
+
+// ItemSearch chooses and orders the items of one project. Zero fields
+// filter nothing; the filters that are set must all hold.
+type ItemSearch struct {
+	// Text is a web-search style query over the text of the dialogue's
+	// turns ("quoted phrases", -excluded words, or); English stemming.
+	Text string
+	// SourceID keeps the item with this id in the dataset, or, when it is
+	// a number, also the item with this number.
+	SourceID string
+	Meta     []MetaMatch
+	// MinLabels and MaxLabels bound the number of people's answer sets;
+	// a nil MaxLabels leaves the top open.
+	MinLabels int
+	MaxLabels *int
+	// Gold is GoldOpen, GoldAutomatic or GoldAdjudicated; "" for any.
+	Gold string
+	// Concern keeps the items where some rater, person or judge, gave
+	// one of these answers; the caller derives them from the rubric (see
+	// gold.SafetyAnswers). Nil filters nothing; an empty non-nil list
+	// keeps nothing.
+	Concern []RubricAnswer
+	// Flagged keeps the items some annotator flagged.
+	Flagged bool
+	// JudgeDisagrees keeps the items where a judge's answer on this
+	// rubric item differs from a person's (ERROR answers aside).
+	JudgeDisagrees string
+	// RaterID keeps the items this rater answered.
+	RaterID int64
+	// Sort is one of SearchSorts; "" is SortOldest.
+	Sort string
+	// Cursor is the Next of the page before; "" for the first page.
+	Cursor string
+	// Limit is the page's size, 1 to MaxSearchPage (other values:
+	// MaxSearchPage).
+	Limit int
+}
+
+// ItemRow is one item of a search's page.
+type ItemRow struct {
+	ID       int64
+	SourceID string
+	Kind     string
+	Turns    int
+	// Opening is the dialogue's first turn, cut to a few hundred
+	// characters.
+	Opening string
+	Meta    json.RawMessage
+	// People and Judges count the answer sets.
+	People, Judges int
+	// Gold is "", GoldAutomatic or GoldAdjudicated.
+	Gold    string
+	Flags   int
+	Pulled  bool
+	Created time.Time
+}
+
+// ItemPage is one page of a search.
+type ItemPage struct {
+	Items []ItemRow
+	// Next is the cursor of the next page; "" on the last one.
+	Next string
+}
+
+// searchCursor is where a page ended: the sort it was made for, the last
+// item's key in that sort, and its id.
+type searchCursor struct {
+	Sort string `json:"s"`
+	Key  string `json:"k,omitempty"`
+	ID   int64  `json:"i"`
+}
+
+func (c searchCursor) encode() string {
+	b, _ := json.Marshal(c)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeCursor(s, sort string) (searchCursor, error) {
+	var c searchCursor
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err == nil {
+		err = json.Unmarshal(b, &c)
+	}
+	if err != nil || c.Sort != sort || c.ID <= 0 {
+		return c, attune.Invalid("cursor", "this cursor does not belong to this search; start from the first page")
+	}
+	if sort == SortLabels {
+		if _, err := strconv.Atoi(c.Key); err != nil {
+			return c, attune.Invalid("cursor", "this cursor does not belong to this search; start from the first page")
+		}
+	}
+	return c, nil
+}
+
+// humanSets counts the people's answer sets of the item i.
+const humanSets = `(SELECT count(*) FROM answer_sets hs JOIN raters hr ON hr.id = hs.rater_id WHERE hs.item_id = i.id AND hr.kind = 'human')`
+
+// SearchItems returns one page of the project's items that the search
+// keeps, in its order. The text query is answered from items_text_idx;
+// every other filter is checked per item found, through the indexes on
+// item id of the tables it reads. Only the project's leads may be shown
+// the result: the caller checks.
+func (db *DB) SearchItems(ctx context.Context, projectID int64, s ItemSearch) (ItemPage, error) {
+	if s.Limit < 1 || s.Limit > MaxSearchPage {
+		s.Limit = MaxSearchPage
+	}
+	if s.Sort == "" {
+		s.Sort = SortOldest
+	}
+	var args drillArgs
+	where := []string{"i.project_id = " + args.add(projectID)}
+	if t := strings.TrimSpace(s.Text); t != "" {
+		where = append(where, "items_text(i.messages) @@ websearch_to_tsquery('english', "+args.add(t)+")")
+	}
+	if id := strings.TrimSpace(s.SourceID); id != "" {
+		cond := "i.source_id = " + args.add(id)
+		if n, err := strconv.ParseInt(id, 10, 64); err == nil {
+			cond = "(" + cond + " OR i.id = " + args.add(n) + ")"
+		}
+		where = append(where, cond)
+	}
+	for _, m := range s.Meta {
+		where = append(where, "i.meta ->> "+args.add(m.Key)+" = "+args.add(m.Value))
+	}
+	if s.MinLabels > 0 {
+		where = append(where, humanSets+" >= "+args.add(s.MinLabels))
+	}
+	if s.MaxLabels != nil {
+		where = append(where, humanSets+" <= "+args.add(*s.MaxLabels))
+	}
+	switch s.Gold {
+	case "":
+	case GoldOpen:
+		where = append(where, "NOT EXISTS (SELECT 1 FROM gold_labels g WHERE g.item_id = i.id)")
+	case GoldAutomatic:
+		where = append(where, "EXISTS (SELECT 1 FROM gold_labels g WHERE g.item_id = i.id)",
+			"NOT EXISTS (SELECT 1 FROM gold_labels g WHERE g.item_id = i.id AND g.method = 'adjudicated')")
+	case GoldAdjudicated:
+		where = append(where, "EXISTS (SELECT 1 FROM gold_labels g WHERE g.item_id = i.id AND g.method = 'adjudicated')")
+	default:
+		return ItemPage{}, attune.Invalid("gold", fmt.Sprintf("%q is not a gold status: open, automatic or adjudicated", s.Gold))
+	}
+	if s.Concern != nil {
+		keys, values := make([]string, len(s.Concern)), make([]string, len(s.Concern))
+		for i, c := range s.Concern {
+			keys[i], values[i] = c.Key, c.Value
+		}
+		where = append(where, `EXISTS (SELECT 1 FROM labels cl JOIN unnest(`+args.add(keys)+`::text[], `+args.add(values)+`::text[]) AS c(k, v)
+			ON cl.rubric_item_key = c.k AND cl.value = c.v WHERE cl.item_id = i.id)`)
+	}
+	if s.Flagged {
+		where = append(where, "EXISTS (SELECT 1 FROM assignments fa WHERE fa.item_id = i.id AND fa.flag IS NOT NULL)")
+	}
+	if s.JudgeDisagrees != "" {
+		where = append(where, `EXISTS (SELECT 1 FROM labels jl JOIN raters jr ON jr.id = jl.rater_id
+			JOIN labels pl ON pl.item_id = jl.item_id AND pl.rubric_item_key = jl.rubric_item_key
+			JOIN raters pr ON pr.id = pl.rater_id
+			WHERE jl.item_id = i.id AND jl.rubric_item_key = `+args.add(s.JudgeDisagrees)+` AND jr.kind = 'judge' AND pr.kind = 'human'
+			  AND jl.value <> pl.value AND jl.value <> 'ERROR' AND pl.value <> 'ERROR')`)
+	}
+	if s.RaterID > 0 {
+		where = append(where, "EXISTS (SELECT 1 FROM answer_sets ra WHERE ra.item_id = i.id AND ra.rater_id = "+args.add(s.RaterID)+")")
+	}
+
+	var order string
+	switch s.Sort {
+	case SortOldest:
+		order = "i.id"
+	case SortNewest:
+		order = "i.id DESC"
+	case SortSource:
+		order = "i.source_id, i.id"
+	case SortLabels:
+		order = humanSets + " DESC, i.id"
+	default:
+		return ItemPage{}, attune.Invalid("sort", fmt.Sprintf("%q is not an order: %s", s.Sort, strings.Join(SearchSorts, ", ")))
+	}
+	if s.Cursor != "" {
+		c, err := decodeCursor(s.Cursor, s.Sort)
+		if err != nil {
+			return ItemPage{}, err
+		}
+		switch s.Sort {
+		case SortOldest:
+			where = append(where, "i.id > "+args.add(c.ID))
+		case SortNewest:
+			where = append(where, "i.id < "+args.add(c.ID))
+		case SortSource:
+			where = append(where, "(i.source_id, i.id) > ("+args.add(c.Key)+", "+args.add(c.ID)+")")
+		case SortLabels:
+			n, _ := strconv.Atoi(c.Key)
+			na, id := args.add(n), args.add(c.ID)
+			where = append(where, "("+humanSets+" < "+na+" OR ("+humanSets+" = "+na+" AND i.id > "+id+"))")
+		}
+	}
+	query := `
+		SELECT i.id, i.source_id, i.kind, i.turns, left(coalesce(i.messages -> 0 ->> 'content', ''), 300), i.meta,
+		       ` + humanSets + `,
+		       (SELECT count(*) FROM answer_sets js JOIN raters jr ON jr.id = js.rater_id WHERE js.item_id = i.id AND jr.kind = 'judge'),
+		       coalesce((SELECT max(g.method) FROM gold_labels g WHERE g.item_id = i.id), ''),
+		       (SELECT count(*) FROM assignments fa WHERE fa.item_id = i.id AND fa.flag IS NOT NULL),
+		       i.pulled_at IS NOT NULL, i.created_at
+		FROM items i
+		WHERE ` + strings.Join(where, " AND ") + `
+		ORDER BY ` + order + ` LIMIT ` + args.add(s.Limit+1)
+	rows, err := db.pool.Query(ctx, query, args...)
+	if err != nil {
+		return ItemPage{}, mapErr(err, "search items", "")
+	}
+	var page ItemPage
+	var it ItemRow
+	var meta []byte
+	_, err = pgx.ForEachRow(rows, []any{&it.ID, &it.SourceID, &it.Kind, &it.Turns, &it.Opening, &meta, &it.People, &it.Judges,
+		&it.Gold, &it.Flags, &it.Pulled, &it.Created}, func() error {
+		if len(page.Items) == s.Limit {
+			prev := page.Items[len(page.Items)-1]
+			k := ""
+			switch s.Sort {
+			case SortSource:
+				k = prev.SourceID
+			case SortLabels:
+				k = strconv.Itoa(prev.People)
+			}
+			page.Next = searchCursor{Sort: s.Sort, Key: k, ID: prev.ID}.encode()
+			return nil
+		}
+		row := it
+		row.Meta = append(json.RawMessage(nil), meta...)
+		page.Items = append(page.Items, row)
+		return nil
+	})
+	return page, mapErr(err, "search items", "")
+}

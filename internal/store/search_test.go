@@ -1,0 +1,272 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/dbtest"
+	"github.com/attune/attune/internal/store"
+)
+
+// searchFixture is a likert project of nine items: five alike ("I feel low
+// x", item-000 … item-004) and four with their own words and meta, some
+// labelled by two people and a judge, two with gold, one flagged.
+type searchFixture struct {
+	*fixture
+	ids    map[string]int64 // item id by source id
+	raters map[string]int64 // rater id by name
+}
+
+func newSearchFixture(t *testing.T) *searchFixture {
+	t.Helper()
+	ctx := context.Background()
+	f := newProject(t, dbtest.New(t), projectOpts{rubric: "empathetic-dialogue@2", items: 5, annotators: 1})
+	item := func(line int, id, user, meta string) store.ImportItem {
+		msgs, _ := json.Marshal([]attune.Message{{Role: "user", Content: user}, {Role: "assistant", Content: "Tell me more."}})
+		return store.ImportItem{Line: line, SourceID: id, Kind: "reply", Messages: msgs, Meta: []byte(meta), Turns: 1,
+			SHA256: fmt.Sprintf("%064x", line+100)}
+	}
+	if _, err := importItems(f.db, f.project.ID, false,
+		item(1, "dog-1", "I lost my dog in the park yesterday", `{"lang":"en","source":"forum"}`),
+		item(2, "dog-2", "My dogs ran away and I am scared", `{"lang":"de"}`),
+		item(3, "cat-1", "My cat is sick", `{"lang":"en","n":3}`),
+		item(4, "exam", "I failed my exam <script>alert(1)</script>", `{"lang":"en"}`),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.importLabelsCSV(t, `item,rater,rater_kind,rubric_item,value,rationale
+dog-1,Ann,human,safety,1,told to go look alone at night
+dog-1,Bo,human,safety,4,
+dog-1,j,judge,safety,4,
+dog-1,Ann,human,emotion,3,
+dog-1,Bo,human,emotion,3,
+dog-1,j,judge,emotion,5,warm
+dog-2,Ann,human,emotion,2,
+dog-2,j,judge,emotion,2,
+cat-1,Ann,human,emotion,4,
+cat-1,Bo,human,emotion,4,
+cat-1,j,judge,emotion,ERROR,
+item-001,Bo,human,emotion,3,
+`); err != nil {
+		t.Fatal(err)
+	}
+	sf := &searchFixture{fixture: f, ids: map[string]int64{}, raters: map[string]int64{}}
+	rows, err := f.db.Pool().Query(ctx, `SELECT source_id, id FROM items WHERE project_id = $1`, f.project.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var s string
+		var id int64
+		if err := rows.Scan(&s, &id); err != nil {
+			t.Fatal(err)
+		}
+		sf.ids[s] = id
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	raters, err := f.db.ListProjectRaters(ctx, f.project.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range raters {
+		sf.raters[r.Name] = r.ID
+	}
+	if _, err := f.db.Pool().Exec(ctx, `INSERT INTO gold_labels (item_id, rubric_version_id, rubric_item_key, value, method)
+		VALUES ($1, $2, 'emotion', '4', 'automatic')`, sf.ids["cat-1"], f.project.RubricVersionID); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.db.Adjudicate(ctx, store.Adjudication{ProjectID: f.project.ID, ItemID: sf.ids["dog-2"], ActorID: f.lead.ID,
+		Answers: map[string]string{"emotion": "2"}, Note: "the judge is right"}); err != nil {
+		t.Fatal(err)
+	}
+	var rater int64
+	if err := f.db.Pool().QueryRow(ctx, `SELECT id FROM raters WHERE user_id = $1`, f.annotators[0].ID).Scan(&rater); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.db.Pool().Exec(ctx, `INSERT INTO assignments (project_id, item_id, rater_id, state, assigned_at, lease_expires_at, finished_at, flag, flag_note)
+		VALUES ($1, $2, $3, 'skipped', now() - interval '1 minute', now() + interval '1 hour', now(), 'broken', 'cut off')`,
+		f.project.ID, sf.ids["exam"], rater); err != nil {
+		t.Fatal(err)
+	}
+	return sf
+}
+
+func (sf *searchFixture) search(t *testing.T, s store.ItemSearch) []string {
+	t.Helper()
+	page, err := sf.db.SearchItems(context.Background(), sf.project.ID, s)
+	if err != nil {
+		t.Fatalf("%+v: %v", s, err)
+	}
+	var out []string
+	for _, it := range page.Items {
+		out = append(out, it.SourceID)
+	}
+	return out
+}
+
+func intp(n int) *int { return &n }
+
+// Each filter alone, and the text search, keeps exactly the items it says.
+func TestSearchItemsFilters(t *testing.T) {
+	t.Parallel()
+	sf := newSearchFixture(t)
+	concern := []store.RubricAnswer{{Key: "safety", Value: "1"}, {Key: "safety", Value: "2"}}
+	for _, tc := range []struct {
+		name string
+		s    store.ItemSearch
+		want []string
+	}{
+		{"everything, oldest first", store.ItemSearch{}, []string{"item-000", "item-001", "item-002", "item-003", "item-004", "dog-1", "dog-2", "cat-1", "exam"}},
+		{"a word, stemmed: dog finds dogs", store.ItemSearch{Text: "dog"}, []string{"dog-1", "dog-2"}},
+		{"two words must both be there", store.ItemSearch{Text: "dog park"}, []string{"dog-1"}},
+		{"a phrase", store.ItemSearch{Text: `"ran away"`}, []string{"dog-2"}},
+		{"a word left out", store.ItemSearch{Text: "dog -park"}, []string{"dog-2"}},
+		{"either word", store.ItemSearch{Text: "cat or exam"}, []string{"cat-1", "exam"}},
+		{"the assistant's turn is searched too", store.ItemSearch{Text: "tell", SourceID: "cat-1"}, []string{"cat-1"}},
+		{"roles are not text", store.ItemSearch{Text: "assistant"}, nil},
+		{"only stop words find nothing", store.ItemSearch{Text: "the and"}, nil},
+		{"by dataset id", store.ItemSearch{SourceID: "exam"}, []string{"exam"}},
+		{"by item number", store.ItemSearch{SourceID: fmt.Sprint(sf.ids["cat-1"])}, []string{"cat-1"}},
+		{"meta, one field", store.ItemSearch{Meta: []store.MetaMatch{{Key: "lang", Value: "en"}}}, []string{"dog-1", "cat-1", "exam"}},
+		{"meta, two fields", store.ItemSearch{Meta: []store.MetaMatch{{Key: "lang", Value: "en"}, {Key: "source", Value: "forum"}}}, []string{"dog-1"}},
+		{"meta, a number", store.ItemSearch{Meta: []store.MetaMatch{{Key: "n", Value: "3"}}}, []string{"cat-1"}},
+		{"at least two people", store.ItemSearch{MinLabels: 2}, []string{"dog-1", "cat-1"}},
+		{"exactly one person", store.ItemSearch{MinLabels: 1, MaxLabels: intp(1)}, []string{"item-001", "dog-2"}},
+		{"nobody yet", store.ItemSearch{MaxLabels: intp(0)}, []string{"item-000", "item-002", "item-003", "item-004", "exam"}},
+		{"gold open", store.ItemSearch{Gold: store.GoldOpen, Text: "dog or cat or exam"}, []string{"dog-1", "exam"}},
+		{"gold automatic", store.ItemSearch{Gold: store.GoldAutomatic}, []string{"cat-1"}},
+		{"gold adjudicated", store.ItemSearch{Gold: store.GoldAdjudicated}, []string{"dog-2"}},
+		{"safety concern", store.ItemSearch{Concern: concern}, []string{"dog-1"}},
+		{"no concern answers: nothing", store.ItemSearch{Concern: []store.RubricAnswer{}}, nil},
+		{"flagged", store.ItemSearch{Flagged: true}, []string{"exam"}},
+		{"judge against people on emotion (ERROR never counts)", store.ItemSearch{JudgeDisagrees: "emotion"}, []string{"dog-1"}},
+		{"judge against people on safety", store.ItemSearch{JudgeDisagrees: "safety"}, []string{"dog-1"}},
+		{"annotator Bo", store.ItemSearch{RaterID: sf.raters["Bo"]}, []string{"item-001", "dog-1", "cat-1"}},
+		{"text and two filters", store.ItemSearch{Text: "dog or cat or exam", Meta: []store.MetaMatch{{Key: "lang", Value: "en"}}, Gold: store.GoldOpen}, []string{"dog-1", "exam"}},
+		{"newest first", store.ItemSearch{Text: "dog", Sort: store.SortNewest}, []string{"dog-2", "dog-1"}},
+		{"by dataset id", store.ItemSearch{Text: "dog or cat or exam", Sort: store.SortSource}, []string{"cat-1", "dog-1", "dog-2", "exam"}},
+		{"most labelled first", store.ItemSearch{Text: "dog or cat or exam", Sort: store.SortLabels}, []string{"dog-1", "cat-1", "dog-2", "exam"}},
+	} {
+		if got := sf.search(t, tc.s); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// Another project's items are never found, whatever the search.
+func TestSearchItemsStaysInItsProject(t *testing.T) {
+	t.Parallel()
+	sf := newSearchFixture(t)
+	ctx := context.Background()
+	other, err := sf.db.CreateProject(ctx, nil, store.NewProject{Name: "other", RubricVersionID: sf.project.RubricVersionID, Overlap: 1, Lease: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := sf.db.SearchItems(ctx, other.ID, store.ItemSearch{Text: "dog"})
+	if err != nil || len(page.Items) != 0 {
+		t.Fatalf("another project's search found %+v, %v", page.Items, err)
+	}
+	page, err = sf.db.SearchItems(ctx, other.ID, store.ItemSearch{SourceID: fmt.Sprint(sf.ids["dog-1"])})
+	if err != nil || len(page.Items) != 0 {
+		t.Fatalf("another project's search by number found %+v, %v", page.Items, err)
+	}
+}
+
+// A row says what the list shows of an item: its counts, gold and flags.
+func TestSearchItemsRow(t *testing.T) {
+	t.Parallel()
+	sf := newSearchFixture(t)
+	page, err := sf.db.SearchItems(context.Background(), sf.project.ID, store.ItemSearch{Text: "dog or exam or cat"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, it := range page.Items {
+		got[it.SourceID] = fmt.Sprintf("%d people, %d judges, gold %q, %d flags, opening %q", it.People, it.Judges, it.Gold, it.Flags, it.Opening)
+	}
+	want := map[string]string{
+		"dog-1": `2 people, 1 judges, gold "", 0 flags, opening "I lost my dog in the park yesterday"`,
+		"dog-2": `1 people, 1 judges, gold "adjudicated", 0 flags, opening "My dogs ran away and I am scared"`,
+		"cat-1": `2 people, 1 judges, gold "automatic", 0 flags, opening "My cat is sick"`,
+		"exam":  `0 people, 0 judges, gold "", 1 flags, opening "I failed my exam <script>alert(1)</script>"`,
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: %s, want %s", k, got[k], w)
+		}
+	}
+}
+
+// Walking every page of every order, a page of two at a time, lists each
+// item once, in the order's sequence, though many items tie on the order's
+// first key (the number of people who answered).
+func TestSearchItemsKeysetPages(t *testing.T) {
+	t.Parallel()
+	sf := newSearchFixture(t)
+	ctx := context.Background()
+	all := sf.search(t, store.ItemSearch{})
+	for _, sort := range store.SearchSorts {
+		whole := sf.search(t, store.ItemSearch{Sort: sort})
+		for _, size := range []int{1, 2, 4} {
+			var walked []string
+			cursor := ""
+			for pages := 0; ; pages++ {
+				if pages > len(all) {
+					t.Fatalf("%s/%d: more pages than items", sort, size)
+				}
+				page, err := sf.db.SearchItems(ctx, sf.project.ID, store.ItemSearch{Sort: sort, Cursor: cursor, Limit: size})
+				if err != nil {
+					t.Fatalf("%s/%d: %v", sort, size, err)
+				}
+				if len(page.Items) > size || (page.Next != "" && len(page.Items) != size) {
+					t.Fatalf("%s/%d: a page of %d, next %q", sort, size, len(page.Items), page.Next)
+				}
+				for _, it := range page.Items {
+					walked = append(walked, it.SourceID)
+				}
+				if page.Next == "" {
+					break
+				}
+				cursor = page.Next
+			}
+			if !slices.Equal(walked, whole) {
+				t.Errorf("%s, pages of %d: %v, want %v", sort, size, walked, whole)
+			}
+		}
+		sorted := slices.Clone(whole)
+		slices.Sort(sorted)
+		want := slices.Clone(all)
+		slices.Sort(want)
+		if !slices.Equal(sorted, want) {
+			t.Errorf("%s lists %v, want every item once", sort, whole)
+		}
+	}
+	if got := sf.search(t, store.ItemSearch{Sort: store.SortLabels}); !slices.Equal(got[:2], []string{"dog-1", "cat-1"}) ||
+		!slices.Equal(got[2:4], []string{"item-001", "dog-2"}) {
+		t.Errorf("by labels: %v", got)
+	}
+	// A cursor of another order, or made up, is refused.
+	page, err := sf.db.SearchItems(ctx, sf.project.ID, store.ItemSearch{Sort: store.SortLabels, Limit: 2})
+	if err != nil || page.Next == "" {
+		t.Fatal(page, err)
+	}
+	for _, c := range []struct{ sort, cursor string }{{store.SortSource, page.Next}, {store.SortLabels, "bm90IGEgY3Vyc29y"}, {store.SortOldest, "%%"}} {
+		if _, err := sf.db.SearchItems(ctx, sf.project.ID, store.ItemSearch{Sort: c.sort, Cursor: c.cursor}); !strings.Contains(fmt.Sprint(err), "cursor") {
+			t.Errorf("cursor %q with sort %s: %v, want refused", c.cursor, c.sort, err)
+		}
+	}
+	if _, err := sf.db.SearchItems(ctx, sf.project.ID, store.ItemSearch{Sort: "random"}); err == nil {
+		t.Error("an unknown sort is accepted")
+	}
+	if _, err := sf.db.SearchItems(ctx, sf.project.ID, store.ItemSearch{Gold: "silver"}); err == nil {
+		t.Error("an unknown gold status is accepted")
+	}
+}
