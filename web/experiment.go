@@ -92,7 +92,9 @@ func (s *Server) experimentPage(w http.ResponseWriter, r *http.Request) error {
 		in.Alt.Epsilon = report.DefaultEpsilon
 	}
 	in.Bootstrap = report.DefaultBootstrap
-	res, err := experiment.Run(in)
+	// The input is read anew on every view; only its computation is
+	// reused, and only for an input equal in every answer.
+	res, err := s.experiments.Run(in)
 	if err != nil {
 		return err
 	}

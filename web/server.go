@@ -15,6 +15,7 @@ import (
 	"github.com/alexedwards/scs/v2"
 
 	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/experiment"
 	"github.com/attune/attune/internal/judge"
 	"github.com/attune/attune/internal/password"
 	"github.com/attune/attune/internal/store"
@@ -67,6 +68,9 @@ type Server struct {
 	now     func() time.Time
 	// rubrics caches parsed rubric versions by id; versions are immutable.
 	rubrics sync.Map
+	// experiments keeps the last experiment pages' results by their whole
+	// input, for a page viewed again.
+	experiments *experiment.Cache
 }
 
 // New returns a Server over db. Sessions live in db, so that any replica
@@ -88,7 +92,7 @@ func New(db *store.DB, logger *slog.Logger, opts Options) *Server {
 		http.Error(w, "Internal Server Error", http.StatusInternalServerError)
 	}
 	s := &Server{db: db, log: logger, opts: opts, sessions: sm, now: time.Now,
-		hasher: password.NewHasher(opts.PasswordParams, opts.HashSlots)}
+		hasher: password.NewHasher(opts.PasswordParams, opts.HashSlots), experiments: experiment.NewCache(16)}
 	s.handler = s.routes()
 	s.stopGC = s.sweepSessions(opts.SessionCleanup)
 	return s
