@@ -6,6 +6,7 @@ import (
 	"maps"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -163,15 +164,20 @@ func toAnswers(in map[string]string) rubric.Answers {
 	return out
 }
 
-// itemFacts are the facts the rubric is checked with (see factsOf), and
-// the first word of the wellbeing list the dialogue contains, if any, for
-// the content note.
-func itemFacts(wk *store.Workspace) (rubric.Facts, string) {
-	f := factsOf(&wk.Item)
-	if len(f.Terms) > 0 {
-		return f, f.Terms[0]
+// itemFacts are the facts the rubric is checked with (as factsOf works
+// them out), the first word of the wellbeing list the dialogue contains,
+// if any, for the content note, and the list's matches in each message,
+// for the page to highlight: the messages are scanned once for all three.
+func itemFacts(item *attune.Item) (rubric.Facts, string, [][]wellbeing.Match) {
+	found := make([][]wellbeing.Match, len(item.Messages))
+	for i, m := range item.Messages {
+		found[i] = wellbeing.Matches(m.Content)
 	}
-	return f, ""
+	f := rubric.FactsFound(item.Turns, found, item.Sensitive)
+	if len(f.Terms) > 0 {
+		return f, f.Terms[0], found
+	}
+	return f, "", found
 }
 
 // viewExtras are what a request adds to the workspace beyond the item and
@@ -205,8 +211,8 @@ func (ws *workspace) view(r *http.Request, p *attune.Project, wk *store.Workspac
 	}
 	now := ws.now()
 	u := userFrom(ctx)
-	facts, term := itemFacts(wk)
 	item := wk.Item
+	facts, term, found := itemFacts(&item)
 	v := annotate.Workspace{
 		ProjectID:   p.ID,
 		ProjectName: p.Name,
@@ -220,7 +226,7 @@ func (ws *workspace) view(r *http.Request, p *attune.Project, wk *store.Workspac
 		Base:        st.base,
 		OpenedAt:    now.UnixMilli(),
 		Restored:    st.restoresWork(wk.Answers),
-		Dialogue:    dialogueView(def, item),
+		Dialogue:    dialogueView(def, item, found),
 		URLs: annotate.URLs{
 			Item:      templ.SafeURL(itemPath(p.ID, item.ID)),
 			Submit:    itemPath(p.ID, item.ID) + "/labels",
@@ -265,14 +271,20 @@ func (ws *workspace) view(r *http.Request, p *attune.Project, wk *store.Workspac
 	for _, f := range attune.Flags {
 		v.Flags = append(v.Flags, annotate.Flag{Value: f, Label: flagLabels[f]})
 	}
-	v.Rubric, v.Problems = rubricView(def, facts, st, x.issues)
+	rp, err := ws.panes.get(ctx, p.RubricVersionID, def)
+	if err != nil {
+		return annotate.Workspace{}, err
+	}
+	v.Rubric, v.Problems = fillRubric(def, rp.base, facts, st, x.issues)
+	v.Rubric.Pane = rp.pane
 	return v, nil
 }
 
 // dialogueView numbers the turns as the rubrics count them — a user
 // message and the reply to it share a number — and marks the reply a
-// reply-level rubric rates: the last assistant message.
-func dialogueView(def *rubric.Definition, item attune.Item) annotate.Dialogue {
+// reply-level rubric rates: the last assistant message. found holds the
+// wellbeing list's matches in each message (nil to scan them here).
+func dialogueView(def *rubric.Definition, item attune.Item, found [][]wellbeing.Match) annotate.Dialogue {
 	d := annotate.Dialogue{Turns: item.Turns, Messages: make([]annotate.Message, len(item.Messages))}
 	switch def.Unit {
 	case rubric.Reply:
@@ -292,7 +304,13 @@ func dialogueView(def *rubric.Definition, item attune.Item) annotate.Dialogue {
 	}
 	turn, prev := 0, ""
 	for i, m := range item.Messages {
-		msg := annotate.Message{Role: m.Role, Text: m.Content, Parts: signalParts(m.Content), Rated: i == rated}
+		var matches []wellbeing.Match
+		if found != nil {
+			matches = found[i]
+		} else {
+			matches = wellbeing.Matches(m.Content)
+		}
+		msg := annotate.Message{Role: m.Role, Text: m.Content, Parts: signalParts(m.Content, matches), Rated: i == rated}
 		switch m.Role {
 		case "user":
 			if prev != "user" {
@@ -311,10 +329,9 @@ func dialogueView(def *rubric.Definition, item attune.Item) annotate.Dialogue {
 	return d
 }
 
-// signalParts cuts a message where the wellbeing word list finds a word,
-// for the page to highlight it; nil when it finds none.
-func signalParts(text string) []annotate.Part {
-	matches := wellbeing.Matches(text)
+// signalParts cuts a message where the wellbeing word list found a word
+// (matches), for the page to highlight it; nil when it found none.
+func signalParts(text string, matches []wellbeing.Match) []annotate.Part {
 	if len(matches) == 0 {
 		return nil
 	}
@@ -336,6 +353,13 @@ func signalParts(text string) []annotate.Part {
 // rubricView lays the rubric out for the annotator, with the form's values
 // and the engine's problems beside the items they concern.
 func rubricView(def *rubric.Definition, facts rubric.Facts, st formState, issues rubric.Issues) (annotate.Rubric, annotate.Problems) {
+	return fillRubric(def, rubricBase(def), facts, st, issues)
+}
+
+// rubricBase lays the rubric out as every page of it shows it, before the
+// form's values, the dialogue's facts and the engine's problems: it
+// depends on the rubric version alone.
+func rubricBase(def *rubric.Definition) annotate.Rubric {
 	rv := annotate.Rubric{Ref: def.Ref().String(), Title: def.Title, Kind: string(def.Kind)}
 	for _, s := range []annotate.Section{{Title: "Purpose", Text: def.Purpose}, {Title: "Scale", Text: def.Scale}, {Title: "Scope", Text: def.Scope}} {
 		if s.Text != "" {
@@ -367,32 +391,8 @@ func rubricView(def *rubric.Definition, facts rubric.Facts, st formState, issues
 		rv.Worked = w
 	}
 
-	var probs annotate.Problems
-	byItem := map[string][]rubric.Issue{}
-	for _, is := range issues {
-		if _, ok := def.Item(is.Item); !ok {
-			probs.General = append(probs.General, is.Message)
-			continue
-		}
-		byItem[is.Item] = append(byItem[is.Item], is)
-		switch is.Severity {
-		case rubric.Blocking:
-			probs.Errors = append(probs.Errors, annotate.Issue{Item: is.Item, Message: is.Message})
-		case rubric.Warning:
-			probs.Warnings = append(probs.Warnings, annotate.Issue{Item: is.Item, Message: is.Message})
-		}
-	}
-	probs.Confirm = len(probs.Warnings) > 0 && len(probs.Errors) == 0 && len(probs.General) == 0
-
 	itemView := func(it *rubric.Item) annotate.Item {
-		iv := itemView(def, it, facts, st)
-		for _, is := range byItem[it.Key] {
-			if is.Severity == rubric.Blocking {
-				iv.Errors = append(iv.Errors, is.Message)
-			} else {
-				iv.Warnings = append(iv.Warnings, is.Message)
-			}
-		}
+		iv := itemView(def, it)
 		if a, ok := worked[it.Key]; ok {
 			iv.Worked = answerWhy(a)
 		}
@@ -426,6 +426,61 @@ func rubricView(def *rubric.Definition, facts rubric.Facts, st formState, issues
 		}
 		rv.Groups = []annotate.Group{g}
 	}
+	return rv
+}
+
+// fillRubric is base (rubricBase of def, which it leaves as it is, for
+// other pages to share) with the form's answers and notes, each item's
+// condition explained with the dialogue's facts, and the engine's problems
+// beside the items they concern.
+func fillRubric(def *rubric.Definition, base annotate.Rubric, facts rubric.Facts, st formState, issues rubric.Issues) (annotate.Rubric, annotate.Problems) {
+	var probs annotate.Problems
+	var byItem map[string][]rubric.Issue
+	for _, is := range issues {
+		if _, ok := def.Item(is.Item); !ok {
+			probs.General = append(probs.General, is.Message)
+			continue
+		}
+		if byItem == nil {
+			byItem = map[string][]rubric.Issue{}
+		}
+		byItem[is.Item] = append(byItem[is.Item], is)
+		switch is.Severity {
+		case rubric.Blocking:
+			probs.Errors = append(probs.Errors, annotate.Issue{Item: is.Item, Message: is.Message})
+		case rubric.Warning:
+			probs.Warnings = append(probs.Warnings, annotate.Issue{Item: is.Item, Message: is.Message})
+		}
+	}
+	probs.Confirm = len(probs.Warnings) > 0 && len(probs.Errors) == 0 && len(probs.General) == 0
+
+	rv := base
+	rv.Groups = make([]annotate.Group, len(base.Groups))
+	for gi, g := range base.Groups {
+		g.Items = slices.Clone(g.Items)
+		for i := range g.Items {
+			iv := &g.Items[i]
+			answer, answered := st.answers[iv.Key]
+			if answered {
+				iv.Options = slices.Clone(iv.Options)
+				for k := range iv.Options {
+					iv.Options[k].Checked = iv.Options[k].Value == answer
+				}
+			}
+			iv.Note = st.rationales[iv.Key]
+			if it, ok := def.Item(iv.Key); ok {
+				iv.Condition = condition(it.Conditions, facts)
+			}
+			for _, is := range byItem[iv.Key] {
+				if is.Severity == rubric.Blocking {
+					iv.Errors = append(iv.Errors, is.Message)
+				} else {
+					iv.Warnings = append(iv.Warnings, is.Message)
+				}
+			}
+		}
+		rv.Groups[gi] = g
+	}
 	return rv, probs
 }
 
@@ -453,10 +508,9 @@ func answerWhy(a rubric.AssessedAnswer) string {
 }
 
 // itemView is one dimension or criterion with its input: every answer the
-// rubric allows, with its level description or meaning beside it, and the
-// item's conditions explained with the dialogue's own facts.
-func itemView(def *rubric.Definition, it *rubric.Item, facts rubric.Facts, st formState) annotate.Item {
-	iv := annotate.Item{Key: it.Key, Label: it.Label, Steps: it.Steps, Failures: it.Failures, Note: st.rationales[it.Key], NANote: it.NANote}
+// rubric allows, with its level description or meaning beside it.
+func itemView(def *rubric.Definition, it *rubric.Item) annotate.Item {
+	iv := annotate.Item{Key: it.Key, Label: it.Label, Steps: it.Steps, Failures: it.Failures, NANote: it.NANote}
 	switch {
 	case it.ChecksFor != "":
 		iv.Text, iv.TextTitle = it.ChecksFor, "Checks for"
@@ -468,7 +522,7 @@ func itemView(def *rubric.Definition, it *rubric.Item, facts rubric.Facts, st fo
 	}
 	var keys []string
 	for _, v := range def.Allowed(it) {
-		o := annotate.Option{Value: string(v), Key: shortcut(v), Checked: st.answers[it.Key] == string(v)}
+		o := annotate.Option{Value: string(v), Key: shortcut(v)}
 		for _, l := range it.Levels {
 			if l.Value == v {
 				o.Name, o.Description = l.Label, l.Description
@@ -498,7 +552,6 @@ func itemView(def *rubric.Definition, it *rubric.Item, facts rubric.Facts, st fo
 			iv.Category, iv.Weight = c.Label, fmt.Sprintf("%.2f", c.Weight)
 		}
 	}
-	iv.Condition = condition(it.Conditions, facts)
 	return iv
 }
 

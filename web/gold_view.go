@@ -188,7 +188,7 @@ func (s *Server) adjudicationView(r *http.Request, p *attune.Project, itemID int
 		ItemID:      item.ID,
 		SourceID:    item.SourceID,
 		Links:       goldLinks(p),
-		Dialogue:    dialogueView(def, *item),
+		Dialogue:    dialogueView(def, *item, nil),
 	}
 	var all []rubric.Answers
 	for _, a := range sets {

@@ -14,7 +14,18 @@ import "github.com/attune/attune/internal/wellbeing"
 // adjudication and the judges' pages all call it, so that one answer set
 // gets one verdict whichever way it comes.
 func FactsOf(turns int, texts []string, marked bool) Facts {
-	f := Facts{Turns: turns, Terms: wellbeing.Found(texts...), Marked: marked}
+	found := make([][]wellbeing.Match, len(texts))
+	for i, text := range texts {
+		found[i] = wellbeing.Matches(text)
+	}
+	return FactsFound(turns, found, marked)
+}
+
+// FactsFound is FactsOf for texts the word list has already scanned:
+// found holds wellbeing.Matches of each text. A page that highlights the
+// matches scans each text once.
+func FactsFound(turns int, found [][]wellbeing.Match, marked bool) Facts {
+	f := Facts{Turns: turns, Terms: wellbeing.TermsOf(found...), Marked: marked}
 	if len(f.Terms) > 0 || marked {
 		f.Crisis = Signalled
 	}

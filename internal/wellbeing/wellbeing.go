@@ -8,7 +8,6 @@ package wellbeing
 
 import (
 	"slices"
-	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -87,24 +86,50 @@ func words(text string) []string {
 // spans splits text as words does, and also returns where each word starts
 // and ends in text, in bytes, so that a match can be shown in place.
 func spans(text string) ([]string, [][2]int) {
-	var out []string
-	var at [][2]int
-	var b strings.Builder
-	start, end := -1, 0
+	// Pages scan every message of a dialogue on every view, so the words
+	// are lower-cased into one buffer and cut from one string made of it,
+	// rather than built one allocation each.
+	lower := make([]byte, 0, len(text))
+	// About one word in five bytes of prose; append grows past it.
+	cuts := make([][2]int, 0, len(text)/5+1) // each word's bounds in lower
+	at := make([][2]int, 0, cap(cuts))
+	start, end, from := -1, 0, 0
 	flush := func() {
-		if b.Len() > 0 {
-			out = append(out, b.String())
+		if start >= 0 && len(lower) > from {
+			cuts = append(cuts, [2]int{from, len(lower)})
 			at = append(at, [2]int{start, end})
-			b.Reset()
 		}
-		start = -1
+		start, from = -1, len(lower)
 	}
-	for i, r := range text {
-		_, width := utf8.DecodeRuneInString(text[i:])
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case 'a' <= c && c <= 'z' || '0' <= c && c <= '9':
+				if start < 0 {
+					start = i
+				}
+				lower = append(lower, c)
+				end = i + 1
+			case 'A' <= c && c <= 'Z':
+				if start < 0 {
+					start = i
+				}
+				lower = append(lower, c+'a'-'A')
+				end = i + 1
+			case c == '\'':
+				if start >= 0 {
+					end = i + 1
+				}
+			default:
+				flush()
+			}
+			i++
+			continue
+		}
+		r, width := utf8.DecodeRuneInString(text[i:])
 		switch {
-		case r == '\'' || r == '’' || r == 'ʼ':
-			// An apostrophe neither ends nor starts a word: a leading one
-			// is not part of the word shown.
+		case r == '’' || r == 'ʼ':
 			if start >= 0 {
 				end = i + width
 			}
@@ -112,13 +137,19 @@ func spans(text string) ([]string, [][2]int) {
 			if start < 0 {
 				start = i
 			}
+			lower = utf8.AppendRune(lower, unicode.ToLower(r))
 			end = i + width
-			b.WriteRune(unicode.ToLower(r))
 		default:
 			flush()
 		}
+		i += width
 	}
 	flush()
+	all := string(lower)
+	out := make([]string, len(cuts))
+	for k, c := range cuts {
+		out[k] = all[c[0]:c[1]]
+	}
 	return out, at
 }
 
@@ -171,9 +202,19 @@ func Matches(text string) []Match {
 // spelling, in the order they first occur. It finds what Scan finds, and
 // every other term too.
 func Found(texts ...string) []string {
+	found := make([][]Match, len(texts))
+	for i, text := range texts {
+		found[i] = Matches(text)
+	}
+	return TermsOf(found...)
+}
+
+// TermsOf returns the terms of matches (each text's Matches, in order), each
+// once, in the order they first occur: Found for texts already scanned.
+func TermsOf(matches ...[]Match) []string {
 	var out []string
-	for _, text := range texts {
-		for _, m := range Matches(text) {
+	for _, ms := range matches {
+		for _, m := range ms {
 			if !slices.Contains(out, m.Term) {
 				out = append(out, m.Term)
 			}
