@@ -48,13 +48,15 @@ const (
 type workspace struct {
 	*Server
 	counts *countCache
+	// panes keeps the rubric panes rendered, by rubric version.
+	panes *paneCache
 	// pages holds buffers that pages are rendered into before writing.
 	pages sync.Pool
 }
 
 // newWorkspace returns the workspace whose handlers the route table lists.
 func newWorkspace(s *Server) *workspace {
-	ws := &workspace{Server: s, counts: newCountCache(countsTTL)}
+	ws := &workspace{Server: s, counts: newCountCache(countsTTL), panes: newPaneCache(paneCacheSize)}
 	ws.pages.New = func() any { return new(bytes.Buffer) }
 	return ws
 }

@@ -117,6 +117,9 @@ type Rubric struct {
 	// Worked is the rubric's worked assessment of a whole dialogue, if it
 	// has one.
 	Worked *Worked
+	// Pane is this rubric's pane rendered before (see RenderPane), written
+	// as it is; nil, or a pane of another rubric, renders it afresh.
+	Pane *Pane
 }
 
 // Section is a titled text of the rubric.
