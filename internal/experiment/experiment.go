@@ -173,12 +173,16 @@ func Run(in Input) (*Result, error) {
 	// group of statistics the bootstrap resamples. Parts are independent:
 	// one per core at a time.
 	nk := len(in.Def.Items)
+	workers := runtime.GOMAXPROCS(0)
+	codes, err := categories(in, workers)
+	if err != nil {
+		return nil, err
+	}
 	parts := make([]part, nk+1)
 	errs := make([]error, nk+1)
-	workers := runtime.GOMAXPROCS(0)
 	each(nk+1, workers, func(k int) {
 		if k < nk {
-			parts[k], errs[k] = rubricItem(in, &in.Def.Items[k])
+			parts[k], errs[k] = rubricItem(in, &in.Def.Items[k], codes[k])
 		} else {
 			parts[k], errs[k] = scores(in)
 		}
@@ -332,47 +336,73 @@ func (k *kappaGold) eval(w []int, out []agreement.Estimate) {
 	diffFromBest(out, k.nv, k.best, "no variant has a defined kappa with gold", "kappa undefined on this resample")
 }
 
-func rubricItem(in Input, it *rubric.Item) (part, error) {
-	allowed := in.Def.Allowed(it)
-	labels := make([]string, len(allowed))
-	for i, v := range allowed {
-		labels[i] = string(v)
+// itemCodes are the answers to one rubric item as category indices on
+// its scale: gold's, each variant's and each person's per item, -1 for
+// none or an answer off the scale (ERROR).
+type itemCodes struct {
+	scale  *agreement.Scale
+	gold   []int
+	vals   [][]int // by variant
+	people [][]int // by person
+}
+
+// categories reads every answer of the input once, all rubric items of an
+// answer set together (a pass per rubric item would walk every answer
+// set's map a dozen times), on up to workers goroutines.
+func categories(in Input, workers int) ([]itemCodes, error) {
+	n, nk := len(in.Items), len(in.Def.Items)
+	codes := make([]itemCodes, nk)
+	keys := make([]string, nk)
+	for k := range in.Def.Items {
+		it := &in.Def.Items[k]
+		keys[k] = it.Key
+		var labels []string
+		for _, v := range in.Def.Allowed(it) {
+			labels = append(labels, string(v))
+		}
+		scale, err := agreement.NewScale(labels...)
+		if err != nil {
+			return nil, fmt.Errorf("experiment: %s: %w", it.Key, err)
+		}
+		c := itemCodes{scale: scale, gold: make([]int, n), vals: make([][]int, len(in.Variants)), people: make([][]int, len(in.Humans))}
+		for v := range c.vals {
+			c.vals[v] = make([]int, n)
+		}
+		for h := range c.people {
+			c.people[h] = make([]int, n)
+		}
+		codes[k] = c
 	}
-	scale, err := agreement.NewScale(labels...)
-	if err != nil {
-		return part{}, fmt.Errorf("experiment: %s: %w", it.Key, err)
+	fill := func(m map[string]string, i int, at func(c *itemCodes) []int) {
+		for k := range codes {
+			x := -1
+			if v, ok := m[keys[k]]; ok {
+				if c, ok := codes[k].scale.Index(v); ok {
+					x = c
+				}
+			}
+			at(&codes[k])[i] = x
+		}
 	}
+	chunks := max(1, min(n/256, 4*workers))
+	each(chunks, workers, func(chunk int) {
+		for i := chunk * n / chunks; i < (chunk+1)*n/chunks; i++ {
+			item := &in.Items[i]
+			fill(item.Gold, i, func(c *itemCodes) []int { return c.gold })
+			for v, m := range item.Variants {
+				fill(m, i, func(c *itemCodes) []int { return c.vals[v] })
+			}
+			for h, m := range item.Humans {
+				fill(m, i, func(c *itemCodes) []int { return c.people[h] })
+			}
+		}
+	})
+	return codes, nil
+}
+
+func rubricItem(in Input, it *rubric.Item, codes itemCodes) (part, error) {
 	nv := len(in.Variants)
-	// Category indices once: gold's, each variant's and each person's per
-	// item, -1 for none or an answer off the scale (ERROR).
-	idx := func(m map[string]string) int {
-		if m == nil {
-			return -1
-		}
-		k, ok := scale.Index(m[it.Key])
-		if !ok {
-			return -1
-		}
-		return k
-	}
-	gold := make([]int, len(in.Items))
-	vals := make([][]int, nv)
-	for v := range vals {
-		vals[v] = make([]int, len(in.Items))
-	}
-	people := make([][]int, len(in.Humans))
-	for h := range people {
-		people[h] = make([]int, len(in.Items))
-	}
-	for i, item := range in.Items {
-		gold[i] = idx(item.Gold)
-		for v := range nv {
-			vals[v][i] = idx(item.Variants[v])
-		}
-		for h := range people {
-			people[h][i] = idx(item.Humans[h])
-		}
-	}
+	scale, gold, vals, people := codes.scale, codes.gold, codes.vals, codes.people
 	q := scale.Len()
 	kg := newKappaGold(q, gold, vals)
 	ones := make([]int, len(in.Items))

@@ -221,9 +221,9 @@ func BenchmarkDrillItems(b *testing.B) {
 // read), computing the experiment with the report's 1,000 paired
 // replicates (compute, the reference measured in the same run) and both
 // (page; the target is under a second, "x-target" its share of it). read
-// reports its time as a share of compute's ("x-compute"); compute also
-// reports the process's CPU time per run, which the machine's other work
-// does not inflate. page-again is a view of the same page again: read,
+// reports its time as a share of compute's ("x-compute"); compute, read
+// and page also report the process's CPU time per run (PostgreSQL's work
+// is not in it), which the machine's other work does not inflate. page-again is a view of the same page again: read,
 // then the result found in experiment.Cache ("x-page" a share of page's
 // time). Run with
 //
@@ -280,11 +280,13 @@ func BenchmarkExperimentPage(b *testing.B) {
 	})
 	b.Run("read", func(b *testing.B) {
 		var ts []time.Duration
+		cpu0 := processCPU(b)
 		for b.Loop() {
 			t0 := time.Now()
 			read(b)
 			ts = append(ts, time.Since(t0))
 		}
+		b.ReportMetric(float64((processCPU(b)-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
 		b.ReportMetric(float64(median(ts).Milliseconds()), "median-ms")
 		if computeTime > 0 {
 			b.ReportMetric(float64(median(ts))/float64(computeTime), "x-compute")
@@ -294,11 +296,13 @@ func BenchmarkExperimentPage(b *testing.B) {
 	var pageTime time.Duration
 	b.Run("page", func(b *testing.B) {
 		var ts []time.Duration
+		cpu0 := processCPU(b)
 		for b.Loop() {
 			t0 := time.Now()
 			compute(b, read(b))
 			ts = append(ts, time.Since(t0))
 		}
+		b.ReportMetric(float64((processCPU(b)-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
 		pageTime = median(ts)
 		b.ReportMetric(float64(pageTime.Milliseconds()), "median-ms")
 		b.ReportMetric(float64(slices.Max(ts).Milliseconds()), "worst-ms")
