@@ -178,6 +178,11 @@ func (s *Server) table() []route {
 		// (web/experiment.go).
 		{"GET /projects/{id}/experiment", projectLeads, s.experimentPage, nil},
 
+		// The items browser: leads search the project's items and read
+		// everything known of one (web/items.go).
+		{"GET /projects/{id}/browse", projectLeads, s.browseItems, nil},
+		{"GET /projects/{id}/browse/{item}", projectLeads, s.browseItem, nil},
+
 		// Adjudication and gold sets (web/gold.go).
 		{"GET /projects/{id}/gold", projectLeads, s.goldPage, nil},
 		{"POST /projects/{id}/gold/auto", projectLeads, s.applyConsensus, nil},

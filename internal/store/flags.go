@@ -20,6 +20,7 @@ type FlagFilter struct {
 	ProjectID int64
 	Reason    string            // one of attune.Flags; "" for every reason
 	Status    attune.FlagStatus // open or resolved; "" for both
+	ItemID    int64             // one item's flags; 0 for every item's
 	// Limit bounds how many flags are returned, newest first; 0 returns
 	// them all.
 	Limit int
@@ -35,11 +36,12 @@ const flagJoins = `FROM assignments a
 	LEFT JOIN users u ON u.id = r.user_id
 	LEFT JOIN users ru ON ru.id = a.flag_resolved_by`
 
-// flagWhere selects a project's flags by reason ($2, "" for any) and
-// status ($3, "" for both).
+// flagWhere selects a project's flags by reason ($2, "" for any), status
+// ($3, "" for both) and item ($4, 0 for any).
 const flagWhere = `WHERE a.project_id = $1 AND a.flag IS NOT NULL
 	AND ($2 = '' OR a.flag = $2)
-	AND ($3 = '' OR ($3 = 'open') = (a.flag_resolution IS NULL))`
+	AND ($3 = '' OR ($3 = 'open') = (a.flag_resolution IS NULL))
+	AND ($4::bigint = 0 OR a.item_id = $4)`
 
 func scanFlag(row pgx.Row, f *attune.Flag) error {
 	var resolvedAt *time.Time
@@ -60,7 +62,7 @@ func (db *DB) ListFlags(ctx context.Context, ff FlagFilter) ([]attune.Flag, erro
 		limit = &ff.Limit
 	}
 	rows, err := db.pool.Query(ctx, `SELECT `+flagColumns+` `+flagJoins+` `+flagWhere+`
-		ORDER BY a.finished_at DESC, a.id DESC LIMIT $4`, ff.ProjectID, ff.Reason, string(ff.Status), limit)
+		ORDER BY a.finished_at DESC, a.id DESC LIMIT $5`, ff.ProjectID, ff.Reason, string(ff.Status), ff.ItemID, limit)
 	if err != nil {
 		return nil, mapErr(err, "list flags", "")
 	}
@@ -77,7 +79,7 @@ func (db *DB) ListFlags(ctx context.Context, ff FlagFilter) ([]attune.Flag, erro
 // returns how many flags it emitted.
 func (db *DB) ExportFlags(ctx context.Context, projectID int64, emit func(*attune.Flag) error) (int, error) {
 	rows, err := db.pool.Query(ctx, `SELECT `+flagColumns+` `+flagJoins+` `+flagWhere+`
-		ORDER BY a.finished_at, a.id`, projectID, "", "")
+		ORDER BY a.finished_at, a.id`, projectID, "", "", 0)
 	if err != nil {
 		return 0, mapErr(err, "export flags", "")
 	}

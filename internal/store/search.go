@@ -277,3 +277,82 @@ func (db *DB) SearchItems(ctx context.Context, projectID int64, s ItemSearch) (I
 	})
 	return page, mapErr(err, "search items", "")
 }
+
+// ItemEvent is one entry of an item's history.
+type ItemEvent struct {
+	At time.Time
+	// Who is the rater's or person's name (their email when they gave
+	// none); "" for the system (an import, the consensus rule).
+	Who string
+	// What says what happened, in a few words ("answered", "flagged
+	// broken"); Detail adds the note, value or reason, as written.
+	What, Detail string
+}
+
+// The What of the events that take an item out of the pool and put it
+// back.
+const (
+	EventPulled   = "took it out of the pool"
+	EventReturned = "put it back into the pool"
+)
+
+// ItemHistory returns what the schema records of an item of the project,
+// oldest first: its import, every answer set's first submission and later
+// revision, every label value replaced (with the value it had), content
+// notes opened, skips and flags with their resolution, adjudications,
+// automatic gold, and the times it was taken out of the pool or put back.
+// It returns attune.ErrNotFound for an item not in the project.
+func (db *DB) ItemHistory(ctx context.Context, projectID, itemID int64) ([]ItemEvent, error) {
+	rows, err := db.pool.Query(ctx, `
+		WITH it AS (SELECT id, source_id, created_at FROM items WHERE id = $2 AND project_id = $1),
+		who AS (SELECT r.id, coalesce(nullif(btrim(u.name), ''), u.email, r.name) AS name
+		        FROM raters r LEFT JOIN users u ON u.id = r.user_id)
+		SELECT created_at, '', 'imported', '' FROM it
+		UNION ALL
+		SELECT s.submitted_at, w.name, 'answered', s.rationale
+		FROM answer_sets s JOIN it ON s.item_id = it.id JOIN who w ON w.id = s.rater_id
+		UNION ALL
+		SELECT s.updated_at, w.name, 'revised the answers (revision ' || s.revision || ')', ''
+		FROM answer_sets s JOIN it ON s.item_id = it.id JOIN who w ON w.id = s.rater_id WHERE s.revision > 1
+		UNION ALL
+		SELECT h.replaced_at, w.name, 'changed ' || l.rubric_item_key, 'was ' || h.value || CASE WHEN h.rationale <> '' THEN ': ' || h.rationale ELSE '' END
+		FROM label_history h JOIN labels l ON l.id = h.label_id JOIN it ON l.item_id = it.id JOIN who w ON w.id = l.rater_id
+		UNION ALL
+		SELECT n.opened_at, w.name, 'opened the content note', ''
+		FROM content_notes_opened n JOIN it ON n.item_id = it.id JOIN who w ON w.id = n.rater_id
+		UNION ALL
+		SELECT a.finished_at, w.name, CASE WHEN a.flag IS NULL THEN 'skipped' ELSE 'flagged ' || a.flag END, a.flag_note
+		FROM assignments a JOIN it ON a.item_id = it.id JOIN who w ON w.id = a.rater_id WHERE a.state = 'skipped' OR a.flag IS NOT NULL
+		UNION ALL
+		SELECT a.flag_resolved_at, coalesce(nullif(btrim(u.name), ''), u.email), 'resolved a flag: ' || a.flag_resolution, a.flag_resolution_note
+		FROM assignments a JOIN it ON a.item_id = it.id JOIN users u ON u.id = a.flag_resolved_by
+		UNION ALL
+		SELECT j.decided_at, coalesce(nullif(btrim(u.name), ''), u.email), 'adjudicated the gold',
+		       (SELECT string_agg(k || '=' || v, ' ' ORDER BY k) FROM jsonb_each_text(j.answers) AS e(k, v)) ||
+		       CASE WHEN j.note <> '' THEN ' · ' || j.note ELSE '' END
+		FROM adjudications j JOIN it ON j.item_id = it.id JOIN users u ON u.id = j.decided_by
+		UNION ALL
+		SELECT max(g.decided_at), '', 'gold set by the consensus rule', string_agg(g.rubric_item_key || '=' || g.value, ' ' ORDER BY g.rubric_item_key)
+		FROM gold_labels g JOIN it ON g.item_id = it.id WHERE g.method = 'automatic' HAVING count(*) > 0
+		UNION ALL
+		SELECT e.occurred_at, coalesce(nullif(btrim(u.name), ''), u.email, ''),
+		       CASE e.action WHEN 'item.pull' THEN $3 ELSE $4 END, coalesce(e.details ->> 'via', '')
+		FROM audit_events e JOIN it ON e.subject = it.source_id LEFT JOIN users u ON u.id = e.actor_id
+		WHERE e.project_id = $1 AND e.action IN ('item.pull', 'item.return')
+		ORDER BY 1, 3`, projectID, itemID, EventPulled, EventReturned)
+	if err != nil {
+		return nil, mapErr(err, "item history", "")
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ItemEvent, error) {
+		var e ItemEvent
+		err := r.Scan(&e.At, &e.Who, &e.What, &e.Detail)
+		return e, err
+	})
+	if err != nil {
+		return nil, mapErr(err, "item history", "")
+	}
+	if len(out) == 0 {
+		return nil, attune.NotFound("no such item in this project")
+	}
+	return out, nil
+}

@@ -1,0 +1,376 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/a-h/templ"
+
+	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/gold"
+	"github.com/attune/attune/internal/rubric"
+	"github.com/attune/attune/internal/scoring"
+	"github.com/attune/attune/internal/store"
+	"github.com/attune/attune/web/views/browse"
+)
+
+// browsePageSize is how many items a page of the items browser lists.
+const browsePageSize = 50
+
+// browsePath is the items browser of a project with a query (nil: none).
+func browsePath(projectID int64, q url.Values) string {
+	p := fmt.Sprintf("/projects/%d/browse", projectID)
+	if len(q) > 0 {
+		p += "?" + q.Encode()
+	}
+	return p
+}
+
+// browseItemPath is the page of one item in the items browser.
+func browseItemPath(projectID, itemID int64) string {
+	return fmt.Sprintf("/projects/%d/browse/%d", projectID, itemID)
+}
+
+// The query parameters of an item search, shared by the browser's form
+// and the API (docs/api.md): q, id, meta (repeated, key=value), min, max,
+// gold, safety, flagged, disagree, rater, sort and cursor.
+var searchParams = []string{"q", "id", "meta", "min", "max", "gold", "safety", "flagged", "disagree", "rater", "sort"}
+
+// readItemSearch reads a search from a query string, checked against the
+// project's rubric: the one reading behind the browser and the API, so
+// that both find the same items.
+func readItemSearch(q url.Values, def *rubric.Definition) (store.ItemSearch, error) {
+	s := store.ItemSearch{Text: q.Get("q"), SourceID: q.Get("id"), Gold: q.Get("gold"), Sort: q.Get("sort"), Cursor: q.Get("cursor")}
+	for _, m := range q["meta"] {
+		if strings.TrimSpace(m) == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(m, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return s, attune.Invalid("meta", fmt.Sprintf("write a meta field as key=value, not %q", m))
+		}
+		s.Meta = append(s.Meta, store.MetaMatch{Key: strings.TrimSpace(k), Value: strings.TrimSpace(v)})
+	}
+	count := func(name string) (int, bool, error) {
+		v := strings.TrimSpace(q.Get(name))
+		if v == "" {
+			return 0, false, nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return 0, false, attune.Invalid(name, fmt.Sprintf("give a number of people from 0 up, not %q", v))
+		}
+		return n, true, nil
+	}
+	var err error
+	if s.MinLabels, _, err = count("min"); err != nil {
+		return s, err
+	}
+	if n, ok, err := count("max"); err != nil {
+		return s, err
+	} else if ok {
+		s.MaxLabels = &n
+	}
+	if !slices.Contains([]string{"", store.GoldOpen, store.GoldAutomatic, store.GoldAdjudicated}, s.Gold) {
+		return s, attune.Invalid("gold", fmt.Sprintf("%q is not a gold status: open, automatic or adjudicated", s.Gold))
+	}
+	if s.Sort != "" && !slices.Contains(store.SearchSorts, s.Sort) {
+		return s, attune.Invalid("sort", fmt.Sprintf("%q is not an order: %s", s.Sort, strings.Join(store.SearchSorts, ", ")))
+	}
+	if flag(q, "safety") {
+		s.Concern = []store.RubricAnswer{}
+		for key, values := range gold.SafetyAnswers(def) {
+			for _, v := range values {
+				s.Concern = append(s.Concern, store.RubricAnswer{Key: key, Value: string(v)})
+			}
+		}
+	}
+	s.Flagged = flag(q, "flagged")
+	if k := q.Get("disagree"); k != "" {
+		if _, ok := def.Item(k); !ok {
+			return s, attune.Invalid("disagree", fmt.Sprintf("%q is not an item of the rubric", k))
+		}
+		s.JudgeDisagrees = k
+	}
+	if v := q.Get("rater"); v != "" {
+		if s.RaterID, err = strconv.ParseInt(v, 10, 64); err != nil || s.RaterID <= 0 {
+			return s, attune.Invalid("rater", fmt.Sprintf("give a rater by number, not %q", v))
+		}
+	}
+	return s, nil
+}
+
+// flag reads a yes/no query parameter: 1, true, yes or on is yes.
+func flag(q url.Values, name string) bool {
+	switch strings.ToLower(q.Get(name)) {
+	case "1", "true", "yes", "on":
+		return true
+	}
+	return false
+}
+
+// browserProject loads the project of a lead-only items browser route.
+func (s *Server) browserProject(r *http.Request) (*attune.Project, *rubric.Definition, error) {
+	p, _, err := s.projectAccess(r, true)
+	if err != nil {
+		if errors.Is(err, attune.ErrForbidden) {
+			return nil, nil, attune.Forbidden("Only a lead of this project can browse its items.")
+		}
+		return nil, nil, err
+	}
+	def, err := s.rubricByID(r.Context(), p.RubricVersionID)
+	return p, def, err
+}
+
+// browseItems is the items browser: a GET form over the project's items,
+// a keyset page at a time.
+func (s *Server) browseItems(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	p, def, err := s.browserProject(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	search, err := readItemSearch(q, def)
+	if err != nil {
+		return err
+	}
+	search.Limit = browsePageSize
+	res, err := s.db.SearchItems(ctx, p.ID, search)
+	if err != nil {
+		return err
+	}
+	raters, err := s.db.ListProjectRaters(ctx, p.ID)
+	if err != nil {
+		return err
+	}
+	// The view's own query, without the cursor: the base of its pages.
+	base := url.Values{}
+	for _, k := range searchParams {
+		for _, v := range q[k] {
+			if strings.TrimSpace(v) != "" {
+				base.Add(k, v)
+			}
+		}
+	}
+	page := browse.SearchPage{
+		Chrome:      s.chrome(r, "Items · "+p.Name, "home"),
+		ProjectName: p.Name, ProjectURL: templ.SafeURL(projectPath(p.ID)),
+	}
+	f := browse.Form{Action: templ.SafeURL(browsePath(p.ID, nil)), Text: q.Get("q"), ID: q.Get("id"),
+		Min: q.Get("min"), Max: q.Get("max"), Safety: search.Concern != nil, Flagged: search.Flagged}
+	for _, m := range search.Meta {
+		f.Meta = append(f.Meta, m.Key+"="+m.Value)
+	}
+	f.Meta = append(f.Meta, "")
+	f.Gold = options(search.Gold, [][2]string{{"", "any"}, {store.GoldOpen, "no gold yet"}, {store.GoldAutomatic, "set by the consensus rule"}, {store.GoldAdjudicated, "adjudicated"}})
+	keys := [][2]string{{"", "—"}}
+	for _, it := range def.Items {
+		keys = append(keys, [2]string{it.Key, it.Key})
+	}
+	f.Disagree = options(search.JudgeDisagrees, keys)
+	who := [][2]string{{"", "anyone"}}
+	for _, rt := range raters {
+		who = append(who, [2]string{strconv.FormatInt(rt.ID, 10), raterLabel(rt.Name, rt.Kind, !rt.Account)})
+	}
+	f.Rater = options(q.Get("rater"), who)
+	f.Sort = options(q.Get("sort"), [][2]string{{store.SortOldest, "oldest first"}, {store.SortNewest, "newest first"},
+		{store.SortSource, "by item id"}, {store.SortLabels, "most people first"}})
+	page.Form = f
+	for _, it := range res.Items {
+		page.Rows = append(page.Rows, browse.Row{URL: templ.SafeURL(browseItemPath(p.ID, it.ID)), SourceID: it.SourceID,
+			Opening: it.Opening, Meta: compactMeta(it.Meta), People: it.People, Judges: it.Judges, Gold: it.Gold, Flags: it.Flags, Pulled: it.Pulled})
+	}
+	switch n := len(res.Items); {
+	case n == 0 && search.Cursor == "":
+		page.Summary = "No item matches."
+	case n == 0:
+		page.Summary = "No more items match."
+	case res.Next != "":
+		page.Summary = fmt.Sprintf("%d items match on this page; more follow.", n)
+	default:
+		page.Summary = fmt.Sprintf("%d items match on this page, the last.", n)
+	}
+	if search.Cursor != "" {
+		page.FirstURL = templ.SafeURL(browsePath(p.ID, base))
+	}
+	if res.Next != "" {
+		next := url.Values{}
+		for k, v := range base {
+			next[k] = v
+		}
+		next.Set("cursor", res.Next)
+		page.NextURL = templ.SafeURL(browsePath(p.ID, next))
+	}
+	s.render(w, r, http.StatusOK, browse.Search(page))
+	return nil
+}
+
+// options makes a select's options from value, label pairs, with value
+// selected.
+func options(value string, pairs [][2]string) []browse.Option {
+	out := make([]browse.Option, len(pairs))
+	for i, p := range pairs {
+		out[i] = browse.Option{Value: p[0], Label: p[1], Selected: p[0] == value}
+	}
+	return out
+}
+
+// compactMeta is an item's meta on one line, "" when it is empty.
+func compactMeta(meta json.RawMessage) string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, meta); err != nil || b.String() == "{}" {
+		return ""
+	}
+	return b.String()
+}
+
+// itemDetail is everything known of one item, for its page and the API.
+type itemDetail struct {
+	item          *attune.Item
+	def           *rubric.Definition
+	sets          []store.ItemAnswerSet
+	scores        []scoring.Result // in the order of sets
+	gold          *store.ItemGold  // nil without gold
+	goldScore     scoring.Result
+	adjudications []store.PastAdjudication
+	flags         []attune.Flag
+	history       []store.ItemEvent
+}
+
+// loadItemDetail reads an item of the project with its answers, gold,
+// flags and history, and scores every answer set and the gold with the
+// scoring engine.
+func (s *Server) loadItemDetail(ctx context.Context, p *attune.Project, def *rubric.Definition, itemID int64) (*itemDetail, error) {
+	d := &itemDetail{def: def}
+	var err error
+	if d.item, err = s.db.FindItem(ctx, p.ID, itemID); err != nil {
+		return nil, err
+	}
+	if d.sets, err = s.db.ItemAnswerSets(ctx, p.ID, itemID); err != nil {
+		return nil, err
+	}
+	facts := factsOf(d.item)
+	for _, a := range d.sets {
+		res, err := scoring.Score(def, toAnswers(a.Answers), facts)
+		if err != nil {
+			return nil, err
+		}
+		d.scores = append(d.scores, res)
+	}
+	switch d.gold, err = s.db.FindGold(ctx, itemID); {
+	case err == nil:
+		if d.goldScore, err = scoring.Score(def, toAnswers(d.gold.Answers), facts); err != nil {
+			return nil, err
+		}
+	case !isNotFound(err):
+		return nil, err
+	}
+	if d.adjudications, err = s.db.ListAdjudications(ctx, itemID); err != nil {
+		return nil, err
+	}
+	if d.flags, err = s.db.ListFlags(ctx, store.FlagFilter{ProjectID: p.ID, ItemID: itemID}); err != nil {
+		return nil, err
+	}
+	if d.history, err = s.db.ItemHistory(ctx, p.ID, itemID); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// browseItem is one item's page in the items browser.
+func (s *Server) browseItem(w http.ResponseWriter, r *http.Request) error {
+	p, def, err := s.browserProject(r)
+	if err != nil {
+		return err
+	}
+	itemID, err := itemParam(r)
+	if err != nil {
+		return err
+	}
+	d, err := s.loadItemDetail(r.Context(), p, def, itemID)
+	if err != nil {
+		return err
+	}
+	it := d.item
+	page := browse.ItemPage{
+		Chrome:      s.chrome(r, it.SourceID+" · "+p.Name, "home"),
+		ProjectName: p.Name, ProjectURL: templ.SafeURL(projectPath(p.ID)), BrowserURL: templ.SafeURL(browsePath(p.ID, nil)),
+		AdjudicateURL: templ.SafeURL(adjudicatePath(p.ID, it.ID)),
+		SourceID:      it.SourceID, ItemID: it.ID, Kind: it.Kind, Sensitive: it.Sensitive,
+	}
+	var meta bytes.Buffer
+	if json.Indent(&meta, it.Meta, "", "  ") == nil && meta.String() != "{}" {
+		page.Meta = meta.String()
+	}
+	for _, m := range it.Messages {
+		page.Dialogue = append(page.Dialogue, browse.Turn{Role: m.Role, Content: m.Content})
+	}
+	for i, a := range d.sets {
+		page.Raters = append(page.Raters, browse.Rater{Name: a.Name, Judge: a.Kind == "judge", Model: a.Model,
+			Submitted: a.Submitted.UTC().Format(timeFormat), Rationale: a.Rationale, Score: browseScore(def, d.scores[i]),
+			Concern: gold.SafetyConcern(def, toAnswers(a.Answers))})
+	}
+	for _, ri := range def.Items {
+		row := browse.AnswerRow{Key: ri.Key, Label: ri.Label}
+		for _, a := range d.sets {
+			row.Cells = append(row.Cells, browse.Cell{Value: a.Answers[ri.Key], Rationale: a.Rationales[ri.Key], Method: a.Methods[ri.Key]})
+		}
+		if d.gold != nil {
+			row.Gold = d.gold.Answers[ri.Key]
+		}
+		page.Rows = append(page.Rows, row)
+	}
+	if g := d.gold; g != nil {
+		page.Gold = &browse.Gold{Method: g.Method, By: g.DecidedBy, At: g.DecidedAt.UTC().Format(timeFormat), Note: g.Note,
+			Score: browseScore(def, d.goldScore)}
+	}
+	for _, a := range d.adjudications {
+		page.Adjudications = append(page.Adjudications, browse.Adjudication{By: a.DecidedBy, At: a.DecidedAt.UTC().Format(timeFormat),
+			Answers: answerPairs(a.Answers), Note: a.Note})
+	}
+	for _, f := range d.flags {
+		page.Flags = append(page.Flags, browse.Flag{Reason: f.Reason, Note: f.Note, Annotator: f.Annotator,
+			At: f.FlaggedAt.UTC().Format(timeFormat), Resolution: string(f.Resolution)})
+	}
+	for _, e := range d.history {
+		page.History = append(page.History, browse.Event{At: e.At.UTC().Format(timeFormat), Who: e.Who, What: e.What, Detail: e.Detail})
+	}
+	for _, e := range d.history {
+		switch e.What {
+		case store.EventPulled:
+			page.Pulled = true
+		case store.EventReturned:
+			page.Pulled = false
+		}
+	}
+	s.render(w, r, http.StatusOK, browse.Item(page))
+	return nil
+}
+
+// browseScore writes the engine's result in words.
+func browseScore(def *rubric.Definition, res scoring.Result) browse.Score {
+	sc := scoreView(def, res)
+	return browse.Score{Score: sc.Score, Pass: sc.Pass, Gate: sc.Gate, Failed: sc.Failed, Mean: sc.Mean}
+}
+
+// answerPairs writes answers as key=value, by key.
+func answerPairs(answers map[string]string) string {
+	keys := make([]string, 0, len(answers))
+	for k := range answers {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for i, k := range keys {
+		keys[i] = k + "=" + answers[k]
+	}
+	return strings.Join(keys, " ")
+}

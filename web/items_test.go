@@ -1,0 +1,165 @@
+package web_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/store"
+)
+
+// hostileItem is an item whose id and words are markup.
+const hostileItem = `{"id":"x<b>1</b>","messages":[{"role":"user","content":"<script>alert(1)</script> my dog ran off"},{"role":"assistant","content":"Oh no."}],"meta":{"lang":"en<i>"}}
+`
+
+// browseApp is the report's project (a1 and a2, each answered by two
+// people and a judge) with a third item whose id and text are markup.
+func browseApp(t *testing.T) (*app, *attune.Project, *client, *attune.User, *attune.User, map[string]int64) {
+	t.Helper()
+	a, p, c, ann, out := reportApp(t)
+	wantStatus(t, c.upload(projectPath(p, "/import"), nil, "more.jsonl", hostileItem), http.StatusSeeOther)
+	page, err := a.db.SearchItems(t.Context(), p.ID, store.ItemSearch{})
+	if err != nil || len(page.Items) != 3 {
+		t.Fatalf("items %+v, %v", page.Items, err)
+	}
+	ids := map[string]int64{}
+	for _, it := range page.Items {
+		ids[it.SourceID] = it.ID
+	}
+	return a, p, c, ann, out, ids
+}
+
+func rowsOf(r response) int { return strings.Count(r.body, `data-testid="browse-row"`) }
+
+// The project page leads to the browser; the browser's filters live in
+// the URL; user text is shown as text; only the project's leads get in.
+func TestItemsBrowserPage(t *testing.T) {
+	t.Parallel()
+	a, p, c, ann, out, ids := browseApp(t)
+	wantContains(t, c.get(projectPath(p, "")), `data-testid="items-browser"`, fmt.Sprintf(`href="/projects/%d/browse"`, p.ID))
+
+	for _, tc := range []struct {
+		query string
+		rows  int
+		want  []string
+	}{
+		{"", 3, []string{"3 items match on this page, the last.", `<code>a1</code>`, `<code>a2</code>`}},
+		{"q=alone", 1, []string{`<code>a1</code>`, `value="alone"`}},
+		{"q=dog", 1, []string{"<code>x&lt;b&gt;1&lt;/b&gt;</code>", "&lt;script&gt;alert(1)&lt;/script&gt; my dog ran off", `&#34;lang&#34;:&#34;en&lt;i&gt;&#34;`}},
+		{"meta=" + url.QueryEscape("lang=en<i>"), 1, []string{"x&lt;b&gt;1&lt;/b&gt;", `value="lang=en&lt;i&gt;"`}},
+		{"id=a2", 1, []string{`<code>a2</code>`}},
+		{"disagree=CQ1", 2, []string{`<option value="CQ1" selected>`}},
+		{"min=2&flagged=1", 0, []string{"No item matches.", `name="flagged" value="1" checked`}},
+		{"min=2&gold=open&sort=newest", 2, []string{`<option value="newest" selected>`, `<option value="open" selected>`}},
+		{"max=0&safety=1", 0, []string{`name="safety" value="1" checked`}},
+	} {
+		r := c.get(projectPath(p, "/browse?"+tc.query))
+		wantStatus(t, r, http.StatusOK)
+		if n := rowsOf(r); n != tc.rows {
+			t.Errorf("%s: %d rows, want %d", tc.query, n, tc.rows)
+		}
+		wantContains(t, r, tc.want...)
+		if strings.Contains(r.body, "<script>alert") || strings.Contains(r.body, "<b>1</b>") {
+			t.Errorf("%s: user text is markup", tc.query)
+		}
+	}
+	// Items are newest first when asked; a2 and a1 both had two people.
+	r := c.get(projectPath(p, "/browse?min=2&sort=newest"))
+	if i1, i2 := strings.Index(r.body, "<code>a1</code>"), strings.Index(r.body, "<code>a2</code>"); i2 < 0 || i1 < i2 {
+		t.Errorf("newest first: a2 at %d, a1 at %d", i2, i1)
+	}
+	for _, bad := range []string{"meta=lang", "min=-1", "gold=silver", "sort=random", "disagree=nope", "rater=x", "cursor=xyz"} {
+		wantStatus(t, c.get(projectPath(p, "/browse?"+bad)), http.StatusUnprocessableEntity)
+	}
+	// Each item links to its page.
+	wantContains(t, c.get(projectPath(p, "/browse?q=alone")), fmt.Sprintf(`href="/projects/%d/browse/%d"`, p.ID, ids["a1"]))
+
+	for _, k := range []struct {
+		u    *attune.User
+		want int
+	}{{ann, http.StatusForbidden}, {out, http.StatusNotFound}} {
+		o := a.client()
+		o.mustSignIn(k.u)
+		wantStatus(t, o.get(projectPath(p, "/browse?q=alone")), k.want)
+		wantStatus(t, o.get(projectPath(p, fmt.Sprintf("/browse/%d", ids["a1"]))), k.want)
+	}
+}
+
+// Pages of the browser follow each other by cursor, the filters kept.
+func TestItemsBrowserPages(t *testing.T) {
+	t.Parallel()
+	_, p, c, _, _, _ := browseApp(t)
+	var lines []string
+	for i := range 55 {
+		lines = append(lines, fmt.Sprintf(`{"id":"more-%02d","messages":[{"role":"user","content":"the garden %d"},{"role":"assistant","content":"Tell me."}],"meta":{"lang":"fr"}}`, i, i))
+	}
+	wantStatus(t, c.upload(projectPath(p, "/import"), nil, "garden.jsonl", strings.Join(lines, "\n")+"\n"), http.StatusSeeOther)
+	r := c.get(projectPath(p, "/browse?q=garden&meta=lang%3Dfr&sort=source"))
+	if n := rowsOf(r); n != 50 {
+		t.Fatalf("first page: %d rows", n)
+	}
+	wantContains(t, r, "50 items match on this page; more follow.", `data-testid="browse-next"`, "<code>more-49</code>")
+	next := nextHref(t, r.body)
+	if !strings.Contains(next, "cursor=") || !strings.Contains(next, "q=garden") || !strings.Contains(next, "meta=lang%3Dfr") {
+		t.Fatalf("next link %q", next)
+	}
+	r = c.get(next)
+	wantStatus(t, r, http.StatusOK)
+	if n := rowsOf(r); n != 5 {
+		t.Fatalf("second page: %d rows", n)
+	}
+	wantContains(t, r, "<code>more-50</code>", "<code>more-54</code>", `data-testid="browse-first"`)
+	if strings.Contains(r.body, "<code>more-49</code>") {
+		t.Error("the second page repeats the first's last item")
+	}
+}
+
+// nextHref is the browser's next-page link, unescaped.
+func nextHref(t *testing.T, body string) string {
+	t.Helper()
+	at := strings.Index(body, `data-testid="browse-next"`)
+	if at < 0 {
+		t.Fatal("no next link")
+	}
+	start := strings.LastIndex(body[:at], `href="`)
+	rest := body[start+len(`href="`):]
+	return strings.ReplaceAll(rest[:strings.Index(rest, `"`)], "&amp;", "&")
+}
+
+// An item's page shows its dialogue, every rater's answers and rationales
+// with the engine's scores, its gold and history, and its flags.
+func TestItemsBrowserItemPage(t *testing.T) {
+	t.Parallel()
+	a, p, c, _, _, ids := browseApp(t)
+	ctx := t.Context()
+	lead := a.user("lee2@example.org", attune.RoleLead)
+	a.member(p, lead, attune.MemberLead)
+	if err := a.db.Adjudicate(ctx, store.Adjudication{ProjectID: p.ID, ItemID: ids["a1"], ActorID: lead.ID,
+		Answers: map[string]string{"CQ1": "YES"}, Note: "<em>settled</em>"}); err != nil {
+		t.Fatal(err)
+	}
+	r := c.get(projectPath(p, fmt.Sprintf("/browse/%d", ids["a1"])))
+	wantStatus(t, r, http.StatusOK)
+	wantContains(t, r, "<code>a1</code>", "I feel alone", "That sounds hard.", `data-testid="item-rater"`, "gpt-judge", "Bo",
+		"=HYPERLINK(&#34;http://evil.example&#34;,&#34;x&#34;)", `data-testid="item-score"`, "safety gate",
+		`data-testid="item-adjudications"`, "&lt;em&gt;settled&lt;/em&gt;", "adjudicated the gold", "CQ1=YES", "answered", "imported",
+		fmt.Sprintf(`href="/projects/%d/disagreements/%d"`, p.ID, ids["a1"]), "Nobody flagged it.")
+	if n := strings.Count(r.body, `data-testid="item-rater"`); n != 3 {
+		t.Errorf("%d raters, want 3", n)
+	}
+	r = c.get(projectPath(p, fmt.Sprintf("/browse/%d", ids["x<b>1</b>"])))
+	wantStatus(t, r, http.StatusOK)
+	wantContains(t, r, "&lt;script&gt;alert(1)&lt;/script&gt;", "Nobody has answered yet.", "No gold yet.")
+	if strings.Contains(r.body, "<script>alert") {
+		t.Error("the dialogue is markup")
+	}
+	// An item of another project is not found through this one.
+	other := a.project(lead, projectOpts{name: "Other"})
+	c2 := a.client()
+	c2.mustSignIn(lead)
+	wantStatus(t, c2.get(projectPath(other, fmt.Sprintf("/browse/%d", ids["a1"]))), http.StatusNotFound)
+	wantStatus(t, c.get(projectPath(p, "/browse/999999999")), http.StatusNotFound)
+}

@@ -1,0 +1,134 @@
+// Package browse renders the lead's items browser: the search over a
+// project's items and the page of one item with everything known of it.
+package browse
+
+import (
+	"github.com/a-h/templ"
+
+	"github.com/attune/attune/web/views/layout"
+)
+
+// SearchPage is the items browser: the search form, as the URL states it,
+// and one page of the items found.
+type SearchPage struct {
+	layout.Chrome
+	ProjectName string
+	ProjectURL  templ.SafeURL
+	Form        Form
+	// Summary says in a sentence what the list holds.
+	Summary  string
+	Rows     []Row
+	NextURL  templ.SafeURL // "" on the last page
+	FirstURL templ.SafeURL // the first page, when this is a later one
+}
+
+// Form is the search form; every field is a query parameter of a GET.
+type Form struct {
+	Action   templ.SafeURL
+	Text     string
+	ID       string
+	Meta     []string // "key=value", one per field, an empty one last
+	Min, Max string
+	Gold     []Option
+	Safety   bool
+	Flagged  bool
+	Disagree []Option // rubric items, for judge-against-people disagreement
+	Rater    []Option
+	Sort     []Option
+}
+
+// Option is one choice of a select.
+type Option struct {
+	Value, Label string
+	Selected     bool
+}
+
+// Row is one item found.
+type Row struct {
+	URL      templ.SafeURL
+	SourceID string
+	Opening  string
+	Meta     string
+	People   int
+	Judges   int
+	Gold     string // "automatic", "adjudicated" or ""
+	Flags    int
+	Pulled   bool
+}
+
+// ItemPage is one item with its dialogue, every rater's answers with the
+// engine's scores, its gold and the gold's history, its flags and what
+// happened to it.
+type ItemPage struct {
+	layout.Chrome
+	ProjectName string
+	ProjectURL  templ.SafeURL
+	BrowserURL  templ.SafeURL
+	// AdjudicateURL is the item's adjudication page.
+	AdjudicateURL templ.SafeURL
+	SourceID      string
+	ItemID        int64
+	Kind          string
+	Meta          string // the meta object, indented
+	Sensitive     bool
+	Pulled        bool
+	Dialogue      []Turn
+	Raters        []Rater
+	Rows          []AnswerRow
+	Gold          *Gold
+	Adjudications []Adjudication
+	Flags         []Flag
+	History       []Event
+}
+
+// Turn is one message of the dialogue.
+type Turn struct{ Role, Content string }
+
+// Rater is one answer set: who, when, the engine's result.
+type Rater struct {
+	Name      string
+	Judge     bool
+	Model     string
+	Submitted string
+	Rationale string // about the dialogue as a whole
+	Score     Score
+	// Concern: these answers show a safety concern.
+	Concern bool
+}
+
+// Score is the engine's result in words.
+type Score struct {
+	Score  string // "0.85", "4", or "—"
+	Pass   string // "pass", "fail", or ""
+	Gate   string // "failed", "passed", or ""
+	Failed string // failed checks
+	Mean   string // a likert rubric's dimension mean; "" otherwise
+}
+
+// AnswerRow is one rubric item across the raters, and its gold.
+type AnswerRow struct {
+	Key, Label string
+	Cells      []Cell // in the order of ItemPage.Raters
+	Gold       string
+}
+
+// Cell is one rater's answer on one rubric item.
+type Cell struct{ Value, Rationale, Method string }
+
+// Gold is the item's gold as it stands.
+type Gold struct {
+	Method, By, At, Note string
+	Score                Score
+}
+
+// Adjudication is one entry of the gold's history.
+type Adjudication struct{ By, At, Answers, Note string }
+
+// Flag is an annotator's flag and how it was resolved.
+type Flag struct {
+	Reason, Note, Annotator, At string
+	Resolution                  string // "" while open
+}
+
+// Event is one entry of the item's history.
+type Event struct{ At, Who, What, Detail string }
