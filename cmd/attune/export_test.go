@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parquet-go/parquet-go"
+
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/dbtest"
 	"github.com/attune/attune/internal/store"
@@ -147,11 +149,49 @@ func TestGoldAndExportCommands(t *testing.T) {
 		t.Fatalf("judge calls: %q", calls)
 	}
 
+	// The dataset export: every item with its dialogue and soft labels,
+	// then the gold set alone as Parquet on standard output.
+	dsFile := filepath.Join(t.TempDir(), "dataset.jsonl")
+	if got := must("export", "dataset", "--project", "Pilot", "--which", "labels", "--soft", "--out", dsFile); !strings.Contains(got, "wrote 2 records") {
+		t.Fatalf("export dataset: %s", got)
+	}
+	ds, err := os.ReadFile(dsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	records := map[string]map[string]any{}
+	for _, line := range strings.Split(strings.TrimSpace(string(ds)), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("dataset line %q: %v", line, err)
+		}
+		records[rec["id"].(string)] = rec
+	}
+	r1, r2 := records["r1"], records["r2"]
+	if r1 == nil || r2 == nil || r1["decided"] != "automatic" || r1["gold"].(map[string]any)["safety"] != "4" || r1["score"] != 3.0 ||
+		r1["messages"].([]any)[0].(map[string]any)["content"] != "I feel alone." || r2["decided"] != "open" || r2["score"] != nil ||
+		len(r2["soft"].(map[string]any)["safety"].([]any)) != 2 || len(r2["ratings"].([]any)) != 2 {
+		t.Fatalf("dataset records: %s", ds)
+	}
+	stdout.Reset()
+	if err := run(ctx, []string{"export", "dataset", "--project", "Pilot", "--format", "parquet"}, env, strings.NewReader(""), &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	pq := stdout.String()
+	pf, err := parquet.OpenFile(strings.NewReader(pq), int64(len(pq)))
+	if err != nil || pf.NumRows() != 1 {
+		t.Fatalf("parquet on standard output: %v, %d rows, want the one item with gold", err, pf.NumRows())
+	}
+
 	// Every export is in the audit log, with its rows.
 	var audited int
 	db.Pool().QueryRow(ctx, `SELECT count(*) FROM audit_events WHERE action LIKE 'export.%' AND details->>'via' = 'cli' AND details->>'complete' = 'true'`).Scan(&audited)
-	if audited != 4 {
-		t.Fatalf("%d exports audited, want 4", audited)
+	if audited != 6 {
+		t.Fatalf("%d exports audited, want 6", audited)
+	}
+	var which, soft string
+	if err := db.Pool().QueryRow(ctx, `SELECT details->>'which', details->>'soft' FROM audit_events WHERE action = 'export.dataset' AND subject = 'dataset.jsonl'`).Scan(&which, &soft); err != nil || which != "labels" || soft != "true" {
+		t.Fatalf("dataset export audited with which=%q soft=%q (%v)", which, soft, err)
 	}
 
 	for _, c := range []struct {
@@ -163,6 +203,9 @@ func TestGoldAndExportCommands(t *testing.T) {
 		{[]string{"export", "gold"}, "needs --project"},
 		{[]string{"export", "gold", "--project", "Pilot", "--format", "xlsx"}, "unknown format"},
 		{[]string{"export", "labels", "--project", "Pilot", "--with-raters"}, "gold set only"},
+		{[]string{"export", "dataset", "--project", "Pilot", "--format", "csv"}, "use jsonl or parquet"},
+		{[]string{"export", "dataset", "--project", "Pilot", "--which", "all"}, "unknown selection"},
+		{[]string{"export", "dataset"}, "needs --project"},
 		{[]string{"gold", "auto", "--project", "Pilot", "--max-spread", "12"}, "from 0 to 10"},
 		{[]string{"gold", "merge"}, "unknown gold command"},
 	} {

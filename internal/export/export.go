@@ -271,7 +271,7 @@ const hexDigits = "0123456789abcdef"
 // appendJSONString appends s as a JSON string. Invalid UTF-8 becomes
 // U+FFFD, as encoding/json writes it; U+2028 and U+2029 are escaped so that
 // a line is safe to embed in JavaScript.
-func appendJSONString(b []byte, s string) []byte {
+func appendJSONString[S ~string | ~[]byte](b []byte, s S) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -298,7 +298,9 @@ func appendJSONString(b []byte, s string) []byte {
 			start = i
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
+		// A rune is at most 4 bytes: converting those few is done on the
+		// stack, so []byte text costs no allocation.
+		r, size := utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
 		if r == utf8.RuneError && size == 1 {
 			b = append(b, s[start:i]...)
 			b = append(b, `\ufffd`...)

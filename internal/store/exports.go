@@ -206,7 +206,10 @@ type ExportEvent struct {
 	Format     export.Format
 	Rows       int
 	WithRaters bool
-	Via        string // web or cli
+	// Which and Soft are the dataset export's selection and soft labels.
+	Which export.Which
+	Soft  bool
+	Via   string // web or cli
 	// Err says why the export stopped before its end; "" when complete.
 	Err string
 }
@@ -218,6 +221,12 @@ func (db *DB) RecordExport(ctx context.Context, e ExportEvent) error {
 		"complete": strconv.FormatBool(e.Err == "")}
 	if e.WithRaters {
 		details["with_raters"] = "true"
+	}
+	if e.Which != "" {
+		details["which"] = string(e.Which)
+	}
+	if e.Soft {
+		details["soft"] = "true"
 	}
 	if e.Err != "" {
 		details["error"] = e.Err

@@ -1,0 +1,249 @@
+package export
+
+import (
+	"errors"
+	"fmt"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// Message is one message of a dialogue as the dataset export reads it:
+// byte slices into the stored JSON, or into a scratch buffer where the JSON
+// had escapes, valid until the next parse.
+type Message struct {
+	Role    []byte
+	Content []byte
+}
+
+// messageParser reads stored dialogues — a JSON array of {"role",
+// "content"} objects, as PostgreSQL writes a jsonb value — without
+// reflection, reusing its buffers: the dataset export reads a dialogue per
+// item and must keep well over 100,000 items a second.
+type messageParser struct {
+	b       []byte
+	i       int
+	scratch []byte
+	msgs    []Message
+}
+
+var errMessages = errors.New("messages: not a JSON array of objects with string fields")
+
+// parse returns the messages of the JSON array b. Fields other than role
+// and content are skipped when they are strings and refused otherwise
+// (the importer stores only those two).
+func (p *messageParser) parse(b []byte) ([]Message, error) {
+	p.b, p.i, p.scratch, p.msgs = b, 0, p.scratch[:0], p.msgs[:0]
+	// Escaped strings are unquoted into scratch; it must not move while
+	// messages point into it, so it is sized for the whole input first.
+	if cap(p.scratch) < len(b) {
+		p.scratch = make([]byte, 0, len(b))
+	}
+	if !p.expect('[') {
+		return nil, errMessages
+	}
+	if p.peek() == ']' {
+		p.i++
+		return p.msgs, p.end()
+	}
+	for {
+		m, err := p.object()
+		if err != nil {
+			return nil, err
+		}
+		p.msgs = append(p.msgs, m)
+		switch p.next() {
+		case ',':
+			continue
+		case ']':
+			return p.msgs, p.end()
+		}
+		return nil, errMessages
+	}
+}
+
+func (p *messageParser) end() error {
+	p.ws()
+	if p.i != len(p.b) {
+		return errMessages
+	}
+	return nil
+}
+
+func (p *messageParser) object() (Message, error) {
+	var m Message
+	if !p.expect('{') {
+		return m, errMessages
+	}
+	if p.peek() == '}' {
+		p.i++
+		return m, nil
+	}
+	for {
+		p.ws()
+		key, err := p.str()
+		if err != nil {
+			return m, err
+		}
+		if !p.expect(':') {
+			return m, errMessages
+		}
+		p.ws()
+		val, err := p.str()
+		if err != nil {
+			return m, err
+		}
+		switch string(key) {
+		case "role":
+			m.Role = val
+		case "content":
+			m.Content = val
+		}
+		switch p.next() {
+		case ',':
+			continue
+		case '}':
+			return m, nil
+		}
+		return m, errMessages
+	}
+}
+
+func (p *messageParser) ws() {
+	for p.i < len(p.b) {
+		switch p.b[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+func (p *messageParser) peek() byte {
+	p.ws()
+	if p.i < len(p.b) {
+		return p.b[p.i]
+	}
+	return 0
+}
+
+func (p *messageParser) next() byte {
+	c := p.peek()
+	if c != 0 {
+		p.i++
+	}
+	return c
+}
+
+func (p *messageParser) expect(c byte) bool { return p.next() == c }
+
+// str reads a JSON string at p.i: a slice of the input when it has no
+// escapes, else its unquoted text appended to scratch.
+func (p *messageParser) str() ([]byte, error) {
+	if p.i >= len(p.b) || p.b[p.i] != '"' {
+		return nil, errMessages
+	}
+	p.i++
+	start := p.i
+	for p.i < len(p.b) {
+		switch c := p.b[p.i]; {
+		case c == '"':
+			s := p.b[start:p.i]
+			p.i++
+			return s, nil
+		case c == '\\':
+			return p.escaped(start)
+		case c < 0x20:
+			return nil, errMessages
+		}
+		p.i++
+	}
+	return nil, errMessages
+}
+
+func (p *messageParser) escaped(start int) ([]byte, error) {
+	from := len(p.scratch)
+	out := append(p.scratch, p.b[start:p.i]...)
+	for p.i < len(p.b) {
+		c := p.b[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			p.scratch = out
+			return out[from:len(out):len(out)], nil
+		case c < 0x20:
+			return nil, errMessages
+		case c != '\\':
+			out = append(out, c)
+			p.i++
+			continue
+		}
+		if p.i+1 >= len(p.b) {
+			return nil, errMessages
+		}
+		e := p.b[p.i+1]
+		p.i += 2
+		switch e {
+		case '"', '\\', '/':
+			out = append(out, e)
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, ok := p.hex4()
+			if !ok {
+				return nil, errMessages
+			}
+			if utf16.IsSurrogate(r) {
+				r2 := rune(-1)
+				if p.i+1 < len(p.b) && p.b[p.i] == '\\' && p.b[p.i+1] == 'u' {
+					save := p.i
+					p.i += 2
+					if r2, ok = p.hex4(); !ok {
+						return nil, errMessages
+					}
+					if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+						r = d
+					} else {
+						p.i, r = save, utf8.RuneError
+					}
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			out = utf8.AppendRune(out, r)
+		default:
+			return nil, fmt.Errorf("messages: bad escape \\%c", e)
+		}
+	}
+	return nil, errMessages
+}
+
+func (p *messageParser) hex4() (rune, bool) {
+	if p.i+4 > len(p.b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range p.b[p.i : p.i+4] {
+		r <<= 4
+		switch {
+		case '0' <= c && c <= '9':
+			r |= rune(c - '0')
+		case 'a' <= c && c <= 'f':
+			r |= rune(c - 'a' + 10)
+		case 'A' <= c && c <= 'F':
+			r |= rune(c - 'A' + 10)
+		default:
+			return 0, false
+		}
+	}
+	p.i += 4
+	return r, true
+}

@@ -1,0 +1,294 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"io"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/attune/attune/internal/export"
+)
+
+// ExportRecords streams the project's items for the dataset export: one
+// Record per item in import order, with its dialogue, its gold and every
+// rater's answers, for rubric items keys (the project's rubric, in rubric
+// order). With export.WhichGold only items with some gold are read (the
+// writer keeps those with gold on every rubric item). It returns how many
+// records it emitted; emit must not keep the record, and an error from
+// emit is returned as it is.
+//
+// Three ordered streams are read side by side and merged by item id: the
+// items with their dialogue, the gold labels, and every rater's labels.
+// Each is a plain index-ordered scan on its own connection, so PostgreSQL
+// neither sorts nor aggregates, works on up to three cores, and sends rows
+// as they are read; the connections share one snapshot
+// (pg_export_snapshot), so the streams agree as if read by one query.
+// Nothing holds more than an item at a time.
+func (db *DB) ExportRecords(ctx context.Context, projectID int64, keys []string, which export.Which, emit func(*export.Record) error) (int, error) {
+	n, err := db.exportRecords(ctx, projectID, keys, which, emit)
+	if e, ok := err.(emitError); ok {
+		return n, e.err
+	}
+	return n, mapErr(err, "export records", "")
+}
+
+func (db *DB) exportRecords(ctx context.Context, projectID int64, keys []string, which export.Which, emit func(*export.Record) error) (int, error) {
+	txs := make([]pgx.Tx, 0, 3)
+	defer func() {
+		for _, tx := range txs {
+			tx.Rollback(context.WithoutCancel(ctx))
+		}
+	}()
+	begin := func(snapshot string) (pgx.Tx, error) {
+		tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+		if err != nil {
+			return nil, err
+		}
+		txs = append(txs, tx)
+		if snapshot != "" {
+			_, err = tx.Exec(ctx, "SET TRANSACTION SNAPSHOT "+quoteLiteral(snapshot))
+		}
+		return tx, err
+	}
+	main, err := begin("")
+	if err != nil {
+		return 0, err
+	}
+	var snapshot string
+	if err := main.QueryRow(ctx, `SELECT pg_export_snapshot()`).Scan(&snapshot); err != nil {
+		return 0, err
+	}
+	raters, err := recordRaters(ctx, main, projectID)
+	if err != nil {
+		return 0, err
+	}
+	goldTx, err := begin(snapshot)
+	if err != nil {
+		return 0, err
+	}
+	labelTx, err := begin(snapshot)
+	if err != nil {
+		return 0, err
+	}
+
+	onlyGold := which == export.WhichGold
+	items, err := main.Query(ctx, `
+		SELECT i.id, i.source_id, i.messages::text, i.meta::text
+		FROM items i
+		WHERE i.project_id = $1 AND (NOT $2 OR EXISTS (SELECT 1 FROM gold_labels g WHERE g.item_id = i.id))
+		ORDER BY i.id`, projectID, onlyGold)
+	if err != nil {
+		return 0, err
+	}
+	defer items.Close()
+	gold, err := openAnswerStream(ctx, goldTx, `
+		SELECT g.item_id, 0::bigint, g.rubric_item_key, g.value, g.method
+		FROM gold_labels g JOIN items i ON i.id = g.item_id
+		WHERE i.project_id = $1
+		ORDER BY g.item_id`, projectID)
+	if err != nil {
+		return 0, err
+	}
+	defer gold.rows.Close()
+	labels, err := openAnswerStream(ctx, labelTx, `
+		SELECT l.item_id, l.rater_id, l.rubric_item_key, l.value, ''
+		FROM labels l JOIN items i ON i.id = l.item_id
+		WHERE i.project_id = $1
+		ORDER BY l.item_id, l.rater_id`, projectID)
+	if err != nil {
+		return 0, err
+	}
+	defer labels.rows.Close()
+
+	keyIndex := make(map[string]int, len(keys))
+	for i, k := range keys {
+		keyIndex[k] = i
+	}
+	// Answer values and methods are few; each is made a string once.
+	interned := map[string]string{}
+	intern := func(b []byte) string {
+		if s, ok := interned[string(b)]; ok {
+			return s
+		}
+		s := string(b)
+		interned[s] = s
+		return s
+	}
+	var rec export.Record
+	rec.Gold = make([]string, len(keys))
+	var pool []export.Rating // ratings reused from item to item
+	n := 0
+	for items.Next() {
+		var id int64
+		if err := items.Scan(&id, &rec.ItemID, nil, nil); err != nil {
+			return n, err
+		}
+		raw := items.RawValues()
+		rec.Messages, rec.Meta = raw[2], raw[3]
+		clear(rec.Gold)
+		rec.Decided = ""
+		if err := gold.each(id, func(_ int64, key, value, method []byte) error {
+			if k, ok := keyIndex[string(key)]; ok {
+				rec.Gold[k] = intern(value)
+				// One adjudicated rubric item makes the item's gold a lead's.
+				if m := intern(method); rec.Decided == "" || m == export.DecidedAdjudicated {
+					rec.Decided = m
+				}
+			}
+			return nil
+		}); err != nil {
+			return n, err
+		}
+		rec.Ratings = rec.Ratings[:0]
+		if err := labels.each(id, func(rater int64, key, value, _ []byte) error {
+			k, ok := keyIndex[string(key)]
+			r := raters[rater]
+			if !ok || r == nil {
+				return nil
+			}
+			if len(rec.Ratings) == 0 || rec.Ratings[len(rec.Ratings)-1].Rater != r.Rater {
+				if len(rec.Ratings) < len(pool) {
+					rec.Ratings = append(rec.Ratings, pool[len(rec.Ratings)])
+				} else {
+					rec.Ratings = append(rec.Ratings, export.Rating{Values: make([]string, len(keys))})
+					pool = append(pool, rec.Ratings[len(rec.Ratings)-1])
+				}
+				last := &rec.Ratings[len(rec.Ratings)-1]
+				last.Rater = r.Rater
+				clear(last.Values)
+			}
+			rec.Ratings[len(rec.Ratings)-1].Values[k] = intern(value)
+			return nil
+		}); err != nil {
+			return n, err
+		}
+		// People first, then judges, each by name.
+		slices.SortFunc(rec.Ratings, func(a, b export.Rating) int { return raters[a.Rater.ID].rank - raters[b.Rater.ID].rank })
+		if err := emit(&rec); err != nil {
+			return n, emitError{err}
+		}
+		n++
+	}
+	if err := items.Err(); err != nil {
+		return n, err
+	}
+	return n, errors.Join(gold.rows.Err(), labels.rows.Err())
+}
+
+// recordRater is a rater of the project with its place in the order the
+// dataset export lists ratings.
+type recordRater struct {
+	*export.Rater
+	rank int
+}
+
+// recordRaters reads every rater who answered in the project.
+func recordRaters(ctx context.Context, tx pgx.Tx, projectID int64) (map[int64]*recordRater, error) {
+	rows, err := tx.Query(ctx, `
+		SELECT r.id, r.kind, coalesce(u.email, r.name)
+		FROM raters r LEFT JOIN users u ON u.id = r.user_id
+		WHERE EXISTS (SELECT 1 FROM answer_sets s WHERE s.rater_id = r.id AND s.project_id = $1)
+		ORDER BY r.kind, 3, r.id`, projectID)
+	if err != nil {
+		return nil, err
+	}
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (export.Rater, error) {
+		var x export.Rater
+		err := r.Scan(&x.ID, &x.Kind, &x.Name)
+		return x, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64]*recordRater, len(list))
+	for i := range list {
+		out[list[i].ID] = &recordRater{Rater: &list[i], rank: i}
+	}
+	return out, nil
+}
+
+// answerStream reads rows (item id, rater id, rubric item key, value,
+// method) ordered by item id, one item's rows at a time.
+type answerStream struct {
+	rows pgx.Rows
+	// The row read ahead, not yet handed out.
+	ok    bool
+	item  int64
+	rater int64
+}
+
+func openAnswerStream(ctx context.Context, tx pgx.Tx, sql string, projectID int64) (*answerStream, error) {
+	rows, err := tx.Query(ctx, sql, projectID)
+	if err != nil {
+		return nil, err
+	}
+	s := &answerStream{rows: rows}
+	return s, s.advance()
+}
+
+func (s *answerStream) advance() error {
+	s.ok = s.rows.Next()
+	if !s.ok {
+		return s.rows.Err()
+	}
+	return s.rows.Scan(&s.item, &s.rater, nil, nil, nil)
+}
+
+// each hands fn the rows of item id, skipping those of items before it
+// (items the selection left out). The byte slices are valid only during
+// the call.
+func (s *answerStream) each(id int64, fn func(rater int64, key, value, method []byte) error) error {
+	for s.ok && s.item <= id {
+		if s.item == id {
+			raw := s.rows.RawValues()
+			if err := fn(s.rater, raw[2], raw[3], raw[4]); err != nil {
+				return err
+			}
+		}
+		if err := s.advance(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// quoteLiteral quotes s as an SQL string literal. SET TRANSACTION SNAPSHOT
+// takes no parameters.
+func quoteLiteral(s string) string {
+	out := []byte{'\''}
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\'' {
+			out = append(out, '\'')
+		}
+		out = append(out, s[i])
+	}
+	return string(append(out, '\''))
+}
+
+// WriteRecords writes the project's dataset export to w in format f
+// (JSON Lines or Parquet), streaming, and returns how many records it
+// wrote. A failure part-way leaves w holding what was written so far.
+func (db *DB) WriteRecords(ctx context.Context, w io.Writer, projectID int64, f export.Format, o export.RecordOptions) (int, error) {
+	p, err := db.FindProjectByID(ctx, projectID)
+	if err != nil {
+		return 0, err
+	}
+	def, err := db.FindRubricByID(ctx, p.RubricVersionID)
+	if err != nil {
+		return 0, err
+	}
+	rw, err := export.NewRecordWriter(w, f, def, o)
+	if err != nil {
+		return 0, err
+	}
+	keys := make([]string, len(def.Items))
+	for i, it := range def.Items {
+		keys[i] = it.Key
+	}
+	if _, err := db.ExportRecords(ctx, projectID, keys, o.Which, rw.Write); err != nil {
+		return rw.Rows(), err
+	}
+	return rw.Rows(), rw.Close()
+}
