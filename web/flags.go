@@ -276,13 +276,18 @@ func (s *Server) apiFlags(r *http.Request, u *attune.User) (int, any, error) {
 	}
 	out := make([]apiFlag, 0, len(flags))
 	for _, f := range flags {
-		af := apiFlag{ID: f.ID, ItemID: f.ItemID, SourceID: f.ItemSourceID, Reason: f.Reason, Note: f.Note, Annotator: f.Annotator,
-			FlaggedAt: f.FlaggedAt.UTC(), Status: string(f.Status()), ResolutionNote: f.ResolutionNote, InPool: f.ItemInPool}
-		if f.Resolution != "" {
-			how, by, at := string(f.Resolution), f.ResolvedBy, f.ResolvedAt.UTC()
-			af.Resolution, af.ResolvedBy, af.ResolvedAt = &how, &by, &at
-		}
-		out = append(out, af)
+		out = append(out, apiFlagOf(f))
 	}
 	return http.StatusOK, out, nil
+}
+
+// apiFlagOf is a flag as the API writes it.
+func apiFlagOf(f attune.Flag) apiFlag {
+	af := apiFlag{ID: f.ID, ItemID: f.ItemID, SourceID: f.ItemSourceID, Reason: f.Reason, Note: f.Note, Annotator: f.Annotator,
+		FlaggedAt: f.FlaggedAt.UTC(), Status: string(f.Status()), ResolutionNote: f.ResolutionNote, InPool: f.ItemInPool}
+	if f.Resolution != "" {
+		how, by, at := string(f.Resolution), f.ResolvedBy, f.ResolvedAt.UTC()
+		af.Resolution, af.ResolvedBy, af.ResolvedAt = &how, &by, &at
+	}
+	return af
 }

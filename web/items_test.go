@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -162,4 +163,70 @@ func TestItemsBrowserItemPage(t *testing.T) {
 	c2.mustSignIn(lead)
 	wantStatus(t, c2.get(projectPath(other, fmt.Sprintf("/browse/%d", ids["a1"]))), http.StatusNotFound)
 	wantStatus(t, c.get(projectPath(p, "/browse/999999999")), http.StatusNotFound)
+}
+
+// The API answers the same search with cursors, and one item whole, to
+// the project's leads only.
+func TestItemsAPI(t *testing.T) {
+	t.Parallel()
+	a, p, _, ann, out, ids := browseApp(t)
+	lead := a.user("lee3@example.org", attune.RoleLead)
+	a.member(p, lead, attune.MemberLead)
+	api := a.apiFor(lead)
+	st, body := api.call("GET", fmt.Sprintf("/api/v1/projects/%d/items?q=alone", p.ID), nil)
+	if st != http.StatusOK {
+		t.Fatalf("search: %d %v", st, body)
+	}
+	if items := body["items"].([]any); len(items) != 1 || items[0].(map[string]any)["source_id"] != "a1" || body["next_cursor"] != nil {
+		t.Fatalf("search: %v", body)
+	}
+	// One item a page, by item id: every item once.
+	var walked []string
+	cursor := ""
+	for range 5 {
+		path := fmt.Sprintf("/api/v1/projects/%d/items?limit=1&sort=source&cursor=%s", p.ID, url.QueryEscape(cursor))
+		st, body := api.call("GET", path, nil)
+		if st != http.StatusOK {
+			t.Fatalf("%s: %d %v", path, st, body)
+		}
+		for _, it := range body["items"].([]any) {
+			walked = append(walked, it.(map[string]any)["source_id"].(string))
+		}
+		next, _ := body["next_cursor"].(string)
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	if want := []string{"a1", "a2", "x<b>1</b>"}; !slices.Equal(walked, want) {
+		t.Fatalf("walked %v, want %v", walked, want)
+	}
+	st, body = api.call("GET", fmt.Sprintf("/api/v1/projects/%d/items/%d", p.ID, ids["a2"]), nil)
+	if st != http.StatusOK {
+		t.Fatalf("item: %d %v", st, body)
+	}
+	sets := body["answer_sets"].([]any)
+	if len(sets) != 3 || body["source_id"] != "a2" || len(body["messages"].([]any)) != 2 || len(body["history"].([]any)) < 4 {
+		t.Fatalf("item: %v", body)
+	}
+	for _, s := range sets {
+		score := s.(map[string]any)["score"].(map[string]any)
+		if _, ok := score["safety_gate_failed"]; !ok || score["rubric"] != "coaching-conversation@2.0" {
+			t.Fatalf("answer set without the engine's score: %v", s)
+		}
+	}
+	if st, body := api.call("GET", fmt.Sprintf("/api/v1/projects/%d/items?gold=silver", p.ID), nil); st != http.StatusUnprocessableEntity {
+		t.Errorf("a bad filter: %d %v", st, body)
+	}
+	for _, k := range []struct {
+		u    *attune.User
+		want int
+	}{{ann, http.StatusForbidden}, {out, http.StatusNotFound}} {
+		o := a.apiFor(k.u)
+		for _, path := range []string{fmt.Sprintf("/api/v1/projects/%d/items", p.ID), fmt.Sprintf("/api/v1/projects/%d/items/%d", p.ID, ids["a1"])} {
+			if st, _ := o.call("GET", path, nil); st != k.want {
+				t.Errorf("%s as %s: %d, want %d", path, k.u.Email, st, k.want)
+			}
+		}
+	}
 }

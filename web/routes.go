@@ -209,6 +209,9 @@ func (s *Server) table() []route {
 		{"POST /api/v1/assignments/{id}/labels", tokenAnnotators, nil, s.apiSubmit},
 		{"POST /api/v1/assignments/{id}/skip", tokenAnnotators, nil, s.apiSkip},
 		{"GET /api/v1/projects/{id}/flags", tokenLeads, nil, s.apiFlags},
+		// The items browser's search and item (web/items_api.go).
+		{"GET /api/v1/projects/{id}/items", tokenLeads, nil, s.apiItems},
+		{"GET /api/v1/projects/{id}/items/{item}", tokenLeads, nil, s.apiItem},
 	}
 	// Exports (web/exports.go): the gold set (with ?raters=1, also every
 	// rater's answers), every label in long form, every judge call and

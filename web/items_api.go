@@ -1,0 +1,187 @@
+package web
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/gold"
+	"github.com/attune/attune/internal/rubric"
+	"github.com/attune/attune/internal/scoring"
+	"github.com/attune/attune/internal/store"
+)
+
+// apiBrowserProject loads the project of a lead-only item route of the
+// API: an annotator of the project gets 403, anyone else 404.
+func (s *Server) apiBrowserProject(r *http.Request, u *attune.User) (*attune.Project, *rubric.Definition, error) {
+	p, role, err := s.apiProjectAccess(r.Context(), r, u)
+	if err != nil {
+		return nil, nil, err
+	}
+	if role != attune.MemberLead {
+		return nil, nil, attune.Forbidden("only the project's leads search its items")
+	}
+	def, err := s.rubricByID(r.Context(), p.RubricVersionID)
+	return p, def, err
+}
+
+type apiItemRow struct {
+	ID        int64           `json:"id"`
+	SourceID  string          `json:"source_id"`
+	Kind      string          `json:"kind"`
+	Turns     int             `json:"turns"`
+	Opening   string          `json:"opening"`
+	Meta      json.RawMessage `json:"meta"`
+	People    int             `json:"people"`
+	Judges    int             `json:"judges"`
+	Gold      *string         `json:"gold"`
+	Flags     int             `json:"flags"`
+	InPool    bool            `json:"in_pool"`
+	CreatedAt time.Time       `json:"created_at"`
+}
+
+type apiItemPage struct {
+	Items      []apiItemRow `json:"items"`
+	NextCursor *string      `json:"next_cursor"`
+}
+
+// apiItems searches the project's items as the items browser does, with
+// the same query parameters (readItemSearch), and ?limit= (1 to 100,
+// default 50); next_cursor, passed as ?cursor= with the same search,
+// gives the next page.
+func (s *Server) apiItems(r *http.Request, u *attune.User) (int, any, error) {
+	p, def, err := s.apiBrowserProject(r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	q := r.URL.Query()
+	search, err := readItemSearch(q, def)
+	if err != nil {
+		return 0, nil, err
+	}
+	search.Limit = browsePageSize
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > store.MaxSearchPage {
+			return 0, nil, attune.Invalid("limit", "give a page size from 1 to 100")
+		}
+		search.Limit = n
+	}
+	res, err := s.db.SearchItems(r.Context(), p.ID, search)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := apiItemPage{Items: make([]apiItemRow, 0, len(res.Items))}
+	for _, it := range res.Items {
+		row := apiItemRow{ID: it.ID, SourceID: it.SourceID, Kind: it.Kind, Turns: it.Turns, Opening: it.Opening, Meta: it.Meta,
+			People: it.People, Judges: it.Judges, Flags: it.Flags, InPool: !it.Pulled, CreatedAt: it.Created.UTC()}
+		if it.Gold != "" {
+			g := it.Gold
+			row.Gold = &g
+		}
+		out.Items = append(out.Items, row)
+	}
+	if res.Next != "" {
+		out.NextCursor = &res.Next
+	}
+	return http.StatusOK, out, nil
+}
+
+type apiAnswerSet struct {
+	RaterID     int64             `json:"rater_id"`
+	Kind        string            `json:"kind"`
+	Name        string            `json:"name"`
+	Email       string            `json:"email,omitempty"`
+	Model       string            `json:"model,omitempty"`
+	Answers     map[string]string `json:"answers"`
+	Rationales  map[string]string `json:"rationales"`
+	Methods     map[string]string `json:"methods,omitempty"`
+	Rationale   string            `json:"rationale"`
+	SubmittedAt time.Time         `json:"submitted_at"`
+	// Score is the scoring engine's result on these answers.
+	Score         scoring.Result `json:"score"`
+	SafetyConcern bool           `json:"safety_concern"`
+}
+
+type apiItemGold struct {
+	Answers   map[string]string `json:"answers"`
+	Method    string            `json:"method"`
+	DecidedBy string            `json:"decided_by"`
+	Note      string            `json:"note"`
+	DecidedAt time.Time         `json:"decided_at"`
+	Score     scoring.Result    `json:"score"`
+}
+
+type apiAdjudication struct {
+	DecidedBy string            `json:"decided_by"`
+	DecidedAt time.Time         `json:"decided_at"`
+	Answers   map[string]string `json:"answers"`
+	Accepted  []string          `json:"accepted_consensus"`
+	Note      string            `json:"note"`
+}
+
+type apiItemEvent struct {
+	At     time.Time `json:"at"`
+	Who    string    `json:"who"`
+	What   string    `json:"what"`
+	Detail string    `json:"detail"`
+}
+
+type apiItemDetail struct {
+	ID            int64             `json:"id"`
+	SourceID      string            `json:"source_id"`
+	Kind          string            `json:"kind"`
+	Turns         int               `json:"turns"`
+	Messages      []attune.Message  `json:"messages"`
+	Meta          json.RawMessage   `json:"meta"`
+	Sensitive     bool              `json:"sensitive"`
+	AnswerSets    []apiAnswerSet    `json:"answer_sets"`
+	Gold          *apiItemGold      `json:"gold"`
+	Adjudications []apiAdjudication `json:"adjudications"`
+	Flags         []apiFlag         `json:"flags"`
+	History       []apiItemEvent    `json:"history"`
+}
+
+// apiItem returns one item of the project with everything its page in
+// the items browser shows.
+func (s *Server) apiItem(r *http.Request, u *attune.User) (int, any, error) {
+	p, def, err := s.apiBrowserProject(r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	itemID, err := pathInt(r, "item")
+	if err != nil {
+		return 0, nil, err
+	}
+	d, err := s.loadItemDetail(r.Context(), p, def, itemID)
+	if err != nil {
+		return 0, nil, err
+	}
+	it := d.item
+	out := apiItemDetail{ID: it.ID, SourceID: it.SourceID, Kind: it.Kind, Turns: it.Turns, Messages: it.Messages, Meta: it.Meta,
+		Sensitive: it.Sensitive, AnswerSets: []apiAnswerSet{}, Adjudications: []apiAdjudication{}, Flags: []apiFlag{}, History: []apiItemEvent{}}
+	for i, a := range d.sets {
+		out.AnswerSets = append(out.AnswerSets, apiAnswerSet{RaterID: a.RaterID, Kind: a.Kind, Name: a.Name, Email: a.Email, Model: a.Model,
+			Answers: a.Answers, Rationales: a.Rationales, Methods: a.Methods, Rationale: a.Rationale, SubmittedAt: a.Submitted.UTC(),
+			Score: d.scores[i], SafetyConcern: gold.SafetyConcern(def, toAnswers(a.Answers))})
+	}
+	if g := d.gold; g != nil {
+		out.Gold = &apiItemGold{Answers: g.Answers, Method: g.Method, DecidedBy: g.DecidedBy, Note: g.Note, DecidedAt: g.DecidedAt.UTC(), Score: d.goldScore}
+	}
+	for _, a := range d.adjudications {
+		acc := a.Accepted
+		if acc == nil {
+			acc = []string{}
+		}
+		out.Adjudications = append(out.Adjudications, apiAdjudication{a.DecidedBy, a.DecidedAt.UTC(), a.Answers, acc, a.Note})
+	}
+	for _, f := range d.flags {
+		out.Flags = append(out.Flags, apiFlagOf(f))
+	}
+	for _, e := range d.history {
+		out.History = append(out.History, apiItemEvent{e.At.UTC(), e.Who, e.What, e.Detail})
+	}
+	return http.StatusOK, out, nil
+}
