@@ -187,6 +187,7 @@ func (s *Server) adjudicationView(r *http.Request, p *attune.Project, itemID int
 		ProjectName: p.Name,
 		ItemID:      item.ID,
 		SourceID:    item.SourceID,
+		ItemURL:     templ.SafeURL(browseItemPath(p.ID, item.ID)),
 		Links:       goldLinks(p),
 		Dialogue:    dialogueView(def, *item, nil),
 	}

@@ -151,6 +151,10 @@ func TestItemsBrowserItemPage(t *testing.T) {
 	if n := strings.Count(r.body, `data-testid="item-rater"`); n != 3 {
 		t.Errorf("%d raters, want 3", n)
 	}
+	// The adjudication page and the report's lists of items lead here.
+	itemURL := fmt.Sprintf(`href="/projects/%d/browse/%d"`, p.ID, ids["a1"])
+	wantContains(t, c.get(projectPath(p, fmt.Sprintf("/disagreements/%d", ids["a1"]))), `data-testid="item-page"`, itemURL)
+	wantContains(t, c.get(projectPath(p, "/report/items?item=CQ1")), `data-testid="drill-item-page"`, itemURL)
 	r = c.get(projectPath(p, fmt.Sprintf("/browse/%d", ids["x<b>1</b>"])))
 	wantStatus(t, r, http.StatusOK)
 	wantContains(t, r, "&lt;script&gt;alert(1)&lt;/script&gt;", "Nobody has answered yet.", "No gold yet.")

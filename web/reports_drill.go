@@ -282,7 +282,7 @@ func (s *Server) reportItems(w http.ResponseWriter, r *http.Request) error {
 	}
 
 	for _, d := range res.Items {
-		row := rview.DrillItem{SourceID: d.SourceID}
+		row := rview.DrillItem{SourceID: d.SourceID, ItemURL: templ.SafeURL(browseItemPath(p.ID, d.ItemID))}
 		for _, m := range d.Messages {
 			row.Dialogue = append(row.Dialogue, rview.Turn{Role: m.Role, Content: m.Content})
 		}

@@ -224,7 +224,7 @@ func (s *Server) outcomeItems(w http.ResponseWriter, r *http.Request, p *attune.
 	}
 	for i, d := range dialogues {
 		m := matches[i]
-		row := rview.DrillItem{SourceID: d.SourceID, Summary: fmt.Sprintf("%s: %s · %s: %s", a.name, m.aOut, bName, m.bs)}
+		row := rview.DrillItem{SourceID: d.SourceID, ItemURL: templ.SafeURL(browseItemPath(p.ID, d.ItemID)), Summary: fmt.Sprintf("%s: %s · %s: %s", a.name, m.aOut, bName, m.bs)}
 		for _, t := range d.Messages {
 			row.Dialogue = append(row.Dialogue, rview.Turn{Role: t.Role, Content: t.Content})
 		}

@@ -94,7 +94,9 @@ type ItemPage struct {
 	ProjectName string
 	ItemID      int64
 	SourceID    string
-	Links       Links
+	// ItemURL is everything known of the item, in the items browser.
+	ItemURL templ.SafeURL
+	Links   Links
 	// Position and Total place the item in the queue; Position is 0 when
 	// the item is not in it (settled already, or not judged by the rule).
 	Position, Total int

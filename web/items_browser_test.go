@@ -1,0 +1,71 @@
+package web_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/attune/attune/internal/browsertest"
+)
+
+// TestBrowserItemsBrowser finds an item in a real browser: from the
+// project page to the browser, a text search with a filter sent by the
+// plain GET form (the view lands in the address bar), and the item found
+// opened on its page.
+func TestBrowserItemsBrowser(t *testing.T) {
+	t.Parallel()
+	a, p, _, _, _, _ := browseApp(t)
+	ctx := browsertest.New(t)
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(a.srv.URL+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=login-form]`)),
+		chromedp.SendKeys(chromedp.CSS(`#email`), "lee@example.org"),
+		chromedp.SendKeys(chromedp.CSS(`#password`), "pw-lee@example.org"),
+		chromedp.Click(chromedp.CSS(`[data-testid=login-submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=whoami]`)),
+		chromedp.Navigate(a.srv.URL+projectPath(p, "")),
+		chromedp.Click(chromedp.CSS(`[data-testid=items-browser]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=browse-form]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid=browse-row]').length`))
+	if err != nil || rows != 3 {
+		t.Fatalf("the browser opens on %d rows, want every item, 3 (%v)", rows, err)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS(`[data-testid=browse-q]`), "alone"),
+		chromedp.SetValue(chromedp.CSS(`[data-testid=browse-gold]`), "open"),
+		chromedp.Click(chromedp.CSS(`[data-testid=browse-submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=browse-summary]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loc, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.search`))
+	if err != nil || !strings.Contains(loc, "q=alone") || !strings.Contains(loc, "gold=open") {
+		t.Fatalf("the search is not in the address: %q (%v)", loc, err)
+	}
+	found, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('[data-testid=browse-item]')].map(a => a.textContent.trim())`))
+	if err != nil || len(found) != 1 || found[0] != "a1" {
+		t.Fatalf("found %v, want a1 (%v)", found, err)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`[data-testid=browse-item]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=item-title]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dialogue, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid=item-dialogue]`)))
+	if err != nil || !strings.Contains(dialogue, "I feel alone") {
+		t.Fatalf("the item's dialogue reads %q (%v)", dialogue, err)
+	}
+	raters, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid=item-rater]').length`))
+	if err != nil || raters != 3 {
+		t.Fatalf("%d raters on the item's page, want 3 (%v)", raters, err)
+	}
+	browsertest.Screenshot(t, ctx, "testdata/screenshots", "items-browser-item")
+}
