@@ -383,6 +383,40 @@ func (db *DB) RecordCall(ctx context.Context, c JudgeCall) error {
 	return mapErr(err, "record call", "")
 }
 
+// RecordCalls stores calls as RecordCall does, in one statement and so
+// one commit: a runner gathers the calls that come back while the last
+// batch was being written, instead of paying a round trip and a commit
+// for each.
+func (db *DB) RecordCalls(ctx context.Context, calls []JudgeCall) error {
+	if len(calls) == 0 {
+		return nil
+	}
+	n := len(calls)
+	var (
+		runs, judges, items, samples, inTok, cachedTok, outTok, latency = make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+		keys, cacheKeys, hashes, models, raws, responses, errs          = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		reasks, oks                                                     = make([]bool, n), make([]bool, n)
+		costs                                                           = make([]float64, n)
+	)
+	for i, c := range calls {
+		runs[i], judges[i], items[i], keys[i], samples[i], reasks[i] = c.RunID, c.JudgeID, c.ItemID, c.RubricItemKey, int64(c.Sample), c.Reask
+		cacheKeys[i], hashes[i], models[i], oks[i], raws[i], responses[i] = c.CacheKey, c.PromptHash, c.Model, c.OK, c.Raw, string(c.Response)
+		errs[i], inTok[i], cachedTok[i], outTok[i], costs[i], latency[i] = c.Error, int64(c.InputTokens), int64(c.CachedTokens), int64(c.OutputTokens), c.CostUSD, c.Latency.Milliseconds()
+	}
+	_, err := db.pool.Exec(ctx, `
+		INSERT INTO judge_calls (run_id, judge_id, item_id, rubric_item_key, sample, reask, cache_key, prompt_hash, model, ok, raw, response,
+		                         error, input_tokens, cached_tokens, output_tokens, cost_usd, latency_ms)
+		SELECT run_id, judge_id, item_id, rubric_item_key, sample::int, reask, cache_key, prompt_hash, model, ok, raw, response,
+		       error, input_tokens::int, cached_tokens::int, output_tokens::int, cost_usd, latency_ms::int
+		FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::bigint[], $6::boolean[], $7::text[], $8::text[], $9::text[],
+		            $10::boolean[], $11::text[], $12::text[], $13::text[], $14::bigint[], $15::bigint[], $16::bigint[], $17::float8[], $18::bigint[])
+		     AS c (run_id, judge_id, item_id, rubric_item_key, sample, reask, cache_key, prompt_hash, model, ok, raw, response,
+		           error, input_tokens, cached_tokens, output_tokens, cost_usd, latency_ms)
+		ON CONFLICT (cache_key) WHERE ok DO NOTHING`,
+		runs, judges, items, keys, samples, reasks, cacheKeys, hashes, models, oks, raws, responses, errs, inTok, cachedTok, outTok, costs, latency)
+	return mapErr(err, fmt.Sprintf("record %d calls", n), "")
+}
+
 // AddRunSpend adds a call's cost to the run and returns what the run has
 // spent and its budget (nil: none).
 func (db *DB) AddRunSpend(ctx context.Context, runID int64, usd float64) (spent float64, budget *float64, err error) {
@@ -436,7 +470,16 @@ type JudgeLabel struct {
 // false, storing nothing, when the judge has answered that item already (a
 // job that ran twice), and whether the run's count has reached its total.
 func (db *DB) WriteJudgeAnswers(ctx context.Context, run *attune.JudgeRun, itemID int64, labels []JudgeLabel, activeMS int64) (written, last bool, err error) {
-	err = db.inTx(ctx, func(tx pgx.Tx) error {
+	// Every item of a run ends by counting itself on the run's row, so the
+	// row's lock passes from item to item; held through a synchronous
+	// commit's flush to disk, it let a run write one item per flush. The
+	// commit does not wait for the flush. That loses nothing a worker
+	// relies on: the calls behind the answers are already stored, with a
+	// waiting commit, and the job is marked done after this, by a commit
+	// that waits and so flushes this one first (the log is written in
+	// order). Should the database stop before that, the job is run again
+	// and answers from the stored calls, paying for none twice.
+	err = pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{BeginQuery: "BEGIN; SET LOCAL synchronous_commit TO off"}, func(tx pgx.Tx) error {
 		var setID int64
 		err := tx.QueryRow(ctx, `
 			INSERT INTO answer_sets (project_id, item_id, rater_id, rubric_version_id, active_ms)
