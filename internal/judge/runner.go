@@ -146,6 +146,43 @@ type Runner struct {
 	// settings are a snapshot anyway).
 	runCtx   sync.Map // run id → *runContext
 	rubricMu sync.Mutex
+	// calls stores the calls that come back, gathered into batches.
+	calls *recorder
+	// runs keeps each run as last read, for all its items to share.
+	runs sync.Map // run id → *runState
+}
+
+// runStatusAge is how old a run's status may be when an item goes by it:
+// a pause or a cancel stops a run's calls within it.
+const runStatusAge = time.Second
+
+// runState is a run as last read, shared by every item of the run, so
+// that a run is read about once a second rather than once per item.
+type runState struct {
+	mu   sync.Mutex
+	run  attune.JudgeRun
+	read time.Time
+}
+
+// currentRun returns the run as read at most runStatusAge ago; a fresh
+// read when the last one was of another generation than generation (a
+// restart since), or generation is 0. The run returned is the caller's
+// own copy.
+func (r *Runner) currentRun(ctx context.Context, id int64, generation int) (*attune.JudgeRun, error) {
+	v, _ := r.runs.LoadOrStore(id, &runState{})
+	st := v.(*runState)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.read.IsZero() || time.Since(st.read) >= runStatusAge || generation == 0 || st.run.Generation != generation {
+		// One read for every item waiting here.
+		run, err := r.db.FindRun(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		st.run, st.read = *run, time.Now()
+	}
+	run := st.run
+	return &run, nil
 }
 
 type runContext struct {
@@ -193,7 +230,7 @@ type providerKey struct {
 
 // NewRunner builds a Runner over db.
 func NewRunner(db *store.DB, opts RunnerOptions) (*Runner, error) {
-	r := &Runner{db: db, opts: opts.withDefaults(), worker: store.NewWorker()}
+	r := &Runner{db: db, opts: opts.withDefaults(), worker: store.NewWorker(), calls: newRecorder(db.RecordCalls)}
 	r.hc = guardedClient(r.opts.Policy)
 	r.provider = r.newProvider
 	workers := river.NewWorkers()
@@ -402,6 +439,7 @@ func (r *Runner) Resume(ctx context.Context, runID int64) error {
 func (r *Runner) setStatus(ctx context.Context, runID int64, from []attune.RunStatus, to attune.RunStatus, reason string, caps []byte) (bool, error) {
 	ok, err := r.db.SetRunStatus(ctx, runID, from, to, reason, caps)
 	if ok {
+		r.runs.Delete(runID) // this process's items see the change at once
 		r.notify(ctx, runID)
 	}
 	return ok, err
@@ -599,7 +637,7 @@ var errStop = errors.New("run stopped")
 
 // itemWork is the state of answering one item.
 // Its fields are read-only while the rubric items are answered at once,
-// except checked, which mu guards.
+// except the run's spending and budget, which mu guards.
 type itemWork struct {
 	mu       sync.Mutex
 	run      *attune.JudgeRun
@@ -609,13 +647,12 @@ type itemWork struct {
 	caps     Capabilities
 	cached   map[string][]byte
 	limiter  *aimd
-	checked  time.Time // when the run's status was last read
 }
 
 // workItem answers every rubric item of one item and stores the answers
 // in one transaction.
 func (r *Runner) workItem(ctx context.Context, job *river.Job[itemArgs]) error {
-	run, err := r.db.FindRun(ctx, job.Args.RunID)
+	run, err := r.currentRun(ctx, job.Args.RunID, job.Args.Generation)
 	if err != nil {
 		return err
 	}
@@ -631,7 +668,7 @@ func (r *Runner) workItem(ctx context.Context, job *river.Job[itemArgs]) error {
 	if err != nil {
 		return err
 	}
-	w := &itemWork{run: run, judge: j, limiter: r.limits.get(j.ID, max(run.Settings.Concurrency, 1)), checked: time.Now()}
+	w := &itemWork{run: run, judge: j, limiter: r.limits.get(j.ID, max(run.Settings.Concurrency, 1))}
 	if w.prov, w.endpoint, err = r.provider(j); err != nil {
 		return r.stop(ctx, run, err)
 	}
@@ -928,8 +965,10 @@ func (r *Runner) call(ctx context.Context, w *itemWork, def *rubric.Definition, 
 	}
 	// Out of attempts: the failure is recorded, and the caller writes an
 	// ERROR answer — never a silent drop, never a pass.
-	r.db.RecordCall(ctx, store.JudgeCall{RunID: w.run.ID, JudgeID: w.judge.ID, ItemID: itemID, RubricItemKey: it.Key, Sample: sample,
-		Reask: reask, CacheKey: key, PromptHash: promptHash, Model: w.judge.Model, OK: false, Error: last.Error()})
+	if err := r.calls.record(ctx, store.JudgeCall{RunID: w.run.ID, JudgeID: w.judge.ID, ItemID: itemID, RubricItemKey: it.Key, Sample: sample,
+		Reask: reask, CacheKey: key, PromptHash: promptHash, Model: w.judge.Model, OK: false, Error: last.Error()}); err != nil {
+		r.opts.Logger.Error("judge call failure not recorded", "run", w.run.ID, "item", itemID, "rubric_item", it.Key, "err", err)
+	}
 	return Response{}, fmt.Errorf("gave up after %d attempts: %w", r.opts.MaxAttempts, last)
 }
 
@@ -943,7 +982,7 @@ func (r *Runner) record(ctx context.Context, w *itemWork, itemID int64, key stri
 	kept := resp
 	kept.Raw = ""
 	body, _ := json.Marshal(kept)
-	err := r.db.RecordCall(ctx, store.JudgeCall{RunID: w.run.ID, JudgeID: w.judge.ID, ItemID: itemID, RubricItemKey: key, Sample: sample,
+	err := r.calls.record(ctx, store.JudgeCall{RunID: w.run.ID, JudgeID: w.judge.ID, ItemID: itemID, RubricItemKey: key, Sample: sample,
 		Reask: reask, CacheKey: cacheKey, PromptHash: promptHash, Model: w.judge.Model, OK: true, Raw: resp.Text, Response: body,
 		InputTokens: resp.Usage.InputTokens, CachedTokens: resp.Usage.CachedInputTokens, OutputTokens: resp.Usage.OutputTokens,
 		CostUSD: cost, Latency: lat})
@@ -981,27 +1020,25 @@ func (r *Runner) pauseOverBudget(ctx context.Context, w *itemWork) (bool, error)
 		return fmt.Sprintf("the budget of $%.2f is spent ($%.4f); raise it to go on", budget, spent)
 	})
 	if paused {
+		r.runs.Delete(w.run.ID)
 		r.notify(ctx, w.run.ID)
 	}
 	return paused, err
 }
 
-// checkRun stops work for a run that is no longer running. It reads the
-// run's status at most once a second per item, so a pause takes effect
-// within a second without a query per call.
+// checkRun stops work for a run that is no longer running. It goes by the
+// run as all its items share it, read at most runStatusAge ago, so a pause
+// takes effect within a second without a query per call or per item.
 func (r *Runner) checkRun(ctx context.Context, w *itemWork) error {
 	w.mu.Lock()
 	over := w.run.BudgetUSD != nil && w.run.SpentUSD >= *w.run.BudgetUSD
-	fresh := time.Since(w.checked) < time.Second
-	if !fresh {
-		w.checked = time.Now()
-	}
 	w.mu.Unlock()
+	generation := w.run.Generation
 	if over {
 		// Say why, rather than leave the run "running" with nothing moving.
 		// The budget w read may have been raised since: the pause goes by
 		// the run as it stands, and if it does not happen the run is read
-		// again below.
+		// afresh below.
 		paused, err := r.pauseOverBudget(ctx, w)
 		if err != nil {
 			return err
@@ -1009,10 +1046,9 @@ func (r *Runner) checkRun(ctx context.Context, w *itemWork) error {
 		if paused {
 			return errStop
 		}
-	} else if fresh {
-		return nil
+		generation = 0
 	}
-	run, err := r.db.FindRun(ctx, w.run.ID)
+	run, err := r.currentRun(ctx, w.run.ID, generation)
 	if err != nil {
 		return err
 	}
@@ -1020,7 +1056,8 @@ func (r *Runner) checkRun(ctx context.Context, w *itemWork) error {
 		return errStop
 	}
 	w.mu.Lock()
-	w.run.SpentUSD, w.run.BudgetUSD = run.SpentUSD, run.BudgetUSD
+	// This item's own spending may be newer than the shared read.
+	w.run.SpentUSD, w.run.BudgetUSD = max(w.run.SpentUSD, run.SpentUSD), run.BudgetUSD
 	w.mu.Unlock()
 	return nil
 }
