@@ -1,7 +1,9 @@
 package judge
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,7 +12,6 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/shared"
 )
 
 // openAIProvider calls an OpenAI-compatible chat-completions endpoint.
@@ -58,17 +59,18 @@ func NewOpenAI(baseURL, apiKey string, hc *http.Client) Provider {
 // prompt_tokens_details.cached_tokens to CachedInputTokens and
 // completion_tokens to OutputTokens.
 func (p *openAIProvider) Complete(ctx context.Context, req Request) (Response, error) {
-	params, err := p.params(req)
+	body, err := p.body(req)
 	if err != nil {
 		return Response{}, err
 	}
-	res, err := p.chat.New(ctx, params)
+	// The body as written replaces the (empty) parameters.
+	res, err := p.chat.New(ctx, openai.ChatCompletionNewParams{}, option.WithRequestBody("application/json", body))
 	if err != nil && req.MaxTokens > 0 && !p.completionTokens.Load() && wantsCompletionTokens(err) {
 		// The endpoint names the field it wants; switching is not a retry
 		// of a failure but the request in the shape the endpoint reads.
 		p.completionTokens.Store(true)
-		params, _ = p.params(req)
-		res, err = p.chat.New(ctx, params)
+		body, _ = p.body(req)
+		res, err = p.chat.New(ctx, openai.ChatCompletionNewParams{}, option.WithRequestBody("application/json", body))
 	}
 	if err != nil {
 		return Response{}, p.fail(err, req.Model)
@@ -96,57 +98,75 @@ func (p *openAIProvider) Complete(ctx context.Context, req Request) (Response, e
 	return out, nil
 }
 
-func (p *openAIProvider) params(req Request) (openai.ChatCompletionNewParams, error) {
+// chatRequest is the body of a chat completion, as the endpoint reads it.
+// The runner writes it with encoding/json rather than through the client
+// library's parameter types, whose reflective encoding cost more than the
+// rest of a call's own work.
+type chatRequest struct {
+	Model               string          `json:"model"`
+	Messages            []chatMessage   `json:"messages"`
+	Temperature         *float64        `json:"temperature,omitempty"`
+	MaxTokens           int             `json:"max_tokens,omitempty"`
+	MaxCompletionTokens int             `json:"max_completion_tokens,omitempty"`
+	Seed                *int64          `json:"seed,omitempty"`
+	Logprobs            bool            `json:"logprobs,omitempty"`
+	TopLogprobs         int             `json:"top_logprobs,omitempty"`
+	ResponseFormat      *responseFormat `json:"response_format,omitempty"`
+}
+
+type chatMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+type responseFormat struct {
+	Type       string         `json:"type"` // json_schema
+	JSONSchema responseSchema `json:"json_schema"`
+}
+
+type responseSchema struct {
+	Name   string          `json:"name"`
+	Strict bool            `json:"strict"`
+	Schema json.RawMessage `json:"schema"`
+}
+
+// body writes req as the endpoint reads it.
+func (p *openAIProvider) body(req Request) ([]byte, error) {
 	if req.Model == "" {
-		return openai.ChatCompletionNewParams{}, &FatalError{Reason: "the judge names no model"}
+		return nil, &FatalError{Reason: "the judge names no model"}
 	}
 	if len(req.Messages) == 0 {
-		return openai.ChatCompletionNewParams{}, &FatalError{Reason: "the request has no messages", RequestOnly: true}
+		return nil, &FatalError{Reason: "the request has no messages", RequestOnly: true}
 	}
-	params := openai.ChatCompletionNewParams{Model: shared.ChatModel(req.Model)}
-	for _, m := range req.Messages {
+	cr := chatRequest{Model: req.Model, Messages: make([]chatMessage, len(req.Messages)), Temperature: req.Temperature, Seed: req.Seed}
+	for i, m := range req.Messages {
 		switch m.Role {
-		case RoleSystem:
-			params.Messages = append(params.Messages, openai.SystemMessage(m.Content))
-		case RoleUser:
-			params.Messages = append(params.Messages, openai.UserMessage(m.Content))
-		case RoleAssistant:
-			params.Messages = append(params.Messages, openai.AssistantMessage(m.Content))
+		case RoleSystem, RoleUser, RoleAssistant:
+			cr.Messages[i] = chatMessage{Role: string(m.Role), Content: m.Content}
 		default:
-			return params, &FatalError{Reason: fmt.Sprintf("a message has role %q; want system, user or assistant", m.Role), RequestOnly: true}
+			return nil, &FatalError{Reason: fmt.Sprintf("a message has role %q; want system, user or assistant", m.Role), RequestOnly: true}
 		}
-	}
-	if req.Temperature != nil {
-		params.Temperature = openai.Float(*req.Temperature)
 	}
 	if req.MaxTokens > 0 {
 		if p.completionTokens.Load() {
-			params.MaxCompletionTokens = openai.Int(int64(req.MaxTokens))
+			cr.MaxCompletionTokens = req.MaxTokens
 		} else {
-			params.MaxTokens = openai.Int(int64(req.MaxTokens))
+			cr.MaxTokens = req.MaxTokens
 		}
-	}
-	if req.Seed != nil {
-		params.Seed = openai.Int(*req.Seed)
 	}
 	if req.Logprobs {
-		params.Logprobs = openai.Bool(true)
-		if req.TopLogprobs > 0 {
-			params.TopLogprobs = openai.Int(int64(req.TopLogprobs))
-		}
+		cr.Logprobs, cr.TopLogprobs = true, req.TopLogprobs
 	}
 	if s := req.Schema; s != nil {
-		params.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{
-			OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
-				JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{
-					Name:   s.Name,
-					Strict: openai.Bool(true),
-					Schema: s.JSON,
-				},
-			},
-		}
+		cr.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: responseSchema{Name: s.Name, Strict: true, Schema: s.JSON}}
 	}
-	return params, nil
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // the dialogue as written
+	if err := enc.Encode(cr); err != nil {
+		return nil, &FatalError{err: err, Reason: "the request could not be written", RequestOnly: true}
+	}
+	return b.Bytes(), nil
 }
 
 // fail classifies a call's error, naming the model in a 404 and keeping
