@@ -24,6 +24,10 @@ import (
 // value to send as JSON with a status, or an error.
 type apiHandler func(r *http.Request, u *attune.User) (status int, body any, err error)
 
+// apiDownload is the body of a response that streams a file: it writes
+// the whole response itself, or returns an error before sending anything.
+type apiDownload func(w http.ResponseWriter) error
+
 // apiError is the body of every API error.
 type apiError struct {
 	Error    string             `json:"error"`
@@ -63,6 +67,13 @@ func (s *Server) api(fn apiHandler) http.Handler {
 		}
 		infoFrom(r.Context()).userID = u.ID
 		status, body, err := fn(r, u)
+		if d, ok := body.(apiDownload); ok && err == nil {
+			// A download writes its own response; an error it returns
+			// came before any byte was sent.
+			if err = d(w); err == nil {
+				return
+			}
+		}
 		if err == nil {
 			if body == nil {
 				w.WriteHeader(status)

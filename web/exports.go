@@ -6,8 +6,10 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"time"
 
+	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/export"
 	"github.com/attune/attune/internal/store"
 )
@@ -36,46 +38,129 @@ func (s *sentWriter) Write(p []byte) (int, error) {
 	return s.w.Write(p)
 }
 
-// exportHandler streams one dataset as an attachment, writing rows as the
-// database sends them, and then writes the export to the audit log with
-// its row count. An error before the first byte is an ordinary error page;
-// after it the connection is cut, so that a browser reports a failed
-// download instead of saving a file that looks whole.
+// exportHandler streams one dataset as an attachment (see download).
 func (s *Server) exportHandler(d export.Dataset, f export.Format) handler {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		p, _, err := s.projectAccess(r, true)
 		if err != nil {
 			return err
 		}
-		ctx := r.Context()
 		withRaters := d == export.Gold && r.URL.Query().Get("raters") == "1"
-		h := w.Header()
-		h.Set("Content-Type", f.ContentType())
-		h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": export.FileName(p.Name, d, f)}))
-		h.Set("Cache-Control", "no-store")
-		if err := http.NewResponseController(w).SetWriteDeadline(time.Now().Add(exportTime)); err != nil && err != http.ErrNotSupported {
-			return err
-		}
-		out := &sentWriter{w: w}
-		rows, err := s.db.WriteExport(ctx, out, p.ID, d, f, withRaters)
-		ev := store.ExportEvent{ActorID: &userFrom(ctx).ID, ProjectID: p.ID, Dataset: d, Format: f, Rows: rows, WithRaters: withRaters, Via: "web"}
-		if err != nil {
-			ev.Err = err.Error()
-		}
-		// The audit write outlives a client that went away mid-download.
-		if aerr := s.db.RecordExport(context.WithoutCancel(ctx), ev); aerr != nil && err == nil {
-			err = aerr
-		}
-		if err == nil {
-			return nil
-		}
-		if !out.sent {
-			for _, k := range []string{"Content-Type", "Content-Disposition"} {
-				h.Del(k)
-			}
-			return err
-		}
-		s.log.ErrorContext(ctx, "export cut short", "request_id", infoFrom(ctx).id, "dataset", string(d), "rows", rows, "err", err)
-		panic(http.ErrAbortHandler)
+		ev := store.ExportEvent{ActorID: &userFrom(r.Context()).ID, ProjectID: p.ID, Dataset: d, Format: f, WithRaters: withRaters, Via: "web"}
+		return s.download(w, r, export.FileName(p.Name, d, f), f.ContentType(), ev, func(out io.Writer) (int, error) {
+			return s.db.WriteExport(r.Context(), out, p.ID, d, f, withRaters)
+		})
 	}
+}
+
+// datasetPattern is the route of the dataset export in format f, under
+// prefix ("" for the pages, "/api/v1" for tokens).
+func datasetPattern(prefix string, f export.Format) string {
+	return fmt.Sprintf("GET %s/projects/{id}/exports/%s.%s", prefix, export.Records, f)
+}
+
+// datasetPath is the page download of the dataset export.
+func datasetPath(projectID int64, f export.Format, o export.RecordOptions) string {
+	q := url.Values{"which": {string(o.Which)}}
+	if o.Soft {
+		q.Set("soft", "1")
+	}
+	return fmt.Sprintf("/projects/%d/exports/%s.%s?%s", projectID, export.Records, f, q.Encode())
+}
+
+// recordOptions reads the dataset export's query: which=gold|labels
+// (gold when absent) and soft=1.
+func recordOptions(r *http.Request) (export.RecordOptions, error) {
+	q := r.URL.Query()
+	which, err := export.ParseWhich(q.Get("which"))
+	if err != nil {
+		return export.RecordOptions{}, attune.Invalid("which", "use gold or labels")
+	}
+	soft := q.Get("soft")
+	if soft != "" && soft != "0" && soft != "1" && soft != "true" && soft != "false" {
+		return export.RecordOptions{}, attune.Invalid("soft", "use 1 or 0")
+	}
+	return export.RecordOptions{Which: which, Soft: soft == "1" || soft == "true"}, nil
+}
+
+// datasetHandler serves a lead's download of the dataset export from the
+// gold set page.
+func (s *Server) datasetHandler(f export.Format) handler {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		p, _, err := s.projectAccess(r, true)
+		if err != nil {
+			return err
+		}
+		o, err := recordOptions(r)
+		if err != nil {
+			return err
+		}
+		ev := store.ExportEvent{ActorID: &userFrom(r.Context()).ID, ProjectID: p.ID, Dataset: export.Records, Format: f,
+			Which: o.Which, Soft: o.Soft, Via: "web"}
+		return s.download(w, r, export.RecordFileName(p.Name, o, f), f.ContentType(), ev, func(out io.Writer) (int, error) {
+			return s.db.WriteRecords(r.Context(), out, p.ID, f, o)
+		})
+	}
+}
+
+// apiDataset serves the dataset export to a lead's API token: the same
+// file as the page's download.
+func (s *Server) apiDataset(f export.Format) apiHandler {
+	return func(r *http.Request, u *attune.User) (int, any, error) {
+		p, role, err := s.apiProjectAccess(r.Context(), r, u)
+		if err != nil {
+			return 0, nil, err
+		}
+		if role != attune.MemberLead {
+			return 0, nil, attune.Forbidden("only the project's leads export its datasets")
+		}
+		o, err := recordOptions(r)
+		if err != nil {
+			return 0, nil, err
+		}
+		ev := store.ExportEvent{ActorID: &u.ID, ProjectID: p.ID, Dataset: export.Records, Format: f, Which: o.Which, Soft: o.Soft, Via: "api"}
+		return http.StatusOK, apiDownload(func(w http.ResponseWriter) error {
+			return s.download(w, r, export.RecordFileName(p.Name, o, f), f.ContentType(), ev, func(out io.Writer) (int, error) {
+				return s.db.WriteRecords(r.Context(), out, p.ID, f, o)
+			})
+		}), nil
+	}
+}
+
+// download streams an export as an attachment, writing rows as the
+// database sends them, and then writes the export to the audit log with
+// its row count. An error before the first byte is returned, to be an
+// ordinary error response; after it the connection is cut, so that a
+// client reports a failed download instead of saving a file that looks
+// whole.
+func (s *Server) download(w http.ResponseWriter, r *http.Request, name, contentType string, ev store.ExportEvent, write func(io.Writer) (int, error)) error {
+	ctx := r.Context()
+	h := w.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name}))
+	h.Set("Cache-Control", "no-store")
+	if err := http.NewResponseController(w).SetWriteDeadline(time.Now().Add(exportTime)); err != nil && err != http.ErrNotSupported {
+		return err
+	}
+	out := &sentWriter{w: w}
+	rows, err := write(out)
+	ev.Rows = rows
+	if err != nil {
+		ev.Err = err.Error()
+	}
+	// The audit write outlives a client that went away mid-download.
+	if aerr := s.db.RecordExport(context.WithoutCancel(ctx), ev); aerr != nil && err == nil {
+		err = aerr
+	}
+	if err == nil {
+		return nil
+	}
+	if !out.sent {
+		for _, k := range []string{"Content-Type", "Content-Disposition"} {
+			h.Del(k)
+		}
+		return err
+	}
+	s.log.ErrorContext(ctx, "export cut short", "request_id", infoFrom(ctx).id, "dataset", string(ev.Dataset), "rows", rows, "err", err)
+	panic(http.ErrAbortHandler)
 }

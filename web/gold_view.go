@@ -53,6 +53,26 @@ func exportsView(projectID int64) []goldview.Export {
 	}
 }
 
+// datasetsView lists the downloads of the dataset export.
+func datasetsView(projectID int64) []goldview.DatasetExport {
+	url := func(w export.Which, f export.Format, soft bool) templ.SafeURL {
+		return templ.SafeURL(datasetPath(projectID, f, export.RecordOptions{Which: w, Soft: soft}))
+	}
+	var out []goldview.DatasetExport
+	for _, d := range []struct {
+		which       export.Which
+		title, help string
+	}{
+		{export.WhichGold, "Gold set", "the items with gold on every rubric item"},
+		{export.WhichLabels, "Every item", "open items too, their gold empty"},
+	} {
+		out = append(out, goldview.DatasetExport{Key: string(d.which), Title: d.title, Help: d.help,
+			JSONL: url(d.which, export.JSONL, false), Parquet: url(d.which, export.Parquet, false),
+			SoftJSONL: url(d.which, export.JSONL, true), SoftParquet: url(d.which, export.Parquet, true)})
+	}
+	return out
+}
+
 func (s *Server) goldSetView(r *http.Request, p *attune.Project) (goldview.SetPage, error) {
 	ctx := r.Context()
 	c, err := s.db.CountGold(ctx, p.ID)
@@ -72,6 +92,7 @@ func (s *Server) goldSetView(r *http.Request, p *attune.Project) (goldview.SetPa
 		Settings:    templ.SafeURL(goldPath(p.ID) + "/settings"),
 		MaxSpread:   strconv.Itoa(c.MaxSpread),
 		Exports:     exportsView(p.ID),
+		Datasets:    datasetsView(p.ID),
 	}
 	for i := range def.Items {
 		if gold.Numeric(def, &def.Items[i]) {

@@ -213,6 +213,13 @@ func (s *Server) table() []route {
 		{"GET /api/v1/projects/{id}/items", tokenLeads, nil, s.apiItems},
 		{"GET /api/v1/projects/{id}/items/{item}", tokenLeads, nil, s.apiItem},
 	}
+	// The dataset export (web/exports.go, docs/datasets.md): one record
+	// per item with its dialogue, as JSON Lines or Parquet, for leads on
+	// the gold set page and for their tokens.
+	for _, f := range []export.Format{export.JSONL, export.Parquet} {
+		rs = append(rs, route{datasetPattern("", f), projectLeads, s.datasetHandler(f), nil},
+			route{datasetPattern("/api/v1", f), tokenLeads, nil, s.apiDataset(f)})
+	}
 	// Exports (web/exports.go): the gold set (with ?raters=1, also every
 	// rater's answers), every label in long form, every judge call and
 	// every flag, each as CSV and JSONL.

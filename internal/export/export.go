@@ -48,8 +48,11 @@ func ParseFormat(s string) (Format, error) {
 
 // ContentType is the media type of the format, for an HTTP response.
 func (f Format) ContentType() string {
-	if f == JSONL {
+	switch f {
+	case JSONL:
 		return "application/x-ndjson; charset=utf-8"
+	case Parquet:
+		return "application/vnd.apache.parquet"
 	}
 	return "text/csv; charset=utf-8"
 }

@@ -47,6 +47,9 @@ type SetPage struct {
 	MaxSpread   string // as stored or as typed
 	SpreadError string
 	Exports     []Export
+	// Datasets are the downloads of the dataset export, for training and
+	// evaluation pipelines.
+	Datasets []DatasetExport
 }
 
 // Export is one dataset to download.
@@ -59,6 +62,16 @@ type Export struct {
 	// WithRaters downloads the gold set with every rater's answers; empty
 	// for other datasets.
 	WithRaters templ.SafeURL
+}
+
+// DatasetExport is one selection of the dataset export, in both formats,
+// with and without soft labels.
+type DatasetExport struct {
+	Key                    string // gold or labels; for test ids
+	Title                  string
+	Help                   string
+	JSONL, Parquet         templ.SafeURL
+	SoftJSONL, SoftParquet templ.SafeURL
 }
 
 // QueuePage is a page of the queue of disagreements, worst first.
