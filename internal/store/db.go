@@ -23,6 +23,9 @@ import (
 // DB is the attune database.
 type DB struct {
 	pool *pgxpool.Pool
+	// recordExports bounds the dataset exports running at once: each holds
+	// three of the pool's connections for as long as it streams.
+	recordExports chan struct{}
 }
 
 // DefaultMaxConns is the size of the pool when the database URL does not
@@ -54,7 +57,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("store: connect to %s: %w", redact(url), err)
 	}
-	return &DB{pool: pool}, nil
+	return &DB{pool: pool, recordExports: make(chan struct{}, max(1, cfg.MaxConns/(2*recordConns)))}, nil
 }
 
 // setsParam reports whether a connection string, URL or key=value form,

@@ -3,10 +3,12 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/attune/attune/internal/export"
 )
@@ -34,15 +36,43 @@ func (db *DB) ExportRecords(ctx context.Context, projectID int64, keys []string,
 	return n, mapErr(err, "export records", "")
 }
 
+// recordConns is how many connections a dataset export holds.
+const recordConns = 3
+
 func (db *DB) exportRecords(ctx context.Context, projectID int64, keys []string, which export.Which, emit func(*export.Record) error) (int, error) {
-	txs := make([]pgx.Tx, 0, 3)
+	// A few exports at a time, each taking its connections before it
+	// starts, so that exports waiting for a second connection can never
+	// hold the whole pool between them, and pages keep the rest.
+	if db.pool.Config().MaxConns < recordConns {
+		return 0, fmt.Errorf("the dataset export needs a pool of at least %d connections", recordConns)
+	}
+	select {
+	case db.recordExports <- struct{}{}:
+		defer func() { <-db.recordExports }()
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	conns := make([]*pgxpool.Conn, 0, recordConns)
+	defer func() {
+		for _, c := range conns {
+			c.Release()
+		}
+	}()
+	for range recordConns {
+		c, err := db.pool.Acquire(ctx)
+		if err != nil {
+			return 0, err
+		}
+		conns = append(conns, c)
+	}
+	txs := make([]pgx.Tx, 0, recordConns)
 	defer func() {
 		for _, tx := range txs {
 			tx.Rollback(context.WithoutCancel(ctx))
 		}
 	}()
 	begin := func(snapshot string) (pgx.Tx, error) {
-		tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+		tx, err := conns[len(txs)].BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 		if err != nil {
 			return nil, err
 		}

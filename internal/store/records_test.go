@@ -425,3 +425,37 @@ func TestExportRecordsSkipsOtherProjects(t *testing.T) {
 		t.Fatalf("other project: %d records: %v", n, lines)
 	}
 }
+
+// TestExportRecordsShareASmallPool: exports started together on a pool
+// with room for one of them at a time wait their turn instead of each
+// holding part of the pool and waiting for the rest.
+func TestExportRecordsShareASmallPool(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f, _ := recordsFixture(t)
+	var name string
+	if err := f.db.Pool().QueryRow(ctx, `SELECT current_database()`).Scan(&name); err != nil {
+		t.Fatal(err)
+	}
+	cfg := f.db.Pool().Config().ConnConfig
+	small, err := store.Open(ctx, fmt.Sprintf("postgres://%s@%s:%d/%s?pool_max_conns=4", cfg.User, cfg.Host, cfg.Port, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer small.Close()
+	errs := make(chan error, 6)
+	for range cap(errs) {
+		go func() {
+			n, err := small.WriteRecords(ctx, io.Discard, f.project.ID, export.JSONL, export.RecordOptions{Which: export.WhichLabels})
+			if err == nil && n != 3 {
+				err = fmt.Errorf("%d records, want 3", n)
+			}
+			errs <- err
+		}()
+	}
+	for range cap(errs) {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
