@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -34,7 +35,7 @@ func BenchmarkRunThroughput(b *testing.B) {
 		fmt.Fprintf(&data, `{"id":"b%04d","messages":[{"role":"user","content":"Worry number %d keeps me up."},{"role":"assistant","content":"That sounds tiring. What is on your mind at night?"}]}`+"\n", i, i)
 	}
 	var calls int
-	var elapsed, plain, callTime time.Duration
+	var elapsed, plain, callTime, cpu, plainCPU time.Duration
 	for n := range b.N {
 		b.StopTimer()
 		f := newBenchFixture(b, data.String(), latency, concurrency, n)
@@ -44,13 +45,14 @@ func BenchmarkRunThroughput(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		start := time.Now()
+		start, cpu0 := time.Now(), processCPU(b)
 		if err := f.runner.Queue(ctx, run.ID); err != nil {
 			b.Fatal(err)
 		}
 		done, err := f.runner.Wait(ctx, run.ID)
 		elapsedRun := time.Since(start)
 		elapsed += elapsedRun
+		cpu += processCPU(b) - cpu0
 		b.StopTimer()
 		if err != nil || done.Status != attune.RunCompleted {
 			b.Fatalf("run ended %v (%v)", done, err)
@@ -72,7 +74,9 @@ func BenchmarkRunThroughput(b *testing.B) {
 		}
 		calls += items * 12
 		f.runner.Stop(ctx)
+		cpu0 = processCPU(b)
 		plain += plainClient(b, f.url, items*12, concurrency)
+		plainCPU += processCPU(b) - cpu0
 	}
 	perSec := float64(calls) / elapsed.Seconds()
 	ideal := concurrency / latency.Seconds()
@@ -86,8 +90,22 @@ func BenchmarkRunThroughput(b *testing.B) {
 	// How long a call took as the runner timed it, against the provider's
 	// 20 ms: the time spent in the HTTP client and the server's scheduling.
 	b.ReportMetric(float64(callTime.Milliseconds())/float64(b.N), "ms-call")
+	// The process's CPU time per call (the fake provider's share
+	// included), which the machine's load does not change: the runner's
+	// against the plain client's.
+	b.ReportMetric(float64(cpu.Microseconds())/float64(calls), "µs-cpu/call")
+	b.ReportMetric(float64(plainCPU.Microseconds())/float64(calls), "plain-µs-cpu/call")
 	b.Logf("%d calls: runner %.0f/s; ideal %.0f/s (%.0f%%); plain 32-worker client %.0f/s (%.0f%%)",
 		calls, perSec, ideal, 100*perSec/ideal, plainPerSec, 100*perSec/plainPerSec)
+}
+
+// processCPU is the CPU time this process has used, user and system.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // plainClient sends n chat completions from `workers` goroutines to the
