@@ -136,7 +136,7 @@ func majority(answer func(string) string) string {
 	return best
 }
 
-var drillSourceRE = regexp.MustCompile(`data-testid="drill-item">\s*<h2><code>([^<]+)</code>`)
+var drillSourceRE = regexp.MustCompile(`data-testid="drill-item">\s*<h2><a [^>]*>\s*<code>([^<]+)</code>`)
 var drillNextRE = regexp.MustCompile(`href="([^"]+)" data-testid="drill-next"`)
 
 // listed follows a drill-down link through its pages and returns the
