@@ -20,6 +20,7 @@ import (
 	"github.com/attune/attune/internal/judge"
 	"github.com/attune/attune/internal/password"
 	"github.com/attune/attune/internal/store"
+	"github.com/attune/attune/internal/webhook"
 	"github.com/attune/attune/web"
 )
 
@@ -88,7 +89,11 @@ func runServe(ctx context.Context, e env, args []string) error {
 		policy.Hosts = append(slices.Clone(policy.Hosts), own)
 	}
 	// Every serve works queued judge runs, so runs spread over replicas.
-	runner, err := judge.NewRunner(db, judge.RunnerOptions{Getenv: e.getenv, Policy: policy, Logger: log})
+	// Webhook deliveries go out through the same queue client, to the
+	// hosts judges may call.
+	sender := webhook.NewSender(db, policy, webhook.Options{Logger: log.With("component", "webhook")})
+	runner, err := judge.NewRunner(db, judge.RunnerOptions{Getenv: e.getenv, Policy: policy, Logger: log,
+		Also: []judge.AddWorkers{sender.Register}})
 	if err != nil {
 		ln.Close()
 		return err

@@ -175,10 +175,12 @@ func (p JudgePolicy) CheckBaseURL(base string) string {
 	if msg := checkBaseURL(base); msg != "" {
 		return msg
 	}
-	return p.checkHost(base)
+	return p.checkHost(base, "Judges")
 }
 
-func (p JudgePolicy) checkHost(base string) string {
+// checkHost checks base's host against the rules; who ("Judges",
+// "Webhooks") names what would call it in the refusal.
+func (p JudgePolicy) checkHost(base, who string) string {
 	if base == "" {
 		return ""
 	}
@@ -206,7 +208,10 @@ func (p JudgePolicy) checkHost(base string) string {
 		where += ":" + u.Port()
 	}
 	if isIP && !PublicAddr(addr) || host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return fmt.Sprintf("%s is on this machine or a private network: judges may call it only if an admin allows it in ATTUNE_JUDGE_HOSTS.", where)
+		return fmt.Sprintf("%s is on this machine or a private network: %s may call it only if an admin allows it in ATTUNE_JUDGE_HOSTS.", where, strings.ToLower(who))
+	}
+	if who != "Judges" {
+		return fmt.Sprintf("%s may call only the hosts an admin allows in ATTUNE_JUDGE_HOSTS; %s is not one of them.", who, where)
 	}
 	return fmt.Sprintf("Judges may call only the providers' own APIs and the hosts an admin allows in ATTUNE_JUDGE_HOSTS; %s is not one of them.", where)
 }

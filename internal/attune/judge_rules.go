@@ -225,7 +225,7 @@ func (j *Judge) Validate(policy JudgePolicy) error {
 	if !has(errs, "base_url") {
 		if msg := checkBaseURL(j.BaseURL); msg != "" {
 			errs["base_url"] = msg
-		} else if msg := policy.checkHost(j.BaseURL); msg != "" {
+		} else if msg := policy.checkHost(j.BaseURL, "Judges"); msg != "" {
 			errs["base_url"] = msg
 		}
 	}

@@ -53,7 +53,16 @@ type RunnerOptions struct {
 	// Insecure allows plain-http provider URLs off this machine; off by
 	// default so an API key is never sent in the clear.
 	Insecure bool
+	// Also adds other workers (webhook deliveries) to the runner's job
+	// queue client, each with the queue it works: one client per process,
+	// so whichever client leads the queue knows every job kind (the
+	// queue's rescuer discards a stuck job of a kind it does not know).
+	Also []AddWorkers
 }
+
+// AddWorkers registers workers on a job queue client's workers and returns
+// the queue they work, with its settings.
+type AddWorkers func(*river.Workers) (queue string, cfg river.QueueConfig)
 
 func (o RunnerOptions) withDefaults() RunnerOptions {
 	if o.Getenv == nil {
@@ -236,9 +245,14 @@ func NewRunner(db *store.DB, opts RunnerOptions) (*Runner, error) {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, river.WorkFunc(guarded(r, r.workStart)))
 	river.AddWorker(workers, river.WorkFunc(guarded(r, r.workItem)))
+	queues := map[string]river.QueueConfig{queue: {MaxWorkers: r.opts.Workers}}
+	for _, add := range r.opts.Also {
+		name, cfg := add(workers)
+		queues[name] = cfg
+	}
 	client, err := river.NewClient(riverpgxv5.New(db.Pool()), &river.Config{
 		ID:            r.worker.ClientID(),
-		Queues:        map[string]river.QueueConfig{queue: {MaxWorkers: r.opts.Workers}},
+		Queues:        queues,
 		Workers:       workers,
 		FetchCooldown: r.opts.FetchCooldown,
 		// Each call has its own timeout; an item takes as long as its

@@ -16,6 +16,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/attune/attune/internal/attune"
 )
@@ -26,6 +28,10 @@ type DB struct {
 	// recordExports bounds the dataset exports running at once: each holds
 	// three of the pool's connections for as long as it streams.
 	recordExports chan struct{}
+	// jobs queues jobs inside the store's own transactions (InsertTx), so
+	// a job announcing a change is queued exactly when the change commits.
+	// It works none: workers run elsewhere.
+	jobs *river.Client[pgx.Tx]
 }
 
 // DefaultMaxConns is the size of the pool when the database URL does not
@@ -57,7 +63,12 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("store: connect to %s: %w", redact(url), err)
 	}
-	return &DB{pool: pool, recordExports: make(chan struct{}, max(1, cfg.MaxConns/(2*recordConns)))}, nil
+	jobs, err := river.NewClient(riverpgxv5.New(nil), &river.Config{})
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("store: job queue: %w", err)
+	}
+	return &DB{pool: pool, recordExports: make(chan struct{}, max(1, cfg.MaxConns/(2*recordConns))), jobs: jobs}, nil
 }
 
 // setsParam reports whether a connection string, URL or key=value form,
