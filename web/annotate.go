@@ -28,9 +28,6 @@ const (
 )
 
 const (
-	// countsTTL is how long a project's label counts are reused for the
-	// progress line: they read every item of the project.
-	countsTTL = 5 * time.Second
 	// maxLabelForm bounds a label, draft or skip form.
 	maxLabelForm = 1 << 20
 	// fallbackActiveCap caps the time spent on an item when no script
@@ -43,11 +40,10 @@ const (
 )
 
 // workspace serves the annotator's workspace. It carries what the pages
-// need beyond the Server — the cache of label counts, a pool of page
+// need beyond the Server — the rubric panes rendered, a pool of page
 // buffers — and lives as long as the routes that use it.
 type workspace struct {
 	*Server
-	counts *countCache
 	// panes keeps the rubric panes rendered, by rubric version.
 	panes *paneCache
 	// pages holds buffers that pages are rendered into before writing.
@@ -56,7 +52,7 @@ type workspace struct {
 
 // newWorkspace returns the workspace whose handlers the route table lists.
 func newWorkspace(s *Server) *workspace {
-	ws := &workspace{Server: s, counts: newCountCache(countsTTL), panes: newPaneCache(paneCacheSize)}
+	ws := &workspace{Server: s, panes: newPaneCache(paneCacheSize)}
 	ws.pages.New = func() any { return new(bytes.Buffer) }
 	return ws
 }
@@ -189,26 +185,30 @@ func (ws *workspace) renderPart(w http.ResponseWriter, r *http.Request, status i
 	w.Write(buf.Bytes())
 }
 
-// open loads an item for the viewer and checks they may see it: it is
-// their active (or lapsed) assignment, or one they submitted. With full
-// unset it leaves out what only the page shows (draft, neighbours, counts).
-func (ws *workspace) open(r *http.Request, p *attune.Project, full bool) (*store.Workspace, error) {
+// open loads the project and the item of the path, in one round trip, and
+// checks that the viewer annotates the project and may see the item: it is
+// their active (or lapsed) assignment, or one they submitted. Others get
+// not found. With full unset it leaves out what only the page shows
+// (draft, neighbours, counts).
+func (ws *workspace) open(r *http.Request, full bool) (*attune.Project, *store.Workspace, error) {
+	projectID, err := pathID(r)
+	if err != nil {
+		return nil, nil, err
+	}
 	itemID, err := pathInt(r, "item")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	find := ws.db.FindOwnItem
-	if full {
-		find = ws.db.FindWorkspace
+	p, role, wk, err := ws.db.FindItemAccess(r.Context(), projectID, itemID, userFrom(r.Context()), full)
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case role != attune.MemberAnnotator:
+		return nil, nil, attune.NotFound("item")
+	case wk.Answers == nil && !labelling(wk):
+		return nil, nil, attune.NotFound("item")
 	}
-	wk, err := find(r.Context(), p.ID, itemID, userFrom(r.Context()).ID)
-	if err != nil {
-		return nil, err
-	}
-	if wk.Answers == nil && !labelling(wk) {
-		return nil, attune.NotFound("item")
-	}
-	return wk, nil
+	return p, wk, nil
 }
 
 // labelling reports whether the viewer holds the item to label it.
@@ -219,11 +219,7 @@ func labelling(wk *store.Workspace) bool {
 // page shows one item: to label it, or to change one's submitted labels.
 // The form holds the saved draft when there is one.
 func (ws *workspace) page(w http.ResponseWriter, r *http.Request) error {
-	p, err := ws.annotator(r, false)
-	if err != nil {
-		return err
-	}
-	wk, err := ws.open(r, p, true)
+	p, wk, err := ws.open(r, true)
 	if err != nil {
 		return err
 	}
@@ -247,15 +243,11 @@ func (ws *workspace) renderView(w http.ResponseWriter, r *http.Request, status i
 // back beside the items they concern (422).
 func (ws *workspace) submit(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	p, err := ws.annotator(r, false)
+	p, wk, err := ws.open(r, false)
 	if err != nil {
 		return err
 	}
 	form, err := readLabelForm(w, r)
-	if err != nil {
-		return err
-	}
-	wk, err := ws.open(r, p, false)
 	if err != nil {
 		return err
 	}
@@ -289,7 +281,7 @@ func (ws *workspace) submit(w http.ResponseWriter, r *http.Request) error {
 		return ws.continueWork(w, r, p, notice)
 	}
 	in.Next = true
-	res, _, err := ws.submitLabels(ctx, userFrom(ctx), wk.Assignment.ID, in)
+	res, _, err := ws.submitLoaded(ctx, userFrom(ctx), p, &wk.Item, wk.Assignment.ID, in, isHX(r))
 	if err != nil {
 		return ws.storeFailed(w, r, p, wk, st, err)
 	}
@@ -300,7 +292,7 @@ func (ws *workspace) submit(w http.ResponseWriter, r *http.Request) error {
 		}
 		notice = "Your labels for " + wk.Item.SourceID + " were already submitted (another tab or a second click), with these same answers."
 	}
-	return ws.showNext(w, r, p, res.Next, res.NextErr, notice)
+	return ws.showLoaded(w, r, p, res.Next, res.NextWorkspace, res.NextErr, notice)
 }
 
 // sameAsStored reports whether a submission repeats the answers stored
@@ -419,6 +411,12 @@ func (ws *workspace) problems(w http.ResponseWriter, r *http.Request, p *attune.
 // showNext answers a submit or skip with the next item: htmx gets its
 // workspace and the URL to show, a plain form post a redirect to it.
 func (ws *workspace) showNext(w http.ResponseWriter, r *http.Request, p *attune.Project, next *attune.Assignment, nextErr error, notice string) error {
+	return ws.showLoaded(w, r, p, next, nil, nextErr, notice)
+}
+
+// showLoaded is showNext with the next item's workspace when the caller
+// read it already (nil otherwise).
+func (ws *workspace) showLoaded(w http.ResponseWriter, r *http.Request, p *attune.Project, next *attune.Assignment, wk *store.Workspace, nextErr error, notice string) error {
 	ctx := r.Context()
 	if next == nil {
 		if nextErr == nil {
@@ -436,9 +434,11 @@ func (ws *workspace) showNext(w http.ResponseWriter, r *http.Request, p *attune.
 		http.Redirect(w, r, itemPath(p.ID, next.ItemID), http.StatusSeeOther)
 		return nil
 	}
-	wk, err := ws.db.FindWorkspace(ctx, p.ID, next.ItemID, userFrom(ctx).ID)
-	if err != nil {
-		return err
+	if wk == nil {
+		var err error
+		if wk, err = ws.db.FindWorkspace(ctx, p.ID, next.ItemID, userFrom(ctx).ID); err != nil {
+			return err
+		}
 	}
 	v, err := ws.view(r, p, wk, savedState(wk), viewExtras{notice: notice})
 	if err != nil {
@@ -462,7 +462,7 @@ func (ws *workspace) continueWork(w http.ResponseWriter, r *http.Request, p *att
 // skip gives the item back, flagged or not, and shows the next one.
 func (ws *workspace) skip(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	p, err := ws.annotator(r, false)
+	p, wk, err := ws.open(r, false)
 	if err != nil {
 		return err
 	}
@@ -471,10 +471,6 @@ func (ws *workspace) skip(w http.ResponseWriter, r *http.Request) error {
 	note := strings.TrimSpace(strings.ReplaceAll(r.PostFormValue("note"), "\r\n", "\n"))
 	if flag != "" && !attune.ValidFlag(flag) {
 		return attune.Invalid("flag", "choose broken, off-topic, distressing or other")
-	}
-	wk, err := ws.open(r, p, false)
-	if err != nil {
-		return err
 	}
 	if !labelling(wk) {
 		return attune.Conflict("this item is labelled already; change your labels instead of skipping it")
@@ -502,11 +498,7 @@ func (ws *workspace) skip(w http.ResponseWriter, r *http.Request) error {
 // shows the dialogue: 204 for the page's script, which shows it itself, a
 // redirect to the item for a plain form post.
 func (ws *workspace) openNote(w http.ResponseWriter, r *http.Request) error {
-	p, err := ws.annotator(r, false)
-	if err != nil {
-		return err
-	}
-	wk, err := ws.open(r, p, false)
+	p, wk, err := ws.open(r, false)
 	if err != nil {
 		return err
 	}

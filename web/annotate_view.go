@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/a-h/templ"
@@ -205,7 +204,7 @@ func (ws *workspace) view(r *http.Request, p *attune.Project, wk *store.Workspac
 	if err != nil {
 		return annotate.Workspace{}, err
 	}
-	counts, err := ws.counts.get(ctx, ws.db, p.ID, ws.now())
+	counts, err := ws.counts(ctx, p.ID, wk)
 	if err != nil {
 		return annotate.Workspace{}, err
 	}
@@ -605,49 +604,12 @@ func condition(c *rubric.Conditions, facts rubric.Facts) string {
 	return strings.Join(parts, " ")
 }
 
-// countCache keeps each project's label counts for a while: the progress
-// line needs them on every page, and counting reads every item.
-type countCache struct {
-	ttl time.Duration
-	mu  sync.Mutex
-	m   map[int64]countEntry
-}
-
-type countEntry struct {
-	at         time.Time
-	counts     store.LabelCounts
-	refreshing bool
-}
-
-func newCountCache(ttl time.Duration) *countCache {
-	return &countCache{ttl: ttl, m: map[int64]countEntry{}}
-}
-
-// get returns the project's counts, at most ttl old. While one request
-// refreshes stale counts, others use the stale ones rather than all
-// counting at once.
-func (c *countCache) get(ctx context.Context, db *store.DB, projectID int64, now time.Time) (store.LabelCounts, error) {
-	c.mu.Lock()
-	e, ok := c.m[projectID]
-	if ok && (now.Sub(e.at) < c.ttl || e.refreshing) {
-		c.mu.Unlock()
-		return e.counts, nil
+// counts returns the project's label counts: those read with the
+// workspace, or else read now (a few rows, kept up to date by every
+// submit).
+func (ws *workspace) counts(ctx context.Context, projectID int64, wk *store.Workspace) (store.LabelCounts, error) {
+	if wk.Counts != nil {
+		return *wk.Counts, nil
 	}
-	if ok {
-		e.refreshing = true
-		c.m[projectID] = e
-	}
-	c.mu.Unlock()
-	counts, err := db.CountLabels(ctx, projectID)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err != nil {
-		if ok {
-			e.refreshing = false
-			c.m[projectID] = e
-		}
-		return store.LabelCounts{}, err
-	}
-	c.m[projectID] = countEntry{at: now, counts: counts}
-	return counts, nil
+	return ws.db.CountLabels(ctx, projectID)
 }

@@ -53,7 +53,7 @@ func TestRemovedAnnotatorCannotSubmit(t *testing.T) {
 	if err := a.db.Pool().QueryRow(ctx, `SELECT count(*), max(revision) FROM answer_sets WHERE project_id = $1`, p.ID).Scan(&sets, &revision); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.db.Pool().QueryRow(ctx, `SELECT sum(done) FROM items WHERE project_id = $1`, p.ID).Scan(&done); err != nil {
+	if err := a.db.Pool().QueryRow(ctx, `SELECT sum(done) FROM item_counts WHERE project_id = $1`, p.ID).Scan(&done); err != nil {
 		t.Fatal(err)
 	}
 	if sets != 1 || revision != 1 || done != 1 {

@@ -131,13 +131,24 @@ func (s *Server) submitLabels(ctx context.Context, u *attune.User, assignmentID 
 	if err != nil {
 		return store.SubmitResult{}, scoring.Result{}, err
 	}
+	return s.submitLoaded(ctx, u, p, item, assignmentID, in, false)
+}
+
+// submitLoaded is submitLabels for a caller that loaded the assignment's
+// project and item already (the store checks again, under its locks, that
+// the assignment is the person's, of that project, and may be stored).
+// With nextWorkspace, the next item's workspace is read with it, right
+// after the claim commits.
+func (s *Server) submitLoaded(ctx context.Context, u *attune.User, p *attune.Project, item *attune.Item, assignmentID int64, in labelInput, nextWorkspace bool) (store.SubmitResult, scoring.Result, error) {
+	in.Answers = cleanAnswers(in.Answers)
 	score, err := s.checkLabels(ctx, p, item, in)
 	if err != nil {
 		return store.SubmitResult{}, scoring.Result{}, err
 	}
 	res, err := s.db.SubmitLabels(ctx, store.Submission{
-		AssignmentID: assignmentID, UserID: u.ID, Answers: in.Answers, Rationales: in.Rationales,
-		Rationale: in.Rationale, ActiveMS: in.ActiveMS, ClaimNext: in.Next, NoteRequired: behindNote(factsOf(item)),
+		AssignmentID: assignmentID, ProjectID: p.ID, UserID: u.ID, Answers: in.Answers, Rationales: in.Rationales,
+		Rationale: in.Rationale, ActiveMS: in.ActiveMS, ClaimNext: in.Next, NextWorkspace: in.Next && nextWorkspace,
+		NoteRequired: behindNote(factsOf(item)),
 	})
 	return res, score, err
 }

@@ -29,26 +29,6 @@ type labeller struct {
 	status  attune.ProjectStatus
 }
 
-// lockLabeller reads the annotator's standing in the project. Only
-// annotator members get work. The project row is share-locked so that a
-// concurrent pause or overlap change waits for claims under way.
-func lockLabeller(ctx context.Context, tx pgx.Tx, projectID, userID int64) (labeller, error) {
-	var l labeller
-	var leaseSeconds int
-	err := tx.QueryRow(ctx, `
-		SELECT r.id, p.overlap, p.lease_seconds, p.status
-		FROM projects p
-		JOIN project_members m ON m.project_id = p.id AND m.user_id = $2 AND m.role = 'annotator'
-		JOIN raters r ON r.user_id = m.user_id
-		WHERE p.id = $1
-		FOR SHARE OF p`, projectID, userID).Scan(&l.raterID, &l.overlap, &leaseSeconds, &l.status)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return l, attune.NotFound("you are not an annotator on this project")
-	}
-	l.lease = time.Duration(leaseSeconds) * time.Second
-	return l, err
-}
-
 // requireAnnotator refuses a person who is not, at this moment, an
 // annotator of the project: removed from it, or made one of its leads,
 // after they took an assignment. The membership row is share-locked until
@@ -65,6 +45,19 @@ func requireAnnotator(ctx context.Context, tx pgx.Tx, projectID, userID int64) e
 	}
 	return err
 }
+
+// lockAssignmentMember is requireAnnotator for the project of one of the
+// person's assignments, found in the same statement: the membership row
+// is share-locked before the assignment is (queued next), the order
+// RemoveMember takes.
+const lockAssignmentMember = `
+	SELECT 1 FROM project_members m
+	JOIN assignments a ON a.project_id = m.project_id AND a.id = $1
+	JOIN raters r ON r.id = a.rater_id AND r.user_id = m.user_id
+	WHERE m.user_id = $2 AND m.role = 'annotator'
+	FOR SHARE OF m`
+
+var errNotAnnotatorNow = attune.Forbidden("you are not an annotator on this project (any more); nothing was stored")
 
 // assignmentProject returns the project of one of the person's
 // assignments, read without a lock so that requireAnnotator can lock the
@@ -93,8 +86,18 @@ func assignmentProject(ctx context.Context, tx pgx.Tx, assignmentID, userID int6
 func (db *DB) NextAssignment(ctx context.Context, projectID, userID int64) (*attune.Assignment, error) {
 	var a *attune.Assignment
 	err := db.inTx(ctx, func(tx pgx.Tx) error {
-		var err error
-		a, err = next(ctx, tx, projectID, userID)
+		b := &pgx.Batch{}
+		queueClaim(b, projectID, userID)
+		c := claim{userID: userID}
+		err := func() error {
+			br := tx.SendBatch(ctx, b)
+			defer br.Close()
+			return c.read(br)
+		}()
+		if err != nil {
+			return err
+		}
+		a, err = c.finish(ctx, tx, projectID)
 		return err
 	})
 	if err != nil {
@@ -103,105 +106,174 @@ func (db *DB) NextAssignment(ctx context.Context, projectID, userID int64) (*att
 	return a, nil
 }
 
-func next(ctx context.Context, tx pgx.Tx, projectID, userID int64) (*attune.Assignment, error) {
-	l, err := lockLabeller(ctx, tx, projectID, userID)
-	if err != nil {
-		return nil, err
-	}
-	if l.status != attune.ProjectActive {
-		return nil, attune.Conflict(fmt.Sprintf("this project is %s: it hands out no work until a lead resumes it", l.status))
-	}
+// claimMe is the annotator ($2) of the project ($1) as a CTE, present only
+// while the project hands out work; claimMine is their open assignment.
+const (
+	claimMe = `me AS (
+		SELECT r.id, p.overlap, p.lease_seconds FROM projects p
+		JOIN project_members m ON m.project_id = p.id AND m.user_id = $2 AND m.role = 'annotator'
+		JOIN raters r ON r.user_id = m.user_id
+		WHERE p.id = $1 AND p.status = 'active')`
+	claimMine = `(SELECT 1 FROM assignments a WHERE a.project_id = $1 AND a.rater_id = (SELECT id FROM me) AND a.state = 'active')`
+	// claimOpen is an item the annotator could still be given.
+	claimOpen = `c.project_id = $1 AND NOT c.pulled AND c.filled < (SELECT overlap FROM me)
+		AND NOT EXISTS (SELECT 1 FROM assignments x WHERE x.item_id = c.item_id AND x.rater_id = (SELECT id FROM me))`
+)
+
+// queueClaim adds to a batch the statements that give the annotator their
+// next item, each seeing what the one before did: their standing, with
+// the project share-locked so that a pause or overlap change waits for
+// the claim; their holds on items a lead took out of the pool released;
+// their open assignment resumed; lapsed leases reclaimed; an item
+// claimed; and whether open items remained when none could be claimed
+// without waiting (claim.finish then waits for them).
+func queueClaim(b *pgx.Batch, projectID, userID int64) {
+	b.Queue(`
+		SELECT r.id, p.overlap, p.lease_seconds, p.status
+		FROM projects p
+		JOIN project_members m ON m.project_id = p.id AND m.user_id = $2 AND m.role = 'annotator'
+		JOIN raters r ON r.user_id = m.user_id
+		WHERE p.id = $1
+		FOR SHARE OF p`, projectID, userID)
 	// An item a lead took out of the pool is not resumed either: the
 	// annotator's hold on it ends here, and its slot with it.
-	if _, err := tx.Exec(ctx, `
-		WITH released AS (
+	b.Queue(`
+		WITH `+claimMe+`,
+		released AS (
 			UPDATE assignments a SET state = 'expired', finished_at = now()
-			FROM items i
-			WHERE i.id = a.item_id AND a.project_id = $1 AND a.rater_id = $2 AND a.state = 'active' AND i.pulled_at IS NOT NULL
+			FROM item_counts c
+			WHERE c.item_id = a.item_id AND a.project_id = $1 AND a.rater_id = (SELECT id FROM me) AND a.state = 'active' AND c.pulled
 			RETURNING a.item_id)
-		UPDATE items i SET holds = i.holds - 1 FROM released WHERE i.id = released.item_id`, projectID, l.raterID); err != nil {
-		return nil, err
-	}
+		UPDATE item_counts c SET holds = c.holds - 1 FROM released WHERE c.item_id = released.item_id`, projectID, userID)
 	// Resume: the annotator's own open assignment, even past its lease,
 	// since nobody reclaimed its slot yet.
-	a, err := scanAssignment(tx.QueryRow(ctx, `
-		UPDATE assignments a SET lease_expires_at = greatest(now(), assigned_at) + $3 * interval '1 second'
-		WHERE a.id = (SELECT id FROM assignments WHERE project_id = $1 AND rater_id = $2 AND state = 'active'
+	b.Queue(`
+		WITH `+claimMe+`
+		UPDATE assignments a SET lease_expires_at = greatest(now(), assigned_at) + (SELECT lease_seconds FROM me) * interval '1 second'
+		WHERE a.id = (SELECT id FROM assignments WHERE project_id = $1 AND rater_id = (SELECT id FROM me) AND state = 'active'
 		              ORDER BY assigned_at LIMIT 1 FOR UPDATE)
-		RETURNING `+assignmentColumns, projectID, l.raterID, l.lease.Seconds()))
-	if err == nil {
-		return a, nil
-	}
-	if !errors.Is(err, pgx.ErrNoRows) {
-		return nil, err
-	}
-	if err := reclaimExpired(ctx, tx, projectID); err != nil {
-		return nil, err
-	}
-	// First skip items other claimers hold locked; if that finds nothing
-	// while open items exist, they are all being claimed right now: wait
-	// for the locks instead of saying the queue is empty.
-	//
-	// NO KEY UPDATE, not UPDATE: a claim only changes an item's counts,
-	// and the weaker lock lets a submission's foreign-key checks on the
-	// item (its answer set and labels) go ahead instead of waiting behind
-	// a claimer that may itself wait for that submission's items: a
+		RETURNING `+assignmentColumns, projectID, userID)
+	// Lapsed leases go back to the pool before a claim looks for room.
+	// Concurrent reclaimers do not double-count: each row is updated once,
+	// and a second updater re-checks the state.
+	b.Queue(`
+		WITH `+claimMe+`,
+		lapsed AS (
+			UPDATE assignments SET state = 'expired', finished_at = now()
+			WHERE project_id = $1 AND state = 'active' AND lease_expires_at < now()
+			  AND EXISTS (SELECT 1 FROM me) AND NOT EXISTS `+claimMine+`
+			RETURNING item_id),
+		per_item AS (SELECT item_id, count(*) AS n FROM lapsed GROUP BY item_id)
+		UPDATE item_counts c SET holds = c.holds - per_item.n FROM per_item WHERE c.item_id = per_item.item_id`, projectID, userID)
+	// Claim: skip items other claimers hold locked. NO KEY UPDATE, not
+	// UPDATE: a claim only changes an item's counts, and the weaker lock
+	// lets a submission's foreign-key checks go ahead instead of waiting
+	// behind a claimer that may itself wait for that submission: a
 	// deadlock in which PostgreSQL could end the submission.
-	lock := "FOR NO KEY UPDATE SKIP LOCKED"
-	for attempt := 0; attempt < 3; attempt++ {
+	b.Queue(claimStatement("FOR NO KEY UPDATE SKIP LOCKED"), projectID, userID)
+	b.Queue(`
+		WITH `+claimMe+`
+		SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM me) OR EXISTS `+claimMine+` THEN false
+		       ELSE EXISTS (SELECT 1 FROM item_counts c WHERE `+claimOpen+`) END`, projectID, userID)
+}
+
+// claimStatement claims the annotator's next item, if they hold none,
+// locking its counts with lock.
+func claimStatement(lock string) string {
+	return `
+		WITH ` + claimMe + `,
+		pick AS (
+			SELECT c.item_id FROM item_counts c
+			WHERE ` + claimOpen + ` AND NOT EXISTS ` + claimMine + `
+			ORDER BY c.filled DESC, c.item_id
+			LIMIT 1 ` + lock + `),
+		held AS (UPDATE item_counts c SET holds = c.holds + 1 FROM pick WHERE c.item_id = pick.item_id RETURNING c.item_id)
+		INSERT INTO assignments AS a (project_id, item_id, rater_id, lease_expires_at)
+		SELECT $1, held.item_id, (SELECT id FROM me), now() + (SELECT lease_seconds FROM me) * interval '1 second' FROM held
+		RETURNING ` + assignmentColumns
+}
+
+// claim is what the statements of queueClaim found.
+type claim struct {
+	userID   int64
+	labeller labeller
+	member   bool
+	got      *attune.Assignment
+	open     bool // nothing claimed without waiting, but open items remain
+}
+
+func (c *claim) read(br pgx.BatchResults) error {
+	var leaseSeconds int
+	err := br.QueryRow().Scan(&c.labeller.raterID, &c.labeller.overlap, &leaseSeconds, &c.labeller.status)
+	switch {
+	case err == nil:
+		c.member = true
+		c.labeller.lease = time.Duration(leaseSeconds) * time.Second
+	case !errors.Is(err, pgx.ErrNoRows):
+		return err
+	}
+	if _, err := br.Exec(); err != nil {
+		return err
+	}
+	for i := range 2 { // resumed, then (after the reclaim) claimed
+		if i == 1 {
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
+		}
+		a, err := scanAssignment(br.QueryRow())
+		switch {
+		case err == nil:
+			c.got = a
+		case !errors.Is(err, pgx.ErrNoRows):
+			return err
+		}
+	}
+	return br.QueryRow().Scan(&c.open)
+}
+
+// finish says what the claim came to. When every open item was locked by
+// other claimers, it waits for their locks instead of saying the queue is
+// empty.
+func (c *claim) finish(ctx context.Context, tx pgx.Tx, projectID int64) (*attune.Assignment, error) {
+	switch {
+	case !c.member:
+		return nil, attune.NotFound("you are not an annotator on this project")
+	case c.labeller.status != attune.ProjectActive:
+		return nil, attune.Conflict(fmt.Sprintf("this project is %s: it hands out no work until a lead resumes it", c.labeller.status))
+	case c.got != nil:
+		return c.got, nil
+	}
+	for attempt := 0; c.open && attempt < 3; attempt++ {
 		// Waiting while this transaction holds an item already (the one
 		// just submitted) can deadlock with another claimer doing the
 		// same. Under a savepoint the one PostgreSQL picks gives up this
 		// wait, not its submission, and waits again.
-		q, sp := tx, pgx.Tx(nil)
-		if lock == "FOR NO KEY UPDATE" {
-			var err error
-			if sp, err = tx.Begin(ctx); err != nil {
+		sp, err := tx.Begin(ctx)
+		if err != nil {
+			return nil, err
+		}
+		a, err := scanAssignment(sp.QueryRow(ctx, claimStatement("FOR NO KEY UPDATE"), projectID, c.userID))
+		if isDeadlock(err) {
+			if err := sp.Rollback(ctx); err != nil {
 				return nil, err
 			}
-			q = sp
+			continue
 		}
-		var itemID int64
-		err := q.QueryRow(ctx, `
-			SELECT i.id FROM items i
-			WHERE i.project_id = $1 AND i.done + i.holds < $3 AND i.pulled_at IS NULL
-			  AND NOT EXISTS (SELECT 1 FROM assignments x WHERE x.item_id = i.id AND x.rater_id = $2)
-			ORDER BY i.done + i.holds DESC, i.id
-			LIMIT 1 `+lock, projectID, l.raterID, l.overlap).Scan(&itemID)
-		if sp != nil {
-			if isDeadlock(err) {
-				if err := sp.Rollback(ctx); err != nil {
-					return nil, err
-				}
-				continue
-			}
-			if cerr := sp.Commit(ctx); err == nil && cerr != nil { // the row locks stay with the transaction
-				return nil, cerr
-			}
+		if cerr := sp.Commit(ctx); err == nil && cerr != nil { // the row locks stay with the transaction
+			return nil, cerr
 		}
 		if err == nil {
-			if _, err := tx.Exec(ctx, `UPDATE items SET holds = holds + 1 WHERE id = $1`, itemID); err != nil {
-				return nil, err
-			}
-			return scanAssignment(tx.QueryRow(ctx, `
-				INSERT INTO assignments AS a (project_id, item_id, rater_id, lease_expires_at)
-				VALUES ($1, $2, $3, now() + $4 * interval '1 second')
-				RETURNING `+assignmentColumns, projectID, itemID, l.raterID, l.lease.Seconds()))
+			return a, nil
 		}
 		if !errors.Is(err, pgx.ErrNoRows) {
 			return nil, err
 		}
-		var open bool
 		if err := tx.QueryRow(ctx, `
-			SELECT EXISTS (SELECT 1 FROM items i WHERE i.project_id = $1 AND i.done + i.holds < $3 AND i.pulled_at IS NULL
-			  AND NOT EXISTS (SELECT 1 FROM assignments x WHERE x.item_id = i.id AND x.rater_id = $2))`,
-			projectID, l.raterID, l.overlap).Scan(&open); err != nil {
+			WITH `+claimMe+`
+			SELECT EXISTS (SELECT 1 FROM item_counts c WHERE `+claimOpen+`)`, projectID, c.userID).Scan(&c.open); err != nil {
 			return nil, err
 		}
-		if !open {
-			break
-		}
-		lock = "FOR NO KEY UPDATE"
 	}
 	return nil, attune.ErrNoWork
 }
@@ -237,8 +309,8 @@ func (db *DB) PeekQueue(ctx context.Context, projectID, userID int64) (Queue, er
 		SELECT me.status,
 		       (SELECT a.id FROM assignments a WHERE a.project_id = $1 AND a.rater_id = me.id AND a.state = 'active'
 		        ORDER BY a.assigned_at LIMIT 1),
-		       EXISTS (SELECT 1 FROM items i WHERE i.project_id = $1 AND i.done + i.holds < me.overlap
-		               AND NOT EXISTS (SELECT 1 FROM assignments x WHERE x.item_id = i.id AND x.rater_id = me.id))
+		       EXISTS (SELECT 1 FROM item_counts c WHERE c.project_id = $1 AND NOT c.pulled AND c.filled < me.overlap
+		               AND NOT EXISTS (SELECT 1 FROM assignments x WHERE x.item_id = c.item_id AND x.rater_id = me.id))
 		FROM me`, projectID, userID).Scan(&q.Status, &held, &q.Open)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Queue{}, attune.NotFound("you are not an annotator on this project")
@@ -254,20 +326,6 @@ func (db *DB) PeekQueue(ctx context.Context, projectID, userID int64) (Queue, er
 		q.Held = a
 	}
 	return q, nil
-}
-
-// reclaimExpired ends the lapsed leases of a project so their items go back
-// to the pool. Concurrent reclaimers do not double-count: each row is
-// updated once, and a second updater re-checks the state.
-func reclaimExpired(ctx context.Context, tx pgx.Tx, projectID int64) error {
-	_, err := tx.Exec(ctx, `
-		WITH lapsed AS (
-			UPDATE assignments SET state = 'expired', finished_at = now()
-			WHERE project_id = $1 AND state = 'active' AND lease_expires_at < now()
-			RETURNING item_id),
-		per_item AS (SELECT item_id, count(*) AS n FROM lapsed GROUP BY item_id)
-		UPDATE items i SET holds = i.holds - per_item.n FROM per_item WHERE i.id = per_item.item_id`, projectID)
-	return err
 }
 
 // FindAssignment returns one of the user's assignments.
@@ -295,12 +353,20 @@ func (db *DB) FindItem(ctx context.Context, projectID, itemID int64) (*attune.It
 // Submission is one annotator's answers for the item of an assignment.
 type Submission struct {
 	AssignmentID int64
-	UserID       int64
-	Answers      map[string]string // rubric item key → value, already validated
-	Rationales   map[string]string // rubric item key → rationale (optional)
-	Rationale    string            // about the dialogue as a whole
-	ActiveMS     int64             // time actively spent on the item
-	ClaimNext    bool              // also claim the next item in the same transaction
+	// ProjectID is the assignment's project when the caller knows it
+	// (0 otherwise): the claim of the next item is then sent with the
+	// answers instead of after a look-up. An assignment of another
+	// project is attune.ErrNotFound.
+	ProjectID  int64
+	UserID     int64
+	Answers    map[string]string // rubric item key → value, already validated
+	Rationales map[string]string // rubric item key → rationale (optional)
+	Rationale  string            // about the dialogue as a whole
+	ActiveMS   int64             // time actively spent on the item
+	ClaimNext  bool              // also claim the next item in the same transaction
+	// NextWorkspace also reads the next item's Workspace (as FindWorkspace
+	// does), when one was claimed, right after the transaction commits.
+	NextWorkspace bool
 	// NoteRequired says the item is behind a content note: the answers
 	// are refused (ErrNoteUnopened) unless the person opened it.
 	NoteRequired bool
@@ -313,9 +379,12 @@ type SubmitResult struct {
 	// Stored are the answers stored by the first submission, as they are
 	// now, when Created is false (nil otherwise): the caller tells a retry
 	// of the same answers from different ones, which are never stored.
-	Stored  *AnswerSet
-	Next    *attune.Assignment // the next assignment, when asked for and there is one
-	NextErr error              // why there is no next one (attune.ErrNoWork, a paused project)
+	Stored *AnswerSet
+	Next   *attune.Assignment // the next assignment, when asked for and there is one
+	// NextWorkspace is the next item's workspace, when asked for and
+	// there is a next item.
+	NextWorkspace *Workspace
+	NextErr       error // why there is no next one (attune.ErrNoWork, a paused project)
 }
 
 // SubmitLabels stores the answers of an assignment in one transaction:
@@ -333,110 +402,163 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 	if err := attune.CheckActiveMS("active_ms", s.ActiveMS); err != nil {
 		return res, err
 	}
+	keys, values, notes := answerColumns(s.Answers, s.Rationales)
 	err := db.inTx(ctx, func(tx pgx.Tx) error {
-		if _, err := assignmentProject(ctx, tx, s.AssignmentID, s.UserID); err != nil {
-			return err
+		// Everything goes to the server in one batch, each statement
+		// seeing what the ones before did: the membership locked, then
+		// the assignment; the answers stored when the assignment may
+		// take them; the next item claimed. What the batch found decides
+		// below whether it all commits.
+		b := &pgx.Batch{}
+		b.Queue(`SELECT EXISTS (SELECT 1 FROM assignments a JOIN raters r ON r.id = a.rater_id WHERE a.id = $1 AND r.user_id = $2)`,
+			s.AssignmentID, s.UserID)
+		b.Queue(lockAssignmentMember, s.AssignmentID, s.UserID)
+		b.Queue(`
+			SELECT a.state, a.item_id, a.project_id, a.answer_set_id, c.pulled,
+			       EXISTS (SELECT 1 FROM content_notes_opened o WHERE o.rater_id = a.rater_id AND o.item_id = a.item_id)
+			FROM assignments a JOIN raters r ON r.id = a.rater_id JOIN item_counts c ON c.item_id = a.item_id
+			WHERE a.id = $1 AND r.user_id = $2
+			FOR UPDATE OF a`, s.AssignmentID, s.UserID)
+		// An expired lease takes its slot back if the item still has
+		// room; an active one turns its hold into a label. Either way
+		// filled, the queue's order, stays as it was for an active one.
+		b.Queue(`
+			WITH a AS (
+				SELECT a.id, a.state, a.item_id, a.project_id, a.rater_id, p.rubric_version_id, p.overlap
+				FROM assignments a JOIN raters r ON r.id = a.rater_id JOIN projects p ON p.id = a.project_id
+				JOIN item_counts c ON c.item_id = a.item_id
+				WHERE a.id = $1 AND r.user_id = $2 AND a.state IN ('active', 'expired') AND NOT c.pulled
+				  AND EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = a.project_id AND m.user_id = $2 AND m.role = 'annotator')
+				  AND (NOT $3 OR EXISTS (SELECT 1 FROM content_notes_opened o WHERE o.rater_id = a.rater_id AND o.item_id = a.item_id))),
+			counted AS (
+				UPDATE item_counts c SET done = c.done + 1, holds = c.holds - CASE WHEN a.state = 'active' THEN 1 ELSE 0 END
+				FROM a WHERE c.item_id = a.item_id AND (a.state = 'active' OR c.filled < a.overlap)
+				RETURNING c.item_id),
+			stored AS (
+				INSERT INTO answer_sets (project_id, item_id, rater_id, rubric_version_id, rationale, active_ms)
+				SELECT a.project_id, a.item_id, a.rater_id, a.rubric_version_id, $4, $5 FROM a JOIN counted ON counted.item_id = a.item_id
+				RETURNING id, item_id, rater_id, rubric_version_id),
+			labelled AS (
+				INSERT INTO labels (answer_set_id, item_id, rater_id, rubric_version_id, rubric_item_key, value, rationale)
+				SELECT stored.id, stored.item_id, stored.rater_id, stored.rubric_version_id, k, v, n
+				FROM stored, unnest($6::text[], $7::text[], $8::text[]) AS t(k, v, n))
+			UPDATE assignments x SET state = 'submitted', finished_at = now(), answer_set_id = stored.id
+			FROM stored WHERE x.id = $1
+			RETURNING stored.id`,
+			s.AssignmentID, s.UserID, s.NoteRequired, s.Rationale, s.ActiveMS, keys, values, notes)
+		projectID := s.ProjectID
+		if s.ClaimNext {
+			if projectID == 0 {
+				if err := tx.QueryRow(ctx, `SELECT project_id FROM assignments WHERE id = $1`, s.AssignmentID).Scan(&projectID); err != nil {
+					return err
+				}
+			}
+			queueClaim(b, projectID, s.UserID)
 		}
 		var state string
-		var itemID, projectID, raterID, rvID int64
+		var itemID int64
 		var existing *int64
-		var overlap int
-		var pulled bool
-		err := tx.QueryRow(ctx, `
-			SELECT a.state, a.item_id, a.project_id, a.rater_id, p.rubric_version_id, a.answer_set_id, p.overlap, i.pulled_at IS NOT NULL
-			FROM assignments a JOIN raters r ON r.id = a.rater_id JOIN projects p ON p.id = a.project_id JOIN items i ON i.id = a.item_id
-			WHERE a.id = $1 AND r.user_id = $2
-			FOR UPDATE OF a`, s.AssignmentID, s.UserID).Scan(&state, &itemID, &projectID, &raterID, &rvID, &existing, &overlap, &pulled)
+		var pulled, opened bool
+		c := claim{userID: s.UserID}
+		err := func() error {
+			br := tx.SendBatch(ctx, b)
+			defer br.Close()
+			var mine bool
+			if err := br.QueryRow().Scan(&mine); err != nil {
+				return err
+			} else if !mine {
+				return pgx.ErrNoRows
+			}
+			var one int
+			if err := br.QueryRow().Scan(&one); errors.Is(err, pgx.ErrNoRows) {
+				return errNotAnnotatorNow
+			} else if err != nil {
+				return err
+			}
+			var assignmentProject int64
+			if err := br.QueryRow().Scan(&state, &itemID, &assignmentProject, &existing, &pulled, &opened); err != nil {
+				return err
+			}
+			if projectID != 0 && assignmentProject != projectID {
+				return attune.NotFound("assignment")
+			}
+			projectID = assignmentProject
+			switch err := br.QueryRow().Scan(&res.AnswerSetID); {
+			case err == nil:
+				res.Created = true
+			case !errors.Is(err, pgx.ErrNoRows):
+				return err
+			}
+			if s.ClaimNext {
+				return c.read(br)
+			}
+			return nil
+		}()
 		if err != nil {
 			return err
 		}
-		if s.NoteRequired {
-			if err := checkNoteOpened(ctx, tx, raterID, itemID); err != nil {
-				return err
-			}
+		if s.NoteRequired && !opened {
+			return ErrNoteUnopened
 		}
-		switch {
-		case state == "submitted":
-			res.AnswerSetID = *existing
-			stored, err := readAnswerSet(ctx, tx, *existing)
-			if err != nil {
-				return err
-			}
-			res.Stored = stored
-			return claimNext(ctx, tx, s, projectID, &res)
-		case pulled:
-			return attune.Conflict("a lead took this item out of the pool; your answers were not stored")
-		}
-		switch state {
-		case "skipped":
-			return attune.Conflict("you skipped this item; it can no longer be labelled from this assignment")
-		case "expired":
-			// The lease lapsed and was reclaimed: take the slot back if the
-			// item still has room.
-			tag, err := tx.Exec(ctx, `UPDATE items SET holds = holds + 1 WHERE id = $1 AND done + holds < $2`, itemID, overlap)
-			if err != nil {
-				return err
-			}
-			if tag.RowsAffected() == 0 {
+		if !res.Created {
+			switch {
+			case state == "submitted":
+				res.AnswerSetID = *existing
+				stored, err := readAnswerSet(ctx, tx, *existing)
+				if err != nil {
+					return err
+				}
+				res.Stored = stored
+			case pulled:
+				return attune.Conflict("a lead took this item out of the pool; your answers were not stored")
+			case state == "skipped":
+				return attune.Conflict("you skipped this item; it can no longer be labelled from this assignment")
+			case state == "expired":
 				return attune.Conflict("your time on this item ran out and it was given to someone else; your answers were not stored")
+			default:
+				return fmt.Errorf("assignment %d in state %s stored nothing", s.AssignmentID, state)
 			}
 		}
-		if err := tx.QueryRow(ctx, `
-			INSERT INTO answer_sets (project_id, item_id, rater_id, rubric_version_id, rationale, active_ms)
-			VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
-			projectID, itemID, raterID, rvID, s.Rationale, s.ActiveMS).Scan(&res.AnswerSetID); err != nil {
+		if !s.ClaimNext {
+			return nil
+		}
+		a, err := c.finish(ctx, tx, projectID)
+		switch {
+		case err == nil:
+			res.Next = a
+		case errors.Is(err, attune.ErrNoWork) || errors.Is(err, attune.ErrConflict) || errors.Is(err, attune.ErrNotFound):
+			// No next item is an answer, not a failure of the submission.
+			res.NextErr = err
+			return nil
+		default:
 			return err
 		}
-		if err := insertLabels(ctx, tx, res.AnswerSetID, itemID, raterID, rvID, s.Answers, s.Rationales); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `UPDATE assignments SET state = 'submitted', finished_at = now(), answer_set_id = $2 WHERE id = $1`,
-			s.AssignmentID, res.AnswerSetID); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `UPDATE items SET done = done + 1, holds = holds - 1 WHERE id = $1`, itemID); err != nil {
-			return err
-		}
-		res.Created = true
-		return claimNext(ctx, tx, s, projectID, &res)
+		return nil
 	})
 	if err != nil {
 		return SubmitResult{}, mapErr(err, "submit labels", "")
 	}
+	// Read after the commit, not before: the row locks the submit took
+	// are not held over one more round trip.
+	if s.NextWorkspace && res.Next != nil {
+		if res.NextWorkspace, err = findWorkspace(ctx, db.pool, res.Next.ProjectID, res.Next.ItemID, s.UserID, true); err != nil {
+			return SubmitResult{}, err
+		}
+	}
 	return res, nil
 }
 
-func claimNext(ctx context.Context, tx pgx.Tx, s Submission, projectID int64, res *SubmitResult) error {
-	if !s.ClaimNext {
-		return nil
-	}
-	a, err := next(ctx, tx, projectID, s.UserID)
-	switch {
-	case err == nil:
-		res.Next = a
-	case errors.Is(err, attune.ErrNoWork) || errors.Is(err, attune.ErrConflict):
-		// No next item is an answer, not a failure of the submission.
-		res.NextErr = err
-	default:
-		return err
-	}
-	return nil
-}
-
-func insertLabels(ctx context.Context, tx pgx.Tx, answerSetID, itemID, raterID, rvID int64, answers, rationales map[string]string) error {
-	keys := make([]string, 0, len(answers))
-	values := make([]string, 0, len(answers))
-	notes := make([]string, 0, len(answers))
+// answerColumns lays answers out as the columns labels are inserted from.
+func answerColumns(answers, rationales map[string]string) (keys, values, notes []string) {
+	keys = make([]string, 0, len(answers))
+	values = make([]string, 0, len(answers))
+	notes = make([]string, 0, len(answers))
 	for k, v := range answers {
 		keys = append(keys, k)
 		values = append(values, v)
 		notes = append(notes, rationales[k])
 	}
-	_, err := tx.Exec(ctx, `
-		INSERT INTO labels (answer_set_id, item_id, rater_id, rubric_version_id, rubric_item_key, value, rationale)
-		SELECT $1, $2, $3, $4, k, v, n FROM unnest($5::text[], $6::text[], $7::text[]) AS t(k, v, n)`,
-		answerSetID, itemID, raterID, rvID, keys, values, notes)
-	return err
+	return keys, values, notes
 }
 
 // Skip gives an assignment back without labels, optionally flagging the
@@ -470,7 +592,7 @@ func (db *DB) Skip(ctx context.Context, assignmentID, userID int64, flag, note s
 			return err
 		}
 		if state == "active" {
-			_, err = tx.Exec(ctx, `UPDATE items SET holds = holds - 1 WHERE id = $1`, itemID)
+			_, err = tx.Exec(ctx, `UPDATE item_counts SET holds = holds - 1 WHERE item_id = $1`, itemID)
 		}
 		return err
 	})

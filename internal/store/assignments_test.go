@@ -146,7 +146,7 @@ func TestSubmitIsIdempotent(t *testing.T) {
 	var sets, labels, done int
 	f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM answer_sets`).Scan(&sets)
 	f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM labels`).Scan(&labels)
-	f.db.Pool().QueryRow(ctx, `SELECT done FROM items WHERE id = $1`, a.ItemID).Scan(&done)
+	f.db.Pool().QueryRow(ctx, `SELECT done FROM item_counts WHERE item_id = $1`, a.ItemID).Scan(&done)
 	if sets != 1 || labels != 12 || done != 1 {
 		t.Fatalf("after a double submit: %d answer sets, %d labels, done=%d; want 1, 12, 1", sets, labels, done)
 	}
@@ -179,7 +179,7 @@ func TestExpiredLeaseReturnsItem(t *testing.T) {
 	}
 	f.submit(t, b, b0)
 	var done, holds int
-	f.db.Pool().QueryRow(ctx, `SELECT done, holds FROM items WHERE id = $1`, held.ItemID).Scan(&done, &holds)
+	f.db.Pool().QueryRow(ctx, `SELECT done, holds FROM item_counts WHERE item_id = $1`, held.ItemID).Scan(&done, &holds)
 	if done != 1 || holds != 0 {
 		t.Fatalf("done=%d holds=%d, want 1, 0", done, holds)
 	}
@@ -315,7 +315,7 @@ func TestNoWorkStoredAfterRemoval(t *testing.T) {
 			u.ID).Scan(&sets, &revision); err != nil {
 			t.Fatal(err)
 		}
-		if err := f.db.Pool().QueryRow(ctx, `SELECT done FROM items WHERE id = $1`, held.ItemID).Scan(&done); err != nil {
+		if err := f.db.Pool().QueryRow(ctx, `SELECT done FROM item_counts WHERE item_id = $1`, held.ItemID).Scan(&done); err != nil {
 			t.Fatal(err)
 		}
 		if err := f.db.Pool().QueryRow(ctx, `SELECT state FROM assignments WHERE id = $1`, held.ID).Scan(&state); err != nil {

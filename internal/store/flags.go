@@ -222,7 +222,9 @@ func setPool(ctx context.Context, tx pgx.Tx, actorID, projectID, itemID int64, s
 	if !inPool {
 		action = "item.pull"
 	}
-	if _, err := tx.Exec(ctx, `UPDATE items SET pulled_at = CASE WHEN $2 THEN NULL ELSE now() END,
+	if _, err := tx.Exec(ctx, `
+		WITH counts AS (UPDATE item_counts SET pulled = NOT $2 WHERE item_id = $1)
+		UPDATE items SET pulled_at = CASE WHEN $2 THEN NULL ELSE now() END,
 		pulled_by = CASE WHEN $2 THEN NULL ELSE $3::bigint END WHERE id = $1`, itemID, inPool, actorID); err != nil {
 		return err
 	}

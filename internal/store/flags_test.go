@@ -31,7 +31,7 @@ func (f *fixture) flagItem(t *testing.T, u *attune.User, reason, note string) *a
 func holdsOf(t *testing.T, db *store.DB, itemID int64) int {
 	t.Helper()
 	var n int
-	if err := db.Pool().QueryRow(context.Background(), `SELECT holds FROM items WHERE id = $1`, itemID).Scan(&n); err != nil {
+	if err := db.Pool().QueryRow(context.Background(), `SELECT holds FROM item_counts WHERE item_id = $1`, itemID).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n

@@ -549,9 +549,9 @@ func storeLabels(ctx context.Context, tx pgx.Tx, p *attune.Project, opts LabelsI
 			JOIN sets s ON s.item_id = i.id AND s.rater_id = w.id
 			RETURNING 1),
 		done AS (
-			UPDATE items SET done = done + d.n
+			UPDATE item_counts c SET done = c.done + d.n
 			FROM (SELECT s.item_id, count(*) AS n FROM sets s JOIN who w ON w.id = s.rater_id AND w.kind = 'human' GROUP BY s.item_id) d
-			WHERE items.id = d.item_id
+			WHERE c.item_id = d.item_id
 			RETURNING 1)
 		SELECT (SELECT count(*) FROM sets), (SELECT count(*) FROM labels), (SELECT count(*) FROM done)`,
 		p.ID, p.RubricVersionID).Scan(&res.AnswerSets, new(int), new(int))

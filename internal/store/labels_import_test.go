@@ -66,7 +66,7 @@ func TestImportLabels(t *testing.T) {
 		t.Fatal("rationale not stored")
 	}
 	// People's answer sets count as done; judges' do not.
-	if n := f.count(t, `SELECT sum(done) FROM items WHERE project_id = $1`, f.project.ID); n != 2 {
+	if n := f.count(t, `SELECT sum(done) FROM item_counts WHERE project_id = $1`, f.project.ID); n != 2 {
 		t.Fatalf("done = %d, want 2", n)
 	}
 	// The raters show in the report's list, people first.

@@ -234,7 +234,7 @@ func (db *DB) RemoveMember(ctx context.Context, actorID *int64, projectID, userI
 				UPDATE assignments a SET state = 'expired', finished_at = now()
 				FROM raters r WHERE r.id = a.rater_id AND r.user_id = $2 AND a.project_id = $1 AND a.state = 'active'
 				RETURNING a.item_id)
-			UPDATE items i SET holds = holds - 1 FROM released WHERE i.id = released.item_id`, projectID, userID); err != nil {
+			UPDATE item_counts c SET holds = c.holds - 1 FROM released WHERE c.item_id = released.item_id`, projectID, userID); err != nil {
 			return err
 		}
 		return audit(ctx, tx, attune.AuditEvent{ActorID: actorID, Action: "project.remove_member", ProjectID: &projectID, Subject: email})
@@ -284,8 +284,8 @@ func (db *DB) listProjects(ctx context.Context, userID int64, all bool) ([]attun
 		JOIN rubric_versions rv ON rv.id = p.rubric_version_id
 		LEFT JOIN project_members m ON m.project_id = p.id AND m.user_id = $1
 		LEFT JOIN LATERAL (
-			SELECT count(*) AS items, count(*) FILTER (WHERE i.done >= p.overlap) AS complete
-			FROM items i WHERE i.project_id = p.id AND i.pulled_at IS NULL) c ON true
+			SELECT sum(g.items) AS items, sum(g.items) FILTER (WHERE g.done >= p.overlap) AS complete
+			FROM project_progress g WHERE g.project_id = p.id AND NOT g.pulled) c ON true
 		WHERE $2 OR m.user_id IS NOT NULL
 		ORDER BY p.status = 'archived', p.name`, userID, all)
 	if err != nil {
@@ -310,7 +310,7 @@ func (db *DB) Progress(ctx context.Context, projectID int64) (*attune.Progress, 
 	pr := &attune.Progress{Overlap: p.Overlap, ByLabels: make([]int, p.Overlap+1)}
 	// Items out of the pool are counted apart: they will not be labelled
 	// further, so they would keep the project from ever being complete.
-	rows, err := db.pool.Query(ctx, `SELECT pulled_at IS NOT NULL, least(done, $2), count(*), sum(holds) FROM items WHERE project_id = $1 GROUP BY 1, 2`,
+	rows, err := db.pool.Query(ctx, `SELECT pulled, least(done, $2), count(*), sum(holds) FROM item_counts WHERE project_id = $1 GROUP BY 1, 2`,
 		projectID, p.Overlap)
 	if err != nil {
 		return nil, mapErr(err, "progress", "")

@@ -53,6 +53,9 @@ type Workspace struct {
 	// that still need labels: Counts.Open minus this is what is left that
 	// they could still be given.
 	SeenOpen int
+	// Counts are the project's label counts (with the draft, neighbours
+	// and counts only).
+	Counts *LabelCounts
 	// NoteOpened is true when the person opened the item's content note
 	// (OpenContentNote); whether the item has one is the caller's
 	// decision.
@@ -65,21 +68,85 @@ type Workspace struct {
 // person may see it is the caller's decision, from Assignment and Answers.
 // The queries go to the server in one batch.
 func (db *DB) FindWorkspace(ctx context.Context, projectID, itemID, userID int64) (*Workspace, error) {
-	return db.findWorkspace(ctx, projectID, itemID, userID, true)
+	return findWorkspace(ctx, db.pool, projectID, itemID, userID, true)
 }
 
 // FindOwnItem is FindWorkspace without the draft, the neighbours and the
 // counts: the item with the person's assignment and submitted answers, all
 // that storing their answers needs.
 func (db *DB) FindOwnItem(ctx context.Context, projectID, itemID, userID int64) (*Workspace, error) {
-	return db.findWorkspace(ctx, projectID, itemID, userID, false)
+	return findWorkspace(ctx, db.pool, projectID, itemID, userID, false)
+}
+
+// FindItemAccess reads, in one round trip, the user's role in a project
+// (as ProjectRole), the project, and one of its items as FindWorkspace
+// (full) or FindOwnItem reads it. It returns attune.ErrNotFound when the
+// user may not see the project (its existence is not revealed) and when
+// the project has no such item; whether the person may see the item is
+// the caller's decision, from the role, Assignment and Answers.
+func (db *DB) FindItemAccess(ctx context.Context, projectID, itemID int64, u *attune.User, full bool) (*attune.Project, attune.MemberRole, *Workspace, error) {
+	b := &pgx.Batch{}
+	b.Queue(`SELECT u.role, m.role FROM users u
+		LEFT JOIN project_members m ON m.user_id = u.id AND m.project_id = $1
+		WHERE u.id = $2`, projectID, u.ID)
+	b.Queue(`SELECT `+projectColumns+` FROM projects p JOIN rubric_versions rv ON rv.id = p.rubric_version_id WHERE p.id = $1`, projectID)
+	queueWorkspace(b, projectID, itemID, u.ID, full)
+	br := db.pool.SendBatch(ctx, b)
+	p, role, w, err := func() (*attune.Project, attune.MemberRole, *Workspace, error) {
+		var global attune.Role
+		var stored *string
+		if err := br.QueryRow().Scan(&global, &stored); err != nil {
+			return nil, "", nil, err
+		}
+		p, err := scanProject(br.QueryRow())
+		if err != nil {
+			return nil, "", nil, err
+		}
+		var role attune.MemberRole
+		switch {
+		case stored != nil:
+			role = attune.EffectiveMemberRole(global, attune.MemberRole(*stored))
+		case global == attune.RoleAdmin:
+			role = attune.MemberLead
+		default:
+			return nil, "", nil, pgx.ErrNoRows
+		}
+		w, err := scanWorkspace(br, itemID, full)
+		return p, role, w, err
+	}()
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, "", nil, mapErr(err, "find item", "")
+	}
+	return p, role, w, nil
 }
 
 // me is the rater of the user given as $3, in the workspace's queries.
 const me = `(SELECT id FROM raters WHERE user_id = $3)`
 
-func (db *DB) findWorkspace(ctx context.Context, projectID, itemID, userID int64, full bool) (*Workspace, error) {
+// batcher sends a batch: the pool, or a transaction.
+type batcher interface {
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
+func findWorkspace(ctx context.Context, q batcher, projectID, itemID, userID int64, full bool) (*Workspace, error) {
 	b := &pgx.Batch{}
+	queueWorkspace(b, projectID, itemID, userID, full)
+	br := q.SendBatch(ctx, b)
+	w, err := scanWorkspace(br, itemID, full)
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, mapErr(err, "find workspace", "")
+	}
+	return w, nil
+}
+
+// queueWorkspace adds the queries of a workspace to a batch.
+func queueWorkspace(b *pgx.Batch, projectID, itemID, userID int64, full bool) {
 	b.Queue(`SELECT id, project_id, source_id, kind, messages, meta, turns, sha256, sensitive
 		FROM items WHERE id = $1 AND project_id = $2`, itemID, projectID)
 	b.Queue(`SELECT `+assignmentColumns+` FROM assignments a
@@ -95,11 +162,12 @@ func (db *DB) findWorkspace(ctx context.Context, projectID, itemID, userID int64
 	if full {
 		queueExtras(b, projectID, itemID, userID)
 	}
+}
 
+// scanWorkspace reads what queueWorkspace asked for.
+func scanWorkspace(br pgx.BatchResults, itemID int64, full bool) (*Workspace, error) {
 	w := &Workspace{}
 	err := func() error {
-		br := db.pool.SendBatch(ctx, b)
-		defer br.Close()
 		var msgs []byte
 		err := br.QueryRow().Scan(&w.Item.ID, &w.Item.ProjectID, &w.Item.SourceID, &w.Item.Kind, &msgs, &w.Item.Meta,
 			&w.Item.Turns, &w.Item.SHA256, &w.Item.Sensitive)
@@ -133,13 +201,14 @@ func (db *DB) findWorkspace(ctx context.Context, projectID, itemID, userID int64
 		return nil
 	}()
 	if err != nil {
-		return nil, mapErr(err, "find workspace", "")
+		return nil, err
 	}
 	return w, nil
 }
 
 // queueExtras adds the workspace's draft, neighbours and counts to a batch.
 func queueExtras(b *pgx.Batch, projectID, itemID, userID int64) {
+	b.Queue(countLabels, projectID)
 	b.Queue(`SELECT answers, rationales, rationale, active_ms, base_revision, updated_at
 		FROM drafts WHERE item_id = $1 AND rater_id = (SELECT id FROM raters WHERE user_id = $2)`, itemID, userID)
 	b.Queue(`
@@ -160,12 +229,16 @@ func queueExtras(b *pgx.Batch, projectID, itemID, userID int64) {
 		  (SELECT count(*) FROM answer_sets s WHERE s.rater_id = (SELECT id FROM me) AND s.project_id = $2),
 		  (SELECT count(*) FROM assignments a
 		   WHERE a.rater_id = (SELECT id FROM me) AND a.project_id = $2
-		     AND (SELECT i.done FROM items i WHERE i.id = a.item_id) < (SELECT p.overlap FROM projects p WHERE p.id = $2))`,
+		     AND (SELECT c.done FROM item_counts c WHERE c.item_id = a.item_id) < (SELECT p.overlap FROM projects p WHERE p.id = $2))`,
 		itemID, projectID, userID)
 }
 
 // scanExtras reads what queueExtras asked for.
 func scanExtras(br pgx.BatchResults, w *Workspace) error {
+	w.Counts = &LabelCounts{}
+	if err := br.QueryRow().Scan(&w.Counts.Items, &w.Counts.Open, &w.Counts.Labels, &w.Counts.Needed); err != nil {
+		return err
+	}
 	d := &Draft{}
 	err := br.QueryRow().Scan(&d.Answers, &d.Rationales, &d.Rationale, &d.ActiveMS, &d.Base, &d.UpdatedAt)
 	switch {
@@ -292,22 +365,27 @@ type LabelCounts struct {
 	Needed int // labels the project needs in all: items × overlap
 }
 
-// CountLabels counts a project's items in the pool and their labels. It reads every item of
-// the project: callers showing it on every page should keep the result for
-// a few seconds.
+// CountLabels counts a project's items in the pool and their labels. It
+// reads the project's progress rows, which every change to an item's
+// counts keeps in the same transaction: a few rows whatever the size of
+// the project.
 func (db *DB) CountLabels(ctx context.Context, projectID int64) (LabelCounts, error) {
 	var c LabelCounts
-	var overlap int
-	err := db.pool.QueryRow(ctx, `
-		SELECT p.overlap, count(i.id), count(i.id) FILTER (WHERE i.done < p.overlap), coalesce(sum(least(i.done, p.overlap)), 0)
-		FROM projects p LEFT JOIN items i ON i.project_id = p.id AND i.pulled_at IS NULL
-		WHERE p.id = $1 GROUP BY p.id`, projectID).Scan(&overlap, &c.Items, &c.Open, &c.Labels)
+	err := db.pool.QueryRow(ctx, countLabels, projectID).Scan(&c.Items, &c.Open, &c.Labels, &c.Needed)
 	if err != nil {
 		return LabelCounts{}, mapErr(err, "count labels", "")
 	}
-	c.Needed = c.Items * overlap
 	return c, nil
 }
+
+// countLabels reads LabelCounts for the project $1.
+const countLabels = `
+	SELECT coalesce(sum(g.items) FILTER (WHERE NOT g.pulled), 0),
+	       coalesce(sum(g.items) FILTER (WHERE NOT g.pulled AND g.done < p.overlap), 0),
+	       coalesce(sum(g.items * least(g.done, p.overlap)) FILTER (WHERE NOT g.pulled), 0),
+	       coalesce(sum(g.items) FILTER (WHERE NOT g.pulled), 0) * p.overlap
+	FROM projects p LEFT JOIN project_progress g ON g.project_id = p.id
+	WHERE p.id = $1 GROUP BY p.id`
 
 // maxSensitiveIDs bounds one MarkSensitive call.
 const maxSensitiveIDs = 10000

@@ -1,0 +1,100 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/dbtest"
+	"github.com/attune/attune/internal/store"
+)
+
+// countedDirectly counts a project's labels from every item's counters:
+// what CountLabels kept incrementally must always equal it.
+func countedDirectly(t *testing.T, f *fixture) store.LabelCounts {
+	t.Helper()
+	var c store.LabelCounts
+	err := f.db.Pool().QueryRow(context.Background(), `
+		SELECT count(*) FILTER (WHERE NOT c.pulled), count(*) FILTER (WHERE NOT c.pulled AND c.done < p.overlap),
+		       coalesce(sum(least(c.done, p.overlap)) FILTER (WHERE NOT c.pulled), 0), count(*) FILTER (WHERE NOT c.pulled) * p.overlap
+		FROM projects p JOIN item_counts c ON c.project_id = p.id WHERE p.id = $1 GROUP BY p.id`,
+		f.project.ID).Scan(&c.Items, &c.Open, &c.Labels, &c.Needed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestProgressFollowsEveryChange(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newProject(t, dbtest.New(t), projectOpts{overlap: 2, items: 12, annotators: 4})
+	check := func(when string) {
+		t.Helper()
+		got, err := f.db.CountLabels(ctx, f.project.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := countedDirectly(t, f); got != want {
+			t.Fatalf("%s: progress %+v, counted directly %+v", when, got, want)
+		}
+	}
+	check("after import")
+
+	// Annotators submit at once, on several connections (so on several
+	// shards of the progress), each claiming the next in the same
+	// transaction.
+	var wg sync.WaitGroup
+	for _, u := range f.annotators {
+		wg.Go(func() {
+			a, err := f.db.NextAssignment(ctx, f.project.ID, u.ID)
+			for i := 0; err == nil && i < 4; i++ {
+				var res store.SubmitResult
+				res, err = f.db.SubmitLabels(ctx, store.Submission{AssignmentID: a.ID, ProjectID: f.project.ID, UserID: u.ID,
+					Answers: fullAnswers, ActiveMS: 1000, ClaimNext: true})
+				if err == nil && res.Next == nil {
+					err = res.NextErr
+				}
+				a = res.Next
+			}
+			if err != nil && !errors.Is(err, attune.ErrNoWork) {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	check("after concurrent submits")
+	if c, _ := f.db.CountLabels(ctx, f.project.ID); c.Labels == 0 {
+		t.Fatal("no labels counted after the submits")
+	}
+
+	// Taking a labelled item out of the pool, and putting it back.
+	var itemID int64
+	if err := f.db.Pool().QueryRow(ctx, `SELECT item_id FROM item_counts WHERE project_id = $1 AND done > 0 ORDER BY item_id LIMIT 1`,
+		f.project.ID).Scan(&itemID); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.db.SetItemInPool(ctx, f.lead.ID, f.project.ID, itemID, false); err != nil {
+		t.Fatal(err)
+	}
+	check("after a pull")
+	if _, _, err := f.db.SetItemInPool(ctx, f.lead.ID, f.project.ID, itemID, true); err != nil {
+		t.Fatal(err)
+	}
+	check("after a return")
+
+	// The workspace reads the same counts with the item.
+	a, err := f.db.NextAssignment(ctx, f.project.ID, f.annotators[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := f.db.FindWorkspace(ctx, f.project.ID, a.ItemID, f.annotators[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := countedDirectly(t, f); w.Counts == nil || *w.Counts != want {
+		t.Fatalf("workspace counts %+v, want %+v", w.Counts, want)
+	}
+}
