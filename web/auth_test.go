@@ -250,3 +250,43 @@ func mustURL(s string) *url.URL {
 	}
 	return u
 }
+
+// A session's row is written when its data change, or when its stored
+// expiry is a minute stale, not on every request: requests that only
+// read leave it as it was.
+func TestSessionRowWrittenOnlyWhenItChanges(t *testing.T) {
+	t.Parallel()
+	a := newApp(t, func(o *web.Options) { o.SessionIdleTimeout = 10 * time.Minute; o.SessionLifetime = time.Hour })
+	ann := a.user("ann@example.org", attune.RoleAnnotator)
+	c := a.client()
+	c.mustSignIn(ann)
+	version := func() (xmin string, userID int64) {
+		t.Helper()
+		if err := a.db.Pool().QueryRow(context.Background(), `SELECT xmin::text, user_id FROM sessions WHERE token = $1`,
+			c.sessionCookie().Value).Scan(&xmin, &userID); err != nil {
+			t.Fatal(err)
+		}
+		return xmin, userID
+	}
+	signedIn, userID := version()
+	if userID != ann.ID {
+		t.Fatalf("session stored for user %d, want %d", userID, ann.ID)
+	}
+	for range 3 {
+		if r := c.get("/"); r.StatusCode != http.StatusOK {
+			t.Fatalf("home: %d", r.StatusCode)
+		}
+	}
+	if now, _ := version(); now != signedIn {
+		t.Fatal("reading pages rewrote the session row")
+	}
+	// Signing out ends the session: a change, stored.
+	c.post("/logout", nil)
+	var n int
+	if err := a.db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM sessions WHERE user_id = $1`, ann.ID).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Fatalf("%d sessions left after signing out", n)
+	}
+}

@@ -157,7 +157,15 @@ func (s *Server) withSession(next http.Handler) http.Handler {
 	loadUser := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := s.sessions.GetInt64(r.Context(), sessionUserID)
 		if id != 0 {
-			u, err := s.db.FindUserByID(r.Context(), id)
+			// The account was read with the session, unless the session
+			// was stored before it knew its account.
+			var u *attune.User
+			var err error
+			if l := loadedFrom(r.Context()); l != nil && l.user != nil && l.user.ID == id {
+				u = l.user
+			} else {
+				u, err = s.db.FindUserByID(r.Context(), id)
+			}
 			switch {
 			case err == nil && !u.Disabled() && s.sessions.GetInt64(r.Context(), sessionEpoch) == u.SessionEpoch:
 				infoFrom(r.Context()).userID = u.ID
@@ -176,7 +184,7 @@ func (s *Server) withSession(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
-	return s.sessions.LoadAndSave(cop.Handler(loadUser))
+	return withLoadedSession(s.sessions.LoadAndSave(cop.Handler(loadUser)))
 }
 
 // signedIn sends visitors who are not signed in to the sign-in page,

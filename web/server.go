@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/alexedwards/scs/pgxstore"
 	"github.com/alexedwards/scs/v2"
 
 	"github.com/attune/attune/internal/attune"
@@ -77,9 +76,8 @@ type Server struct {
 // can serve any request and a restart signs nobody out.
 func New(db *store.DB, logger *slog.Logger, opts Options) *Server {
 	sm := scs.New()
-	// The store's own sweeper is off: its start and stop race (a data race
-	// the race detector reports), so Server runs its own, below.
-	sm.Store = pgxstore.NewWithCleanupInterval(db.Pool(), 0)
+	// Expired sessions are swept by Server's own sweeper, below.
+	sm.Store = &sessionStore{db: db, codec: sm.Codec}
 	sm.IdleTimeout = opts.SessionIdleTimeout
 	sm.Lifetime = opts.SessionLifetime
 	sm.Cookie.Name = "attune_session"
