@@ -36,7 +36,12 @@ type benchServer struct {
 
 func newBenchServer(tb testing.TB) *benchServer {
 	tb.Helper()
-	db := dbtest.New(tb)
+	return newBenchServerOn(tb, dbtest.New(tb))
+}
+
+// newBenchServerOn is newBenchServer on a store the caller opened.
+func newBenchServerOn(tb testing.TB, db *store.DB) *benchServer {
+	tb.Helper()
 	if err := db.LoadBuiltinRubrics(context.Background()); err != nil {
 		tb.Fatal(err)
 	}
