@@ -115,16 +115,18 @@ func (db *DB) StreamAnswerSets(ctx context.Context, projectID int64, f Agreement
 		if _, err := tx.Exec(ctx, `SET LOCAL plan_cache_mode = force_custom_plan`); err != nil {
 			return err
 		}
-		// Labels are walked in the order of the (item, rater, rubric item)
-		// index, so PostgreSQL groups them into answer sets without
-		// sorting or hashing, and rows come out in item order. Each label
-		// is written as key US value, labels separated by RS: control
-		// characters no rubric key or answer can hold.
+		// Labels are walked in the order of the (project, item, rater,
+		// rubric item) index, which holds the value and the time too, so
+		// PostgreSQL reads only the project's part of it, groups the
+		// labels into answer sets without sorting or hashing, and rows
+		// come out in item order. Each label is written as key US value,
+		// labels separated by RS: control characters no rubric key or
+		// answer can hold.
 		rows, err := tx.Query(ctx, `
 			SELECT l.item_id, l.rater_id, string_agg(l.rubric_item_key || chr(31) || l.value, chr(30))
 			FROM labels l
-			JOIN items i ON i.id = l.item_id AND i.project_id = $1
-			WHERE ($2::bigint[] IS NULL OR l.rater_id = ANY ($2::bigint[]))
+			WHERE l.project_id = $1
+			  AND ($2::bigint[] IS NULL OR l.rater_id = ANY ($2::bigint[]))
 			  AND ($3::timestamptz IS NULL OR l.created_at >= $3)
 			  AND ($4::timestamptz IS NULL OR l.created_at < $4)
 			  AND l.item_id BETWEEN coalesce($5::bigint, 0) AND coalesce($6::bigint, 9223372036854775807)

@@ -131,21 +131,20 @@ func (db *DB) DrillItems(ctx context.Context, projectID int64, f DrillFilter) (D
 	if f.Scan < 1 || f.Scan > DrillScan {
 		f.Scan = DrillScan
 	}
-	// Both sides are read from labels_rubric_item_idx in item order, the
+	// Both sides are read from labels_project_key_idx in item order, the
 	// rater and value included, so that merging them never visits a
 	// label's row. Gold takes rater id -1, never "the same rater".
 	var args drillArgs
 	// after and below, the window's bounds, and the limit are set for
 	// each window.
 	project, after, below, key := args.add(projectID), args.add(int64(0)), args.add(int64(0)), args.add(f.Key)
-	rubricVersion := "(SELECT rubric_version_id FROM projects WHERE id = " + project + ")"
 	people := "ARRAY(SELECT id FROM raters WHERE kind = 'human')"
 	// num is a numeric answer's number, computed under a CASE so that a
 	// word is never cast.
 	num := func(v string) string { return "CASE WHEN " + v + " ~ '^[0-9]{1,9}$' THEN " + v + "::int END" }
 	labels := func(l string) string {
-		s := fmt.Sprintf(`labels %[1]s WHERE %[1]s.rubric_version_id = %[2]s AND %[1]s.rubric_item_key = %[3]s
-			AND %[1]s.item_id > %[4]s AND %[1]s.item_id < %[5]s AND %[1]s.value <> 'ERROR'`, l, rubricVersion, key, after, below)
+		s := fmt.Sprintf(`labels %[1]s WHERE %[1]s.project_id = %[2]s AND %[1]s.rubric_item_key = %[3]s
+			AND %[1]s.item_id > %[4]s AND %[1]s.item_id < %[5]s AND %[1]s.value <> 'ERROR'`, l, project, key, after, below)
 		if f.NAMissing {
 			s += " AND " + l + ".value <> 'NA'"
 		}
@@ -167,7 +166,7 @@ func (db *DB) DrillItems(ctx context.Context, projectID int64, f DrillFilter) (D
 	switch {
 	case f.Gold:
 		sideB = fmt.Sprintf(`SELECT g.item_id, -1::bigint AS rater_id, g.value, %s AS num FROM gold_labels g
-			WHERE g.rubric_item_key = %s AND g.item_id > %s AND g.item_id < %s`, num("g.value"), key, after, below)
+			WHERE g.project_id = %s AND g.rubric_item_key = %s AND g.item_id > %s AND g.item_id < %s`, num("g.value"), project, key, after, below)
 		if f.NAMissing {
 			sideB += " AND g.value <> 'NA'"
 		}
@@ -336,8 +335,8 @@ func (db *DB) drillDetails(ctx context.Context, projectID int64, key string, ids
 // in [minItem, maxItem], by item id and rubric item key.
 func (db *DB) GoldSets(ctx context.Context, projectID, minItem, maxItem int64) (map[int64]map[string]string, error) {
 	rows, err := db.pool.Query(ctx, `
-		SELECT g.item_id, g.rubric_item_key, g.value FROM gold_labels g JOIN items i ON i.id = g.item_id
-		WHERE i.project_id = $1 AND g.item_id BETWEEN $2 AND $3`, projectID, minItem, maxItem)
+		SELECT g.item_id, g.rubric_item_key, g.value FROM gold_labels g
+		WHERE g.project_id = $1 AND g.item_id BETWEEN $2 AND $3`, projectID, minItem, maxItem)
 	if err != nil {
 		return nil, mapErr(err, "gold sets", "")
 	}

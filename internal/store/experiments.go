@@ -86,7 +86,7 @@ func (db *DB) ExperimentItems(ctx context.Context, projectID int64, variants []i
 			words[s] = s
 			return s
 		}
-		rows, err = tx.Query(ctx, `SELECT item_id, rubric_item_key, value FROM gold_labels WHERE item_id = ANY($1)`, ids)
+		rows, err = tx.Query(ctx, `SELECT item_id, rubric_item_key, value FROM gold_labels WHERE project_id = $2 AND item_id = ANY($1)`, ids, projectID)
 		if err != nil {
 			return err
 		}
@@ -107,7 +107,8 @@ func (db *DB) ExperimentItems(ctx context.Context, projectID int64, variants []i
 		var rater int64
 		byHuman := map[int64]map[int64]map[string]string{} // rater → item → answers
 		rows, err = tx.Query(ctx, `SELECT l.item_id, l.rater_id, l.rubric_item_key, l.value FROM labels l
-			WHERE l.item_id = ANY($1) AND (l.rater_id = ANY($2) OR l.rater_id IN (SELECT id FROM raters WHERE kind = 'human'))`, ids, variants)
+			WHERE l.project_id = $3 AND l.item_id = ANY($1)
+			  AND (l.rater_id = ANY($2) OR l.rater_id IN (SELECT id FROM raters WHERE kind = 'human'))`, ids, variants, projectID)
 		if err != nil {
 			return err
 		}

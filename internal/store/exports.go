@@ -21,22 +21,28 @@ import (
 // size. emit must not keep the value it is given; an error from emit stops
 // the export and is returned as it is.
 
+// exportLabelsQuery reads a project's labels ($1) for ExportLabels. Every
+// table is read through an index that starts with the project, so the cost
+// follows the project's size whatever else the database holds; how a
+// judge's label was reached is looked up label by label.
+const exportLabelsQuery = `
+		SELECT i.source_id, coalesce(u.email, r.name), r.kind, l.rubric_item_key, l.value, l.rationale,
+		       s.active_ms, l.created_at,
+		       coalesce((SELECT d.method FROM judge_label_details d WHERE d.label_id = l.id), '')
+		FROM labels l
+		JOIN items i ON i.id = l.item_id AND i.project_id = $1
+		JOIN answer_sets s ON s.id = l.answer_set_id AND s.project_id = $1
+		JOIN raters r ON r.id = l.rater_id
+		LEFT JOIN users u ON u.id = r.user_id
+		LEFT JOIN rubric_items ri ON ri.rubric_version_id = l.rubric_version_id AND ri.key = l.rubric_item_key
+		WHERE l.project_id = $1
+		ORDER BY l.item_id, r.kind, l.rater_id, ri.position`
+
 // ExportLabels streams every label of the project in long form: by item,
 // people before judges, each rater's labels in rubric order. It returns how
 // many labels it emitted.
 func (db *DB) ExportLabels(ctx context.Context, projectID int64, emit func(*export.Label) error) (int, error) {
-	rows, err := db.pool.Query(ctx, `
-		SELECT i.source_id, coalesce(u.email, r.name), r.kind, l.rubric_item_key, l.value, l.rationale,
-		       s.active_ms, l.created_at, coalesce(d.method, '')
-		FROM items i
-		JOIN labels l ON l.item_id = i.id
-		JOIN answer_sets s ON s.id = l.answer_set_id
-		JOIN raters r ON r.id = l.rater_id
-		LEFT JOIN users u ON u.id = r.user_id
-		LEFT JOIN rubric_items ri ON ri.rubric_version_id = l.rubric_version_id AND ri.key = l.rubric_item_key
-		LEFT JOIN judge_label_details d ON d.label_id = l.id
-		WHERE i.project_id = $1
-		ORDER BY i.id, r.kind, l.rater_id, ri.position`, projectID)
+	rows, err := db.pool.Query(ctx, exportLabelsQuery, projectID)
 	if err != nil {
 		return 0, mapErr(err, "export labels", "")
 	}

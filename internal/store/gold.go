@@ -78,11 +78,11 @@ type ConsensusResult struct {
 // ($3), or with an answer set (a person's or a judge's) newer than the
 // verdict. Items are i; their verdict, c.
 const stale = `
-	FROM items i LEFT JOIN gold_consensus c ON c.item_id = i.id
+	FROM items i LEFT JOIN gold_consensus c ON c.item_id = i.id AND c.project_id = $1
 	WHERE i.project_id = $1
 	  AND (SELECT count(*) FROM answer_sets s JOIN raters r ON r.id = s.rater_id
 	       WHERE s.item_id = i.id AND r.kind = 'human') >= $2
-	  AND NOT EXISTS (SELECT 1 FROM gold_labels g WHERE g.item_id = i.id AND g.method = 'adjudicated')
+	  AND NOT EXISTS (SELECT 1 FROM gold_labels g WHERE g.project_id = $1 AND g.item_id = i.id AND g.method = 'adjudicated')
 	  AND ($4 OR c.item_id IS NULL OR c.max_spread <> $3
 	       OR EXISTS (SELECT 1 FROM answer_sets s WHERE s.item_id = i.id AND s.updated_at > c.computed_at))`
 
@@ -225,11 +225,11 @@ func settle(ctx context.Context, tx pgx.Tx, p *attune.Project, def *rubric.Defin
 	// A person's gold is never replaced: the rule writes only where the
 	// gold is automatic or missing.
 	if _, err := tx.Exec(ctx, `
-		INSERT INTO gold_labels (item_id, rubric_version_id, rubric_item_key, value, method, note)
-		SELECT t.i, $1, t.k, t.v, 'automatic', t.n FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[]) AS t(i, k, v, n)
+		INSERT INTO gold_labels (project_id, item_id, rubric_version_id, rubric_item_key, value, method, note)
+		SELECT $6, t.i, $1, t.k, t.v, 'automatic', t.n FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[]) AS t(i, k, v, n)
 		ON CONFLICT (item_id, rubric_item_key) DO UPDATE SET value = EXCLUDED.value, note = EXCLUDED.note, decided_at = now()
 		WHERE gold_labels.method = 'automatic' AND (gold_labels.value, gold_labels.note) IS DISTINCT FROM (EXCLUDED.value, EXCLUDED.note)`,
-		p.RubricVersionID, gItems, gKeys, gValues, gNotes); err != nil {
+		p.RubricVersionID, gItems, gKeys, gValues, gNotes, p.ID); err != nil {
 		return err
 	}
 	if _, err := tx.Exec(ctx, `DELETE FROM gold_labels WHERE item_id = ANY($1) AND method = 'automatic'`, open); err != nil {
@@ -281,9 +281,9 @@ func (db *DB) CountGold(ctx context.Context, projectID int64) (GoldCounts, error
 			SELECT i.id,
 			       (SELECT count(*) FROM answer_sets s JOIN raters r ON r.id = s.rater_id
 			        WHERE s.item_id = i.id AND r.kind = 'human') AS humans,
-			       (SELECT min(g.method) FROM gold_labels g WHERE g.item_id = i.id) AS method,
+			       (SELECT min(g.method) FROM gold_labels g WHERE g.project_id = $1 AND g.item_id = i.id) AS method,
 			       c.decided
-			FROM items i LEFT JOIN gold_consensus c ON c.item_id = i.id
+			FROM items i LEFT JOIN gold_consensus c ON c.item_id = i.id AND c.project_id = $1
 			WHERE i.project_id = $1)
 		SELECT count(*),
 		       count(*) FILTER (WHERE humans < $2 AND method IS NULL),
@@ -324,9 +324,9 @@ func (d Disagreement) Spread() float64 {
 // queue selects the items in project $1's queue: the rule did not decide
 // them and no person has either.
 const queue = `
-	FROM gold_consensus c JOIN items i ON i.id = c.item_id
+	FROM gold_consensus c JOIN items i ON i.id = c.item_id AND i.project_id = $1
 	WHERE c.project_id = $1 AND NOT c.decided
-	  AND NOT EXISTS (SELECT 1 FROM gold_labels g WHERE g.item_id = c.item_id AND g.method = 'adjudicated')`
+	  AND NOT EXISTS (SELECT 1 FROM gold_labels g WHERE g.project_id = $1 AND g.item_id = c.item_id AND g.method = 'adjudicated')`
 
 const disagreementColumns = `c.item_id, i.source_id, c.rank, c.safety, c.signal, c.reason, c.human_raters, c.computed_at`
 
@@ -388,7 +388,7 @@ func (db *DB) FindVerdict(ctx context.Context, projectID, itemID int64) (*GoldVe
 	var inQueue bool
 	err := db.pool.QueryRow(ctx, `
 		SELECT `+disagreementColumns+`, c.decided,
-		       NOT c.decided AND NOT EXISTS (SELECT 1 FROM gold_labels g WHERE g.item_id = c.item_id AND g.method = 'adjudicated')
+		       NOT c.decided AND NOT EXISTS (SELECT 1 FROM gold_labels g WHERE g.project_id = c.project_id AND g.item_id = c.item_id AND g.method = 'adjudicated')
 		FROM gold_consensus c JOIN items i ON i.id = c.item_id
 		WHERE c.project_id = $1 AND c.item_id = $2`, projectID, itemID).
 		Scan(&v.ItemID, &v.SourceID, &v.Rank, &v.Safety, &v.Signal, &v.Reason, &v.HumanRaters, &v.ComputedAt, &v.Decided, &inQueue)
@@ -578,11 +578,11 @@ func (db *DB) Adjudicate(ctx context.Context, a Adjudication) error {
 			values[i] = a.Answers[k]
 		}
 		if _, err := tx.Exec(ctx, `
-			INSERT INTO gold_labels (item_id, rubric_version_id, rubric_item_key, value, method, decided_by, note)
-			SELECT $1, $2, k, v, 'adjudicated', $3, $4 FROM unnest($5::text[], $6::text[]) AS t(k, v)
+			INSERT INTO gold_labels (project_id, item_id, rubric_version_id, rubric_item_key, value, method, decided_by, note)
+			SELECT $7, $1, $2, k, v, 'adjudicated', $3, $4 FROM unnest($5::text[], $6::text[]) AS t(k, v)
 			ON CONFLICT (item_id, rubric_item_key) DO UPDATE SET value = EXCLUDED.value, method = 'adjudicated',
 				decided_by = EXCLUDED.decided_by, note = EXCLUDED.note, decided_at = now(), rubric_version_id = EXCLUDED.rubric_version_id`,
-			a.ItemID, rvID, a.ActorID, a.Note, keys, values); err != nil {
+			a.ItemID, rvID, a.ActorID, a.Note, keys, values, a.ProjectID); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM gold_labels WHERE item_id = $1 AND NOT (rubric_item_key = ANY($2))`, a.ItemID, keys); err != nil {

@@ -516,8 +516,8 @@ func (db *DB) WriteJudgeAnswers(ctx context.Context, run *attune.JudgeRun, itemI
 		}
 		_, err = tx.Exec(ctx, `
 			WITH l AS (
-				INSERT INTO labels (answer_set_id, item_id, rater_id, rubric_version_id, rubric_item_key, value, rationale)
-				SELECT s.id, s.item_id, s.rater_id, s.rubric_version_id, k, v, n
+				INSERT INTO labels (answer_set_id, project_id, item_id, rater_id, rubric_version_id, rubric_item_key, value, rationale)
+				SELECT s.id, s.project_id, s.item_id, s.rater_id, s.rubric_version_id, k, v, n
 				FROM answer_sets s, unnest($2::text[], $3::text[], $4::text[]) AS t(k, v, n) WHERE s.id = $1
 				RETURNING id, rubric_item_key)
 			INSERT INTO judge_label_details (label_id, run_id, method, prompt_hash, weighted_score, distribution, samples, spread, raw)

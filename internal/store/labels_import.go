@@ -541,8 +541,8 @@ func storeLabels(ctx context.Context, tx pgx.Tx, p *attune.Project, opts LabelsI
 			JOIN who w ON w.rater = t.rater AND w.kind = t.kind
 			RETURNING id, item_id, rater_id),
 		labels AS (
-			INSERT INTO labels (answer_set_id, item_id, rater_id, rubric_version_id, rubric_item_key, value, rationale)
-			SELECT s.id, s.item_id, s.rater_id, $2, t.key, t.value, t.rationale
+			INSERT INTO labels (answer_set_id, project_id, item_id, rater_id, rubric_version_id, rubric_item_key, value, rationale)
+			SELECT s.id, $1, s.item_id, s.rater_id, $2, t.key, t.value, t.rationale
 			FROM import_labels t
 			JOIN items i ON i.project_id = $1 AND i.source_id = t.item
 			JOIN who w ON w.rater = t.rater AND w.kind = t.kind

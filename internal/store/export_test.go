@@ -1,0 +1,11 @@
+package store
+
+import "github.com/jackc/pgx/v5/pgxpool"
+
+// OpenPool wraps a pool the test configured itself (with a tracer, say)
+// as a DB.
+func OpenPool(pool *pgxpool.Pool) *DB { return &DB{pool: pool} }
+
+// ExportLabelsQuery is the query ExportLabels runs, for a benchmark that
+// compares it with COPY of the same SELECT.
+const ExportLabelsQuery = exportLabelsQuery
