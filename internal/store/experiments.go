@@ -97,9 +97,9 @@ func (db *DB) ExperimentItems(ctx context.Context, projectID int64, variants []i
 			return err
 		}
 		// The people's and the variants' answers in one pass over the
-		// items' labels: reading them apart costs two. The index behind
-		// labels' uniqueness holds all four columns, so the pass reads no
-		// table row.
+		// items' labels: reading them apart costs two. The project's
+		// labels index holds all four columns, so the pass reads no table
+		// row.
 		variant := make(map[int64]int, len(variants))
 		for v, id := range variants {
 			variant[id] = v

@@ -183,6 +183,15 @@ func TestProjectReadsStayInTheProject(t *testing.T) {
 		{"count gold", func() error { _, err := db.CountGold(ctx, small); return err }},
 		{"disagreements", func() error { _, _, err := db.ListDisagreements(ctx, small, 0, 50); return err }},
 		{"count flags", func() error { _, err := db.CountFlags(ctx, small); return err }},
+		{"search open gold", func() error { _, err := db.SearchItems(ctx, small, store.ItemSearch{Gold: store.GoldOpen}); return err }},
+		{"search automatic gold", func() error {
+			_, err := db.SearchItems(ctx, small, store.ItemSearch{Gold: store.GoldAutomatic, Sort: store.SortLabels})
+			return err
+		}},
+		{"search concern", func() error {
+			_, err := db.SearchItems(ctx, small, store.ItemSearch{Concern: []store.RubricAnswer{{Key: "safety", Value: "1"}}})
+			return err
+		}},
 	}
 	for _, r := range reads {
 		log.take()

@@ -177,12 +177,12 @@ func (db *DB) SearchItems(ctx context.Context, projectID int64, s ItemSearch) (I
 	switch s.Gold {
 	case "":
 	case GoldOpen:
-		where = append(where, "NOT EXISTS (SELECT 1 FROM gold_labels g WHERE g.item_id = i.id)")
+		where = append(where, "NOT EXISTS (SELECT 1 FROM gold_labels g WHERE g.project_id = i.project_id AND g.item_id = i.id)")
 	case GoldAutomatic:
-		where = append(where, "EXISTS (SELECT 1 FROM gold_labels g WHERE g.item_id = i.id)",
-			"NOT EXISTS (SELECT 1 FROM gold_labels g WHERE g.item_id = i.id AND g.method = 'adjudicated')")
+		where = append(where, "EXISTS (SELECT 1 FROM gold_labels g WHERE g.project_id = i.project_id AND g.item_id = i.id)",
+			"NOT EXISTS (SELECT 1 FROM gold_labels g WHERE g.project_id = i.project_id AND g.item_id = i.id AND g.method = 'adjudicated')")
 	case GoldAdjudicated:
-		where = append(where, "EXISTS (SELECT 1 FROM gold_labels g WHERE g.item_id = i.id AND g.method = 'adjudicated')")
+		where = append(where, "EXISTS (SELECT 1 FROM gold_labels g WHERE g.project_id = i.project_id AND g.item_id = i.id AND g.method = 'adjudicated')")
 	default:
 		return ItemPage{}, attune.Invalid("gold", fmt.Sprintf("%q is not a gold status: open, automatic or adjudicated", s.Gold))
 	}
@@ -192,7 +192,7 @@ func (db *DB) SearchItems(ctx context.Context, projectID int64, s ItemSearch) (I
 			keys[i], values[i] = c.Key, c.Value
 		}
 		where = append(where, `EXISTS (SELECT 1 FROM labels cl JOIN unnest(`+args.add(keys)+`::text[], `+args.add(values)+`::text[]) AS c(k, v)
-			ON cl.rubric_item_key = c.k AND cl.value = c.v WHERE cl.item_id = i.id)`)
+			ON cl.rubric_item_key = c.k AND cl.value = c.v WHERE cl.project_id = i.project_id AND cl.item_id = i.id)`)
 	}
 	if s.Flagged {
 		where = append(where, "EXISTS (SELECT 1 FROM assignments fa WHERE fa.item_id = i.id AND fa.flag IS NOT NULL)")
@@ -201,7 +201,7 @@ func (db *DB) SearchItems(ctx context.Context, projectID int64, s ItemSearch) (I
 		where = append(where, `EXISTS (SELECT 1 FROM labels jl JOIN raters jr ON jr.id = jl.rater_id
 			JOIN labels pl ON pl.item_id = jl.item_id AND pl.rubric_item_key = jl.rubric_item_key
 			JOIN raters pr ON pr.id = pl.rater_id
-			WHERE jl.item_id = i.id AND jl.rubric_item_key = `+args.add(s.JudgeDisagrees)+` AND jr.kind = 'judge' AND pr.kind = 'human'
+			WHERE jl.project_id = i.project_id AND jl.item_id = i.id AND jl.rubric_item_key = `+args.add(s.JudgeDisagrees)+` AND jr.kind = 'judge' AND pr.kind = 'human'
 			  AND jl.value <> pl.value AND jl.value <> 'ERROR' AND pl.value <> 'ERROR')`)
 	}
 	if s.RaterID > 0 {
@@ -243,7 +243,7 @@ func (db *DB) SearchItems(ctx context.Context, projectID int64, s ItemSearch) (I
 		SELECT i.id, i.source_id, i.kind, i.turns, left(coalesce(i.messages -> 0 ->> 'content', ''), 300), i.meta,
 		       ` + humanSets + `,
 		       (SELECT count(*) FROM answer_sets js JOIN raters jr ON jr.id = js.rater_id WHERE js.item_id = i.id AND jr.kind = 'judge'),
-		       coalesce((SELECT max(g.method) FROM gold_labels g WHERE g.item_id = i.id), ''),
+		       coalesce((SELECT max(g.method) FROM gold_labels g WHERE g.project_id = i.project_id AND g.item_id = i.id), ''),
 		       (SELECT count(*) FROM assignments fa WHERE fa.item_id = i.id AND fa.flag IS NOT NULL),
 		       i.pulled_at IS NOT NULL, i.created_at
 		FROM items i
