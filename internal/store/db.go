@@ -63,12 +63,21 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("store: connect to %s: %w", redact(url), err)
 	}
-	jobs, err := river.NewClient(riverpgxv5.New(nil), &river.Config{})
+	db, err := newDB(pool)
 	if err != nil {
 		pool.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// newDB wraps a connected pool.
+func newDB(pool *pgxpool.Pool) (*DB, error) {
+	jobs, err := river.NewClient(riverpgxv5.New(nil), &river.Config{})
+	if err != nil {
 		return nil, fmt.Errorf("store: job queue: %w", err)
 	}
-	return &DB{pool: pool, recordExports: make(chan struct{}, max(1, cfg.MaxConns/(2*recordConns))), jobs: jobs}, nil
+	return &DB{pool: pool, recordExports: make(chan struct{}, max(1, pool.Config().MaxConns/(2*recordConns))), jobs: jobs}, nil
 }
 
 // setsParam reports whether a connection string, URL or key=value form,

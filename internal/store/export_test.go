@@ -4,7 +4,7 @@ import "github.com/jackc/pgx/v5/pgxpool"
 
 // OpenPool wraps a pool the test configured itself (with a tracer, say)
 // as a DB.
-func OpenPool(pool *pgxpool.Pool) *DB { return &DB{pool: pool} }
+func OpenPool(pool *pgxpool.Pool) (*DB, error) { return newDB(pool) }
 
 // ExportLabelsQuery is the query ExportLabels runs, for a benchmark that
 // compares it with COPY of the same SELECT.

@@ -96,7 +96,10 @@ func TestProjectReadsStayInTheProject(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	db := store.OpenPool(pool)
+	db, err := store.OpenPool(pool)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := db.LoadBuiltinRubrics(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -158,6 +161,14 @@ func TestProjectReadsStayInTheProject(t *testing.T) {
 		}},
 		{"export flags", func() error {
 			_, err := db.WriteExport(ctx, new(strings.Builder), small, export.Flags, export.CSV, false)
+			return err
+		}},
+		{"dataset export, gold", func() error {
+			_, err := db.WriteRecords(ctx, new(strings.Builder), small, export.JSONL, export.RecordOptions{Which: export.WhichGold, Soft: true})
+			return err
+		}},
+		{"dataset export, labels", func() error {
+			_, err := db.WriteRecords(ctx, new(strings.Builder), small, export.JSONL, export.RecordOptions{Which: export.WhichLabels})
 			return err
 		}},
 		{"agreement raters", func() error { _, err := db.ListProjectRaters(ctx, small); return err }},

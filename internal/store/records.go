@@ -107,7 +107,7 @@ func (db *DB) exportRecords(ctx context.Context, projectID int64, keys []string,
 	items, err := main.Query(ctx, `
 		SELECT i.id, i.source_id, i.messages::text, i.meta::text
 		FROM items i
-		WHERE i.project_id = $1 AND (NOT $2 OR EXISTS (SELECT 1 FROM gold_labels g WHERE g.item_id = i.id))
+		WHERE i.project_id = $1 AND (NOT $2 OR EXISTS (SELECT 1 FROM gold_labels g WHERE g.project_id = $1 AND g.item_id = i.id))
 		ORDER BY i.id`, projectID, onlyGold)
 	if err != nil {
 		return 0, err
@@ -115,8 +115,8 @@ func (db *DB) exportRecords(ctx context.Context, projectID int64, keys []string,
 	defer items.Close()
 	gold, err := openAnswerStream(ctx, goldTx, `
 		SELECT g.item_id, 0::bigint, g.rubric_item_key, g.value, g.method
-		FROM gold_labels g JOIN items i ON i.id = g.item_id
-		WHERE i.project_id = $1
+		FROM gold_labels g
+		WHERE g.project_id = $1
 		ORDER BY g.item_id`, projectID)
 	if err != nil {
 		return 0, err
@@ -124,8 +124,8 @@ func (db *DB) exportRecords(ctx context.Context, projectID int64, keys []string,
 	defer gold.rows.Close()
 	labels, err := openAnswerStream(ctx, labelTx, `
 		SELECT l.item_id, l.rater_id, l.rubric_item_key, l.value, ''
-		FROM labels l JOIN items i ON i.id = l.item_id
-		WHERE i.project_id = $1
+		FROM labels l
+		WHERE l.project_id = $1
 		ORDER BY l.item_id, l.rater_id`, projectID)
 	if err != nil {
 		return 0, err
