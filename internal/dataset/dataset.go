@@ -518,3 +518,22 @@ func fieldName(key []byte) string {
 	}
 	return string(key)
 }
+
+// AppendMessagesJSON appends messages to dst as a JSON array of
+// {"role", "content"} objects, the shape items are stored in, and returns
+// the extended slice. Texts must be valid UTF-8, as Read hands them on:
+// each is written as it is, escaping only what JSON requires.
+func AppendMessagesJSON(dst []byte, messages []Message) []byte {
+	dst = append(dst, '[')
+	for i, m := range messages {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"role":`...)
+		dst = appendString(dst, m.Role)
+		dst = append(dst, `,"content":`...)
+		dst = appendString(dst, m.Content)
+		dst = append(dst, '}')
+	}
+	return append(dst, ']')
+}

@@ -5,9 +5,7 @@ package importer
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 
 	"github.com/attune/attune/internal/attune"
@@ -39,33 +37,24 @@ func Import(ctx context.Context, db *store.DB, p *attune.Project, r io.Reader, o
 	res, err := db.ImportItems(ctx, p.ID, store.ImportOptions{ActorID: opts.ActorID, Source: opts.Source, Update: opts.Update},
 		func(emit func([]store.ImportItem) error) error {
 			batch := make([]store.ImportItem, 0, dataset.DefaultBatchSize)
+			bufSize := 0
 			_, err := dataset.Read(r, dataset.Options{Format: opts.Format, Unit: def.Unit}, func(items []dataset.Item) error {
+				// The messages of a whole batch share one buffer: the store
+				// may still be copying the last batch, so each gets its own.
+				buf := make([]byte, 0, bufSize+bufSize/8)
 				batch = batch[:0]
 				for _, it := range items {
-					si, err := toStore(it)
-					if err != nil {
-						return err
-					}
-					batch = append(batch, si)
+					start := len(buf)
+					buf = dataset.AppendMessagesJSON(buf, it.Messages)
+					batch = append(batch, store.ImportItem{Line: it.Line, SourceID: it.SourceID, Kind: string(it.Kind),
+						Messages: buf[start:len(buf):len(buf)], Meta: it.Meta, Turns: it.Turns, SHA256: it.SHA256})
 				}
+				bufSize = len(buf)
 				return emit(batch)
 			})
 			return lineErrors(err)
 		})
 	return res, err
-}
-
-func toStore(it dataset.Item) (store.ImportItem, error) {
-	msgs := make([]attune.Message, len(it.Messages))
-	for i, m := range it.Messages {
-		msgs[i] = attune.Message{Role: m.Role, Content: m.Content}
-	}
-	b, err := json.Marshal(msgs)
-	if err != nil {
-		return store.ImportItem{}, fmt.Errorf("importer: line %d: %w", it.Line, err)
-	}
-	return store.ImportItem{Line: it.Line, SourceID: it.SourceID, Kind: string(it.Kind), Messages: b, Meta: it.Meta,
-		Turns: it.Turns, SHA256: it.SHA256}, nil
 }
 
 // lineErrors turns the reader's problems into the shared kind the pages,

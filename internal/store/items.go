@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -43,8 +45,10 @@ type ImportResult struct {
 const maxConflicts = 50
 
 // ImportItems stores a dataset in a project, all or nothing. read streams
-// the checked items: it calls emit with batches, and each batch is copied
-// into a temporary table with COPY, so memory is bounded by the batch. If
+// the checked items: it calls emit with batches, which are copied with one
+// COPY (into items for an empty project, else into a temporary table)
+// while read goes on with the next ones, so memory is bounded by a few
+// batches. emit copies the batch: read may reuse it once emit returns. If
 // read returns an error (a bad line found late in the file), or an item
 // exists with different content and Update is off, the transaction rolls
 // back and nothing of the file is stored. Importing the same file again
@@ -68,17 +72,12 @@ func (db *DB) ImportItems(ctx context.Context, projectID int64, opts ImportOptio
 		if empty {
 			// Nothing can conflict with an empty project (the reader has
 			// refused ids repeated in the file): copy straight into items.
-			cols := []string{"project_id", "source_id", "kind", "messages", "meta", "turns", "sha256"}
-			rows := make([][]any, 0, 1024)
-			err := read(func(batch []ImportItem) error {
-				rows = rows[:0]
-				for _, it := range batch {
-					rows = append(rows, []any{projectID, it.SourceID, it.Kind, string(it.Messages), string(it.Meta), it.Turns, it.SHA256})
-				}
-				n, err := tx.CopyFrom(ctx, pgx.Identifier{"items"}, cols, pgx.CopyFromRows(rows))
-				res.Read += int(n)
-				return err
-			})
+			n, err := copyImport(ctx, tx, "items",
+				[]string{"project_id", "source_id", "kind", "messages", "meta", "turns", "sha256"},
+				func(it *ImportItem, row []any) {
+					row[0], row[1], row[2], row[3], row[4], row[5], row[6] = projectID, it.SourceID, it.Kind, it.Messages, it.Meta, it.Turns, it.SHA256
+				}, read)
+			res.Read = int(n)
 			if err != nil {
 				return err
 			}
@@ -90,17 +89,12 @@ func (db *DB) ImportItems(ctx context.Context, projectID int64, opts ImportOptio
 			meta jsonb NOT NULL, turns int NOT NULL, sha256 text NOT NULL) ON COMMIT DROP`); err != nil {
 			return err
 		}
-		cols := []string{"line", "source_id", "kind", "messages", "meta", "turns", "sha256"}
-		rows := make([][]any, 0, 1024)
-		err := read(func(batch []ImportItem) error {
-			rows = rows[:0]
-			for _, it := range batch {
-				rows = append(rows, []any{it.Line, it.SourceID, it.Kind, string(it.Messages), string(it.Meta), it.Turns, it.SHA256})
-			}
-			n, err := tx.CopyFrom(ctx, pgx.Identifier{"import_items"}, cols, pgx.CopyFromRows(rows))
-			res.Read += int(n)
-			return err
-		})
+		n, err := copyImport(ctx, tx, "import_items",
+			[]string{"line", "source_id", "kind", "messages", "meta", "turns", "sha256"},
+			func(it *ImportItem, row []any) {
+				row[0], row[1], row[2], row[3], row[4], row[5], row[6] = it.Line, it.SourceID, it.Kind, it.Messages, it.Meta, it.Turns, it.SHA256
+			}, read)
+		res.Read = int(n)
 		if err != nil {
 			return err
 		}
@@ -180,6 +174,76 @@ func (db *DB) ImportItems(ctx context.Context, projectID int64, opts ImportOptio
 	}
 	return res, nil
 }
+
+// copyImport streams the batches read emits into table with one COPY.
+// read runs in its own goroutine, so that checking the file and PostgreSQL
+// storing it overlap: one COPY per batch would leave each waiting for the
+// other. fill sets a row's values from an item. An error from read (the
+// file's problems) aborts the COPY and is returned as it is; read stops
+// at its next emit when the COPY fails.
+func copyImport(ctx context.Context, tx pgx.Tx, table string, cols []string, fill func(*ImportItem, []any),
+	read func(emit func([]ImportItem) error) error) (int64, error) {
+	batches := make(chan []ImportItem, 4)
+	readErr := make(chan error, 1)
+	stop := make(chan struct{})
+	go func() {
+		defer close(batches)
+		readErr <- read(func(batch []ImportItem) error {
+			select {
+			case batches <- slices.Clone(batch):
+				return nil
+			case <-stop:
+				return errCopyStopped
+			}
+		})
+	}()
+	src := &importSource{batches: batches, readErr: readErr, fill: fill, row: make([]any, len(cols))}
+	n, err := tx.CopyFrom(ctx, pgx.Identifier{table}, cols, src)
+	close(stop)
+	for range batches {
+		// Drain, so that the reader's goroutine ends before we return.
+	}
+	if !src.done {
+		src.err = <-readErr
+	}
+	if src.err != nil && src.err != errCopyStopped {
+		return n, src.err
+	}
+	return n, err
+}
+
+// errCopyStopped ends a read whose COPY has failed.
+var errCopyStopped = errors.New("store: import copy stopped")
+
+// importSource hands the batches of a concurrent read to CopyFrom.
+type importSource struct {
+	batches <-chan []ImportItem
+	readErr <-chan error
+	fill    func(*ImportItem, []any)
+	row     []any // reused: CopyFrom encodes a row before asking for the next
+	batch   []ImportItem
+	next    int
+	done    bool // the read has ended and err is its result
+	err     error
+}
+
+func (s *importSource) Next() bool {
+	for s.next >= len(s.batch) {
+		b, ok := <-s.batches
+		if !ok {
+			s.done, s.err = true, <-s.readErr
+			return false
+		}
+		s.batch, s.next = b, 0
+	}
+	s.fill(&s.batch[s.next], s.row)
+	s.next++
+	return true
+}
+
+func (s *importSource) Values() ([]any, error) { return s.row, nil }
+
+func (s *importSource) Err() error { return s.err }
 
 func importEvent(opts ImportOptions, projectID int64, res ImportResult) attune.AuditEvent {
 	return attune.AuditEvent{ActorID: opts.ActorID, Action: "project.import", ProjectID: &projectID, Subject: opts.Source,

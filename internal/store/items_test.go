@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/dbtest"
@@ -75,5 +76,78 @@ func TestImportReadErrorStoresNothing(t *testing.T) {
 	}
 	if n := countItems(t, f.db, f.project.ID); n != 1 {
 		t.Fatalf("%d items after a failed import, want the 1 from before", n)
+	}
+}
+
+// TestImportStopsWholeWhenEitherSideFails checks the import's COPY, which
+// runs beside the reading of the file: whether the file turns out bad
+// after batches were copied or PostgreSQL refuses a row, into an empty
+// project or one with items, nothing is stored, the error is the one that
+// says why, and the reading is stopped when the COPY fails (a reader that
+// never ends on its own would otherwise hang the test).
+func TestImportStopsWholeWhenEitherSideFails(t *testing.T) {
+	t.Parallel()
+	broken := errors.New("line 2501: messages[0].role: unknown role")
+	batch := func(n int) []store.ImportItem {
+		b := make([]store.ImportItem, 1000)
+		for i := range b {
+			b[i] = testItem(100+n*1000+i, "x")
+		}
+		return b
+	}
+	for _, tc := range []struct {
+		name   string
+		empty  bool
+		badRow bool // PostgreSQL refuses a row of the second batch
+	}{
+		{"bad file, empty project", true, false},
+		{"bad file, project with items", false, false},
+		{"refused row, empty project", true, true},
+		{"refused row, project with items", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			f := newProject(t, dbtest.New(t), projectOpts{annotators: 1})
+			pid := f.project.ID
+			if tc.empty {
+				p, err := f.db.CreateProject(ctx, nil, store.NewProject{Name: "empty", RubricVersionID: f.project.RubricVersionID, Overlap: 1, Lease: time.Hour})
+				if err != nil {
+					t.Fatal(err)
+				}
+				pid = p.ID
+			}
+			before := countItems(t, f.db, pid)
+			_, err := f.db.ImportItems(ctx, pid, store.ImportOptions{}, func(emit func([]store.ImportItem) error) error {
+				// Into an empty project the rows go straight to items,
+				// which refuses the bad hash during the COPY: the reader
+				// then never ends unless the import stops it. Otherwise
+				// they go to a staging table first, and items refuses the
+				// hash once the file is read.
+				for n := 0; !tc.badRow || tc.empty || n < 5; n++ {
+					b := batch(n)
+					if tc.badRow && n == 1 {
+						b[10].SHA256 = "not a hash"
+					}
+					if err := emit(b); err != nil {
+						return err
+					}
+					if !tc.badRow && n == 2 {
+						return broken
+					}
+				}
+				return nil
+			})
+			if tc.badRow {
+				if err == nil || !strings.Contains(err.Error(), "sha256") {
+					t.Fatalf("err = %v, want PostgreSQL's refusal of the hash", err)
+				}
+			} else if !errors.Is(err, broken) {
+				t.Fatalf("err = %v, want the file's problem", err)
+			}
+			if n := countItems(t, f.db, pid); n != before {
+				t.Fatalf("%d items after a failed import, want the %d from before", n, before)
+			}
+		})
 	}
 }
