@@ -433,7 +433,7 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 			counted AS (
 				UPDATE item_counts c SET done = c.done + 1, holds = c.holds - CASE WHEN a.state = 'active' THEN 1 ELSE 0 END
 				FROM a WHERE c.item_id = a.item_id AND (a.state = 'active' OR c.filled < a.overlap)
-				RETURNING c.item_id),
+				RETURNING c.item_id, c.done),
 			stored AS (
 				INSERT INTO answer_sets (project_id, item_id, rater_id, rubric_version_id, rationale, active_ms)
 				SELECT a.project_id, a.item_id, a.rater_id, a.rubric_version_id, $4, $5 FROM a JOIN counted ON counted.item_id = a.item_id
@@ -444,7 +444,7 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 				FROM stored, unnest($6::text[], $7::text[], $8::text[]) AS t(k, v, n))
 			UPDATE assignments x SET state = 'submitted', finished_at = now(), answer_set_id = stored.id
 			FROM stored WHERE x.id = $1
-			RETURNING stored.id`,
+			RETURNING stored.id, (SELECT counted.done = a.overlap FROM counted JOIN a ON a.item_id = counted.item_id)`,
 			s.AssignmentID, s.UserID, s.NoteRequired, s.Rationale, s.ActiveMS, keys, values, notes)
 		projectID := s.ProjectID
 		if s.ClaimNext {
@@ -459,6 +459,8 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 		var itemID int64
 		var existing *int64
 		var pulled, opened bool
+		// completed: this submission gave the item its k-th label.
+		var completed bool
 		c := claim{userID: s.UserID}
 		err := func() error {
 			br := tx.SendBatch(ctx, b)
@@ -483,7 +485,7 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 				return attune.NotFound("assignment")
 			}
 			projectID = assignmentProject
-			switch err := br.QueryRow().Scan(&res.AnswerSetID); {
+			switch err := br.QueryRow().Scan(&res.AnswerSetID, &completed); {
 			case err == nil:
 				res.Created = true
 			case !errors.Is(err, pgx.ErrNoRows):
@@ -517,6 +519,12 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 				return attune.Conflict("your time on this item ran out and it was given to someone else; your answers were not stored")
 			default:
 				return fmt.Errorf("assignment %d in state %s stored nothing", s.AssignmentID, state)
+			}
+		}
+		if completed {
+			// The project may now have every item's k labels.
+			if err := db.announceIfFullOverlap(ctx, tx, projectID); err != nil {
+				return err
 			}
 		}
 		if !s.ClaimNext {

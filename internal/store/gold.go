@@ -146,10 +146,19 @@ func (db *DB) ApplyConsensus(ctx context.Context, projectID int64, opts Consensu
 			break
 		}
 	}
+	// The batches are committed one by one; the announcement comes with
+	// the audit entry, after the last.
 	err = db.inTx(ctx, func(tx pgx.Tx) error {
-		return audit(ctx, tx, attune.AuditEvent{ActorID: opts.ActorID, Action: "gold.apply_consensus", ProjectID: &projectID,
+		if err := audit(ctx, tx, attune.AuditEvent{ActorID: opts.ActorID, Action: "gold.apply_consensus", ProjectID: &projectID,
 			Details: map[string]string{"items": fmt.Sprint(res.Items), "automatic": fmt.Sprint(res.Automatic), "queued": fmt.Sprint(res.Queued),
-				"max_spread": fmt.Sprint(spread), "all": fmt.Sprint(opts.All)}})
+				"max_spread": fmt.Sprint(spread), "all": fmt.Sprint(opts.All)}}); err != nil {
+			return err
+		}
+		if res.Items == 0 {
+			return nil
+		}
+		return db.announce(ctx, tx, projectID, attune.EventGoldChanged, map[string]any{
+			"how": "consensus", "items": res.Items, "automatic": res.Automatic, "queued": res.Queued})
 	})
 	return res, mapErr(err, "apply consensus", "")
 }
@@ -601,9 +610,13 @@ func (db *DB) Adjudicate(ctx context.Context, a Adjudication) error {
 		for i, k := range keys {
 			pairs[i] = k + "=" + values[i]
 		}
-		return audit(ctx, tx, attune.AuditEvent{ActorID: &a.ActorID, Action: "gold.adjudicate", ProjectID: &a.ProjectID, Subject: sourceID,
+		if err := audit(ctx, tx, attune.AuditEvent{ActorID: &a.ActorID, Action: "gold.adjudicate", ProjectID: &a.ProjectID, Subject: sourceID,
 			Details: map[string]string{"item": fmt.Sprint(a.ItemID), "gold": strings.Join(pairs, " "), "previous": string(previous),
-				"accepted_consensus": strings.Join(a.Accepted, " "), "note": a.Note}})
+				"accepted_consensus": strings.Join(a.Accepted, " "), "note": a.Note}}); err != nil {
+			return err
+		}
+		return db.announce(ctx, tx, a.ProjectID, attune.EventGoldChanged, map[string]any{
+			"how": "adjudicated", "item_id": a.ItemID, "item": sourceID, "gold": a.Answers})
 	})
 	return mapErr(err, "adjudicate", "")
 }

@@ -82,7 +82,7 @@ func (db *DB) ImportItems(ctx context.Context, projectID int64, opts ImportOptio
 				return err
 			}
 			res.Inserted = res.Read
-			return audit(ctx, tx, importEvent(opts, projectID, res))
+			return db.importDone(ctx, tx, opts, projectID, res)
 		}
 		if _, err := tx.Exec(ctx, `CREATE TEMP TABLE import_items (
 			line int NOT NULL, source_id text NOT NULL, kind text NOT NULL, messages jsonb NOT NULL,
@@ -167,7 +167,7 @@ func (db *DB) ImportItems(ctx context.Context, projectID int64, opts ImportOptio
 			res.Updated = int(tag.RowsAffected())
 		}
 		res.Unchanged = res.Read - res.Inserted - res.Updated
-		return audit(ctx, tx, importEvent(opts, projectID, res))
+		return db.importDone(ctx, tx, opts, projectID, res)
 	})
 	if err != nil {
 		return ImportResult{}, mapErr(err, "import items", "")
@@ -244,6 +244,16 @@ func (s *importSource) Next() bool {
 func (s *importSource) Values() ([]any, error) { return s.row, nil }
 
 func (s *importSource) Err() error { return s.err }
+
+// importDone records a finished item import in the audit log and
+// announces it to the project's webhooks, in the import's transaction.
+func (db *DB) importDone(ctx context.Context, tx pgx.Tx, opts ImportOptions, projectID int64, res ImportResult) error {
+	if err := audit(ctx, tx, importEvent(opts, projectID, res)); err != nil {
+		return err
+	}
+	return db.announce(ctx, tx, projectID, attune.EventImportFinished, map[string]any{
+		"kind": "items", "read": res.Read, "inserted": res.Inserted, "updated": res.Updated, "unchanged": res.Read - res.Inserted - res.Updated})
+}
 
 func importEvent(opts ImportOptions, projectID int64, res ImportResult) attune.AuditEvent {
 	return attune.AuditEvent{ActorID: opts.ActorID, Action: "project.import", ProjectID: &projectID, Subject: opts.Source,

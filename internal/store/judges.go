@@ -269,17 +269,43 @@ func (db *DB) SetRunStatus(ctx context.Context, id int64, from []attune.RunStatu
 	for i, f := range from {
 		fromS[i] = string(f)
 	}
-	tag, err := db.pool.Exec(ctx, `
-		UPDATE judge_runs SET status = $3, reason = $4,
-		       capabilities = coalesce($5, capabilities),
-		       generation = generation + CASE WHEN $3 = 'running' THEN 1 ELSE 0 END,
-		       started_at = CASE WHEN $3 = 'running' THEN coalesce(started_at, now()) ELSE started_at END,
-		       finished_at = CASE WHEN $3 IN ('completed', 'cancelled') THEN now() ELSE NULL END
-		WHERE id = $1 AND status = ANY($2)`, id, fromS, to, reason, capabilities)
+	moved := false
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		var projectID int64
+		err := tx.QueryRow(ctx, `
+			UPDATE judge_runs SET status = $3, reason = $4,
+			       capabilities = coalesce($5, capabilities),
+			       generation = generation + CASE WHEN $3 = 'running' THEN 1 ELSE 0 END,
+			       started_at = CASE WHEN $3 = 'running' THEN coalesce(started_at, now()) ELSE started_at END,
+			       finished_at = CASE WHEN $3 IN ('completed', 'cancelled') THEN now() ELSE NULL END
+			WHERE id = $1 AND status = ANY($2)
+			RETURNING project_id`, id, fromS, to, reason, capabilities).Scan(&projectID)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		moved = true
+		return db.announceRun(ctx, tx, projectID, id, to, reason)
+	})
 	if err != nil {
 		return false, mapErr(err, "set run status", "")
 	}
-	return tag.RowsAffected() == 1, nil
+	return moved, nil
+}
+
+// announceRun tells the project's webhooks that a run paused or ended.
+func (db *DB) announceRun(ctx context.Context, tx pgx.Tx, projectID, runID int64, status attune.RunStatus, reason string) error {
+	event := attune.EventRunFinished
+	switch status {
+	case attune.RunPaused:
+		event = attune.EventRunPaused
+	case attune.RunCompleted, attune.RunCancelled:
+	default:
+		return nil
+	}
+	return db.announce(ctx, tx, projectID, event, map[string]any{"run_id": runID, "status": status, "reason": reason})
 }
 
 // PauseRunOverBudget pauses a run that has spent its budget, but only while
@@ -293,18 +319,22 @@ func (db *DB) PauseRunOverBudget(ctx context.Context, id int64, generation int, 
 	err := db.inTx(ctx, func(tx pgx.Tx) error {
 		var spent float64
 		var budget *float64
+		var projectID int64
 		err := tx.QueryRow(ctx, `
-			SELECT spent_usd::float8, budget_usd::float8 FROM judge_runs
-			WHERE id = $1 AND status = $2 AND generation = $3 FOR UPDATE`, id, attune.RunRunning, generation).Scan(&spent, &budget)
+			SELECT spent_usd::float8, budget_usd::float8, project_id FROM judge_runs
+			WHERE id = $1 AND status = $2 AND generation = $3 FOR UPDATE`, id, attune.RunRunning, generation).Scan(&spent, &budget, &projectID)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil // paused, cancelled or started again meanwhile
 		}
 		if err != nil || budget == nil || spent < *budget {
 			return err
 		}
-		_, err = tx.Exec(ctx, `UPDATE judge_runs SET status = $2, reason = $3 WHERE id = $1`, id, attune.RunPaused, reason(spent, *budget))
-		paused = err == nil
-		return err
+		why := reason(spent, *budget)
+		if _, err = tx.Exec(ctx, `UPDATE judge_runs SET status = $2, reason = $3 WHERE id = $1`, id, attune.RunPaused, why); err != nil {
+			return err
+		}
+		paused = true
+		return db.announceRun(ctx, tx, projectID, id, attune.RunPaused, why)
 	})
 	return paused, mapErr(err, "pause run", "")
 }

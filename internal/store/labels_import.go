@@ -122,7 +122,22 @@ func (db *DB) ImportLabels(ctx context.Context, projectID int64, r io.Reader, op
 		if problems.any() {
 			return problems.err()
 		}
-		return storeLabels(ctx, tx, p, opts, &res)
+		// Imported people's answer sets count towards overlap: the
+		// import may complete it, and then says so, once.
+		wasFull, _, err := fullOverlap(ctx, tx, p.ID)
+		if err != nil {
+			return err
+		}
+		if err := storeLabels(ctx, tx, p, opts, &res); err != nil {
+			return err
+		}
+		if err := db.announce(ctx, tx, p.ID, attune.EventImportFinished, map[string]any{"kind": "labels", "labels": res.Labels}); err != nil {
+			return err
+		}
+		if wasFull {
+			return nil
+		}
+		return db.announceIfFullOverlap(ctx, tx, p.ID)
 	})
 	if err != nil {
 		var le *attune.LineErrors
