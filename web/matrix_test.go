@@ -100,9 +100,9 @@ func newMatrix(t *testing.T) *matrix {
 // world is a project with everything a route may name: the project led by
 // the leadIn user and annotated by the annIn user, who has labelled one
 // item and holds another; a bystander member, who flagged an item; a judge
-// and a run; and the acting user's own API token.
+// and a run; a webhook; and the acting user's own API token.
 type world struct {
-	project, labelled, held, assignment, bystander, flag, judge, run, token int64
+	project, labelled, held, assignment, bystander, flag, judge, run, hook, token int64
 }
 
 func (m *matrix) world(t *testing.T, actor kind) world {
@@ -167,6 +167,11 @@ func (m *matrix) world(t *testing.T, actor kind) world {
 		t.Fatal(err)
 	}
 	w.run = run.ID
+	hook, _, err := db.CreateWebhook(ctx, &lead.ID, testPolicy, p.ID, "http://127.0.0.1:1/hook", attune.WebhookEvents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.hook = hook.ID
 	if u := m.users[actor]; u != nil {
 		_, tok, err := db.CreateAPIToken(ctx, nil, u.ID, fmt.Sprintf("world %d", n))
 		if err != nil {
@@ -201,7 +206,8 @@ func (w world) path(pattern string) string {
 	}
 	r := strings.NewReplacer("{id}", strconv.FormatInt(id, 10), "{item}", strconv.FormatInt(item, 10),
 		"{run}", strconv.FormatInt(w.run, 10), "{userID}", strconv.FormatInt(w.bystander, 10), "{flag}", strconv.FormatInt(w.flag, 10),
-		"{judge}", strconv.FormatInt(w.judge, 10), "{version}", "1")
+		"{judge}", strconv.FormatInt(w.judge, 10), "{version}", "1",
+		"{hook}", strconv.FormatInt(w.hook, 10))
 	p = r.Replace(p)
 	switch {
 	case p == "/static/":

@@ -193,6 +193,10 @@ func (s *Server) table() []route {
 
 		// Annotators' flags, read and resolved by the project's leads
 		// (web/flags.go); annotators never see other people's flags.
+		{"GET /projects/{id}/webhooks", projectLeads, s.webhooksPage, nil},
+		{"POST /projects/{id}/webhooks", projectLeads, s.createWebhook, nil},
+		{"POST /projects/{id}/webhooks/{hook}/enabled", projectLeads, s.setWebhookEnabled, nil},
+		{"POST /projects/{id}/webhooks/{hook}/delete", projectLeads, s.deleteWebhook, nil},
 		{"GET /projects/{id}/flags", projectLeads, s.flagsPage, nil},
 		{"POST /projects/{id}/flags/{flag}/resolve", projectLeads, s.resolveFlag, nil},
 		{"POST /projects/{id}/flags/items/{item}/return", projectLeads, s.returnItem, nil},

@@ -1,0 +1,176 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/a-h/templ"
+
+	"github.com/attune/attune/internal/attune"
+	webhookview "github.com/attune/attune/web/views/webhook"
+)
+
+// The Webhooks page and its forms are for the project's leads (and
+// admins): projectAccess with manage gives an annotator of the project 403
+// and anyone else 404 (routes in web/routes.go). A webhook's secret is
+// shown in the answer to the form that made it, never put in the session,
+// a redirect or a log, and never shown again.
+
+// webhookDeliveriesShown bounds the deliveries the page lists per webhook.
+const webhookDeliveriesShown = 20
+
+func webhooksPath(projectID int64) string { return fmt.Sprintf("/projects/%d/webhooks", projectID) }
+
+// webhookEventHelp says what each event announces, for the form.
+var webhookEventHelp = map[attune.WebhookEvent]string{
+	attune.EventImportFinished: "items or labels were imported",
+	attune.EventRunFinished:    "a judge run ended (completed or cancelled)",
+	attune.EventRunPaused:      "a judge run paused (by a person, over its budget, or for an error)",
+	attune.EventFullOverlap:    "every item has its k labels",
+	attune.EventGoldChanged:    "gold was adjudicated or set by the consensus rule",
+}
+
+func (s *Server) webhooksPage(w http.ResponseWriter, r *http.Request) error {
+	p, _, err := s.projectAccess(r, true)
+	if err != nil {
+		return err
+	}
+	page, err := s.webhooksView(r, p)
+	if err != nil {
+		return err
+	}
+	s.render(w, r, http.StatusOK, webhookview.View(page))
+	return nil
+}
+
+func (s *Server) webhooksView(r *http.Request, p *attune.Project) (webhookview.Page, error) {
+	ctx := r.Context()
+	page := webhookview.Page{
+		Chrome:      s.chrome(r, "Webhooks · "+p.Name, "home"),
+		ProjectName: p.Name,
+		Project:     templ.SafeURL(projectPath(p.ID)),
+		Action:      templ.SafeURL(webhooksPath(p.ID)),
+		Form:        webhookview.Form{Events: map[string]bool{}},
+	}
+	for _, e := range attune.WebhookEvents {
+		page.Events = append(page.Events, webhookview.Event{Name: string(e), Help: webhookEventHelp[e]})
+	}
+	hooks, err := s.db.ListWebhooks(ctx, p.ID)
+	if err != nil {
+		return page, err
+	}
+	for _, h := range hooks {
+		base := fmt.Sprintf("%s/%d", webhooksPath(p.ID), h.ID)
+		v := webhookview.Hook{ID: h.ID, URL: h.URL, Enabled: h.Enabled,
+			Toggle: templ.SafeURL(base + "/enabled"), Delete: templ.SafeURL(base + "/delete")}
+		for _, e := range h.Events {
+			v.Events = append(v.Events, string(e))
+		}
+		ds, err := s.db.ListWebhookDeliveries(ctx, p.ID, h.ID, webhookDeliveriesShown)
+		if err != nil {
+			return page, err
+		}
+		for _, d := range ds {
+			dv := webhookview.Delivery{ID: d.UUID, Event: string(d.Event), Created: shortTime(d.CreatedAt), State: d.State}
+			for _, a := range d.Attempts {
+				status := "no answer"
+				if a.Status != 0 {
+					status = strconv.Itoa(a.Status)
+				}
+				dv.Attempts = append(dv.Attempts, webhookview.Attempt{N: a.Attempt, At: shortTime(a.StartedAt),
+					Latency: fmt.Sprintf("%d ms", a.Latency.Milliseconds()), Status: status, Error: a.Error, Response: a.Response})
+			}
+			v.Deliveries = append(v.Deliveries, dv)
+		}
+		page.Hooks = append(page.Hooks, v)
+	}
+	return page, nil
+}
+
+// createWebhook adds a webhook and shows its secret in this response only.
+func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
+	p, _, err := s.projectAccess(r, true)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	r.Body = http.MaxBytesReader(w, r.Body, 1<<16)
+	if err := r.ParseForm(); err != nil {
+		return attune.Invalid("form", "The form could not be read.")
+	}
+	rawURL := strings.TrimSpace(r.PostFormValue("url"))
+	var events []attune.WebhookEvent
+	chosen := map[string]bool{}
+	for _, e := range r.PostForm["event"] {
+		events = append(events, attune.WebhookEvent(e))
+		chosen[e] = true
+	}
+	hook, secret, err := s.db.CreateWebhook(ctx, &userFrom(ctx).ID, s.opts.JudgePolicy, p.ID, rawURL, events)
+	var v *attune.ValidationError
+	if errors.As(err, &v) {
+		page, err := s.webhooksView(r, p)
+		if err != nil {
+			return err
+		}
+		page.Form = webhookview.Form{URL: rawURL, Events: chosen, Errors: v.Fields}
+		s.render(w, r, http.StatusUnprocessableEntity, webhookview.View(page))
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	page, err := s.webhooksView(r, p)
+	if err != nil {
+		return err
+	}
+	page.Created = &webhookview.Created{URL: hook.URL, Secret: secret}
+	s.render(w, r, http.StatusOK, webhookview.View(page))
+	return nil
+}
+
+// setWebhookEnabled turns a webhook off or on.
+func (s *Server) setWebhookEnabled(w http.ResponseWriter, r *http.Request) error {
+	p, _, err := s.projectAccess(r, true)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	id, err := pathInt(r, "hook")
+	if err != nil {
+		return err
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 1<<10)
+	enabled := r.PostFormValue("enabled") == "true"
+	if err := s.db.SetWebhookEnabled(ctx, p.ID, id, enabled); err != nil {
+		return err
+	}
+	msg := "Webhook turned off: it is told of nothing, and deliveries waiting are not sent."
+	if enabled {
+		msg = "Webhook turned on."
+	}
+	s.sessions.Put(ctx, sessionFlash, msg)
+	http.Redirect(w, r, webhooksPath(p.ID), http.StatusSeeOther)
+	return nil
+}
+
+// deleteWebhook deletes a webhook with its deliveries.
+func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
+	p, _, err := s.projectAccess(r, true)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	id, err := pathInt(r, "hook")
+	if err != nil {
+		return err
+	}
+	if err := s.db.DeleteWebhook(ctx, p.ID, id); err != nil {
+		return err
+	}
+	s.sessions.Put(ctx, sessionFlash, "Webhook deleted.")
+	http.Redirect(w, r, webhooksPath(p.ID), http.StatusSeeOther)
+	return nil
+}
