@@ -523,7 +523,7 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 		}
 		if completed {
 			// The project may now have every item's k labels.
-			if err := db.announceIfFullOverlap(ctx, tx, projectID); err != nil {
+			if err := db.announceIfFullOverlap(ctx, tx, projectID, 1); err != nil {
 				return err
 			}
 		}

@@ -124,10 +124,11 @@ func (db *DB) ImportLabels(ctx context.Context, projectID int64, r io.Reader, op
 		}
 		// Imported people's answer sets count towards overlap: the
 		// import may complete it, and then says so, once.
-		wasFull, _, err := fullOverlap(ctx, tx, p.ID)
+		short, items, err := overlapCounts(ctx, tx, p.ID)
 		if err != nil {
 			return err
 		}
+		wasFull := items > 0 && short == 0
 		if err := storeLabels(ctx, tx, p, opts, &res); err != nil {
 			return err
 		}
@@ -137,7 +138,12 @@ func (db *DB) ImportLabels(ctx context.Context, projectID int64, r io.Reader, op
 		if wasFull {
 			return nil
 		}
-		return db.announceIfFullOverlap(ctx, tx, p.ID)
+		// The histogram takes the import's counts now rather than at
+		// commit, so the check sees them.
+		if _, err := tx.Exec(ctx, `SET CONSTRAINTS item_counts_progress_update IMMEDIATE`); err != nil {
+			return err
+		}
+		return db.announceIfFullOverlap(ctx, tx, p.ID, 0)
 	})
 	if err != nil {
 		var le *attune.LineErrors

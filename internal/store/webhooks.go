@@ -311,28 +311,29 @@ func (db *DB) ListWebhookDeliveries(ctx context.Context, projectID, webhookID in
 
 // announceIfFullOverlap announces that the project reached full overlap
 // when every item in its pool now has its k labels. The caller has just
-// given an item its k-th label. A lock per project makes the check of two
-// transactions completing the last two items take turns, so the second
-// sees the first's commit and exactly one announces.
-func (db *DB) announceIfFullOverlap(ctx context.Context, tx pgx.Tx, projectID int64) error {
+// given items their k-th label, pending of them in ways the project's
+// label-count histogram does not show yet (it is kept at commit): those
+// are still counted short. A lock per project makes the checks of two
+// transactions that complete the last items take turns, the second after
+// the first's commit, so exactly one announces.
+func (db *DB) announceIfFullOverlap(ctx context.Context, tx pgx.Tx, projectID int64, pending int) error {
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('attune.full_overlap'), $1::int)`, projectID); err != nil {
 		return err
 	}
-	full, items, err := fullOverlap(ctx, tx, projectID)
-	if err != nil || !full {
+	short, items, err := overlapCounts(ctx, tx, projectID)
+	if err != nil || items == 0 || short != pending {
 		return err
 	}
 	return db.announce(ctx, tx, projectID, attune.EventFullOverlap, map[string]any{"items": items})
 }
 
-// fullOverlap reports whether every item in the project's pool has its k
-// labels (a project without items has not), with how many items it has.
-// It reads the project's label-count histogram, a few rows.
-func fullOverlap(ctx context.Context, tx pgx.Tx, projectID int64) (bool, int, error) {
-	var short, items int
-	err := tx.QueryRow(ctx, `
+// overlapCounts returns how many items in the project's pool have fewer
+// than k labels, and how many it has, from its label-count histogram (a
+// few rows) as committed.
+func overlapCounts(ctx context.Context, tx pgx.Tx, projectID int64) (short, items int, err error) {
+	err = tx.QueryRow(ctx, `
 		SELECT coalesce(sum(g.items) FILTER (WHERE g.done < p.overlap), 0), coalesce(sum(g.items), 0)
 		FROM projects p LEFT JOIN project_progress g ON g.project_id = p.id AND NOT g.pulled
 		WHERE p.id = $1`, projectID).Scan(&short, &items)
-	return short == 0 && items > 0, items, err
+	return short, items, err
 }
