@@ -170,3 +170,37 @@ func mustItemID(t *testing.T, db *store.DB, projectID int64) int64 {
 	}
 	return id
 }
+
+// TestLabelsImportAnnouncesFullOverlapOnce: imported people's answers
+// count towards overlap, so the import that completes it announces it,
+// once; importing again announces the import but not the overlap.
+func TestLabelsImportAnnouncesFullOverlapOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newProject(t, dbtest.New(t), projectOpts{overlap: 1, items: 2, annotators: 1})
+	if _, _, err := f.db.CreateWebhook(ctx, &f.lead.ID, hookPolicy, f.project.ID, "https://10.1.2.3/hook", attune.WebhookEvents); err != nil {
+		t.Fatal(err)
+	}
+	half := "item,rater,rater_kind,rubric_item,value\nitem-000,Ann,human,CQ1,YES\n"
+	if _, err := f.importLabelsCSV(t, half); err != nil {
+		t.Fatal(err)
+	}
+	want := map[attune.WebhookEvent]int{attune.EventImportFinished: 1}
+	if got := announced(t, f.db, f.project.ID); !maps.Equal(got, want) {
+		t.Fatalf("after half the items: %v, want %v", got, want)
+	}
+	if _, err := f.importLabelsCSV(t, "item,rater,rater_kind,rubric_item,value\nitem-001,Ann,human,CQ1,YES\n"); err != nil {
+		t.Fatal(err)
+	}
+	want = map[attune.WebhookEvent]int{attune.EventImportFinished: 2, attune.EventFullOverlap: 1}
+	if got := announced(t, f.db, f.project.ID); !maps.Equal(got, want) {
+		t.Fatalf("after every item: %v, want %v", got, want)
+	}
+	if _, err := f.importLabelsCSV(t, "item,rater,rater_kind,rubric_item,value\nitem-001,Bob,human,CQ1,NO\n"); err != nil {
+		t.Fatal(err)
+	}
+	want[attune.EventImportFinished] = 3
+	if got := announced(t, f.db, f.project.ID); !maps.Equal(got, want) {
+		t.Fatalf("after more labels: %v, want %v", got, want)
+	}
+}

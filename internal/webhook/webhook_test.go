@@ -23,6 +23,7 @@ import (
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/dbtest"
+	"github.com/attune/attune/internal/judge"
 	"github.com/attune/attune/internal/store"
 	"github.com/attune/attune/internal/webhook"
 )
@@ -294,5 +295,37 @@ func TestDisallowedURLRefusedAtSaveAndAtSend(t *testing.T) {
 	}
 	if len(ds) != 1 || ds[0].State != "failed" || len(ds[0].Attempts) != 1 || !strings.Contains(ds[0].Attempts[0].Error, "ATTUNE_JUDGE_HOSTS") {
 		t.Fatalf("deliveries %+v, want one failed attempt naming the policy", ds)
+	}
+}
+
+// TestSentByTheJudgeRunnersQueue checks the wiring of attune serve: the
+// sender joins the judge runner's queue client, which then delivers.
+func TestSentByTheJudgeRunnersQueue(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t)
+	rc := newReceiver(t)
+	if _, _, err := f.db.CreateWebhook(ctx, nil, rc.policy(), f.project, rc.srv.URL, []attune.WebhookEvent{attune.EventImportFinished}); err != nil {
+		t.Fatal(err)
+	}
+	s := fastSender(f, rc.policy())
+	runner, err := judge.NewRunner(f.db, judge.RunnerOptions{Policy: rc.policy(), Also: []judge.AddWorkers{s.Register}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := runner.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { runner.Stop(ctx) })
+	if err := f.db.Announce(ctx, f.project, attune.EventImportFinished, map[string]any{"kind": "items"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-rc.got:
+		if r.header.Get(webhook.EventHeader) != "import.finished" {
+			t.Fatalf("event header %q", r.header.Get(webhook.EventHeader))
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("nothing delivered within 30s")
 	}
 }
