@@ -129,9 +129,11 @@ type Runner struct {
 	db     *store.DB
 	opts   RunnerOptions
 	client *river.Client[pgx.Tx]
-	worker store.Worker
-	life   sync.Mutex // guards lock, stopWatch and alive
-	lock   *store.WorkerLock
+	// alsoQueues are the queues of RunnerOptions.Also.
+	alsoQueues []string
+	worker     store.Worker
+	life       sync.Mutex // guards lock, stopWatch and alive
+	lock       *store.WorkerLock
 	// stopWatch ends the loop that keeps the lock and rescues jobs;
 	// watchDone closes when it has ended.
 	stopWatch context.CancelFunc
@@ -249,6 +251,7 @@ func NewRunner(db *store.DB, opts RunnerOptions) (*Runner, error) {
 	for _, add := range r.opts.Also {
 		name, cfg := add(workers)
 		queues[name] = cfg
+		r.alsoQueues = append(r.alsoQueues, name)
 	}
 	client, err := river.NewClient(riverpgxv5.New(db.Pool()), &river.Config{
 		ID:            r.worker.ClientID(),
@@ -383,7 +386,21 @@ func (r *Runner) rescue(ctx context.Context) error {
 	if n > 0 {
 		r.opts.Logger.Info("judge jobs of dead workers queued again", "jobs", n)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	// The other queues' jobs were taken by the same workers, under the
+	// same locks.
+	for _, q := range r.alsoQueues {
+		n, err := r.db.RequeueJobsOfDeadWorkers(ctx, q)
+		if n > 0 {
+			r.opts.Logger.Info("jobs of dead workers queued again", "queue", q, "jobs", n)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // guarded wraps a job's work so that it stops when this process loses its
