@@ -88,7 +88,7 @@ var Vars = []Var{
 	{"ATTUNE_ADMIN_PASSWORD", "(random, printed once)", "password of that first admin account (secret: prefer setting it through a secrets mechanism)"},
 	{"ATTUNE_BREAK_AFTER", "50m", "offer annotators a break after this long of continuous labelling (a pause of over 10 minutes starts afresh)"},
 	{"ATTUNE_JUDGE_KEY_ENVS", DefaultJudgeKeyEnvs, "comma-separated names of the environment variables a judge's API key may be read from; a judge naming any other is refused. Never attune's own variables"},
-	{"ATTUNE_JUDGE_HOSTS", "", "comma-separated hosts judges may call besides api.openai.com and api.anthropic.com: names (vllm.internal), addresses or CIDR ranges (127.0.0.1, 10.0.0.0/8), each optionally with :port, or * for any public host. Private, loopback and link-local addresses are refused unless listed; e.g. 127.0.0.1:11434 for a local Ollama, 127.0.0.1:8081 for 'attune fake-llm'"},
+	{"ATTUNE_JUDGE_HOSTS", "", "comma-separated hosts judges may call besides api.openai.com and api.anthropic.com, and webhooks may notify: names (vllm.internal), addresses or CIDR ranges (127.0.0.1, 10.0.0.0/8), each optionally with :port, or * for any public host. Private, loopback and link-local addresses are refused unless listed; e.g. 127.0.0.1:11434 for a local Ollama, 127.0.0.1:8081 for 'attune fake-llm'"},
 	{"ATTUNE_LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"ATTUNE_LOG_FORMAT", "json", "json or text"},
 }
