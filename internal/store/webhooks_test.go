@@ -204,3 +204,42 @@ func TestLabelsImportAnnouncesFullOverlapOnce(t *testing.T) {
 		t.Fatalf("after more labels: %v, want %v", got, want)
 	}
 }
+
+// TestFullOverlapAnnouncedOnceUnderConcurrentSubmits: the submits that
+// give the last items their labels at the same moment announce full
+// overlap once between them, not twice and not never.
+func TestFullOverlapAnnouncedOnceUnderConcurrentSubmits(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const n = 6
+	f := newProject(t, dbtest.New(t), projectOpts{overlap: 1, items: n, annotators: n})
+	if _, _, err := f.db.CreateWebhook(ctx, &f.lead.ID, hookPolicy, f.project.ID, "https://10.1.2.3/hook", []attune.WebhookEvent{attune.EventFullOverlap}); err != nil {
+		t.Fatal(err)
+	}
+	held := make([]*attune.Assignment, n)
+	for i, u := range f.annotators {
+		a, err := f.db.NextAssignment(ctx, f.project.ID, u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held[i] = a
+	}
+	errs := make(chan error, n)
+	start := make(chan struct{})
+	for i, u := range f.annotators {
+		go func() {
+			<-start
+			_, err := f.db.SubmitLabels(ctx, store.Submission{AssignmentID: held[i].ID, UserID: u.ID, Answers: fullAnswers, ActiveMS: 1000})
+			errs <- err
+		}()
+	}
+	close(start)
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := announced(t, f.db, f.project.ID); got[attune.EventFullOverlap] != 1 {
+		t.Fatalf("announced %v, want full overlap once", got)
+	}
+}
