@@ -106,11 +106,27 @@ type startArgs struct {
 
 func (startArgs) Kind() string { return "judge_start" }
 
-// itemArgs answers every rubric item of one item for one run.
+// itemArgs answers the items of one run with ids from First to Last, one
+// after another: a stretch of the run's items rather than one item, so the
+// job queue's own work (taking, completing, inserting a job) is shared by
+// several items. Each item's answers are stored as soon as it is done; a
+// job run again skips the items answered already. The stretches of a start
+// are fixed by the run's items alone (see chunks), so queueing what is left
+// again queues the same jobs, which the queue's uniqueness keeps single.
 type itemArgs struct {
-	RunID      int64 `json:"run_id"`
-	ItemID     int64 `json:"item_id"`
-	Generation int   `json:"generation"`
+	RunID int64 `json:"run_id"`
+	// ItemID is a job queued before stretches: that one item.
+	ItemID      int64 `json:"item_id,omitempty"`
+	First, Last int64 `json:",omitempty"`
+	Generation  int   `json:"generation"`
+}
+
+// span is the stretch of items the job answers.
+func (a itemArgs) span() (first, last int64) {
+	if a.First == 0 {
+		return a.ItemID, a.ItemID
+	}
+	return a.First, a.Last
 }
 
 func (itemArgs) Kind() string { return "judge_item" }
@@ -246,7 +262,7 @@ func NewRunner(db *store.DB, opts RunnerOptions) (*Runner, error) {
 	r.provider = r.newProvider
 	workers := river.NewWorkers()
 	river.AddWorker(workers, river.WorkFunc(guarded(r, r.workStart)))
-	river.AddWorker(workers, river.WorkFunc(guarded(r, r.workItem)))
+	river.AddWorker(workers, river.WorkFunc(guarded(r, r.workItems)))
 	queues := map[string]river.QueueConfig{queue: {MaxWorkers: r.opts.Workers}}
 	for _, add := range r.opts.Also {
 		name, cfg := add(workers)
@@ -644,14 +660,50 @@ func (r *Runner) workStart(ctx context.Context, job *river.Job[startArgs]) error
 	return r.queueItems(ctx, run, todo)
 }
 
-// queueItems queues a job per item for the run's current start.
+// maxChunk bounds the items of one job; chunkJobs is how many jobs a run
+// is cut into at least (when it has that many items), so that a small run
+// is still worked by many workers at once.
+const (
+	maxChunk  = 16
+	chunkJobs = 64
+)
+
+// chunks cuts the run's items (by id, in order) into stretches of at most
+// maxChunk, and returns those that hold an item of todo. The cut depends
+// on the run's items alone, never on what is left to do, so every start
+// of the same generation queues the same jobs.
+func chunks(scope, todo []int64) [][2]int64 {
+	size := min(maxChunk, max(1, (len(scope)+chunkJobs-1)/chunkJobs))
+	left := make(map[int64]bool, len(todo))
+	for _, id := range todo {
+		left[id] = true
+	}
+	var out [][2]int64
+	for i := 0; i < len(scope); i += size {
+		part := scope[i:min(i+size, len(scope))]
+		for _, id := range part {
+			if left[id] {
+				out = append(out, [2]int64{part[0], part[len(part)-1]})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// queueItems queues the jobs that answer todo for the run's current start.
 func (r *Runner) queueItems(ctx context.Context, run *attune.JudgeRun, todo []int64) error {
+	scope, err := r.db.ItemIDs(ctx, run.ProjectID, run.ItemsTotal)
+	if err != nil {
+		return err
+	}
+	spans := chunks(scope, todo)
 	const batch = 1000
-	for i := 0; i < len(todo); i += batch {
+	for i := 0; i < len(spans); i += batch {
 		params := make([]river.InsertManyParams, 0, batch)
-		for _, id := range todo[i:min(i+batch, len(todo))] {
+		for _, sp := range spans[i:min(i+batch, len(spans))] {
 			params = append(params, river.InsertManyParams{
-				Args:       itemArgs{RunID: run.ID, ItemID: id, Generation: run.Generation},
+				Args:       itemArgs{RunID: run.ID, First: sp[0], Last: sp[1], Generation: run.Generation},
 				InsertOpts: &river.InsertOpts{Queue: queue, MaxAttempts: 25, UniqueOpts: river.UniqueOpts{ByArgs: true}},
 			})
 		}
@@ -680,9 +732,9 @@ type itemWork struct {
 	limiter  *aimd
 }
 
-// workItem answers every rubric item of one item and stores the answers
-// in one transaction.
-func (r *Runner) workItem(ctx context.Context, job *river.Job[itemArgs]) error {
+// workItems answers the job's items not answered yet, one after another,
+// each stored as soon as it is done.
+func (r *Runner) workItems(ctx context.Context, job *river.Job[itemArgs]) error {
 	run, err := r.currentRun(ctx, job.Args.RunID, job.Args.Generation)
 	if err != nil {
 		return err
@@ -690,18 +742,44 @@ func (r *Runner) workItem(ctx context.Context, job *river.Job[itemArgs]) error {
 	if run.Status != attune.RunRunning || run.Generation != job.Args.Generation {
 		return nil // paused, cancelled or restarted: a later start queues what is left
 	}
+	first, last := job.Args.span()
+	todo, err := r.db.RunItemsTodoBetween(ctx, run, first, last)
+	if err != nil {
+		return err
+	}
+	for i, id := range todo {
+		if i > 0 {
+			// The run as all its items share it: a pause or cancel stops
+			// the rest of the stretch.
+			if run, err = r.currentRun(ctx, job.Args.RunID, job.Args.Generation); err != nil {
+				return err
+			}
+			if run.Status != attune.RunRunning || run.Generation != job.Args.Generation {
+				return nil
+			}
+		}
+		if err := r.workItem(ctx, run, id); err != nil {
+			return r.stop(ctx, run, err)
+		}
+	}
+	return nil
+}
+
+// workItem answers every rubric item of one item and stores the answers
+// in one transaction. Its error is the stop handles.
+func (r *Runner) workItem(ctx context.Context, run *attune.JudgeRun, itemID int64) error {
 	rc, err := r.context(ctx, run)
 	if err != nil {
 		return err
 	}
 	j, def := rc.judge, rc.def
-	item, err := r.db.FindItem(ctx, run.ProjectID, job.Args.ItemID)
+	item, err := r.db.FindItem(ctx, run.ProjectID, itemID)
 	if err != nil {
 		return err
 	}
 	w := &itemWork{run: run, judge: j, limiter: r.limits.get(j.ID, max(run.Settings.Concurrency, 1))}
 	if w.prov, w.endpoint, err = r.provider(j); err != nil {
-		return r.stop(ctx, run, err)
+		return err
 	}
 	if len(run.Capabilities) > 0 {
 		json.Unmarshal(run.Capabilities, &w.caps)
@@ -743,7 +821,7 @@ func (r *Runner) workItem(ctx context.Context, job *river.Job[itemArgs]) error {
 	}
 	for _, err := range errs {
 		if err != nil {
-			return r.stop(ctx, run, err)
+			return err
 		}
 	}
 	written, last, err := r.db.WriteJudgeAnswers(ctx, run, item.ID, labels, time.Since(start).Milliseconds())

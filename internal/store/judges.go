@@ -360,6 +360,22 @@ func runItemsTodo(ctx context.Context, q interface {
 	return ids, mapErr(err, "run items", "")
 }
 
+// RunItemsTodoBetween returns the items of a run with ids from first to
+// last (both in the run's scope) that have no answers from its judge yet,
+// by id: what a job given that stretch of the run still has to answer.
+func (db *DB) RunItemsTodoBetween(ctx context.Context, run *attune.JudgeRun, first, last int64) ([]int64, error) {
+	rows, err := db.pool.Query(ctx, `
+		SELECT i.id FROM items i
+		WHERE i.project_id = $1 AND i.id BETWEEN $2 AND $3
+		  AND NOT EXISTS (SELECT 1 FROM answer_sets s WHERE s.item_id = i.id AND s.rater_id = $4)
+		ORDER BY i.id`, run.ProjectID, first, last, run.RaterID)
+	if err != nil {
+		return nil, mapErr(err, "run items between", "")
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	return ids, mapErr(err, "run items between", "")
+}
+
 // JudgeCall is one provider call that came back, for the record and the
 // cache.
 type JudgeCall struct {
