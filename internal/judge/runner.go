@@ -98,8 +98,8 @@ func (o RunnerOptions) withDefaults() RunnerOptions {
 // queue is the job queue's queue for judge work.
 const queue = "judge"
 
-// startArgs starts (or resumes) a run: probe the endpoint, then queue one
-// job per item still to answer.
+// startArgs starts (or resumes) a run: probe the endpoint, then queue the
+// jobs that answer the items still to answer.
 type startArgs struct {
 	RunID int64 `json:"run_id"`
 }
@@ -596,8 +596,8 @@ func (r *Runner) rubric(ctx context.Context, id int64) (*rubric.Definition, erro
 	return d, nil
 }
 
-// workStart probes the endpoint, marks the run running, and queues a job
-// for every item the judge has not answered yet.
+// workStart probes the endpoint, marks the run running, and queues jobs
+// for the items the judge has not answered yet.
 func (r *Runner) workStart(ctx context.Context, job *river.Job[startArgs]) error {
 	run, err := r.db.FindRun(ctx, job.Args.RunID)
 	if err != nil {
