@@ -22,6 +22,10 @@ func browseApp(t *testing.T) (*app, *attune.Project, *client, *attune.User, *att
 	t.Helper()
 	a, p, c, ann, out := reportApp(t)
 	wantStatus(t, c.upload(projectPath(p, "/import"), nil, "more.jsonl", hostileItem), http.StatusSeeOther)
+	// The queued indexing job's work, done here, so the text is searchable.
+	if _, err := a.db.IndexItems(t.Context(), p.ID); err != nil {
+		t.Fatal(err)
+	}
 	page, err := a.db.SearchItems(t.Context(), p.ID, store.ItemSearch{})
 	if err != nil || len(page.Items) != 3 {
 		t.Fatalf("items %+v, %v", page.Items, err)

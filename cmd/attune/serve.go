@@ -90,11 +90,16 @@ func runServe(ctx context.Context, e env, args []string) error {
 	}
 	// Every serve works queued judge runs, so runs spread over replicas.
 	// Webhook deliveries go out through the same queue client, to the
-	// hosts judges may call.
+	// hosts judges may call, and imported items are indexed for search.
 	sender := webhook.NewSender(db, policy, webhook.Options{Logger: log.With("component", "webhook")})
 	runner, err := judge.NewRunner(db, judge.RunnerOptions{Getenv: e.getenv, Policy: policy, Logger: log,
-		Also: []judge.AddWorkers{sender.Register}})
+		Also: []judge.AddWorkers{sender.Register, db.ItemIndexer().Register}})
 	if err != nil {
+		ln.Close()
+		return err
+	}
+	// Items whose indexing job was given up are indexed at the next start.
+	if err := db.QueueItemIndexSweep(ctx); err != nil {
 		ln.Close()
 		return err
 	}

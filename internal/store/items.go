@@ -158,13 +158,17 @@ func (db *DB) ImportItems(ctx context.Context, projectID int64, opts ImportOptio
 		}
 		res.Inserted = int(tag.RowsAffected())
 		if opts.Update && changed > 0 {
-			tag, err := tx.Exec(ctx, `
-				UPDATE items i SET kind = t.kind, messages = t.messages, meta = t.meta, turns = t.turns, sha256 = t.sha256
-				FROM import_items t WHERE i.project_id = $1 AND i.source_id = t.source_id AND i.sha256 <> t.sha256`, projectID)
-			if err != nil {
+			// A changed item's search document goes with its old
+			// messages; the indexing job makes the new one.
+			if err := tx.QueryRow(ctx, `
+				WITH changed AS (
+					UPDATE items i SET kind = t.kind, messages = t.messages, meta = t.meta, turns = t.turns, sha256 = t.sha256
+					FROM import_items t WHERE i.project_id = $1 AND i.source_id = t.source_id AND i.sha256 <> t.sha256
+					RETURNING i.id),
+				stale AS (DELETE FROM item_search s USING changed c WHERE s.item_id = c.id)
+				SELECT count(*) FROM changed`, projectID).Scan(&res.Updated); err != nil {
 				return err
 			}
-			res.Updated = int(tag.RowsAffected())
 		}
 		res.Unchanged = res.Read - res.Inserted - res.Updated
 		return db.importDone(ctx, tx, opts, projectID, res)
@@ -245,11 +249,17 @@ func (s *importSource) Values() ([]any, error) { return s.row, nil }
 
 func (s *importSource) Err() error { return s.err }
 
-// importDone records a finished item import in the audit log and
-// announces it to the project's webhooks, in the import's transaction.
+// importDone records a finished item import in the audit log, queues the
+// indexing of its new items for search, and announces it to the project's
+// webhooks, in the import's transaction.
 func (db *DB) importDone(ctx context.Context, tx pgx.Tx, opts ImportOptions, projectID int64, res ImportResult) error {
 	if err := audit(ctx, tx, importEvent(opts, projectID, res)); err != nil {
 		return err
+	}
+	if res.Inserted+res.Updated > 0 {
+		if err := db.queueItemIndex(ctx, tx, projectID); err != nil {
+			return err
+		}
 	}
 	return db.announce(ctx, tx, projectID, attune.EventImportFinished, map[string]any{
 		"kind": "items", "read": res.Read, "inserted": res.Inserted, "updated": res.Updated, "unchanged": res.Read - res.Inserted - res.Updated})

@@ -106,6 +106,10 @@ type ItemPage struct {
 	Items []ItemRow
 	// Next is the cursor of the next page; "" on the last one.
 	Next string
+	// Unindexed counts, for a text search, the project's items whose
+	// search document is still being made (IndexItems): the text query
+	// cannot find them yet.
+	Unindexed int
 }
 
 // searchCursor is where a page ended: the sort it was made for, the last
@@ -142,7 +146,7 @@ func decodeCursor(s, sort string) (searchCursor, error) {
 const humanSets = `(SELECT count(*) FROM answer_sets hs JOIN raters hr ON hr.id = hs.rater_id WHERE hs.item_id = i.id AND hr.kind = 'human')`
 
 // SearchItems returns one page of the project's items that the search
-// keeps, in its order. The text query is answered from items_text_idx;
+// keeps, in its order. The text query is answered from item_search's index;
 // every other filter is checked per item found, through the indexes on
 // item id of the tables it reads. Only the project's leads may be shown
 // the result: the caller checks.
@@ -156,7 +160,7 @@ func (db *DB) SearchItems(ctx context.Context, projectID int64, s ItemSearch) (I
 	var args drillArgs
 	where := []string{"i.project_id = " + args.add(projectID)}
 	if t := strings.TrimSpace(s.Text); t != "" {
-		where = append(where, "items_text(i.messages) @@ websearch_to_tsquery('english', "+args.add(t)+")")
+		where = append(where, "EXISTS (SELECT 1 FROM item_search x WHERE x.item_id = i.id AND x.project_id = i.project_id AND x.document @@ websearch_to_tsquery('english', "+args.add(t)+"))")
 	}
 	if id := strings.TrimSpace(s.SourceID); id != "" {
 		cond := "i.source_id = " + args.add(id)
@@ -275,7 +279,24 @@ func (db *DB) SearchItems(ctx context.Context, projectID int64, s ItemSearch) (I
 		page.Items = append(page.Items, row)
 		return nil
 	})
-	return page, mapErr(err, "search items", "")
+	if err != nil {
+		return ItemPage{}, mapErr(err, "search items", "")
+	}
+	if strings.TrimSpace(s.Text) != "" {
+		// Counting the items without a document reads every item of the
+		// project: done only while an indexing job is due.
+		err = db.pool.QueryRow(ctx, `
+			SELECT CASE WHEN EXISTS (
+				SELECT 1 FROM river_job j WHERE j.kind = $2 AND j.finalized_at IS NULL
+				  AND (j.args ->> 'project_id')::bigint IN (0, $1))
+			THEN (SELECT count(*) FROM items i WHERE i.project_id = $1
+			      AND NOT EXISTS (SELECT 1 FROM item_search x WHERE x.item_id = i.id))
+			ELSE 0 END`, projectID, ItemIndexArgs{}.Kind()).Scan(&page.Unindexed)
+		if err != nil {
+			return ItemPage{}, mapErr(err, "search items", "")
+		}
+	}
+	return page, nil
 }
 
 // ItemEvent is one entry of an item's history.

@@ -40,6 +40,10 @@ func newSearchFixture(t *testing.T) *searchFixture {
 	); err != nil {
 		t.Fatal(err)
 	}
+	// The queued indexing job's work, done here, so the text is searchable.
+	if _, err := f.db.IndexItems(ctx, f.project.ID); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := f.importLabelsCSV(t, `item,rater,rater_kind,rubric_item,value,rationale
 dog-1,Ann,human,safety,1,told to go look alone at night
 dog-1,Bo,human,safety,4,
@@ -268,5 +272,92 @@ func TestSearchItemsKeysetPages(t *testing.T) {
 	}
 	if _, err := sf.db.SearchItems(ctx, sf.project.ID, store.ItemSearch{Gold: "silver"}); err == nil {
 		t.Error("an unknown gold status is accepted")
+	}
+}
+
+// An import leaves its items' search documents to a queued job: until it
+// runs, a text search does not find them and says how many wait. The job
+// may run again and again; an item whose dialogue an import replaces is
+// found by its new words only.
+func TestIndexItemsAfterImport(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newProject(t, dbtest.New(t), projectOpts{rubric: "empathetic-dialogue@2", items: 0, annotators: 1})
+	item := func(line int, id, user string) store.ImportItem {
+		msgs, _ := json.Marshal([]attune.Message{{Role: "user", Content: user}})
+		return store.ImportItem{Line: line, SourceID: id, Kind: "reply", Messages: msgs, Meta: []byte(`{}`), Turns: 1,
+			SHA256: fmt.Sprintf("%064x", len(user))}
+	}
+	search := func(text string) ([]string, int) {
+		t.Helper()
+		page, err := f.db.SearchItems(ctx, f.project.ID, store.ItemSearch{Text: text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, it := range page.Items {
+			ids = append(ids, it.SourceID)
+		}
+		return ids, page.Unindexed
+	}
+	queued := func() int {
+		t.Helper()
+		var n int
+		if err := f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'item_index' AND queue = $1
+			AND (args ->> 'project_id')::bigint = $2`, store.ItemIndexQueue, f.project.ID).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	finish := func() {
+		t.Helper()
+		if _, err := f.db.Pool().Exec(ctx, `UPDATE river_job SET state = 'completed', finalized_at = now() WHERE kind = 'item_index'`); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// The project's first five items.
+	if n, err := f.db.IndexItems(ctx, f.project.ID); err != nil || n != 5 {
+		t.Fatalf("indexed %d, %v; want 5", n, err)
+	}
+	finish()
+	before := queued()
+	if _, err := importItems(f.db, f.project.ID, false, item(1, "dog", "I lost my dog"), item(2, "cat", "My cat is sick today")); err != nil {
+		t.Fatal(err)
+	}
+	if n := queued() - before; n != 1 {
+		t.Fatalf("%d indexing jobs queued by the import, want 1", n)
+	}
+	if ids, waiting := search("dog"); len(ids) != 0 || waiting != 2 {
+		t.Fatalf("before indexing: found %v, %d waiting; want nothing, 2 waiting", ids, waiting)
+	}
+	for run, want := range []int{2, 0} {
+		if n, err := f.db.IndexItems(ctx, f.project.ID); err != nil || n != want {
+			t.Fatalf("indexing run %d indexed %d, %v; want %d", run+1, n, err, want)
+		}
+	}
+	finish()
+	if ids, waiting := search("dog"); !slices.Equal(ids, []string{"dog"}) || waiting != 0 {
+		t.Fatalf("after indexing: found %v, %d waiting; want [dog], 0", ids, waiting)
+	}
+	if ids, _ := search(`"cat is sick"`); !slices.Equal(ids, []string{"cat"}) {
+		t.Fatalf("phrase found %v, want [cat]", ids)
+	}
+
+	if _, err := importItems(f.db, f.project.ID, true, item(1, "dog", "I found my puppy again")); err != nil {
+		t.Fatal(err)
+	}
+	if ids, waiting := search("dog or puppy"); len(ids) != 0 || waiting != 1 {
+		t.Fatalf("after the update: found %v, %d waiting; want nothing, 1 waiting", ids, waiting)
+	}
+	if n, err := f.db.IndexItems(ctx, 0); err != nil || n != 1 {
+		t.Fatalf("the sweep indexed %d, %v; want 1", n, err)
+	}
+	finish()
+	if ids, _ := search("puppy"); !slices.Equal(ids, []string{"dog"}) {
+		t.Fatalf("new words found %v, want [dog]", ids)
+	}
+	if ids, _ := search("lost"); len(ids) != 0 {
+		t.Fatalf("replaced words found %v, want nothing", ids)
 	}
 }
