@@ -199,6 +199,10 @@ func (s *Server) browseItems(w http.ResponseWriter, r *http.Request) error {
 	default:
 		page.Summary = fmt.Sprintf("%d items match on this page, the last.", n)
 	}
+	if res.Unindexed > 0 {
+		page.Summary += fmt.Sprintf(" %d %s still being indexed: the text search does not find %s yet.",
+			res.Unindexed, plural(res.Unindexed, "item is", "items are"), plural(res.Unindexed, "it", "them"))
+	}
 	if search.Cursor != "" {
 		page.FirstURL = templ.SafeURL(browsePath(p.ID, base))
 	}

@@ -22,6 +22,7 @@ func browseApp(t *testing.T) (*app, *attune.Project, *client, *attune.User, *att
 	t.Helper()
 	a, p, c, ann, out := reportApp(t)
 	wantStatus(t, c.upload(projectPath(p, "/import"), nil, "more.jsonl", hostileItem), http.StatusSeeOther)
+	wantContains(t, c.get(projectPath(p, "/browse?q=dog")), "3 items are still being indexed: the text search does not find them yet.")
 	// The queued indexing job's work, done here, so the text is searchable.
 	if _, err := a.db.IndexItems(t.Context(), p.ID); err != nil {
 		t.Fatal(err)
@@ -96,12 +97,15 @@ func TestItemsBrowserPage(t *testing.T) {
 // Pages of the browser follow each other by cursor, the filters kept.
 func TestItemsBrowserPages(t *testing.T) {
 	t.Parallel()
-	_, p, c, _, _, _ := browseApp(t)
+	a, p, c, _, _, _ := browseApp(t)
 	var lines []string
 	for i := range 55 {
 		lines = append(lines, fmt.Sprintf(`{"id":"more-%02d","messages":[{"role":"user","content":"the garden %d"},{"role":"assistant","content":"Tell me."}],"meta":{"lang":"fr"}}`, i, i))
 	}
 	wantStatus(t, c.upload(projectPath(p, "/import"), nil, "garden.jsonl", strings.Join(lines, "\n")+"\n"), http.StatusSeeOther)
+	if _, err := a.db.IndexItems(t.Context(), p.ID); err != nil {
+		t.Fatal(err)
+	}
 	r := c.get(projectPath(p, "/browse?q=garden&meta=lang%3Dfr&sort=source"))
 	if n := rowsOf(r); n != 50 {
 		t.Fatalf("first page: %d rows", n)
