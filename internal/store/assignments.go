@@ -521,25 +521,25 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 				return fmt.Errorf("assignment %d in state %s stored nothing", s.AssignmentID, state)
 			}
 		}
-		if completed {
-			// The project may now have every item's k labels.
-			if err := db.announceIfFullOverlap(ctx, tx, projectID, 1); err != nil {
+		if s.ClaimNext {
+			a, err := c.finish(ctx, tx, projectID)
+			switch {
+			case err == nil:
+				res.Next = a
+			case errors.Is(err, attune.ErrNoWork) || errors.Is(err, attune.ErrConflict) || errors.Is(err, attune.ErrNotFound):
+				// No next item is an answer, not a failure of the submission.
+				res.NextErr = err
+			default:
 				return err
 			}
 		}
-		if !s.ClaimNext {
-			return nil
-		}
-		a, err := c.finish(ctx, tx, projectID)
-		switch {
-		case err == nil:
-			res.Next = a
-		case errors.Is(err, attune.ErrNoWork) || errors.Is(err, attune.ErrConflict) || errors.Is(err, attune.ErrNotFound):
-			// No next item is an answer, not a failure of the submission.
-			res.NextErr = err
-			return nil
-		default:
-			return err
+		if completed {
+			// The project may now have every item's k labels. Checked
+			// last, so that the lock it takes is held while waiting for
+			// nothing but the commit: taken before the claim, a submit
+			// holding it could wait for an item another submit holds
+			// while that one waits for the lock.
+			return db.announceIfFullOverlap(ctx, tx, projectID, 1)
 		}
 		return nil
 	})
