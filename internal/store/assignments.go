@@ -403,26 +403,32 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 		return res, err
 	}
 	keys, values, notes := answerColumns(s.Answers, s.Rationales)
-	err := db.inTx(ctx, func(tx pgx.Tx) error {
-		// Everything goes to the server in one batch, each statement
-		// seeing what the ones before did: the membership locked, then
-		// the assignment; the answers stored when the assignment may
-		// take them; the next item claimed. What the batch found decides
-		// below whether it all commits.
-		b := &pgx.Batch{}
-		b.Queue(`SELECT EXISTS (SELECT 1 FROM assignments a JOIN raters r ON r.id = a.rater_id WHERE a.id = $1 AND r.user_id = $2)`,
-			s.AssignmentID, s.UserID)
-		b.Queue(lockAssignmentMember, s.AssignmentID, s.UserID)
-		b.Queue(`
+	projectID := s.ProjectID
+	if s.ClaimNext && projectID == 0 {
+		if err := db.pool.QueryRow(ctx, `SELECT project_id FROM assignments WHERE id = $1`, s.AssignmentID).Scan(&projectID); err != nil {
+			return res, mapErr(err, "submit labels", "")
+		}
+	}
+	// Everything goes to the server in one batch, BEGIN included,
+	// each statement seeing what the ones before did: the membership
+	// locked, then the assignment; the answers stored when the
+	// assignment may take them; the next item claimed. What the batch
+	// found decides below whether it all commits.
+	b := &pgx.Batch{}
+	b.BeginTx(pgx.TxOptions{})
+	b.Queue(`SELECT EXISTS (SELECT 1 FROM assignments a JOIN raters r ON r.id = a.rater_id WHERE a.id = $1 AND r.user_id = $2)`,
+		s.AssignmentID, s.UserID)
+	b.Queue(lockAssignmentMember, s.AssignmentID, s.UserID)
+	b.Queue(`
 			SELECT a.state, a.item_id, a.project_id, a.answer_set_id, c.pulled,
 			       EXISTS (SELECT 1 FROM content_notes_opened o WHERE o.rater_id = a.rater_id AND o.item_id = a.item_id)
 			FROM assignments a JOIN raters r ON r.id = a.rater_id JOIN item_counts c ON c.item_id = a.item_id
 			WHERE a.id = $1 AND r.user_id = $2
 			FOR UPDATE OF a`, s.AssignmentID, s.UserID)
-		// An expired lease takes its slot back if the item still has
-		// room; an active one turns its hold into a label. Either way
-		// filled, the queue's order, stays as it was for an active one.
-		b.Queue(`
+	// An expired lease takes its slot back if the item still has
+	// room; an active one turns its hold into a label. Either way
+	// filled, the queue's order, stays as it was for an active one.
+	b.Queue(`
 			WITH a AS (
 				SELECT a.id, a.state, a.item_id, a.project_id, a.rater_id, p.rubric_version_id, p.overlap
 				FROM assignments a JOIN raters r ON r.id = a.rater_id JOIN projects p ON p.id = a.project_id
@@ -445,16 +451,11 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 			UPDATE assignments x SET state = 'submitted', finished_at = now(), answer_set_id = stored.id
 			FROM stored WHERE x.id = $1
 			RETURNING stored.id, (SELECT counted.done = a.overlap FROM counted JOIN a ON a.item_id = counted.item_id)`,
-			s.AssignmentID, s.UserID, s.NoteRequired, s.Rationale, s.ActiveMS, keys, values, notes)
-		projectID := s.ProjectID
-		if s.ClaimNext {
-			if projectID == 0 {
-				if err := tx.QueryRow(ctx, `SELECT project_id FROM assignments WHERE id = $1`, s.AssignmentID).Scan(&projectID); err != nil {
-					return err
-				}
-			}
-			queueClaim(b, projectID, s.UserID)
-		}
+		s.AssignmentID, s.UserID, s.NoteRequired, s.Rationale, s.ActiveMS, keys, values, notes)
+	if s.ClaimNext {
+		queueClaim(b, projectID, s.UserID)
+	}
+	err := db.inBatchTx(ctx, b, func(tx pgx.Tx, br pgx.BatchResults) error {
 		var state string
 		var itemID int64
 		var existing *int64
@@ -463,7 +464,6 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 		var completed bool
 		c := claim{userID: s.UserID}
 		err := func() error {
-			br := tx.SendBatch(ctx, b)
 			defer br.Close()
 			var mine bool
 			if err := br.QueryRow().Scan(&mine); err != nil {

@@ -164,6 +164,27 @@ func (db *DB) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
 	return pgx.BeginFunc(ctx, db.pool, fn)
 }
 
+// inBatchTx runs fn in a transaction whose BEGIN is the first query of b,
+// so that it travels with the transaction's first statements: one round
+// trip fewer than inTx. fn reads the rest of b's results from br and closes
+// it before it uses tx; the transaction commits when fn returns nil.
+func (db *DB) inBatchTx(ctx context.Context, b *pgx.Batch, fn func(tx pgx.Tx, br pgx.BatchResults) error) error {
+	br := db.pool.SendBatch(ctx, b)
+	tx := br.Tx()
+	defer func() { _ = tx.Rollback(ctx) }() // after a commit, it does nothing
+	_, err := br.Exec()                     // BEGIN
+	if err == nil {
+		err = fn(tx, br)
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
 // mapErr turns database errors into attune's error kinds. what names the
 // operation for the wrapped message; conflict is the message shown to the
 // user on a unique violation.
