@@ -387,6 +387,10 @@ type SubmitResult struct {
 	NextErr       error // why there is no next one (attune.ErrNoWork, a paused project)
 }
 
+// submitAttempts is how many times a submission is sent when PostgreSQL
+// ends it to break a deadlock.
+const submitAttempts = 4
+
 // SubmitLabels stores the answers of an assignment in one transaction:
 // the answer set and one label per answer, the assignment closed, the
 // item's counters moved, and — with ClaimNext — the next item claimed.
@@ -414,21 +418,22 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 	// locked, then the assignment; the answers stored when the
 	// assignment may take them; the next item claimed. What the batch
 	// found decides below whether it all commits.
-	b := &pgx.Batch{}
-	b.BeginTx(pgx.TxOptions{})
-	b.Queue(`SELECT EXISTS (SELECT 1 FROM assignments a JOIN raters r ON r.id = a.rater_id WHERE a.id = $1 AND r.user_id = $2)`,
-		s.AssignmentID, s.UserID)
-	b.Queue(lockAssignmentMember, s.AssignmentID, s.UserID)
-	b.Queue(`
+	submitOnce := func() error {
+		b := &pgx.Batch{}
+		b.BeginTx(pgx.TxOptions{})
+		b.Queue(`SELECT EXISTS (SELECT 1 FROM assignments a JOIN raters r ON r.id = a.rater_id WHERE a.id = $1 AND r.user_id = $2)`,
+			s.AssignmentID, s.UserID)
+		b.Queue(lockAssignmentMember, s.AssignmentID, s.UserID)
+		b.Queue(`
 			SELECT a.state, a.item_id, a.project_id, a.answer_set_id, c.pulled,
 			       EXISTS (SELECT 1 FROM content_notes_opened o WHERE o.rater_id = a.rater_id AND o.item_id = a.item_id)
 			FROM assignments a JOIN raters r ON r.id = a.rater_id JOIN item_counts c ON c.item_id = a.item_id
 			WHERE a.id = $1 AND r.user_id = $2
 			FOR UPDATE OF a`, s.AssignmentID, s.UserID)
-	// An expired lease takes its slot back if the item still has
-	// room; an active one turns its hold into a label. Either way
-	// filled, the queue's order, stays as it was for an active one.
-	b.Queue(`
+		// An expired lease takes its slot back if the item still has
+		// room; an active one turns its hold into a label. Either way
+		// filled, the queue's order, stays as it was for an active one.
+		b.Queue(`
 			WITH a AS (
 				SELECT a.id, a.state, a.item_id, a.project_id, a.rater_id, p.rubric_version_id, p.overlap
 				FROM assignments a JOIN raters r ON r.id = a.rater_id JOIN projects p ON p.id = a.project_id
@@ -451,98 +456,108 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 			UPDATE assignments x SET state = 'submitted', finished_at = now(), answer_set_id = stored.id
 			FROM stored WHERE x.id = $1
 			RETURNING stored.id, (SELECT counted.done = a.overlap FROM counted JOIN a ON a.item_id = counted.item_id)`,
-		s.AssignmentID, s.UserID, s.NoteRequired, s.Rationale, s.ActiveMS, keys, values, notes)
-	if s.ClaimNext {
-		queueClaim(b, projectID, s.UserID)
-	}
-	err := db.inBatchTx(ctx, b, func(tx pgx.Tx, br pgx.BatchResults) error {
-		var state string
-		var itemID int64
-		var existing *int64
-		var pulled, opened bool
-		// completed: this submission gave the item its k-th label.
-		var completed bool
-		c := claim{userID: s.UserID}
-		err := func() error {
-			defer br.Close()
-			var mine bool
-			if err := br.QueryRow().Scan(&mine); err != nil {
-				return err
-			} else if !mine {
-				return pgx.ErrNoRows
-			}
-			var one int
-			if err := br.QueryRow().Scan(&one); errors.Is(err, pgx.ErrNoRows) {
-				return errNotAnnotatorNow
-			} else if err != nil {
-				return err
-			}
-			var assignmentProject int64
-			if err := br.QueryRow().Scan(&state, &itemID, &assignmentProject, &existing, &pulled, &opened); err != nil {
-				return err
-			}
-			if projectID != 0 && assignmentProject != projectID {
-				return attune.NotFound("assignment")
-			}
-			projectID = assignmentProject
-			switch err := br.QueryRow().Scan(&res.AnswerSetID, &completed); {
-			case err == nil:
-				res.Created = true
-			case !errors.Is(err, pgx.ErrNoRows):
-				return err
-			}
-			if s.ClaimNext {
-				return c.read(br)
-			}
-			return nil
-		}()
-		if err != nil {
-			return err
+			s.AssignmentID, s.UserID, s.NoteRequired, s.Rationale, s.ActiveMS, keys, values, notes)
+		if s.ClaimNext {
+			queueClaim(b, projectID, s.UserID)
 		}
-		if s.NoteRequired && !opened {
-			return ErrNoteUnopened
-		}
-		if !res.Created {
-			switch {
-			case state == "submitted":
-				res.AnswerSetID = *existing
-				stored, err := readAnswerSet(ctx, tx, *existing)
-				if err != nil {
+		return db.inBatchTx(ctx, b, func(tx pgx.Tx, br pgx.BatchResults) error {
+			var state string
+			var itemID int64
+			var existing *int64
+			var pulled, opened bool
+			// completed: this submission gave the item its k-th label.
+			var completed bool
+			c := claim{userID: s.UserID}
+			err := func() error {
+				defer br.Close()
+				var mine bool
+				if err := br.QueryRow().Scan(&mine); err != nil {
+					return err
+				} else if !mine {
+					return pgx.ErrNoRows
+				}
+				var one int
+				if err := br.QueryRow().Scan(&one); errors.Is(err, pgx.ErrNoRows) {
+					return errNotAnnotatorNow
+				} else if err != nil {
 					return err
 				}
-				res.Stored = stored
-			case pulled:
-				return attune.Conflict("a lead took this item out of the pool; your answers were not stored")
-			case state == "skipped":
-				return attune.Conflict("you skipped this item; it can no longer be labelled from this assignment")
-			case state == "expired":
-				return attune.Conflict("your time on this item ran out and it was given to someone else; your answers were not stored")
-			default:
-				return fmt.Errorf("assignment %d in state %s stored nothing", s.AssignmentID, state)
-			}
-		}
-		if s.ClaimNext {
-			a, err := c.finish(ctx, tx, projectID)
-			switch {
-			case err == nil:
-				res.Next = a
-			case errors.Is(err, attune.ErrNoWork) || errors.Is(err, attune.ErrConflict) || errors.Is(err, attune.ErrNotFound):
-				// No next item is an answer, not a failure of the submission.
-				res.NextErr = err
-			default:
+				var assignmentProject int64
+				if err := br.QueryRow().Scan(&state, &itemID, &assignmentProject, &existing, &pulled, &opened); err != nil {
+					return err
+				}
+				if projectID != 0 && assignmentProject != projectID {
+					return attune.NotFound("assignment")
+				}
+				projectID = assignmentProject
+				switch err := br.QueryRow().Scan(&res.AnswerSetID, &completed); {
+				case err == nil:
+					res.Created = true
+				case !errors.Is(err, pgx.ErrNoRows):
+					return err
+				}
+				if s.ClaimNext {
+					return c.read(br)
+				}
+				return nil
+			}()
+			if err != nil {
 				return err
 			}
-		}
-		if completed {
-			// The project may now have every item's k labels. Checked
-			// last, so that the lock it takes is held while waiting for
-			// nothing but the commit: taken before the claim, a submit
-			// holding it could wait for an item another submit holds
-			// while that one waits for the lock.
-			return db.announceIfFullOverlap(ctx, tx, projectID, 1)
-		}
-		return nil
-	})
+			if s.NoteRequired && !opened {
+				return ErrNoteUnopened
+			}
+			if !res.Created {
+				switch {
+				case state == "submitted":
+					res.AnswerSetID = *existing
+					stored, err := readAnswerSet(ctx, tx, *existing)
+					if err != nil {
+						return err
+					}
+					res.Stored = stored
+				case pulled:
+					return attune.Conflict("a lead took this item out of the pool; your answers were not stored")
+				case state == "skipped":
+					return attune.Conflict("you skipped this item; it can no longer be labelled from this assignment")
+				case state == "expired":
+					return attune.Conflict("your time on this item ran out and it was given to someone else; your answers were not stored")
+				default:
+					return fmt.Errorf("assignment %d in state %s stored nothing", s.AssignmentID, state)
+				}
+			}
+			if s.ClaimNext {
+				a, err := c.finish(ctx, tx, projectID)
+				switch {
+				case err == nil:
+					res.Next = a
+				case errors.Is(err, attune.ErrNoWork) || errors.Is(err, attune.ErrConflict) || errors.Is(err, attune.ErrNotFound):
+					// No next item is an answer, not a failure of the submission.
+					res.NextErr = err
+				default:
+					return err
+				}
+			}
+			if completed {
+				// The project may now have every item's k labels. Checked
+				// last, so that the lock it takes is held while waiting for
+				// nothing but the commit: taken before the claim, a submit
+				// holding it could wait for an item another submit holds
+				// while that one waits for the lock.
+				return db.announceIfFullOverlap(ctx, tx, projectID, 1)
+			}
+			return nil
+		})
+	}
+	// A submission can wait for a row lock while it holds others (its
+	// item's counts while a claim waits for the last open items), so
+	// under many annotators PostgreSQL may end it to break a deadlock.
+	// Nothing of it stayed, so it is sent again as it was.
+	err := submitOnce()
+	for attempt := 1; isDeadlock(err) && attempt < submitAttempts; attempt++ {
+		res = SubmitResult{}
+		err = submitOnce()
+	}
 	if err != nil {
 		return SubmitResult{}, mapErr(err, "submit labels", "")
 	}

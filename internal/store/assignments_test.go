@@ -327,3 +327,76 @@ func TestNoWorkStoredAfterRemoval(t *testing.T) {
 		}
 	}
 }
+
+// TestSubmitIsSentAgainAfterADeadlock makes PostgreSQL end a submission
+// to break a deadlock, as it may when many annotators finish a project's
+// last items at once: another transaction holds the item's counts, the
+// submission (holding its assignment) waits for them, and the other then
+// waits for the assignment. The submission is the one ended (the other
+// waits much longer before it looks for a deadlock); it must be stored
+// on its next attempt, once.
+func TestSubmitIsSentAgainAfterADeadlock(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newProject(t, dbtest.New(t), projectOpts{overlap: 2, items: 3, annotators: 2})
+	u := f.annotators[0]
+	a, err := f.db.NextAssignment(ctx, f.project.ID, u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := f.db.Pool().Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Rollback(ctx)
+	if _, err := other.Exec(ctx, `SET LOCAL deadlock_timeout = '60s'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Exec(ctx, `UPDATE item_counts SET holds = holds WHERE item_id = $1`, a.ItemID); err != nil {
+		t.Fatal(err)
+	}
+
+	type outcome struct {
+		res store.SubmitResult
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := f.db.SubmitLabels(ctx, store.Submission{AssignmentID: a.ID, UserID: u.ID, Answers: fullAnswers, ActiveMS: 1000})
+		done <- outcome{res, err}
+	}()
+	// Wait until the submission waits for the item's counts.
+	for waiting := false; !waiting; {
+		if err := f.db.Pool().QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks l JOIN pg_stat_activity s ON s.pid = l.pid
+			WHERE NOT l.granted AND s.datname = current_database())`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case o := <-done:
+			t.Fatalf("the submission ended without waiting: %+v", o)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	// Now wait for its assignment: a deadlock, which PostgreSQL breaks by
+	// ending the submission's transaction, so this lock is granted.
+	if _, err := other.Exec(ctx, `SELECT 1 FROM assignments WHERE id = $1 FOR UPDATE`, a.ID); err != nil {
+		t.Fatalf("the other transaction was ended instead: %v", err)
+	}
+	if err := other.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	o := <-done
+	if o.err != nil {
+		t.Fatalf("a submission ended by a deadlock was not sent again: %v", o.err)
+	}
+	if !o.res.Created {
+		t.Fatalf("the submission stored nothing: %+v", o.res)
+	}
+	var sets, labels, counted int
+	f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM answer_sets WHERE item_id = $1`, a.ItemID).Scan(&sets)
+	f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM labels WHERE item_id = $1`, a.ItemID).Scan(&labels)
+	f.db.Pool().QueryRow(ctx, `SELECT done FROM item_counts WHERE item_id = $1`, a.ItemID).Scan(&counted)
+	if sets != 1 || labels != len(fullAnswers) || counted != 1 {
+		t.Fatalf("after the deadlock: %d answer sets, %d labels, done=%d; want 1, %d, 1", sets, labels, counted, len(fullAnswers))
+	}
+}
