@@ -98,3 +98,40 @@ func TestProgressFollowsEveryChange(t *testing.T) {
 		t.Fatalf("workspace counts %+v, want %+v", w.Counts, want)
 	}
 }
+
+// Nothing but the trigger on items removes an item's counters (no foreign
+// key does it): deleted items, labelled or not, must leave none behind, and
+// the progress must lose exactly them.
+func TestDeletedItemsTakeTheirCounts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newProject(t, dbtest.New(t), projectOpts{overlap: 2, items: 6, annotators: 1})
+	u := f.annotators[0]
+	a, err := f.db.NextAssignment(ctx, f.project.ID, u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.submit(t, a, u)
+
+	// The labelled item and two others, in one statement.
+	tag, err := f.db.Pool().Exec(ctx, `DELETE FROM items WHERE project_id = $1 AND (id = $2 OR id IN (
+		SELECT id FROM items WHERE project_id = $1 AND id <> $2 ORDER BY id LIMIT 2))`, f.project.ID, a.ItemID)
+	if err != nil || tag.RowsAffected() != 3 {
+		t.Fatalf("delete items: %v, %v", tag, err)
+	}
+	var orphans int
+	if err := f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM item_counts c WHERE NOT EXISTS (SELECT 1 FROM items i WHERE i.id = c.item_id)`).
+		Scan(&orphans); err != nil {
+		t.Fatal(err)
+	}
+	if orphans != 0 {
+		t.Fatalf("%d counters of deleted items remain", orphans)
+	}
+	got, err := f.db.CountLabels(ctx, f.project.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (store.LabelCounts{Items: 3, Open: 3, Labels: 0, Needed: 6}); got != want || got != countedDirectly(t, f) {
+		t.Fatalf("progress after deleting items %+v, want %+v (counted directly %+v)", got, want, countedDirectly(t, f))
+	}
+}
