@@ -212,25 +212,8 @@ func BenchmarkSubmitAndNext200(b *testing.B) {
 	s := newBenchServer(b)
 	srv := httptest.NewServer(s.web)
 	b.Cleanup(srv.Close)
-	lead := s.user("lead@example.org", attune.RoleLead)
-	var anns []*attune.User
-	for i := range annotators {
-		anns = append(anns, s.user(fmt.Sprintf("a%03d@example.org", i), attune.RoleAnnotator))
-	}
-	transport := &http.Transport{MaxIdleConnsPerHost: annotators, MaxConnsPerHost: annotators}
-	b.Cleanup(transport.CloseIdleConnections)
-	clients := make([]*http.Client, annotators)
-	base, _ := url.Parse(srv.URL)
-	for i, u := range anns {
-		jar, _ := cookiejar.New(nil)
-		jar.SetCookies(base, []*http.Cookie{s.signIn(u)})
-		clients[i] = &http.Client{Jar: jar, Transport: transport,
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	}
-	var lines strings.Builder
-	for i := range items {
-		fmt.Fprintf(&lines, `{"id":"i%04d","messages":[{"role":"user","content":"I keep worrying about money, night after night (%d)."},{"role":"assistant","content":"That sounds exhausting. What would help most right now?"}]}`+"\n", i, i)
-	}
+	lead, anns, clients := signedInAnnotators(b, s, srv, annotators)
+	lines := worryLines(items)
 	body := form(likertAnswers, "clock", "js", "active_ms", "15000").Encode()
 
 	run := 0
@@ -336,4 +319,36 @@ func BenchmarkSubmitAndNext200(b *testing.B) {
 	b.Logf("%d annotators, %d items × overlap %d, %v–%v per item: %d submit-and-next in %v (%.0f/s); p50 %.1f ms, p99 %.1f ms, max %.1f ms; every item has exactly %d answer sets, none doubled",
 		annotators, items, overlap, thinkMin, thinkMax, len(all), elapsed.Round(time.Millisecond), float64(len(all))/elapsed.Seconds(),
 		ms(p50), ms(p99), ms(worst), overlap)
+}
+
+// signedInAnnotators makes a lead and n annotators, each with an HTTP
+// client signed in to srv; the clients share one transport, with a
+// connection each, and do not follow redirects.
+func signedInAnnotators(tb testing.TB, s *benchServer, srv *httptest.Server, n int) (*attune.User, []*attune.User, []*http.Client) {
+	tb.Helper()
+	lead := s.user("lead@example.org", attune.RoleLead)
+	var anns []*attune.User
+	for i := range n {
+		anns = append(anns, s.user(fmt.Sprintf("a%03d@example.org", i), attune.RoleAnnotator))
+	}
+	transport := &http.Transport{MaxIdleConnsPerHost: n, MaxConnsPerHost: n}
+	tb.Cleanup(transport.CloseIdleConnections)
+	clients := make([]*http.Client, n)
+	base, _ := url.Parse(srv.URL)
+	for i, u := range anns {
+		jar, _ := cookiejar.New(nil)
+		jar.SetCookies(base, []*http.Cookie{s.signIn(u)})
+		clients[i] = &http.Client{Jar: jar, Transport: transport,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	}
+	return lead, anns, clients
+}
+
+// worryLines is a dataset of n two-message conversations, a line each.
+func worryLines(n int) *strings.Builder {
+	var lines strings.Builder
+	for i := range n {
+		fmt.Fprintf(&lines, `{"id":"i%04d","messages":[{"role":"user","content":"I keep worrying about money, night after night (%d)."},{"role":"assistant","content":"That sounds exhausting. What would help most right now?"}]}`+"\n", i, i)
+	}
+	return &lines
 }

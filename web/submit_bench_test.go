@@ -6,7 +6,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -254,25 +253,8 @@ func BenchmarkSaturation(b *testing.B) {
 	s := newBenchServerOn(b, db)
 	srv := httptest.NewServer(s.web)
 	b.Cleanup(srv.Close)
-	lead := s.user("lead@example.org", attune.RoleLead)
-	var anns []*attune.User
-	for i := range annotators {
-		anns = append(anns, s.user(fmt.Sprintf("a%03d@example.org", i), attune.RoleAnnotator))
-	}
-	transport := &http.Transport{MaxIdleConnsPerHost: annotators, MaxConnsPerHost: annotators}
-	b.Cleanup(transport.CloseIdleConnections)
-	clients := make([]*http.Client, annotators)
-	base, _ := url.Parse(srv.URL)
-	for i, u := range anns {
-		jar, _ := cookiejar.New(nil)
-		jar.SetCookies(base, []*http.Cookie{s.signIn(u)})
-		clients[i] = &http.Client{Jar: jar, Transport: transport,
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	}
-	var lines strings.Builder
-	for i := range items {
-		fmt.Fprintf(&lines, `{"id":"i%04d","messages":[{"role":"user","content":"I keep worrying about money, night after night (%d)."},{"role":"assistant","content":"That sounds exhausting. What would help most right now?"}]}`+"\n", i, i)
-	}
+	lead, anns, clients := signedInAnnotators(b, s, srv, annotators)
+	lines := worryLines(items)
 	body := form(likertAnswers, "clock", "js", "active_ms", "15000").Encode()
 
 	run := 0
