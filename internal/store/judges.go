@@ -512,72 +512,72 @@ type JudgeLabel struct {
 }
 
 // WriteJudgeAnswers stores a judge's answers for an item as its answer set
-// in one transaction, and counts the item done for the run. It reports
+// in one statement, and counts the item done for the run. It reports
 // false, storing nothing, when the judge has answered that item already (a
 // job that ran twice), and whether the run's count has reached its total.
 func (db *DB) WriteJudgeAnswers(ctx context.Context, run *attune.JudgeRun, itemID int64, labels []JudgeLabel, activeMS int64) (written, last bool, err error) {
+	n := len(labels)
+	keys, values, notes := make([]string, n), make([]string, n), make([]string, n)
+	methods, hashes, raws := make([]string, n), make([]string, n), make([]string, n)
+	weighted, spreads := make([]*float64, n), make([]*float64, n)
+	dists, samples := make([]*string, n), make([]*string, n)
+	for i, l := range labels {
+		keys[i], values[i], notes[i] = l.Key, l.Value, l.Rationale
+		methods[i], hashes[i], raws[i] = l.Method, l.PromptHash, l.Raw
+		weighted[i], spreads[i] = l.WeightedScore, l.Spread
+		if l.Distribution != nil {
+			b, _ := json.Marshal(l.Distribution)
+			s := string(b)
+			dists[i] = &s
+		}
+		if l.Samples != nil {
+			b, _ := json.Marshal(l.Samples)
+			s := string(b)
+			samples[i] = &s
+		}
+	}
+	// One statement, one round trip: this write sits on the path of every
+	// item a run answers, and a transaction of four statements cost the
+	// runner as much CPU as the statements themselves. The statement is its
+	// own transaction, so the set, its labels and the count commit together.
+	//
 	// Every item of a run ends by counting itself on the run's row, so the
 	// row's lock passes from item to item; held through a synchronous
 	// commit's flush to disk, it let a run write one item per flush. The
-	// commit does not wait for the flush. That loses nothing a worker
-	// relies on: the calls behind the answers are already stored, with a
-	// waiting commit, and the job is marked done after this, by a commit
-	// that waits and so flushes this one first (the log is written in
+	// commit does not wait for the flush (set_config local to the
+	// statement's transaction, read at its commit). That loses nothing a
+	// worker relies on: the calls behind the answers are already stored,
+	// with a waiting commit, and the job is marked done after this, by a
+	// commit that waits and so flushes this one first (the log is written in
 	// order). Should the database stop before that, the job is run again
 	// and answers from the stored calls, paying for none twice.
-	err = pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{BeginQuery: "BEGIN; SET LOCAL synchronous_commit TO off"}, func(tx pgx.Tx) error {
-		var setID int64
-		err := tx.QueryRow(ctx, `
+	//
+	// The run's row is updated only when the set was new, and its lock is
+	// held to the commit, as StartRunItems relies on.
+	err = db.pool.QueryRow(ctx, `
+		WITH s AS (
 			INSERT INTO answer_sets (project_id, item_id, rater_id, rubric_version_id, active_ms)
-			SELECT p.id, $2, $3, p.rubric_version_id, $4 FROM projects p WHERE p.id = $1
+			SELECT p.id, $2, $3, p.rubric_version_id, $4 FROM projects p
+			WHERE p.id = $1 AND set_config('synchronous_commit', 'off', true) = 'off'
 			ON CONFLICT (item_id, rater_id) DO NOTHING
-			RETURNING id`, run.ProjectID, itemID, run.RaterID, activeMS).Scan(&setID)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		// Two statements for the whole set, not two per label: this write
-		// sits on the path of every item a run answers.
-		n := len(labels)
-		keys, values, notes := make([]string, n), make([]string, n), make([]string, n)
-		methods, hashes, raws := make([]string, n), make([]string, n), make([]string, n)
-		weighted, spreads := make([]*float64, n), make([]*float64, n)
-		dists, samples := make([]*string, n), make([]*string, n)
-		for i, l := range labels {
-			keys[i], values[i], notes[i] = l.Key, l.Value, l.Rationale
-			methods[i], hashes[i], raws[i] = l.Method, l.PromptHash, l.Raw
-			weighted[i], spreads[i] = l.WeightedScore, l.Spread
-			if l.Distribution != nil {
-				b, _ := json.Marshal(l.Distribution)
-				s := string(b)
-				dists[i] = &s
-			}
-			if l.Samples != nil {
-				b, _ := json.Marshal(l.Samples)
-				s := string(b)
-				samples[i] = &s
-			}
-		}
-		_, err = tx.Exec(ctx, `
-			WITH l AS (
-				INSERT INTO labels (answer_set_id, project_id, item_id, rater_id, rubric_version_id, rubric_item_key, value, rationale)
-				SELECT s.id, s.project_id, s.item_id, s.rater_id, s.rubric_version_id, k, v, n
-				FROM answer_sets s, unnest($2::text[], $3::text[], $4::text[]) AS t(k, v, n) WHERE s.id = $1
-				RETURNING id, rubric_item_key)
+			RETURNING id, project_id, item_id, rater_id, rubric_version_id),
+		l AS (
+			INSERT INTO labels (answer_set_id, project_id, item_id, rater_id, rubric_version_id, rubric_item_key, value, rationale)
+			SELECT s.id, s.project_id, s.item_id, s.rater_id, s.rubric_version_id, k, v, n
+			FROM s, unnest($6::text[], $7::text[], $8::text[]) AS t(k, v, n)
+			RETURNING id, rubric_item_key),
+		d AS (
 			INSERT INTO judge_label_details (label_id, run_id, method, prompt_hash, weighted_score, distribution, samples, spread, raw)
 			SELECT l.id, $5, d.method, d.hash, d.weighted, d.dist::jsonb, d.samples::jsonb, d.spread, d.raw
-			FROM l JOIN unnest($2::text[], $6::text[], $7::text[], $8::float8[], $9::text[], $10::text[], $11::float8[], $12::text[])
-			     AS d(k, method, hash, weighted, dist, samples, spread, raw) ON d.k = l.rubric_item_key`,
-			setID, keys, values, notes, run.ID, methods, hashes, weighted, dists, samples, spreads, raws)
-		if err != nil {
-			return err
-		}
-		written = true
-		return tx.QueryRow(ctx, `UPDATE judge_runs SET items_done = items_done + 1 WHERE id = $1 RETURNING items_done >= items_total`,
-			run.ID).Scan(&last)
-	})
+			FROM l JOIN unnest($6::text[], $9::text[], $10::text[], $11::float8[], $12::text[], $13::text[], $14::float8[], $15::text[])
+			     AS d(k, method, hash, weighted, dist, samples, spread, raw) ON d.k = l.rubric_item_key),
+		r AS (
+			UPDATE judge_runs SET items_done = items_done + 1
+			WHERE id = $5 AND EXISTS (SELECT 1 FROM s)
+			RETURNING items_done >= items_total AS last)
+		SELECT EXISTS (SELECT 1 FROM s), coalesce((SELECT last FROM r), false)`,
+		run.ProjectID, itemID, run.RaterID, activeMS, run.ID,
+		keys, values, notes, methods, hashes, weighted, dists, samples, spreads, raws).Scan(&written, &last)
 	return written, last, mapErr(err, "write judge answers", "")
 }
 
