@@ -160,6 +160,11 @@ type Runner struct {
 	lostLock context.CancelFunc
 	limits   limiters
 	rubrics  sync.Map // rubric version id → *rubric.Definition
+	// schemas holds each rubric item's answer schema (schemaKey → Schema):
+	// a rubric version is immutable, and encoding it cost every call.
+	schemas sync.Map
+	// pool runs an item's rubric items on goroutines kept between items.
+	pool *goPool
 	// hc carries every provider call, over the policy's dialer; it has no
 	// timeout of its own (CallTimeout bounds each call).
 	hc       *http.Client
@@ -257,7 +262,7 @@ type providerKey struct {
 
 // NewRunner builds a Runner over db.
 func NewRunner(db *store.DB, opts RunnerOptions) (*Runner, error) {
-	r := &Runner{db: db, opts: opts.withDefaults(), worker: store.NewWorker(), calls: newRecorder(db.RecordCalls)}
+	r := &Runner{db: db, opts: opts.withDefaults(), worker: store.NewWorker(), calls: newRecorder(db.RecordCalls), pool: newGoPool(10 * time.Second)}
 	r.hc = guardedClient(r.opts.Policy)
 	r.provider = r.newProvider
 	workers := river.NewWorkers()
@@ -722,14 +727,15 @@ var errStop = errors.New("run stopped")
 // Its fields are read-only while the rubric items are answered at once,
 // except the run's spending and budget, which mu guards.
 type itemWork struct {
-	mu       sync.Mutex
-	run      *attune.JudgeRun
-	judge    *attune.Judge
-	prov     Provider
-	endpoint string
-	caps     Capabilities
-	cached   map[string][]byte
-	limiter  *aimd
+	mu            sync.Mutex
+	run           *attune.JudgeRun
+	rubricVersion int64
+	judge         *attune.Judge
+	prov          Provider
+	endpoint      string
+	caps          Capabilities
+	cached        map[string][]byte
+	limiter       *aimd
 }
 
 // workItems answers the job's items not answered yet, one after another,
@@ -777,7 +783,7 @@ func (r *Runner) workItem(ctx context.Context, run *attune.JudgeRun, itemID int6
 	if err != nil {
 		return err
 	}
-	w := &itemWork{run: run, judge: j, limiter: r.limits.get(j.ID, max(run.Settings.Concurrency, 1))}
+	w := &itemWork{run: run, judge: j, rubricVersion: rc.project.RubricVersionID, limiter: r.limits.get(j.ID, max(run.Settings.Concurrency, 1))}
 	if w.prov, w.endpoint, err = r.provider(j); err != nil {
 		return err
 	}
@@ -814,8 +820,12 @@ func (r *Runner) workItem(ctx context.Context, run *attune.JudgeRun, itemID int6
 	labels[0], errs[0] = r.answer(ctx, w, def, &def.Items[0], item.ID, prompts[0])
 	if errs[0] == nil {
 		var wg sync.WaitGroup
+		wg.Add(len(def.Items) - 1)
 		for i := 1; i < len(def.Items); i++ {
-			wg.Go(func() { labels[i], errs[i] = r.answer(ctx, w, def, &def.Items[i], item.ID, prompts[i]) })
+			r.pool.Go(func() {
+				defer wg.Done()
+				labels[i], errs[i] = r.answer(ctx, w, def, &def.Items[i], item.ID, prompts[i])
+			})
 		}
 		wg.Wait()
 	}
@@ -835,6 +845,24 @@ func (r *Runner) workItem(ctx context.Context, run *attune.JudgeRun, itemID int6
 	// it could see whether the run was done.
 	r.notify(ctx, run.ID)
 	return r.completeIfDone(ctx, run)
+}
+
+type schemaKey struct {
+	rubricVersion int64
+	item          string
+}
+
+// schemaFor is SchemaFor, encoded once per rubric version and item. The
+// schema depends on the item's key and allowed answers alone, which a
+// judge's prompt version does not change.
+func (r *Runner) schemaFor(rubricVersion int64, def *rubric.Definition, it *rubric.Item) Schema {
+	k := schemaKey{rubricVersion, it.Key}
+	if s, ok := r.schemas.Load(k); ok {
+		return s.(Schema)
+	}
+	s := SchemaFor(def, it)
+	r.schemas.Store(k, s)
+	return s
 }
 
 // stop handles an error that ends an item's work: a fatal provider error
@@ -1015,7 +1043,7 @@ func (r *Runner) call(ctx context.Context, w *itemWork, def *rubric.Definition, 
 		req.Logprobs, req.TopLogprobs = true, 20
 	}
 	if set.Structured {
-		schema := SchemaFor(def, it)
+		schema := r.schemaFor(w.rubricVersion, def, it)
 		req.Schema = &schema
 	}
 	estTokens := estimateRequestTokens(msgs, set.MaxTokens)
