@@ -796,14 +796,17 @@ func (r *Runner) workItem(ctx context.Context, run *attune.JudgeRun, itemID int6
 	}
 
 	// Every prompt of the item first, so the cache is asked once.
+	// Each sample's cache key is kept for its call, which would otherwise
+	// hash it again.
 	prompts := make([]Prompt, len(def.Items))
-	var keys []string
+	samples := run.Settings.SampleCount()
+	keys := make([]string, 0, len(def.Items)*samples)
 	for i := range def.Items {
 		if prompts[i], err = Render(def, &def.Items[i], dialogue); err != nil {
 			return err
 		}
 		numeric := isNumeric(def.Allowed(&def.Items[i]))
-		for s := range run.Settings.SampleCount() {
+		for s := range samples {
 			keys = append(keys, r.cacheKey(w, prompts[i].Hash, numeric, s, false))
 		}
 	}
@@ -817,14 +820,14 @@ func (r *Runner) workItem(ctx context.Context, run *attune.JudgeRun, itemID int6
 	start := time.Now()
 	labels := make([]store.JudgeLabel, len(def.Items))
 	errs := make([]error, len(def.Items))
-	labels[0], errs[0] = r.answer(ctx, w, def, &def.Items[0], item.ID, prompts[0])
+	labels[0], errs[0] = r.answer(ctx, w, def, &def.Items[0], item.ID, prompts[0], keys[:samples])
 	if errs[0] == nil {
 		var wg sync.WaitGroup
 		wg.Add(len(def.Items) - 1)
 		for i := 1; i < len(def.Items); i++ {
 			r.pool.Go(func() {
 				defer wg.Done()
-				labels[i], errs[i] = r.answer(ctx, w, def, &def.Items[i], item.ID, prompts[i])
+				labels[i], errs[i] = r.answer(ctx, w, def, &def.Items[i], item.ID, prompts[i], keys[i*samples:(i+1)*samples])
 			})
 		}
 		wg.Wait()
@@ -922,8 +925,8 @@ func (r *Runner) cacheKey(w *itemWork, promptHash string, numeric bool, sample i
 }
 
 // answer asks for every sample of one rubric item and reduces them to one
-// label, recording how it was reached.
-func (r *Runner) answer(ctx context.Context, w *itemWork, def *rubric.Definition, it *rubric.Item, itemID int64, prompt Prompt) (store.JudgeLabel, error) {
+// label, recording how it was reached. keys are the samples' cache keys.
+func (r *Runner) answer(ctx context.Context, w *itemWork, def *rubric.Definition, it *rubric.Item, itemID int64, prompt Prompt, keys []string) (store.JudgeLabel, error) {
 	allowed := def.Allowed(it)
 	numeric := isNumeric(allowed)
 	structured := r.settings(w, numeric, false).Structured
@@ -933,7 +936,7 @@ func (r *Runner) answer(ctx context.Context, w *itemWork, def *rubric.Definition
 	var weighted *float64
 	var dist map[string]float64
 	for s := range w.run.Settings.SampleCount() {
-		resp, err := r.call(ctx, w, def, it, itemID, prompt.Messages, prompt, s, false)
+		resp, err := r.call(ctx, w, def, it, numeric, itemID, prompt.Messages, prompt, s, false, keys[s])
 		if err != nil {
 			if stopping(err) {
 				return store.JudgeLabel{}, err
@@ -946,7 +949,7 @@ func (r *Runner) answer(ctx context.Context, w *itemWork, def *rubric.Definition
 			// One re-ask naming the problem; then the raw text is kept
 			// with an ERROR, never silently dropped.
 			msgs := ReAsk(prompt, resp.Text, pe, allowed)
-			resp2, err := r.call(ctx, w, def, it, itemID, msgs, prompt, s, true)
+			resp2, err := r.call(ctx, w, def, it, numeric, itemID, msgs, prompt, s, true, r.cacheKey(w, prompt.Hash, numeric, s, true))
 			if err != nil {
 				if stopping(err) {
 					return store.JudgeLabel{}, err
@@ -1016,11 +1019,10 @@ func isNumeric(vs []rubric.Value) bool {
 // Retry-After on 429, exponential backoff with jitter on timeouts and 5xx.
 // A call that comes back is stored at once, before its answer is used. It
 // returns errStop when the run stopped, a *FatalError that no retry can
-// fix, or the last error once the attempts are spent.
-func (r *Runner) call(ctx context.Context, w *itemWork, def *rubric.Definition, it *rubric.Item, itemID int64, msgs []Message, prompt Prompt, sample int, reask bool) (Response, error) {
+// fix, or the last error once the attempts are spent. key is the call's
+// cache key, numeric whether the item's answers are numbers.
+func (r *Runner) call(ctx context.Context, w *itemWork, def *rubric.Definition, it *rubric.Item, numeric bool, itemID int64, msgs []Message, prompt Prompt, sample int, reask bool, key string) (Response, error) {
 	promptHash := prompt.Hash
-	numeric := isNumeric(def.Allowed(it))
-	key := r.cacheKey(w, promptHash, numeric, sample, reask)
 	if b, ok := w.cached[key]; ok {
 		var resp Response
 		if err := json.Unmarshal(b, &resp); err == nil {
