@@ -53,6 +53,9 @@ const maxConflicts = 50
 // exists with different content and Update is off, the transaction rolls
 // back and nothing of the file is stored. Importing the same file again
 // changes nothing. Imports into one project are serialised.
+//
+// ImportItems is the only way items are made: it writes each new item's
+// counters (item_counts) beside it, which no trigger does for it.
 func (db *DB) ImportItems(ctx context.Context, projectID int64, opts ImportOptions, read func(emit func([]ImportItem) error) error) (ImportResult, error) {
 	var res ImportResult
 	err := db.inTx(ctx, func(tx pgx.Tx) error {
@@ -79,6 +82,13 @@ func (db *DB) ImportItems(ctx context.Context, projectID int64, opts ImportOptio
 				}, read)
 			res.Read = int(n)
 			if err != nil {
+				return err
+			}
+			// The project's items are exactly those just copied: it was
+			// empty, and only imports, serialised per project above, add
+			// items.
+			if _, err := tx.Exec(ctx, `INSERT INTO item_counts (item_id, project_id)
+				SELECT id, project_id FROM items WHERE project_id = $1`, projectID); err != nil {
 				return err
 			}
 			res.Inserted = res.Read
@@ -149,10 +159,13 @@ func (db *DB) ImportItems(ctx context.Context, projectID int64, opts ImportOptio
 		}
 
 		tag, err := tx.Exec(ctx, `
-			INSERT INTO items (project_id, source_id, kind, messages, meta, turns, sha256)
-			SELECT $1, t.source_id, t.kind, t.messages, t.meta, t.turns, t.sha256 FROM import_items t
-			WHERE NOT EXISTS (SELECT 1 FROM items i WHERE i.project_id = $1 AND i.source_id = t.source_id)
-			ORDER BY t.line`, projectID)
+			WITH inserted AS (
+				INSERT INTO items (project_id, source_id, kind, messages, meta, turns, sha256)
+				SELECT $1, t.source_id, t.kind, t.messages, t.meta, t.turns, t.sha256 FROM import_items t
+				WHERE NOT EXISTS (SELECT 1 FROM items i WHERE i.project_id = $1 AND i.source_id = t.source_id)
+				ORDER BY t.line
+				RETURNING id, project_id)
+			INSERT INTO item_counts (item_id, project_id) SELECT id, project_id FROM inserted`, projectID)
 		if err != nil {
 			return err
 		}

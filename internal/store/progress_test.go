@@ -3,6 +3,8 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -133,5 +135,66 @@ func TestDeletedItemsTakeTheirCounts(t *testing.T) {
 	}
 	if want := (store.LabelCounts{Items: 3, Open: 3, Labels: 0, Needed: 6}); got != want || got != countedDirectly(t, f) {
 		t.Fatalf("progress after deleting items %+v, want %+v (counted directly %+v)", got, want, countedDirectly(t, f))
+	}
+}
+
+// No trigger makes an item's counters: ImportItems writes them, on both
+// of its paths (straight into an empty project, and through the temporary
+// table into one that has items), so every item must have exactly one
+// counter row and the progress must count every item.
+func TestImportCountsEveryItem(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newProject(t, dbtest.New(t), projectOpts{overlap: 2, items: 3, annotators: 1})
+	changed := testItem(2, "x")
+	changed.Messages = []byte(`[{"role":"user","content":"changed"}]`)
+	changed.SHA256 = fmt.Sprintf("%064x", 99999)
+	res, err := importItems(f.db, f.project.ID, true, testItem(0, "x"), testItem(1, "x"), changed, testItem(3, "x"), testItem(4, "x"))
+	if err != nil || res.Inserted != 2 || res.Updated != 1 {
+		t.Fatalf("second import: %+v, %v", res, err)
+	}
+	var items, counted, uncounted int
+	if err := f.db.Pool().QueryRow(ctx, `
+		SELECT count(*), count(c.item_id), count(*) FILTER (WHERE c.item_id IS NULL)
+		FROM items i LEFT JOIN item_counts c ON c.item_id = i.id WHERE i.project_id = $1`, f.project.ID).
+		Scan(&items, &counted, &uncounted); err != nil {
+		t.Fatal(err)
+	}
+	if items != 5 || counted != 5 || uncounted != 0 {
+		t.Fatalf("%d items, %d counter rows, %d items without counters; want 5, 5, 0", items, counted, uncounted)
+	}
+	got, err := f.db.CountLabels(ctx, f.project.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (store.LabelCounts{Items: 5, Open: 5, Labels: 0, Needed: 10}); got != want {
+		t.Fatalf("progress after imports %+v, want %+v", got, want)
+	}
+}
+
+// The hash check accepts exactly 64 lower-case hexadecimal digits.
+func TestItemHashCheck(t *testing.T) {
+	t.Parallel()
+	f := newProject(t, dbtest.New(t), projectOpts{items: 1, annotators: 1})
+	hex64 := strings.Repeat("0123456789abcdef", 4)
+	for i, tc := range []struct {
+		hash string
+		ok   bool
+	}{
+		{hex64, true},
+		{strings.ToUpper(hex64), false},
+		{hex64[:63], false},
+		{hex64 + "0", false},
+		{hex64[:63] + "g", false},
+		{hex64[:63] + "\n", false},
+		{hex64[:62] + "é", false},
+		{"", false},
+	} {
+		it := testItem(10+i, "x")
+		it.SHA256 = tc.hash
+		_, err := importItems(f.db, f.project.ID, false, it)
+		if (err == nil) != tc.ok {
+			t.Errorf("hash %q: error %v, want accepted %v", tc.hash, err, tc.ok)
+		}
 	}
 }
