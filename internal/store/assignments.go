@@ -232,6 +232,13 @@ func (c *claim) read(br pgx.BatchResults) error {
 	return br.QueryRow().Scan(&c.open)
 }
 
+// waits reports whether finish would wait for other claimers' locks: the
+// annotator may be given work, nothing was claimed without waiting, and
+// open items remain.
+func (c *claim) waits() bool {
+	return c.member && c.labeller.status == attune.ProjectActive && c.got == nil && c.open
+}
+
 // finish says what the claim came to. When every open item was locked by
 // other claimers, it waits for their locks instead of saying the queue is
 // empty.
@@ -418,7 +425,10 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 	// locked, then the assignment; the answers stored when the
 	// assignment may take them; the next item claimed. What the batch
 	// found decides below whether it all commits.
+	// claimAfter: the next item is claimed after the submission commits.
+	var claimAfter bool
 	submitOnce := func() error {
+		claimAfter = false
 		b := &pgx.Batch{}
 		b.BeginTx(pgx.TxOptions{})
 		b.Queue(`SELECT EXISTS (SELECT 1 FROM assignments a JOIN raters r ON r.id = a.rater_id WHERE a.id = $1 AND r.user_id = $2)`,
@@ -526,15 +536,16 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 					return fmt.Errorf("assignment %d in state %s stored nothing", s.AssignmentID, state)
 				}
 			}
-			if s.ClaimNext {
+			switch {
+			case s.ClaimNext && c.waits():
+				// Every open item is held by someone else. Waiting for one
+				// here, while this transaction holds the counts of the item
+				// just labelled, closes deadlocks with other submits doing
+				// the same; the wait comes after the commit instead.
+				claimAfter = true
+			case s.ClaimNext:
 				a, err := c.finish(ctx, tx, projectID)
-				switch {
-				case err == nil:
-					res.Next = a
-				case errors.Is(err, attune.ErrNoWork) || errors.Is(err, attune.ErrConflict) || errors.Is(err, attune.ErrNotFound):
-					// No next item is an answer, not a failure of the submission.
-					res.NextErr = err
-				default:
+				if err := res.next(a, err); err != nil {
 					return err
 				}
 			}
@@ -550,7 +561,7 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 		})
 	}
 	// A submission can wait for a row lock while it holds others (its
-	// item's counts while a claim waits for the last open items), so
+	// item's counts, held by another submission of the same item), so
 	// under many annotators PostgreSQL may end it to break a deadlock.
 	// Nothing of it stayed, so it is sent again as it was.
 	err := submitOnce()
@@ -561,6 +572,13 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 	if err != nil {
 		return SubmitResult{}, mapErr(err, "submit labels", "")
 	}
+	if claimAfter {
+		// In a transaction of its own, which holds no item while it waits.
+		a, err := db.NextAssignment(ctx, projectID, s.UserID)
+		if err := res.next(a, err); err != nil {
+			return SubmitResult{}, err
+		}
+	}
 	// Read after the commit, not before: the row locks the submit took
 	// are not held over one more round trip.
 	if s.NextWorkspace && res.Next != nil {
@@ -569,6 +587,20 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 		}
 	}
 	return res, nil
+}
+
+// next records the claim that followed a submission: no next item is an
+// answer (NextErr), not a failure of the submission.
+func (r *SubmitResult) next(a *attune.Assignment, err error) error {
+	switch {
+	case err == nil:
+		r.Next = a
+	case errors.Is(err, attune.ErrNoWork) || errors.Is(err, attune.ErrConflict) || errors.Is(err, attune.ErrNotFound):
+		r.NextErr = err
+	default:
+		return err
+	}
+	return nil
 }
 
 // answerColumns lays answers out as the columns labels are inserted from.

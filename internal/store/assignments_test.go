@@ -400,3 +400,68 @@ func TestSubmitIsSentAgainAfterADeadlock(t *testing.T) {
 		t.Fatalf("after the deadlock: %d answer sets, %d labels, done=%d; want 1, %d, 1", sets, labels, counted, len(fullAnswers))
 	}
 }
+
+// TestSubmitStoresBeforeWaitingForTheNextItem holds the only other open
+// item locked, as another claimer would: the submission must be stored
+// (visible to everyone) before its claim waits for that item, so that
+// the wait holds no lock another submission could need, and the claim
+// must then get the item once it is free.
+func TestSubmitStoresBeforeWaitingForTheNextItem(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newProject(t, dbtest.New(t), projectOpts{overlap: 1, items: 2, annotators: 1})
+	u := f.annotators[0]
+	a, err := f.db.NextAssignment(ctx, f.project.ID, u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var other int64
+	if err := f.db.Pool().QueryRow(ctx, `SELECT id FROM items WHERE project_id = $1 AND id <> $2`, f.project.ID, a.ItemID).Scan(&other); err != nil {
+		t.Fatal(err)
+	}
+	locker, err := f.db.Pool().Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Rollback(ctx)
+	if _, err := locker.Exec(ctx, `SELECT 1 FROM item_counts WHERE item_id = $1 FOR NO KEY UPDATE`, other); err != nil {
+		t.Fatal(err)
+	}
+	type outcome struct {
+		res store.SubmitResult
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := f.db.SubmitLabels(ctx, store.Submission{AssignmentID: a.ID, UserID: u.ID, Answers: fullAnswers, ActiveMS: 1000, ClaimNext: true, ProjectID: f.project.ID})
+		done <- outcome{res, err}
+	}()
+	for waiting := false; !waiting; {
+		if err := f.db.Pool().QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks l JOIN pg_stat_activity s ON s.pid = l.pid
+			WHERE NOT l.granted AND s.datname = current_database())`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case o := <-done:
+			t.Fatalf("the submission ended without waiting for the locked item: %+v", o)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	var stored int
+	if err := f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM answer_sets WHERE item_id = $1`, a.ItemID).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if stored != 1 {
+		t.Errorf("while its claim waits, the submission has stored %d answer sets, want 1 (committed)", stored)
+	}
+	if err := locker.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	o := <-done
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	if !o.res.Created || o.res.Next == nil || o.res.Next.ItemID != other {
+		t.Fatalf("after the wait: %+v (next %+v), want the submission stored and item %d next", o.res, o.res.Next, other)
+	}
+}
