@@ -252,10 +252,11 @@ func (c *claim) finish(ctx context.Context, tx pgx.Tx, projectID int64) (*attune
 		return c.got, nil
 	}
 	for attempt := 0; c.open && attempt < 3; attempt++ {
-		// Waiting while this transaction holds an item already (the one
-		// just submitted) can deadlock with another claimer doing the
-		// same. Under a savepoint the one PostgreSQL picks gives up this
-		// wait, not its submission, and waits again.
+		// Submits never get here (they claim after committing), but the
+		// claim's own batch may hold counts of items whose leases it
+		// reclaimed, so a wait can still deadlock with another claimer.
+		// Under a savepoint the one PostgreSQL picks gives up only this
+		// wait, and waits again.
 		sp, err := tx.Begin(ctx)
 		if err != nil {
 			return nil, err
