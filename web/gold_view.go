@@ -24,10 +24,11 @@ const timeFormat = "2 Jan 2006, 15:04 UTC"
 
 func goldLinks(p *attune.Project) goldview.Links {
 	return goldview.Links{
-		Project: templ.SafeURL(projectPath(p.ID)),
-		Queue:   templ.SafeURL(queuePath(p.ID)),
-		Gold:    templ.SafeURL(goldPath(p.ID)),
-		Apply:   templ.SafeURL(goldPath(p.ID) + "/auto"),
+		Project:     templ.SafeURL(projectPath(p.ID)),
+		Queue:       templ.SafeURL(queuePath(p.ID)),
+		Gold:        templ.SafeURL(goldPath(p.ID)),
+		Apply:       templ.SafeURL(goldPath(p.ID) + "/auto"),
+		Calibration: templ.SafeURL(calibrationPath(p.ID)),
 	}
 }
 

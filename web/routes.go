@@ -190,6 +190,11 @@ func (s *Server) table() []route {
 		{"GET /projects/{id}/disagreements", projectLeads, s.disagreementsPage, nil},
 		{"GET /projects/{id}/disagreements/{item}", projectLeads, s.adjudicatePage, nil},
 		{"POST /projects/{id}/disagreements/{item}/gold", projectLeads, s.saveGold, nil},
+		// The calibration set and its rules (web/calibration.go).
+		{"GET /projects/{id}/calibration", projectLeads, s.calibrationPage, nil},
+		{"POST /projects/{id}/calibration", projectLeads, s.addCalibration, nil},
+		{"POST /projects/{id}/calibration/remove", projectLeads, s.removeCalibration, nil},
+		{"POST /projects/{id}/calibration/policy", projectLeads, s.calibrationPolicy, nil},
 
 		// Annotators' flags, read and resolved by the project's leads
 		// (web/flags.go); annotators never see other people's flags.
@@ -213,6 +218,9 @@ func (s *Server) table() []route {
 		{"POST /api/v1/assignments/{id}/labels", tokenAnnotators, nil, s.apiSubmit},
 		{"POST /api/v1/assignments/{id}/skip", tokenAnnotators, nil, s.apiSkip},
 		{"GET /api/v1/projects/{id}/flags", tokenLeads, nil, s.apiFlags},
+		{"GET /api/v1/projects/{id}/calibration", tokenLeads, nil, s.apiCalibration},
+		{"POST /api/v1/projects/{id}/calibration", tokenLeads, nil, s.apiAddCalibration},
+		{"DELETE /api/v1/projects/{id}/calibration/{item}", tokenLeads, nil, s.apiRemoveCalibration},
 		// The items browser's search and item (web/items_api.go).
 		{"GET /api/v1/projects/{id}/items", tokenLeads, nil, s.apiItems},
 		{"GET /api/v1/projects/{id}/items/{item}", tokenLeads, nil, s.apiItem},

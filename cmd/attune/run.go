@@ -52,6 +52,7 @@ func commands() []command {
 		{name: "report", args: "--project NAME [--format json|csv] [--na-missing] …", summary: "print a project's agreement report", run: runReport, flags: reportFlags},
 		{name: "agreement", args: "[--level L] [--weights W] [--categories C] FILE.csv", summary: "agreement statistics of a long-form CSV (item,rater,value) as one JSON object; needs no database", run: runAgreement, flags: agreementFlags},
 		{name: "gold", args: "auto|status --project P [--all] [--max-spread N]", summary: "apply the consensus rule to a project's labelled items, or count where its gold set stands", run: runGold, flags: goldFlags},
+		{name: "calibration", args: "add|list|remove|settings --project P [--item ID] [--explain K=TEXT]…", summary: "a project's calibration set: gold items served to annotators to check them against gold (see `attune help calibration`)", run: runCalibration, flags: calibrationFlags},
 		{name: "export", args: "gold|labels|judge-calls|flags --project P [--format csv|jsonl] [--out FILE] [--with-raters]", summary: "stream a project's gold set, raw labels, judge calls or flags as CSV or JSON Lines (columns: README, Exports)", run: runExport, flags: exportFlags},
 		{name: "fake-llm", args: "[--addr ADDR] [--latency D] [--rate-429 F] …", summary: "serve a deterministic OpenAI-compatible model for development and demos", run: runFakeLLM, flags: fakeLLMFlags},
 		{name: "version", summary: "print the version", run: runVersion},

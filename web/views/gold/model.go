@@ -20,6 +20,8 @@ type Links struct {
 	Gold    templ.SafeURL
 	// Apply runs the consensus rule over the items it has not judged.
 	Apply templ.SafeURL
+	// Calibration is the calibration set and its people's standing.
+	Calibration templ.SafeURL
 }
 
 // Counts say where the project's items stand.
@@ -236,4 +238,36 @@ type Past struct {
 	At      string
 	Answers string // "emotion 4 · validation 3 …"
 	Note    string
+}
+
+// CalibrationPage is the calibration set page.
+type CalibrationPage struct {
+	layout.Chrome
+	ProjectName string
+	Links       Links
+	// Policy, Add and Remove are the forms' addresses.
+	Policy, Add, Remove templ.SafeURL
+	// Qualify, Every and Pass are the rules as stored or as typed.
+	Qualify, Every, Pass string
+	PolicyError          string
+	Items                []CalibrationItem
+	RubricItems          []RubricItem
+	// AddItem and AddExplanations are the promotion form as typed, when
+	// it is shown again with AddError.
+	AddItem         string
+	AddExplanations map[string]string
+	AddError        string
+}
+
+// CalibrationItem is one row of the calibration set.
+type CalibrationItem struct {
+	SourceID         string
+	Gold             string // "key=value" pairs in the rubric's order
+	Explained        int    // rubric items with an explanation
+	Answered, Passed int
+}
+
+// RubricItem names one rubric item in a form.
+type RubricItem struct {
+	Key, Label string
 }

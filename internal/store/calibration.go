@@ -1,0 +1,155 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/calibration"
+)
+
+// CalibrationPolicy returns the project's calibration rules.
+func (db *DB) CalibrationPolicy(ctx context.Context, projectID int64) (calibration.Policy, error) {
+	var p calibration.Policy
+	err := db.pool.QueryRow(ctx, `SELECT calibration_qualify, calibration_every, calibration_pass FROM projects WHERE id = $1`,
+		projectID).Scan(&p.Qualify, &p.Every, &p.PassPercent)
+	return p, mapErr(err, "calibration policy", "")
+}
+
+// SetCalibrationPolicy changes the project's calibration rules, checked by
+// package calibration.
+func (db *DB) SetCalibrationPolicy(ctx context.Context, actorID *int64, projectID int64, p calibration.Policy) error {
+	if err := p.Check(); err != nil {
+		return attune.Invalid("calibration", err.Error())
+	}
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		var old calibration.Policy
+		if err := tx.QueryRow(ctx, `SELECT calibration_qualify, calibration_every, calibration_pass FROM projects WHERE id = $1 FOR UPDATE`,
+			projectID).Scan(&old.Qualify, &old.Every, &old.PassPercent); err != nil {
+			return err
+		}
+		if old == p {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, `UPDATE projects SET calibration_qualify = $2, calibration_every = $3, calibration_pass = $4, updated_at = now()
+			WHERE id = $1`, projectID, p.Qualify, p.Every, p.PassPercent); err != nil {
+			return err
+		}
+		return audit(ctx, tx, attune.AuditEvent{ActorID: actorID, Action: "calibration.set_policy", ProjectID: &projectID,
+			Details: map[string]string{"qualify": fmt.Sprint(p.Qualify), "every": fmt.Sprint(p.Every), "pass": fmt.Sprint(p.PassPercent)}})
+	})
+	return mapErr(err, "set calibration policy", "")
+}
+
+// CalibrationItem is one item of a project's calibration set.
+type CalibrationItem struct {
+	ItemID   int64
+	SourceID string
+	// Gold is the item's gold now, by rubric item key.
+	Gold map[string]string
+	// Explanations are the lead's, by rubric item key.
+	Explanations map[string]string
+	AddedBy      string
+	AddedAt      time.Time
+	// Answered counts the calibration answers given to it; Passed those
+	// that passed.
+	Answered, Passed int
+}
+
+// ErrNoCompleteGold refuses to promote an item whose gold does not cover
+// every rubric item: a calibration item is held against all of them.
+var ErrNoCompleteGold = attune.Invalid("item", "this item has no gold for every rubric item yet; settle or adjudicate its gold first")
+
+// AddCalibration promotes an item of the project (named by its dataset id)
+// to the calibration set, or changes its explanations when it is there
+// already. The item must have gold on every rubric item of the project's
+// rubric version. Explanations are checked by the caller
+// (calibration.CheckExplanations). It returns the item's id.
+func (db *DB) AddCalibration(ctx context.Context, actorID *int64, projectID int64, sourceID string, explanations map[string]string) (int64, error) {
+	body, err := json.Marshal(nonNil(explanations))
+	if err != nil {
+		return 0, fmt.Errorf("store: add calibration: %w", err)
+	}
+	var itemID int64
+	err = db.inTx(ctx, func(tx pgx.Tx) error {
+		var complete bool
+		err := tx.QueryRow(ctx, `
+			SELECT i.id,
+			       (SELECT count(*) FROM gold_labels g WHERE g.item_id = i.id AND g.rubric_version_id = p.rubric_version_id)
+			       = (SELECT count(*) FROM rubric_items ri WHERE ri.rubric_version_id = p.rubric_version_id)
+			FROM items i JOIN projects p ON p.id = i.project_id
+			WHERE i.project_id = $1 AND i.source_id = $2`, projectID, sourceID).Scan(&itemID, &complete)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return attune.Invalid("item", fmt.Sprintf("this project has no item %q", sourceID))
+		}
+		if err != nil {
+			return err
+		}
+		if !complete {
+			return ErrNoCompleteGold
+		}
+		if _, err := tx.Exec(ctx, `
+			INSERT INTO calibration_items (item_id, project_id, explanations, added_by) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (item_id) DO UPDATE SET explanations = EXCLUDED.explanations`, itemID, projectID, body, actorID); err != nil {
+			return err
+		}
+		return audit(ctx, tx, attune.AuditEvent{ActorID: actorID, Action: "calibration.add", ProjectID: &projectID, Subject: sourceID})
+	})
+	return itemID, mapErr(err, "add calibration item", "")
+}
+
+// RemoveCalibration takes an item (by its dataset id) out of the project's
+// calibration set. Answers already given to it are kept: they stay in
+// their people's records. It returns attune.ErrNotFound when the project
+// has no such item and attune.ErrConflict when the item is not in the set.
+func (db *DB) RemoveCalibration(ctx context.Context, actorID *int64, projectID int64, sourceID string) error {
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		var exists, removed bool
+		err := tx.QueryRow(ctx, `
+			WITH target AS (SELECT id FROM items WHERE project_id = $1 AND source_id = $2),
+			removed AS (DELETE FROM calibration_items k USING target WHERE k.item_id = target.id AND k.project_id = $1 RETURNING k.item_id)
+			SELECT EXISTS (SELECT 1 FROM target), EXISTS (SELECT 1 FROM removed)`, projectID, sourceID).Scan(&exists, &removed)
+		switch {
+		case err != nil:
+			return err
+		case !exists:
+			return attune.NotFound(fmt.Sprintf("this project has no item %q", sourceID))
+		case !removed:
+			return attune.Conflict(fmt.Sprintf("item %q is not in this project's calibration set", sourceID))
+		}
+		return audit(ctx, tx, attune.AuditEvent{ActorID: actorID, Action: "calibration.remove", ProjectID: &projectID, Subject: sourceID})
+	})
+	return mapErr(err, "remove calibration item", "")
+}
+
+// ListCalibration returns the project's calibration set in dataset id
+// order, with each item's gold and how it has fared.
+func (db *DB) ListCalibration(ctx context.Context, projectID int64) ([]CalibrationItem, error) {
+	rows, err := db.pool.Query(ctx, `
+		SELECT k.item_id, i.source_id,
+		       coalesce((SELECT jsonb_object_agg(g.rubric_item_key, g.value) FROM gold_labels g WHERE g.item_id = k.item_id), '{}'),
+		       k.explanations, coalesce(nullif(btrim(u.name), ''), u.email, ''), k.added_at,
+		       (SELECT count(*) FROM calibration_answers c WHERE c.item_id = k.item_id),
+		       (SELECT count(*) FROM calibration_answers c WHERE c.item_id = k.item_id AND c.passed)
+		FROM calibration_items k JOIN items i ON i.id = k.item_id LEFT JOIN users u ON u.id = k.added_by
+		WHERE k.project_id = $1
+		ORDER BY i.source_id`, projectID)
+	if err != nil {
+		return nil, mapErr(err, "list calibration", "")
+	}
+	defer rows.Close()
+	var out []CalibrationItem
+	for rows.Next() {
+		var c CalibrationItem
+		if err := rows.Scan(&c.ItemID, &c.SourceID, &c.Gold, &c.Explanations, &c.AddedBy, &c.AddedAt, &c.Answered, &c.Passed); err != nil {
+			return nil, mapErr(err, "list calibration", "")
+		}
+		out = append(out, c)
+	}
+	return out, mapErr(rows.Err(), "list calibration", "")
+}

@@ -1,0 +1,316 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+
+	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/calibration"
+	"github.com/attune/attune/internal/rubric"
+	goldview "github.com/attune/attune/web/views/gold"
+)
+
+func calibrationPath(projectID int64) string {
+	return fmt.Sprintf("/projects/%d/calibration", projectID)
+}
+
+// calibrationPage shows the project's calibration rules and set to its
+// leads.
+func (s *Server) calibrationPage(w http.ResponseWriter, r *http.Request) error {
+	p, _, err := s.projectAccess(r, true)
+	if err != nil {
+		return err
+	}
+	page, err := s.calibrationView(r, p)
+	if err != nil {
+		return err
+	}
+	s.render(w, r, http.StatusOK, goldview.CalibrationView(page))
+	return nil
+}
+
+func (s *Server) calibrationView(r *http.Request, p *attune.Project) (goldview.CalibrationPage, error) {
+	ctx := r.Context()
+	def, err := s.rubricByID(ctx, p.RubricVersionID)
+	if err != nil {
+		return goldview.CalibrationPage{}, err
+	}
+	pol, err := s.db.CalibrationPolicy(ctx, p.ID)
+	if err != nil {
+		return goldview.CalibrationPage{}, err
+	}
+	items, err := s.db.ListCalibration(ctx, p.ID)
+	if err != nil {
+		return goldview.CalibrationPage{}, err
+	}
+	base := calibrationPath(p.ID)
+	page := goldview.CalibrationPage{
+		Chrome:      s.chrome(r, "Calibration · "+p.Name, "home"),
+		ProjectName: p.Name,
+		Links:       goldLinks(p),
+		Policy:      templ.SafeURL(base + "/policy"),
+		Add:         templ.SafeURL(base),
+		Remove:      templ.SafeURL(base + "/remove"),
+		Qualify:     strconv.Itoa(pol.Qualify),
+		Every:       strconv.Itoa(pol.Every),
+		Pass:        strconv.Itoa(pol.PassPercent),
+	}
+	for _, it := range def.Items {
+		page.RubricItems = append(page.RubricItems, goldview.RubricItem{Key: it.Key, Label: it.Label})
+	}
+	for _, it := range items {
+		page.Items = append(page.Items, goldview.CalibrationItem{SourceID: it.SourceID, Gold: goldSummary(def, it.Gold),
+			Explained: len(it.Explanations), Answered: it.Answered, Passed: it.Passed})
+	}
+	return page, nil
+}
+
+// goldSummary writes gold answers as key=value in the rubric's order.
+func goldSummary(def *rubric.Definition, answers map[string]string) string {
+	parts := make([]string, 0, len(answers))
+	for _, it := range def.Items {
+		if v, ok := answers[it.Key]; ok {
+			parts = append(parts, it.Key+"="+v)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// addCalibration promotes a gold item (or replaces its explanations) from
+// the page's form: item, and explain.KEY per rubric item.
+func (s *Server) addCalibration(w http.ResponseWriter, r *http.Request) error {
+	p, _, err := s.projectAccess(r, true)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	r.Body = http.MaxBytesReader(w, r.Body, maxGoldForm)
+	if err := r.ParseForm(); err != nil {
+		return attune.Invalid("form", "could not be read")
+	}
+	source := strings.TrimSpace(r.PostFormValue("item"))
+	explanations := map[string]string{}
+	for k, vs := range r.PostForm {
+		if key, ok := strings.CutPrefix(k, "explain."); ok && len(vs) > 0 {
+			if v := strings.TrimSpace(vs[0]); v != "" {
+				explanations[key] = v
+			}
+		}
+	}
+	actor := userFrom(ctx).ID
+	err = s.promote(ctx, &actor, p, source, explanations)
+	var v *attune.ValidationError
+	if errors.As(err, &v) {
+		page, verr := s.calibrationView(r, p)
+		if verr != nil {
+			return verr
+		}
+		msgs := make([]string, 0, len(v.Fields))
+		for _, m := range v.Fields {
+			msgs = append(msgs, m)
+		}
+		page.AddItem, page.AddExplanations, page.AddError = source, explanations, strings.Join(msgs, "; ")
+		s.render(w, r, http.StatusUnprocessableEntity, goldview.CalibrationView(page))
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	s.sessions.Put(ctx, sessionFlash, fmt.Sprintf("%s is in the calibration set.", source))
+	http.Redirect(w, r, calibrationPath(p.ID), http.StatusSeeOther)
+	return nil
+}
+
+// promote is the one way an item joins a calibration set, from the page
+// and the API: explanations checked against the rubric, then stored.
+func (s *Server) promote(ctx context.Context, actor *int64, p *attune.Project, source string, explanations map[string]string) (err error) {
+	if source == "" {
+		return attune.Invalid("item", "enter the item's id from the dataset")
+	}
+	def, err := s.rubricByID(ctx, p.RubricVersionID)
+	if err != nil {
+		return err
+	}
+	if err := calibration.CheckExplanations(def, explanations); err != nil {
+		return attune.Invalid("explanations", err.Error())
+	}
+	_, err = s.db.AddCalibration(ctx, actor, p.ID, source, explanations)
+	return err
+}
+
+func (s *Server) removeCalibration(w http.ResponseWriter, r *http.Request) error {
+	p, _, err := s.projectAccess(r, true)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	r.Body = http.MaxBytesReader(w, r.Body, maxGoldForm)
+	source := strings.TrimSpace(r.PostFormValue("item"))
+	if source == "" {
+		return attune.Invalid("item", "name the item to remove by its id from the dataset")
+	}
+	actor := userFrom(ctx).ID
+	if err := s.db.RemoveCalibration(ctx, &actor, p.ID, source); err != nil {
+		return err
+	}
+	s.sessions.Put(ctx, sessionFlash, fmt.Sprintf("%s left the calibration set; answers already given to it are kept.", source))
+	http.Redirect(w, r, calibrationPath(p.ID), http.StatusSeeOther)
+	return nil
+}
+
+// calibrationPolicy saves the project's calibration rules.
+func (s *Server) calibrationPolicy(w http.ResponseWriter, r *http.Request) error {
+	p, _, err := s.projectAccess(r, true)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	r.Body = http.MaxBytesReader(w, r.Body, maxGoldForm)
+	typed := map[string]string{}
+	var pol calibration.Policy
+	var bad []string
+	for name, dst := range map[string]*int{"qualify": &pol.Qualify, "every": &pol.Every, "pass": &pol.PassPercent} {
+		typed[name] = strings.TrimSpace(r.PostFormValue(name))
+		n, err := strconv.Atoi(typed[name])
+		if err != nil {
+			bad = append(bad, name)
+		}
+		*dst = n
+	}
+	var problem string
+	switch {
+	case len(bad) > 0:
+		problem = "Enter whole numbers."
+	default:
+		if err := pol.Check(); err != nil {
+			problem = err.Error()
+		}
+	}
+	if problem != "" {
+		page, err := s.calibrationView(r, p)
+		if err != nil {
+			return err
+		}
+		page.Qualify, page.Every, page.Pass, page.PolicyError = typed["qualify"], typed["every"], typed["pass"], problem
+		s.render(w, r, http.StatusUnprocessableEntity, goldview.CalibrationView(page))
+		return nil
+	}
+	actor := userFrom(ctx).ID
+	if err := s.db.SetCalibrationPolicy(ctx, &actor, p.ID, pol); err != nil {
+		return err
+	}
+	s.sessions.Put(ctx, sessionFlash, "Saved the calibration rules.")
+	http.Redirect(w, r, calibrationPath(p.ID), http.StatusSeeOther)
+	return nil
+}
+
+// apiCalibrationItem is one item of the calibration set as the API writes it.
+type apiCalibrationItem struct {
+	ItemID       int64             `json:"item_id"`
+	SourceID     string            `json:"source_id"`
+	Gold         map[string]string `json:"gold"`
+	Explanations map[string]string `json:"explanations"`
+	AddedAt      time.Time         `json:"added_at"`
+	Answered     int               `json:"answered"`
+	Passed       int               `json:"passed"`
+}
+
+type apiCalibrationSet struct {
+	Qualify     int                  `json:"qualify"`
+	Every       int                  `json:"every"`
+	PassPercent int                  `json:"pass_percent"`
+	Items       []apiCalibrationItem `json:"items"`
+}
+
+// apiCalibrationLead loads the project of the path for one of its leads.
+func (s *Server) apiCalibrationLead(r *http.Request, u *attune.User) (*attune.Project, error) {
+	p, role, err := s.apiProjectAccess(r.Context(), r, u)
+	if err != nil {
+		return nil, err
+	}
+	if role != attune.MemberLead {
+		return nil, attune.Forbidden("only the project's leads manage its calibration set")
+	}
+	return p, nil
+}
+
+// apiCalibration lists the project's calibration rules and set.
+func (s *Server) apiCalibration(r *http.Request, u *attune.User) (int, any, error) {
+	p, err := s.apiCalibrationLead(r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	pol, err := s.db.CalibrationPolicy(r.Context(), p.ID)
+	if err != nil {
+		return 0, nil, err
+	}
+	items, err := s.db.ListCalibration(r.Context(), p.ID)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := apiCalibrationSet{Qualify: pol.Qualify, Every: pol.Every, PassPercent: pol.PassPercent, Items: []apiCalibrationItem{}}
+	for _, it := range items {
+		out.Items = append(out.Items, apiCalibrationItem{ItemID: it.ItemID, SourceID: it.SourceID, Gold: it.Gold,
+			Explanations: it.Explanations, AddedAt: it.AddedAt.UTC(), Answered: it.Answered, Passed: it.Passed})
+	}
+	return http.StatusOK, out, nil
+}
+
+// apiAddCalibration promotes a gold item: {"item": source id,
+// "explanations": {rubric item: text}}. 201 with the set's entry.
+func (s *Server) apiAddCalibration(r *http.Request, u *attune.User) (int, any, error) {
+	p, err := s.apiCalibrationLead(r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	var body struct {
+		Item         string            `json:"item"`
+		Explanations map[string]string `json:"explanations"`
+	}
+	if err := decodeJSON(r, &body); err != nil {
+		return 0, nil, err
+	}
+	source := strings.TrimSpace(body.Item)
+	if err := s.promote(r.Context(), &u.ID, p, source, body.Explanations); err != nil {
+		return 0, nil, err
+	}
+	items, err := s.db.ListCalibration(r.Context(), p.ID)
+	if err != nil {
+		return 0, nil, err
+	}
+	for _, it := range items {
+		if it.SourceID == source {
+			return http.StatusCreated, apiCalibrationItem{ItemID: it.ItemID, SourceID: it.SourceID, Gold: it.Gold,
+				Explanations: it.Explanations, AddedAt: it.AddedAt.UTC(), Answered: it.Answered, Passed: it.Passed}, nil
+		}
+	}
+	return 0, nil, fmt.Errorf("calibration item %q vanished after it was added", source)
+}
+
+// apiRemoveCalibration takes an item (by attune's id, as every item
+// route names it) out of the set: 204, or 409 when it is not in the set.
+func (s *Server) apiRemoveCalibration(r *http.Request, u *attune.User) (int, any, error) {
+	p, err := s.apiCalibrationLead(r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	itemID, err := itemParam(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	it, err := s.db.FindItem(r.Context(), p.ID, itemID)
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := s.db.RemoveCalibration(r.Context(), &u.ID, p.ID, it.SourceID); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusNoContent, nil, nil
+}

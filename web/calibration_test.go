@@ -1,0 +1,101 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/attune/attune/internal/store"
+)
+
+// goldOn gives an item of the labelling project a lead's gold.
+func (l *labelling) goldOn(t *testing.T, source string, answers map[string]string) {
+	t.Helper()
+	if err := l.a.db.Adjudicate(context.Background(), store.Adjudication{ProjectID: l.p.ID, ItemID: l.itemID(t, source),
+		ActorID: l.lead.ID, Answers: answers}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var calibrationGold = map[string]string{"emotion": "4", "validation": "4", "helpfulness": "3", "safety": "5", "overall": "4"}
+
+func TestCalibrationAPI(t *testing.T) {
+	t.Parallel()
+	l := newLabelling(t, labellingOpts{annotators: 1})
+	l.goldOn(t, "r1", calibrationGold)
+	lead := l.a.apiFor(l.lead)
+	base := fmt.Sprintf("/api/v1/projects/%d/calibration", l.p.ID)
+
+	status, body := lead.call("POST", base, map[string]any{"item": "r1", "explanations": map[string]string{"safety": "No risk is raised."}})
+	if status != http.StatusCreated || body["source_id"] != "r1" || body["gold"].(map[string]any)["safety"] != "5" ||
+		body["explanations"].(map[string]any)["safety"] != "No risk is raised." {
+		t.Fatalf("add: %d %v", status, body)
+	}
+	for _, tt := range []struct {
+		body map[string]any
+		want string
+	}{
+		{map[string]any{"item": "r2"}, "no gold for every rubric item"},
+		{map[string]any{"item": "r1", "explanations": map[string]string{"warmth": "x"}}, `"warmth"`},
+		{map[string]any{"item": ""}, "enter the item's id"},
+	} {
+		status, body := lead.call("POST", base, tt.body)
+		if status != http.StatusUnprocessableEntity || !strings.Contains(fmt.Sprint(body), tt.want) {
+			t.Errorf("%v: %d %v, want 422 naming %s", tt.body, status, body, tt.want)
+		}
+	}
+	status, body = lead.call("GET", base, nil)
+	items, _ := body["items"].([]any)
+	if status != http.StatusOK || len(items) != 1 || body["pass_percent"] != 80.0 || body["qualify"] != 0.0 {
+		t.Fatalf("list: %d %v", status, body)
+	}
+	// Annotators do not see the calibration set: it would reveal gold.
+	if status, _ := l.a.apiFor(l.anns[0]).call("GET", base, nil); status != http.StatusForbidden {
+		t.Fatalf("annotator: %d", status)
+	}
+	r1 := l.itemID(t, "r1")
+	if status, body := lead.call("DELETE", fmt.Sprintf("%s/%d", base, r1), nil); status != http.StatusNoContent {
+		t.Fatalf("delete: %d %v", status, body)
+	}
+	if status, _ := lead.call("DELETE", fmt.Sprintf("%s/%d", base, r1), nil); status != http.StatusConflict {
+		t.Fatalf("second delete: %d", status)
+	}
+}
+
+func TestCalibrationPage(t *testing.T) {
+	t.Parallel()
+	l := newLabelling(t, labellingOpts{annotators: 1})
+	l.goldOn(t, "r1", calibrationGold)
+	lead := l.signedIn(l.lead)
+	base := fmt.Sprintf("/projects/%d/calibration", l.p.ID)
+
+	r := lead.post(base, url.Values{"item": {"r2"}})
+	wantStatus(t, r, http.StatusUnprocessableEntity)
+	wantContains(t, r, `data-testid="add-error"`, "no gold for every rubric item")
+	r = lead.post(base, url.Values{"item": {"r1"}, "explain.helpfulness": {"It offers <no> next step."}})
+	wantStatus(t, r, http.StatusSeeOther)
+	page := lead.get(base)
+	wantStatus(t, page, http.StatusOK)
+	wantContains(t, page, `data-testid="calibration-item"`, "emotion=4 validation=4 helpfulness=3 safety=5 overall=4")
+	list, _ := l.a.db.ListCalibration(context.Background(), l.p.ID)
+	if len(list) != 1 || list[0].Explanations["helpfulness"] != "It offers <no> next step." {
+		t.Fatalf("stored %+v", list)
+	}
+
+	r = lead.post(base+"/policy", url.Values{"qualify": {"2"}, "every": {"1"}, "pass": {"80"}})
+	wantStatus(t, r, http.StatusUnprocessableEntity)
+	wantContains(t, r, `data-testid="policy-error"`, "every must be 0")
+	wantStatus(t, lead.post(base+"/policy", url.Values{"qualify": {"2"}, "every": {"20"}, "pass": {"75"}}), http.StatusSeeOther)
+	if pol, _ := l.a.db.CalibrationPolicy(context.Background(), l.p.ID); pol.Qualify != 2 || pol.Every != 20 || pol.PassPercent != 75 {
+		t.Fatalf("policy %+v", pol)
+	}
+	wantStatus(t, lead.post(base+"/remove", url.Values{"item": {"r1"}}), http.StatusSeeOther)
+	wantContains(t, lead.get(base), `data-testid="calibration-empty"`)
+	// The page is the leads': an annotator of the project is refused.
+	if r := l.signedIn(l.anns[0]).get(base); r.StatusCode != http.StatusForbidden && r.StatusCode != http.StatusNotFound {
+		t.Fatalf("annotator: %d", r.StatusCode)
+	}
+}
