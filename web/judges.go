@@ -16,7 +16,7 @@ import (
 )
 
 // readJudgeForm reads the judge form and checks it by the rules every path
-// shares (attune.ParseJudge), returning what to show again (never a value
+// shares (parseJudge), returning what to show again (never a value
 // refused as a secret), the judge to store, and a message per bad field.
 func (s *Server) readJudgeForm(r *http.Request) (judgeview.Form, store.NewJudge, map[string]string) {
 	v := func(k string) string { return strings.TrimSpace(r.PostFormValue(k)) }
@@ -26,15 +26,37 @@ func (s *Server) readJudgeForm(r *http.Request) (judgeview.Form, store.NewJudge,
 		Seed: v("seed"), Concurrency: v("concurrency"), RPM: v("rpm"), TPM: v("tpm"),
 		PriceInput: v("price_input"), PriceCached: v("price_cached"), PriceOutput: v("price_output"),
 	}
-	j, err := attune.ParseJudge(attune.JudgeInput{
+	nj, errs := s.parseJudge(attune.JudgeInput{
 		Name: f.Name, Provider: f.Provider, BaseURL: f.BaseURL, Model: f.Model, KeyEnv: f.KeyEnv,
 		Temperature: f.Temperature, MaxTokens: f.MaxTokens, Samples: f.Samples, Seed: f.Seed, Logprobs: f.Logprobs,
 		Concurrency: f.Concurrency, RPM: f.RPM, TPM: f.TPM, PriceInput: f.PriceInput, PriceCached: f.PriceCached, PriceOut: f.PriceOutput,
-	}, s.opts.JudgePolicy)
-	nj := store.NewJudge{Name: j.Name, Provider: j.Provider, BaseURL: j.BaseURL, Model: j.Model, APIKeyEnv: j.APIKeyEnv, Settings: j.Settings}
-	errs := fieldErrors(err)
+	})
 	blankSecrets(&f, errs)
 	return f, nj, errs
+}
+
+// parseJudge checks a typed judge (from the form or the API) by
+// attune.ParseJudge under the admin's policy, which holds base URLs to
+// the egress allow-list, and returns the judge to store with a message
+// per bad field (none when it is good).
+func (s *Server) parseJudge(in attune.JudgeInput) (store.NewJudge, map[string]string) {
+	j, err := attune.ParseJudge(in, s.opts.JudgePolicy)
+	nj := store.NewJudge{Name: j.Name, Provider: j.Provider, BaseURL: j.BaseURL, Model: j.Model, APIKeyEnv: j.APIKeyEnv, Settings: j.Settings}
+	return nj, fieldErrors(err)
+}
+
+// connectionRefusal is the 403 of a judge's edit that changes its
+// connection (provider, base URL, key variable) when actor may not, or
+// nil. A valid new connection from someone who may not change it is
+// refused so whatever else is wrong with the edit; an invalid one gets
+// its field's message first.
+func connectionRefusal(actor *attune.User, j *attune.Judge, nj store.NewJudge, errs map[string]string) error {
+	next := attune.Judge{Provider: nj.Provider, BaseURL: nj.BaseURL, APIKeyEnv: nj.APIKeyEnv}
+	if err := j.CheckChange(actor, &next, true); errors.Is(err, attune.ErrForbidden) &&
+		!has(errs, "provider") && !has(errs, "base_url") && !has(errs, "key_env") {
+		return err
+	}
+	return nil
 }
 
 // fieldErrors returns the messages per field of a validation error (nil
@@ -198,15 +220,11 @@ func (s *Server) updateJudge(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	// The key is confirmed for exactly the address the box was ticked
-	// for: a form changed again after ticking asks again.
-	// A valid new connection from someone who may not change it is a
-	// 403 whatever else is wrong with the form.
-	next := attune.Judge{Provider: nj.Provider, BaseURL: nj.BaseURL, APIKeyEnv: nj.APIKeyEnv}
-	if err := j.CheckChange(userFrom(ctx), &next, true); errors.Is(err, attune.ErrForbidden) &&
-		!has(errs, "provider") && !has(errs, "base_url") && !has(errs, "key_env") {
+	if err := connectionRefusal(userFrom(ctx), j, nj, errs); err != nil {
 		return err
 	}
+	// The key is confirmed for exactly the address the box was ticked
+	// for: a form changed again after ticking asks again.
 	endpoint := nj.Provider + " " + nj.BaseURL
 	if posted := r.PostFormValue("confirm_key_for"); posted != "" {
 		nj.KeyConfirmed = nj.APIKeyEnv != "" && posted == endpoint

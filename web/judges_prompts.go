@@ -34,19 +34,25 @@ func (s *Server) promptAccess(r *http.Request) (*attune.Project, *rubric.Definit
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	def, j, err := s.promptJudge(r, p)
+	return p, def, j, err
+}
+
+// promptJudge loads the rubric of p and the judge named in the path.
+func (s *Server) promptJudge(r *http.Request, p *attune.Project) (*rubric.Definition, *attune.Judge, error) {
 	id, err := strconv.ParseInt(r.PathValue("judge"), 10, 64)
 	if err != nil || id <= 0 {
-		return nil, nil, nil, attune.NotFound("judge")
+		return nil, nil, attune.NotFound("judge")
 	}
 	j, err := s.db.FindJudge(r.Context(), id)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	def, err := s.rubricByID(r.Context(), p.RubricVersionID)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	return p, def, j, nil
+	return def, j, nil
 }
 
 // promptVersionArg reads a version number (a path value or a field);
@@ -147,8 +153,8 @@ func (s *Server) promptForm(r *http.Request, p *attune.Project, def *rubric.Defi
 }
 
 // mayEditPrompts refuses, with 403, a viewer who may not make versions.
-func mayEditPrompts(r *http.Request, j *attune.Judge) error {
-	if !j.MayEditPrompts(userFrom(r.Context())) {
+func mayEditPrompts(u *attune.User, j *attune.Judge) error {
+	if !j.MayEditPrompts(u) {
 		return attune.Forbidden("Only the judge's owner or an admin can make a new version of its prompts.")
 	}
 	return nil
@@ -160,7 +166,7 @@ func (s *Server) newPromptPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := mayEditPrompts(r, j); err != nil {
+	if err := mayEditPrompts(userFrom(ctx), j); err != nil {
 		return err
 	}
 	from, ok := promptVersionArg(r.URL.Query().Get("from"))
@@ -181,7 +187,7 @@ func (s *Server) createPrompt(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := mayEditPrompts(r, j); err != nil {
+	if err := mayEditPrompts(userFrom(ctx), j); err != nil {
 		return err
 	}
 	from, ok := promptVersionArg(strings.TrimSpace(r.PostFormValue("from")))

@@ -12,6 +12,7 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/judge"
 	"github.com/attune/attune/internal/store"
 	judgeview "github.com/attune/attune/web/views/judge"
 	"github.com/attune/attune/web/views/project"
@@ -72,23 +73,37 @@ type runInput struct {
 	prompt int // 0: the rubric's own prompt
 }
 
-// readRunForm reads the start-a-run form (or its confirmation, which
-// carries the same fields) and checks it.
-func (s *Server) readRunForm(r *http.Request) (judgeview.StartForm, runInput, map[string]string, error) {
-	f := judgeview.StartForm{
+// runFields are the start-a-run fields as typed: the form's, or the
+// API's written as the form would carry them.
+type runFields struct {
+	Judge, Limit, Budget, Prompt string
+}
+
+func runFormFields(r *http.Request) runFields {
+	return runFields{
 		Judge:  strings.TrimSpace(r.PostFormValue("judge")),
 		Limit:  strings.TrimSpace(r.PostFormValue("limit")),
 		Budget: strings.TrimSpace(r.PostFormValue("budget")),
 		Prompt: strings.TrimSpace(r.PostFormValue("prompt")),
 	}
+}
+
+func (f runFields) form() judgeview.StartForm {
+	return judgeview.StartForm{Judge: f.Judge, Limit: f.Limit, Budget: f.Budget, Prompt: f.Prompt}
+}
+
+// checkRunFields reads the start-a-run fields (the form, its confirmation,
+// which carries the same fields, or the API's) for project p and checks
+// them, with a message per bad field.
+func (s *Server) checkRunFields(ctx context.Context, p *attune.Project, f runFields) (runInput, map[string]string, error) {
 	var in runInput
 	errs := map[string]string{}
 	if id, err := strconv.ParseInt(f.Judge, 10, 64); err != nil || id <= 0 {
 		errs["judge"] = "Choose a judge."
-	} else if in.judge, err = s.db.FindJudge(r.Context(), id); isNotFound(err) {
+	} else if in.judge, err = s.db.FindJudge(ctx, id); isNotFound(err) {
 		errs["judge"] = "That judge no longer exists; choose another."
 	} else if err != nil {
-		return f, in, nil, err
+		return in, nil, err
 	}
 	if f.Limit != "" {
 		if n, err := strconv.Atoi(f.Limit); err != nil || n < 1 || n > maxRunItems {
@@ -111,7 +126,16 @@ func (s *Server) readRunForm(r *http.Request) (judgeview.StartForm, runInput, ma
 			in.prompt = n
 		}
 	}
-	return f, in, errs, nil
+	if len(errs) == 0 {
+		msg, err := s.checkRunPrompt(ctx, p, in)
+		if err != nil {
+			return in, nil, err
+		}
+		if msg != "" {
+			errs["prompt"] = msg
+		}
+	}
+	return in, errs, nil
 }
 
 // checkRunPrompt says, as a form message, when the judge has no such
@@ -125,6 +149,56 @@ func (s *Server) checkRunPrompt(ctx context.Context, p *attune.Project, in runIn
 		return fmt.Sprintf("%s has no prompt version %d for this project's rubric.", in.judge.Name, in.prompt), nil
 	}
 	return "", err
+}
+
+// msgNoItems refuses a run of a project without items.
+const msgNoItems = "This project has no items yet: import a dataset first."
+
+// estimateOf estimates the run in would make over p, refusing (on the
+// limit field) a project without items.
+func (s *Server) estimateOf(ctx context.Context, p *attune.Project, in runInput) (judge.Estimate, error) {
+	limit := 0
+	if in.limit != nil {
+		limit = *in.limit
+	}
+	est, err := s.opts.Runner.EstimateRun(ctx, in.judge, p, limit, in.prompt)
+	if err == nil && est.Items == 0 {
+		err = attune.Invalid("limit", msgNoItems)
+	}
+	return est, err
+}
+
+// startRunOf stores the run in of p, started by actor, and queues it; any
+// process running the judge runner takes it up. A run of the same judge
+// still queued or running on p is an attune.ErrConflict, a project
+// without items an *attune.ValidationError.
+func (s *Server) startRunOf(ctx context.Context, actor *attune.User, p *attune.Project, in runInput) (*attune.JudgeRun, error) {
+	if act, err := s.activeRun(ctx, p, in.judge.ID); err != nil {
+		return nil, err
+	} else if act != "" {
+		return nil, attune.Conflict(act)
+	}
+	// The estimate stored with the run is the server's own, not the one
+	// the confirmation showed: the items may have changed since.
+	est, err := s.estimateOf(ctx, p, in)
+	if err != nil {
+		return nil, err
+	}
+	run, err := s.db.CreateRun(ctx, &actor.ID, store.NewRun{JudgeID: in.judge.ID, ProjectID: p.ID, ItemLimit: in.limit, BudgetUSD: in.budget,
+		EstimateUSD: est.USD, PromptVersion: in.prompt})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.opts.Runner.Queue(ctx, run.ID); err != nil {
+		// The run exists; paused with the reason, a lead can resume it,
+		// which queues it again.
+		if _, serr := s.db.SetRunStatus(context.WithoutCancel(ctx), run.ID, []attune.RunStatus{attune.RunQueued}, attune.RunPaused,
+			"the run could not be queued; resume it to try again", nil); serr != nil {
+			return nil, errors.Join(err, serr)
+		}
+		return nil, fmt.Errorf("queue run %d: %w", run.ID, err)
+	}
+	return run, nil
 }
 
 // refuseRunForm shows the project's page again with the start form's
@@ -165,32 +239,20 @@ func (s *Server) estimateRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f, in, errs, err := s.readRunForm(r)
+	f := runFormFields(r)
+	in, errs, err := s.checkRunFields(ctx, p, f)
 	if err != nil {
 		return err
-	}
-	if len(errs) == 0 {
-		msg, err := s.checkRunPrompt(ctx, p, in)
-		if err != nil {
-			return err
-		}
-		if msg != "" {
-			errs["prompt"] = msg
-		}
 	}
 	if len(errs) > 0 {
-		return s.refuseRunForm(w, r, p, role, f, errs)
+		return s.refuseRunForm(w, r, p, role, f.form(), errs)
 	}
-	limit := 0
-	if in.limit != nil {
-		limit = *in.limit
+	est, err := s.estimateOf(ctx, p, in)
+	if bad := fieldErrors(err); len(bad) > 0 {
+		return s.refuseRunForm(w, r, p, role, f.form(), bad)
 	}
-	est, err := s.opts.Runner.EstimateRun(ctx, in.judge, p, limit, in.prompt)
 	if err != nil {
 		return err
-	}
-	if est.Items == 0 {
-		return s.refuseRunForm(w, r, p, role, f, map[string]string{"limit": "This project has no items yet: import a dataset first."})
 	}
 	def, err := s.rubricByID(ctx, p.RubricVersionID)
 	if err != nil {
@@ -204,7 +266,7 @@ func (s *Server) estimateRun(w http.ResponseWriter, r *http.Request) error {
 		Chrome:      s.chrome(r, "Start "+in.judge.Name, "home"),
 		ProjectName: p.Name, ProjectURL: templ.SafeURL(projectPath(p.ID)),
 		Action:    templ.SafeURL(fmt.Sprintf("/projects/%d/runs/confirm", p.ID)),
-		JudgeName: in.judge.Name, Model: in.judge.Model, Form: f,
+		JudgeName: in.judge.Name, Model: in.judge.Model, Form: f.form(),
 		Items: est.Items, RubricItems: len(def.Items), Samples: in.judge.Settings.SampleCount(),
 		Calls: count(int64(est.Calls)), InputTokens: count(int64(est.InputTokens)), OutputTokens: count(int64(est.OutputTokens)),
 		USD: usd(est.USD), Active: act,
@@ -217,65 +279,32 @@ func (s *Server) estimateRun(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// startRun stores the run and queues it; any process running the judge
-// runner takes it up.
+// startRun stores the run and queues it (startRunOf).
 func (s *Server) startRun(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	p, role, err := s.projectAccess(r, true)
 	if err != nil {
 		return err
 	}
-	f, in, errs, err := s.readRunForm(r)
+	f := runFormFields(r)
+	in, errs, err := s.checkRunFields(ctx, p, f)
 	if err != nil {
 		return err
-	}
-	if len(errs) == 0 {
-		msg, err := s.checkRunPrompt(ctx, p, in)
-		if err != nil {
-			return err
-		}
-		if msg != "" {
-			errs["prompt"] = msg
-		}
 	}
 	if len(errs) > 0 {
-		return s.refuseRunForm(w, r, p, role, f, errs)
+		return s.refuseRunForm(w, r, p, role, f.form(), errs)
 	}
-	back := projectPath(p.ID) + "#judges"
-	if act, err := s.activeRun(ctx, p, in.judge.ID); err != nil {
-		return err
-	} else if act != "" {
-		s.sessions.Put(ctx, sessionFlashError, act)
-		http.Redirect(w, r, back, http.StatusSeeOther)
+	run, err := s.startRunOf(ctx, userFrom(ctx), p, in)
+	if bad := fieldErrors(err); len(bad) > 0 {
+		return s.refuseRunForm(w, r, p, role, f.form(), bad)
+	}
+	if errors.Is(err, attune.ErrConflict) {
+		s.sessions.Put(ctx, sessionFlashError, attune.PublicMessage(err))
+		http.Redirect(w, r, projectPath(p.ID)+"#judges", http.StatusSeeOther)
 		return nil
 	}
-	limit := 0
-	if in.limit != nil {
-		limit = *in.limit
-	}
-	// The estimate stored with the run is the server's own, not the one
-	// the confirmation page showed: the items may have changed since.
-	est, err := s.opts.Runner.EstimateRun(ctx, in.judge, p, limit, in.prompt)
 	if err != nil {
 		return err
-	}
-	if est.Items == 0 {
-		return s.refuseRunForm(w, r, p, role, f, map[string]string{"limit": "This project has no items yet: import a dataset first."})
-	}
-	actor := userFrom(ctx).ID
-	run, err := s.db.CreateRun(ctx, &actor, store.NewRun{JudgeID: in.judge.ID, ProjectID: p.ID, ItemLimit: in.limit, BudgetUSD: in.budget, EstimateUSD: est.USD,
-		PromptVersion: in.prompt})
-	if err != nil {
-		return err
-	}
-	if err := s.opts.Runner.Queue(ctx, run.ID); err != nil {
-		// The run exists; paused with the reason, a lead can resume it,
-		// which queues it again.
-		if _, serr := s.db.SetRunStatus(context.WithoutCancel(ctx), run.ID, []attune.RunStatus{attune.RunQueued}, attune.RunPaused,
-			"the run could not be queued; resume it to try again", nil); serr != nil {
-			return errors.Join(err, serr)
-		}
-		return fmt.Errorf("queue run %d: %w", run.ID, err)
 	}
 	s.sessions.Put(ctx, sessionFlash, fmt.Sprintf("Run %d of %s is queued: it starts as soon as a worker takes it.", run.ID, runJudge(run)))
 	http.Redirect(w, r, runPath(p.ID, run.ID), http.StatusSeeOther)
@@ -283,24 +312,31 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) error {
 }
 
 // runAccess loads the project and the run named in the path, for one of
-// the project's leads. A run of another project is not found.
+// the project's leads.
 func (s *Server) runAccess(r *http.Request) (*attune.Project, *attune.JudgeRun, error) {
 	p, _, err := s.projectAccess(r, true)
 	if err != nil {
 		return nil, nil, err
 	}
+	run, err := s.runOf(r, p)
+	return p, run, err
+}
+
+// runOf loads the run named in the path; a run of another project than p
+// is not found.
+func (s *Server) runOf(r *http.Request, p *attune.Project) (*attune.JudgeRun, error) {
 	id, err := strconv.ParseInt(r.PathValue("run"), 10, 64)
 	if err != nil || id <= 0 {
-		return nil, nil, attune.NotFound("run")
+		return nil, attune.NotFound("run")
 	}
 	run, err := s.db.FindRun(r.Context(), id)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if run.ProjectID != p.ID {
-		return nil, nil, attune.NotFound("run")
+		return nil, attune.NotFound("run")
 	}
-	return p, run, nil
+	return run, nil
 }
 
 // progressView reads a run's progress and its calls per rubric item.
@@ -421,13 +457,26 @@ func (s *Server) runProgress(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) pauseRun(w http.ResponseWriter, r *http.Request) error {
-	return s.changeRun(w, r, func(ctx context.Context, run *attune.JudgeRun) (string, error) {
-		if !active(run.Status) {
-			return "", attune.Conflict("Only a queued or running run can be paused.")
-		}
-		u := userFrom(ctx)
-		return "Paused. Calls under way finish; resume to go on.", s.opts.Runner.Pause(ctx, run.ID, "paused by "+u.DisplayName())
-	})
+	return s.changeRun(w, r, s.pauseRunAs)
+}
+
+func (s *Server) resumeRun(w http.ResponseWriter, r *http.Request) error {
+	return s.changeRun(w, r, s.resumeRunAs)
+}
+
+func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) error {
+	return s.changeRun(w, r, s.cancelRunAs)
+}
+
+// A lead's actions on a run, for its page and the API: each says what was
+// done, or refuses with an attune.ErrConflict when the run's state does
+// not allow it.
+
+func (s *Server) pauseRunAs(ctx context.Context, u *attune.User, run *attune.JudgeRun) (string, error) {
+	if !active(run.Status) {
+		return "", attune.Conflict("Only a queued or running run can be paused.")
+	}
+	return "Paused. Calls under way finish; resume to go on.", s.opts.Runner.Pause(ctx, run.ID, "paused by "+u.DisplayName())
 }
 
 // budgetSpent reports whether a run has spent its budget. Resuming it
@@ -438,34 +487,33 @@ func budgetSpent(run *attune.JudgeRun) bool {
 	return run.BudgetUSD != nil && run.SpentUSD >= *run.BudgetUSD
 }
 
-func (s *Server) resumeRun(w http.ResponseWriter, r *http.Request) error {
-	return s.changeRun(w, r, func(ctx context.Context, run *attune.JudgeRun) (string, error) {
-		if run.Status == attune.RunPaused && budgetSpent(run) {
-			return "", attune.Conflict("This run has spent its budget. Start a new run of the judge with a larger budget: " +
-				"it skips the items already answered and reuses the answers paid for.")
-		}
-		return "Resumed: the run is queued again and goes on with the items not yet answered.", s.opts.Runner.Resume(ctx, run.ID)
-	})
+func (s *Server) resumeRunAs(ctx context.Context, _ *attune.User, run *attune.JudgeRun) (string, error) {
+	if run.Status == attune.RunPaused && budgetSpent(run) {
+		return "", attune.Conflict("This run has spent its budget. Start a new run of the judge with a larger budget: " +
+			"it skips the items already answered and reuses the answers paid for.")
+	}
+	return "Resumed: the run is queued again and goes on with the items not yet answered.", s.opts.Runner.Resume(ctx, run.ID)
 }
 
-func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) error {
-	return s.changeRun(w, r, func(ctx context.Context, run *attune.JudgeRun) (string, error) {
-		if run.Status == attune.RunCompleted || run.Status == attune.RunCancelled {
-			return "", attune.Conflict("This run has ended already.")
-		}
-		return "Cancelled. The answers so far stay.", s.opts.Runner.Cancel(ctx, run.ID)
-	})
+func (s *Server) cancelRunAs(ctx context.Context, _ *attune.User, run *attune.JudgeRun) (string, error) {
+	if run.Status == attune.RunCompleted || run.Status == attune.RunCancelled {
+		return "", attune.Conflict("This run has ended already.")
+	}
+	return "Cancelled. The answers so far stay.", s.opts.Runner.Cancel(ctx, run.ID)
 }
+
+// runAction is one of a lead's actions on a run.
+type runAction func(context.Context, *attune.User, *attune.JudgeRun) (string, error)
 
 // changeRun applies a lead's action to a run and goes back to its page
 // with the outcome; a refused action is a message there, not an error page.
-func (s *Server) changeRun(w http.ResponseWriter, r *http.Request, act func(context.Context, *attune.JudgeRun) (string, error)) error {
+func (s *Server) changeRun(w http.ResponseWriter, r *http.Request, act runAction) error {
 	ctx := r.Context()
 	p, run, err := s.runAccess(r)
 	if err != nil {
 		return err
 	}
-	msg, err := act(ctx, run)
+	msg, err := act(ctx, userFrom(ctx), run)
 	switch {
 	case errors.Is(err, attune.ErrConflict):
 		s.sessions.Put(ctx, sessionFlashError, capitalize(attune.PublicMessage(err)))

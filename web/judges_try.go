@@ -34,41 +34,14 @@ func (s *Server) tryJudge(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	refuse := func(field, msg string) error {
-		try.Errors = map[string]string{field: msg}
+	p, itemID, err := s.tryTarget(ctx, userFrom(ctx), project, source)
+	var bad *attune.ValidationError
+	if errors.As(err, &bad) {
+		try.Errors = bad.Fields
 		s.renderJudgeForm(w, r, http.StatusUnprocessableEntity, j, judgeForm(j), nil, try)
 		return nil
 	}
-	pid, err := strconv.ParseInt(project, 10, 64)
-	if err != nil || pid <= 0 {
-		return refuse("project", "Choose a project you lead.")
-	}
-	// Only a project the viewer leads: the same rule as its other
-	// management pages, so the try form cannot reach other projects' items.
-	role, err := s.db.ProjectRole(ctx, pid, userFrom(ctx))
-	if isNotFound(err) || err == nil && role != attune.MemberLead {
-		return refuse("project", "Choose a project you lead.")
-	}
 	if err != nil {
-		return err
-	}
-	p, err := s.db.FindProjectByID(ctx, pid)
-	if err != nil {
-		return err
-	}
-	var itemID int64
-	if source == "" {
-		ids, err := s.db.ItemIDs(ctx, p.ID, 1)
-		if err != nil {
-			return err
-		}
-		if len(ids) == 0 {
-			return refuse("item", "This project has no items yet.")
-		}
-		itemID = ids[0]
-	} else if itemID, err = s.db.ItemIDBySource(ctx, p.ID, source); isNotFound(err) {
-		return refuse("item", fmt.Sprintf("%s has no item with the id %q.", p.Name, source))
-	} else if err != nil {
 		return err
 	}
 	item, err := s.db.FindItem(ctx, p.ID, itemID)
@@ -129,4 +102,42 @@ func (s *Server) tryJudge(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.render(w, r, http.StatusOK, judgeview.Try(page))
 	return nil
+}
+
+// tryTarget finds what a judge is tried on: project (its id, as typed) must
+// be one u leads — the same rule as its other management pages, so that a
+// try cannot reach other projects' items — and source the id of one of its
+// items, or empty for its first item. A choice that will not do is a
+// *attune.ValidationError naming the field.
+func (s *Server) tryTarget(ctx context.Context, u *attune.User, project, source string) (*attune.Project, int64, error) {
+	pid, err := strconv.ParseInt(project, 10, 64)
+	if err != nil || pid <= 0 {
+		return nil, 0, attune.Invalid("project", "Choose a project you lead.")
+	}
+	role, err := s.db.ProjectRole(ctx, pid, u)
+	if isNotFound(err) || err == nil && role != attune.MemberLead {
+		return nil, 0, attune.Invalid("project", "Choose a project you lead.")
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	p, err := s.db.FindProjectByID(ctx, pid)
+	if err != nil {
+		return nil, 0, err
+	}
+	if source == "" {
+		ids, err := s.db.ItemIDs(ctx, p.ID, 1)
+		if err != nil {
+			return nil, 0, err
+		}
+		if len(ids) == 0 {
+			return nil, 0, attune.Invalid("item", "This project has no items yet.")
+		}
+		return p, ids[0], nil
+	}
+	itemID, err := s.db.ItemIDBySource(ctx, p.ID, source)
+	if isNotFound(err) {
+		return nil, 0, attune.Invalid("item", fmt.Sprintf("%s has no item with the id %q.", p.Name, source))
+	}
+	return p, itemID, err
 }
