@@ -113,6 +113,17 @@ func (s *Server) api(fn apiHandler) http.Handler {
 	})
 }
 
+// apiRole refuses, with 403, a token whose user's global role is below
+// min, as the role check of the pages does before their handler runs.
+func apiRole(min attune.Role, fn apiHandler) apiHandler {
+	return func(r *http.Request, u *attune.User) (int, any, error) {
+		if !u.Role.AtLeast(min) {
+			return 0, nil, attune.Forbidden(fmt.Sprintf("this needs the role %s or above; your account is %s", min, u.Role))
+		}
+		return fn(r, u)
+	}
+}
+
 func (s *Server) apiServerError(w http.ResponseWriter, r *http.Request, err error) {
 	ri := infoFrom(r.Context())
 	s.log.ErrorContext(r.Context(), "server error", "request_id", ri.id, "method", r.Method, "path", r.URL.Path, "err", err)

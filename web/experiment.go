@@ -25,7 +25,6 @@ import (
 // gold items, side by side per rubric item, with the items behind each
 // judge's figures one click away in the report's drill-down.
 func (s *Server) experimentPage(w http.ResponseWriter, r *http.Request) error {
-	ctx := r.Context()
 	p, _, err := s.projectAccess(r, true)
 	if err != nil {
 		if errors.Is(err, attune.ErrForbidden) {
@@ -33,58 +32,85 @@ func (s *Server) experimentPage(w http.ResponseWriter, r *http.Request) error {
 		}
 		return err
 	}
-	def, err := s.rubricByID(ctx, p.RubricVersionID)
+	x, err := s.experimentOf(r, p)
 	if err != nil {
 		return err
-	}
-	all, err := s.db.ListJudgeVariants(ctx, p.ID)
-	if err != nil {
-		return err
-	}
-	picked := r.URL.Query()["judge"]
-	var variants []experiment.Variant
-	for _, spec := range picked {
-		v, err := experiment.ParseVariant(spec)
-		if err != nil {
-			return attune.Invalid("judge", err.Error())
-		}
-		variants = append(variants, v)
-	}
-	if len(picked) == 0 {
-		for _, v := range all {
-			variants = append(variants, v.Variant)
-		}
 	}
 	page := eview.Page{
 		Chrome:      s.chrome(r, "Judge experiment · "+p.Name, "home"),
 		ProjectName: p.Name, ProjectURL: templ.SafeURL(projectPath(p.ID)), ReportURL: reportURL(p.ID, nil),
-		Form: eview.Form{Action: templ.SafeURL(fmt.Sprintf("/projects/%d/experiment", p.ID))},
+		Form: eview.Form{Action: templ.SafeURL(fmt.Sprintf("/projects/%d/experiment", p.ID))}, Note: x.note,
 	}
-	for _, v := range all {
+	for _, v := range x.all {
 		page.Form.Options = append(page.Form.Options, eview.Option{Value: v.String(),
-			Label: fmt.Sprintf("%s (%d answer sets)", variantLabel(v.Variant), v.AnswerSets), Checked: slices.Contains(variants, v.Variant)})
+			Label: fmt.Sprintf("%s (%d answer sets)", variantLabel(v.Variant), v.AnswerSets), Checked: slices.Contains(x.variants, v.Variant)})
 	}
-	if len(variants) == 0 {
-		page.Note = "No judge or prompt version has answered in this project yet: run a judge first."
-		s.render(w, r, http.StatusOK, eview.View(page))
-		return nil
+	if x.result != nil {
+		page.Result = experimentView(p.ID, x.in, x.raters, x.names, x.result)
 	}
-	in, raters, err := s.db.ExperimentInput(ctx, p.ID, variants)
+	s.render(w, r, http.StatusOK, eview.View(page))
+	return nil
+}
+
+// experimentRun is an experiment as its page and the API read it: the
+// variants that have answered, those compared, and the comparison — or,
+// when there is nothing to compare, a note that says why.
+type experimentRun struct {
+	all      []store.JudgeVariant
+	variants []experiment.Variant
+	note     string
+	in       experiment.Input
+	raters   store.ExperimentRaters
+	names    map[int64]string
+	result   *experiment.Result
+}
+
+// experimentOf runs the experiment the request asks for (?judge=, see
+// experimentPage) on p's frozen gold items. The input is read anew on
+// every request; only its computation is reused, and only for an input
+// equal in every answer.
+func (s *Server) experimentOf(r *http.Request, p *attune.Project) (*experimentRun, error) {
+	ctx := r.Context()
+	def, err := s.rubricByID(ctx, p.RubricVersionID)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	x := &experimentRun{}
+	if x.all, err = s.db.ListJudgeVariants(ctx, p.ID); err != nil {
+		return nil, err
+	}
+	picked := r.URL.Query()["judge"]
+	for _, spec := range picked {
+		v, err := experiment.ParseVariant(spec)
+		if err != nil {
+			return nil, attune.Invalid("judge", err.Error())
+		}
+		x.variants = append(x.variants, v)
+	}
+	if len(picked) == 0 {
+		for _, v := range x.all {
+			x.variants = append(x.variants, v.Variant)
+		}
+	}
+	if len(x.variants) == 0 {
+		x.note = "No judge or prompt version has answered in this project yet: run a judge first."
+		return x, nil
+	}
+	in, raters, err := s.db.ExperimentInput(ctx, p.ID, x.variants)
+	if err != nil {
+		return nil, err
 	}
 	project, err := s.db.ListProjectRaters(ctx, p.ID)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	names := map[int64]string{}
-	for _, x := range project {
-		names[x.ID] = raterLabel(x.Name, x.Kind, !x.Account)
+	x.names = map[int64]string{}
+	for _, r := range project {
+		x.names[r.ID] = raterLabel(r.Name, r.Kind, !r.Account)
 	}
 	if len(in.Items) == 0 {
-		page.Note = "No item has gold answers and at least two people's answers yet: adjudicate or apply consensus first."
-		s.render(w, r, http.StatusOK, eview.View(page))
-		return nil
+		x.note = "No item has gold answers and at least two people's answers yet: adjudicate or apply consensus first."
+		return x, nil
 	}
 	in.Def = def
 	in.Alt = agreement.AltOptions{Epsilon: p.Epsilon}
@@ -92,15 +118,60 @@ func (s *Server) experimentPage(w http.ResponseWriter, r *http.Request) error {
 		in.Alt.Epsilon = report.DefaultEpsilon
 	}
 	in.Bootstrap = report.DefaultBootstrap
-	// The input is read anew on every view; only its computation is
-	// reused, and only for an input equal in every answer.
-	res, err := s.experiments.Run(in)
-	if err != nil {
-		return err
+	if x.result, err = s.experiments.Run(in); err != nil {
+		return nil, err
 	}
-	page.Result = experimentView(p.ID, in, raters, names, res)
-	s.render(w, r, http.StatusOK, eview.View(page))
-	return nil
+	x.in, x.raters = in, raters
+	return x, nil
+}
+
+// apiExperiment returns the experiment page's comparison (?judge=, as
+// there), computed and cached as for the page.
+func (s *Server) apiExperiment(r *http.Request, u *attune.User) (int, any, error) {
+	p, role, err := s.apiProjectAccess(r.Context(), r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	if role != attune.MemberLead {
+		return 0, nil, attune.Forbidden("only a lead of this project can run its judge experiments")
+	}
+	x, err := s.experimentOf(r, p)
+	if err != nil {
+		return 0, nil, err
+	}
+	type available struct {
+		Variant    string `json:"variant"`
+		AnswerSets int    `json:"answer_sets"`
+	}
+	out := struct {
+		Available []available `json:"available"`
+		Compared  []string    `json:"compared"`
+		Note      string      `json:"note"`
+		Epsilon   *float64    `json:"epsilon"`
+		// Bootstrap says how the intervals were made.
+		Bootstrap *struct {
+			Replicates int     `json:"replicates"`
+			Level      float64 `json:"level"`
+		} `json:"bootstrap"`
+		Result *experiment.Result `json:"result"`
+	}{Available: []available{}, Compared: []string{}, Note: x.note, Result: x.result}
+	for _, v := range x.all {
+		out.Available = append(out.Available, available{v.String(), v.AnswerSets})
+	}
+	for _, v := range x.variants {
+		out.Compared = append(out.Compared, v.String())
+	}
+	if x.result != nil {
+		eps := x.in.Alt.Epsilon
+		out.Epsilon = &eps
+		if b := x.in.Bootstrap; b.Replicates > 0 {
+			out.Bootstrap = &struct {
+				Replicates int     `json:"replicates"`
+				Level      float64 `json:"level"`
+			}{b.Replicates, b.Level}
+		}
+	}
+	return http.StatusOK, out, nil
 }
 
 // variantLabel names a variant for people: "judge · prompt v2".

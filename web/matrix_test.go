@@ -193,7 +193,7 @@ func (w world) path(pattern string) string {
 	switch {
 	case strings.HasPrefix(p, "/admin/users/"):
 		id = w.bystander
-	case strings.HasPrefix(p, "/judges/"):
+	case strings.HasPrefix(p, "/judges/"), strings.HasPrefix(p, "/api/v1/judges/"):
 		id = w.judge
 	case strings.HasPrefix(p, "/account/tokens/"):
 		id = w.token

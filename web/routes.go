@@ -73,6 +73,11 @@ var (
 	tokenMembers    = access{token: true, project: projectMember}
 	tokenAnnotators = access{token: true, project: projectAnnotator}
 	tokenLeads      = access{token: true, project: projectLead}
+	// tokenJudges and tokenRunLeads are judges and runLeads for tokens:
+	// judges are global objects, so the token's user needs the global
+	// role lead, and for runs also to lead the project.
+	tokenJudges   = access{token: true, role: attune.RoleLead}
+	tokenRunLeads = access{token: true, role: attune.RoleLead, project: projectLead}
 )
 
 // route is one entry of the route table: a ServeMux pattern ("METHOD
@@ -224,6 +229,26 @@ func (s *Server) table() []route {
 		// The items browser's search and item (web/items_api.go).
 		{"GET /api/v1/projects/{id}/items", tokenLeads, nil, s.apiItems},
 		{"GET /api/v1/projects/{id}/items/{item}", tokenLeads, nil, s.apiItem},
+		// Judges, their prompt versions and runs (web/judges_api.go), by
+		// the rules of the judge pages.
+		{"GET /api/v1/judges", tokenJudges, nil, s.apiJudges},
+		{"POST /api/v1/judges", tokenJudges, nil, s.apiCreateJudge},
+		{"GET /api/v1/judges/{id}", tokenJudges, nil, s.apiJudge},
+		{"PUT /api/v1/judges/{id}", tokenJudges, nil, s.apiUpdateJudge},
+		{"POST /api/v1/judges/{id}/try", tokenJudges, nil, s.apiTryJudge},
+		{"GET /api/v1/projects/{id}/judges/{judge}/prompts", tokenRunLeads, nil, s.apiPrompts},
+		{"POST /api/v1/projects/{id}/judges/{judge}/prompts", tokenRunLeads, nil, s.apiCreatePrompt},
+		{"GET /api/v1/projects/{id}/judges/{judge}/prompts/{version}", tokenRunLeads, nil, s.apiPrompt},
+		{"POST /api/v1/projects/{id}/runs/estimate", tokenRunLeads, nil, s.apiEstimateRun},
+		{"POST /api/v1/projects/{id}/runs", tokenRunLeads, nil, s.apiStartRun},
+		{"GET /api/v1/projects/{id}/runs", tokenRunLeads, nil, s.apiRuns},
+		{"GET /api/v1/projects/{id}/runs/{run}", tokenRunLeads, nil, s.apiRun},
+		{"POST /api/v1/projects/{id}/runs/{run}/pause", tokenRunLeads, nil, s.apiPauseRun},
+		{"POST /api/v1/projects/{id}/runs/{run}/resume", tokenRunLeads, nil, s.apiResumeRun},
+		{"POST /api/v1/projects/{id}/runs/{run}/cancel", tokenRunLeads, nil, s.apiCancelRun},
+		{"GET /api/v1/projects/{id}/runs/{run}/items", tokenRunLeads, nil, s.apiRunItems},
+		// The judge experiment's comparison (web/experiment.go).
+		{"GET /api/v1/projects/{id}/experiment", tokenLeads, nil, s.apiExperiment},
 	}
 	// The dataset export (web/exports.go, docs/datasets.md): one record
 	// per item with its dialogue, as JSON Lines or Parquet, for leads on
@@ -270,10 +295,14 @@ func (s *Server) register(root, app *http.ServeMux, rt route) {
 	a := rt.access
 	switch {
 	case a.token:
-		if rt.api == nil || rt.handler != nil || a.role != "" {
-			panic(fmt.Sprintf("route %q: a token route has an api handler and no global role", rt.pattern))
+		if rt.api == nil || rt.handler != nil {
+			panic(fmt.Sprintf("route %q: a token route has an api handler", rt.pattern))
 		}
-		root.Handle(rt.pattern, s.api(rt.api))
+		fn := rt.api
+		if a.role != "" {
+			fn = apiRole(a.role, fn)
+		}
+		root.Handle(rt.pattern, s.api(fn))
 	case rt.api != nil:
 		panic(fmt.Sprintf("route %q: an api handler needs token access", rt.pattern))
 	case a.bare:

@@ -113,9 +113,12 @@ type RunItem struct {
 }
 
 // RunItemFilter pages a run's items. ErrorsOnly keeps the items where the
-// judge answered ERROR on some rubric item.
+// judge answered ERROR on some rubric item. A page starts after the item
+// id After (keyset paging, for the API; 0 for the first page) and skips
+// Offset items more (the pages' numbered pages).
 type RunItemFilter struct {
 	ErrorsOnly    bool
+	After         int64
 	Offset, Limit int
 }
 
@@ -133,11 +136,11 @@ func (db *DB) ListRunItems(ctx context.Context, run *attune.JudgeRun, f RunItemF
 			run.ProjectID, run.ItemsTotal, run.RaterID).Scan(&total); err != nil {
 			return nil, 0, mapErr(err, "run items", "")
 		}
-		rows, err = db.pool.Query(ctx, `SELECT i.id, i.source_id FROM `+scope+` WHERE `+hasError+` ORDER BY i.id LIMIT $4 OFFSET $5`,
-			run.ProjectID, run.ItemsTotal, run.RaterID, f.Limit, f.Offset)
+		rows, err = db.pool.Query(ctx, `SELECT i.id, i.source_id FROM `+scope+` WHERE `+hasError+` AND i.id > $6 ORDER BY i.id LIMIT $4 OFFSET $5`,
+			run.ProjectID, run.ItemsTotal, run.RaterID, f.Limit, f.Offset, f.After)
 	} else {
-		rows, err = db.pool.Query(ctx, `SELECT i.id, i.source_id FROM `+scope+` ORDER BY i.id LIMIT $3 OFFSET $4`,
-			run.ProjectID, run.ItemsTotal, f.Limit, f.Offset)
+		rows, err = db.pool.Query(ctx, `SELECT i.id, i.source_id FROM `+scope+` WHERE i.id > $5 ORDER BY i.id LIMIT $3 OFFSET $4`,
+			run.ProjectID, run.ItemsTotal, f.Limit, f.Offset, f.After)
 	}
 	if err != nil {
 		return nil, 0, mapErr(err, "run items", "")

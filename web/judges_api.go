@@ -1,0 +1,851 @@
+package web
+
+import (
+	"cmp"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/judge"
+	"github.com/attune/attune/internal/rubric"
+	"github.com/attune/attune/internal/store"
+	"github.com/attune/attune/internal/textdiff"
+)
+
+// The JSON API of judges, their prompt versions and runs, and of the judge
+// experiment (docs/api.md). Each handler reads its input, then calls what
+// the page that does the same thing calls: parseJudge and the store for
+// judges, tryTarget and the runner for a try, checkRunFields, estimateOf
+// and startRunOf for runs, the run actions of the run's page, experimentOf
+// for the experiment.
+
+// formText is a number field of an API body kept as the text the form
+// would carry: a JSON number as written, a string as it is, null as
+// empty. The form's rules then read it, with the form's message for the
+// field when it is no number.
+type formText string
+
+func (f *formText) UnmarshalJSON(b []byte) error {
+	switch {
+	case string(b) == "null":
+		*f = ""
+	case len(b) > 0 && b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*f = formText(s)
+	case len(b) > 0 && (b[0] == '-' || b[0] >= '0' && b[0] <= '9'):
+		*f = formText(b)
+	default:
+		return errors.New("a number field holds neither a number nor text")
+	}
+	return nil
+}
+
+// apiJudgeFields are a judge's settings as the API writes and reads them,
+// named as the judge form's fields so that a refusal names the field
+// sent. Numbers are kept as sent and read by the form's rules; absent or
+// null is an empty field (its default).
+type apiJudgeFields struct {
+	Name        string   `json:"name"`
+	Provider    string   `json:"provider"`
+	BaseURL     string   `json:"base_url"`
+	Model       string   `json:"model"`
+	KeyEnv      string   `json:"key_env"`
+	Temperature formText `json:"temperature"`
+	MaxTokens   formText `json:"max_tokens"`
+	Samples     formText `json:"samples"`
+	Logprobs    bool     `json:"logprobs"`
+	Seed        formText `json:"seed"`
+	Concurrency formText `json:"concurrency"`
+	RPM         formText `json:"rpm"`
+	TPM         formText `json:"tpm"`
+	PriceInput  formText `json:"price_input"`
+	PriceCached formText `json:"price_cached"`
+	PriceOutput formText `json:"price_output"`
+}
+
+func (b apiJudgeFields) input() attune.JudgeInput {
+	return attune.JudgeInput{
+		Name: b.Name, Provider: b.Provider, BaseURL: b.BaseURL, Model: b.Model, KeyEnv: b.KeyEnv,
+		Temperature: string(b.Temperature), MaxTokens: string(b.MaxTokens), Samples: string(b.Samples), Seed: string(b.Seed),
+		Logprobs: b.Logprobs, Concurrency: string(b.Concurrency), RPM: string(b.RPM), TPM: string(b.TPM),
+		PriceInput: string(b.PriceInput), PriceCached: string(b.PriceCached), PriceOut: string(b.PriceOutput),
+	}
+}
+
+// apiJudgeUpdate is the body of a judge's edit: every field, as on
+// creation, and confirm_key, which sends the judge's key to a new
+// endpoint (the form's confirmation box).
+type apiJudgeUpdate struct {
+	apiJudgeFields
+	ConfirmKey bool `json:"confirm_key"`
+}
+
+type apiJudge struct {
+	ID          int64    `json:"id"`
+	Name        string   `json:"name"`
+	Provider    string   `json:"provider"`
+	BaseURL     string   `json:"base_url"`
+	Model       string   `json:"model"`
+	KeyEnv      string   `json:"key_env"`
+	Temperature *float64 `json:"temperature"`
+	MaxTokens   *int     `json:"max_tokens"`
+	Samples     int      `json:"samples"`
+	Logprobs    bool     `json:"logprobs"`
+	Seed        *int64   `json:"seed"`
+	Concurrency int      `json:"concurrency"`
+	RPM         *int     `json:"rpm"`
+	TPM         *int     `json:"tpm"`
+	PriceInput  float64  `json:"price_input"`
+	PriceCached float64  `json:"price_cached"`
+	PriceOutput float64  `json:"price_output"`
+	// Owner is the owner's email ("" when there is none), who with admins
+	// may change the connection and the prompts.
+	Owner               string          `json:"owner"`
+	MayChangeConnection bool            `json:"may_change_connection"`
+	CreatedAt           time.Time       `json:"created_at"`
+	Totals              *apiJudgeTotals `json:"totals"`
+}
+
+type apiJudgeTotals struct {
+	Runs         int     `json:"runs"`
+	Calls        int     `json:"calls"`
+	InputTokens  int64   `json:"input_tokens"`
+	CachedTokens int64   `json:"cached_tokens"`
+	OutputTokens int64   `json:"output_tokens"`
+	CostUSD      float64 `json:"cost_usd"`
+}
+
+// positive is n when it is set (above 0), else nil: null in the JSON, as
+// the form's empty field.
+func positive(n int) *int {
+	if n > 0 {
+		return &n
+	}
+	return nil
+}
+
+func judgeJSON(j *attune.Judge, u *attune.User, totals map[int64]store.JudgeTotals) apiJudge {
+	st := j.Settings.WithDefaults()
+	out := apiJudge{
+		ID: j.ID, Name: j.Name, Provider: j.Provider, BaseURL: j.BaseURL, Model: j.Model, KeyEnv: j.APIKeyEnv,
+		Temperature: st.Temperature, MaxTokens: positive(st.MaxTokens), Samples: st.SampleCount(), Logprobs: st.Logprobs, Seed: st.Seed,
+		Concurrency: st.Concurrency, RPM: positive(st.RPM), TPM: positive(st.TPM),
+		PriceInput: st.Prices.InputPerMTok, PriceCached: st.Prices.CachedInputPerMTok, PriceOutput: st.Prices.OutputPerMTok,
+		Owner: j.OwnerEmail, MayChangeConnection: j.MayChangeConnection(u), CreatedAt: j.CreatedAt.UTC(),
+	}
+	if t, ok := totals[j.ID]; ok {
+		out.Totals = &apiJudgeTotals{Runs: t.Runs, Calls: t.Calls, InputTokens: t.InputTokens, CachedTokens: t.CachedTokens,
+			OutputTokens: t.OutputTokens, CostUSD: t.CostUSD}
+	}
+	return out
+}
+
+// apiJudges lists every judge, as the judges page does, with what each
+// has cost so far.
+func (s *Server) apiJudges(r *http.Request, u *attune.User) (int, any, error) {
+	judges, err := s.db.ListJudges(r.Context())
+	if err != nil {
+		return 0, nil, err
+	}
+	totals, err := s.db.TotalsByJudge(r.Context())
+	if err != nil {
+		return 0, nil, err
+	}
+	out := make([]apiJudge, 0, len(judges))
+	for _, j := range judges {
+		out = append(out, judgeJSON(j, u, totals))
+	}
+	return http.StatusOK, map[string]any{"judges": out}, nil
+}
+
+// apiJudgeByPath loads the judge named in the path.
+func (s *Server) apiJudgeByPath(r *http.Request) (*attune.Judge, error) {
+	id, err := pathInt(r, "id")
+	if err != nil {
+		return nil, attune.NotFound("judge not found")
+	}
+	return s.db.FindJudge(r.Context(), id)
+}
+
+func (s *Server) apiJudge(r *http.Request, u *attune.User) (int, any, error) {
+	j, err := s.apiJudgeByPath(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	totals, err := s.db.TotalsByJudge(r.Context())
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, judgeJSON(j, u, totals), nil
+}
+
+// apiCreateJudge creates a judge owned by the token's user. The judge names
+// the environment variable its key is read from; a key sent in any field
+// is refused without being repeated, as on the form.
+func (s *Server) apiCreateJudge(r *http.Request, u *attune.User) (int, any, error) {
+	var body apiJudgeFields
+	if err := decodeJSON(r, &body); err != nil {
+		return 0, nil, err
+	}
+	nj, errs := s.parseJudge(body.input())
+	if len(errs) > 0 {
+		return 0, nil, &attune.ValidationError{Fields: errs}
+	}
+	j, err := s.db.CreateJudge(r.Context(), &u.ID, s.opts.JudgePolicy, nj)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusCreated, judgeJSON(j, u, nil), nil
+}
+
+// apiUpdateJudge replaces a judge's settings, by the edit form's rules:
+// only its owner or an admin changes its connection, and a key is sent to
+// a new endpoint only with confirm_key.
+func (s *Server) apiUpdateJudge(r *http.Request, u *attune.User) (int, any, error) {
+	ctx := r.Context()
+	j, err := s.apiJudgeByPath(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	var body apiJudgeUpdate
+	if err := decodeJSON(r, &body); err != nil {
+		return 0, nil, err
+	}
+	nj, errs := s.parseJudge(body.input())
+	if err := connectionRefusal(u, j, nj, errs); err != nil {
+		return 0, nil, err
+	}
+	if len(errs) > 0 {
+		return 0, nil, &attune.ValidationError{Fields: errs}
+	}
+	nj.KeyConfirmed = body.ConfirmKey && nj.APIKeyEnv != ""
+	if err := s.db.UpdateJudge(ctx, &u.ID, s.opts.JudgePolicy, j.ID, nj); err != nil {
+		return 0, nil, err
+	}
+	if j, err = s.db.FindJudge(ctx, j.ID); err != nil {
+		return 0, nil, err
+	}
+	totals, err := s.db.TotalsByJudge(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, judgeJSON(j, u, totals), nil
+}
+
+type apiTrial struct {
+	Judge        string             `json:"judge"`
+	Model        string             `json:"model"`
+	ProjectID    int64              `json:"project_id"`
+	ItemID       int64              `json:"item_id"`
+	SourceID     string             `json:"source_id"`
+	Failure      string             `json:"failure"`
+	Capabilities judge.Capabilities `json:"capabilities"`
+	Results      []apiTrialResult   `json:"results"`
+	Usage        apiUsage           `json:"usage"`
+	CostUSD      float64            `json:"cost_usd"`
+	TimedOut     bool               `json:"timed_out"`
+}
+
+type apiUsage struct {
+	InputTokens  int `json:"input_tokens"`
+	CachedTokens int `json:"cached_tokens"`
+	OutputTokens int `json:"output_tokens"`
+}
+
+type apiPromptMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+type apiTrialResult struct {
+	Key           string             `json:"key"`
+	Prompt        []apiPromptMessage `json:"prompt"`
+	PromptHash    string             `json:"prompt_hash"`
+	Raw           string             `json:"raw"`
+	ReaskRaw      string             `json:"reask_raw"`
+	Value         string             `json:"value"`
+	Method        string             `json:"method"`
+	Reasoning     string             `json:"reasoning"`
+	Note          string             `json:"note"`
+	WeightedScore *float64           `json:"weighted_score"`
+	Distribution  map[string]float64 `json:"distribution"`
+	Usage         apiUsage           `json:"usage"`
+	CostUSD       float64            `json:"cost_usd"`
+	LatencyMS     int64              `json:"latency_ms"`
+	Error         string             `json:"error"`
+}
+
+// apiTryJudge asks the judge about one item of a project the token's user
+// leads ({"project": id, "item": "source id"}, the first item when no
+// item is named) and returns what came back. Nothing is stored.
+func (s *Server) apiTryJudge(r *http.Request, u *attune.User) (int, any, error) {
+	ctx := r.Context()
+	j, err := s.apiJudgeByPath(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	var body struct {
+		Project formText `json:"project"`
+		Item    string   `json:"item"`
+	}
+	if err := decodeJSON(r, &body); err != nil {
+		return 0, nil, err
+	}
+	p, itemID, err := s.tryTarget(ctx, u, string(body.Project), strings.TrimSpace(body.Item))
+	if err != nil {
+		return 0, nil, err
+	}
+	item, err := s.db.FindItem(ctx, p.ID, itemID)
+	if err != nil {
+		return 0, nil, err
+	}
+	tctx, cancel := context.WithTimeout(ctx, tryTimeout)
+	defer cancel()
+	trial, err := s.opts.Runner.Try(tctx, j, p, itemID)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := apiTrial{Judge: j.Name, Model: j.Model, ProjectID: p.ID, ItemID: item.ID, SourceID: item.SourceID, Failure: trial.Failure,
+		Capabilities: trial.Capabilities, Results: []apiTrialResult{}, TimedOut: errors.Is(tctx.Err(), context.DeadlineExceeded)}
+	if out.Capabilities.Notes == nil {
+		out.Capabilities.Notes = []string{}
+	}
+	for _, res := range trial.Results {
+		v := apiTrialResult{Key: res.Key, PromptHash: res.Prompt.Hash, Raw: res.Raw, ReaskRaw: res.ReaskRaw, Value: string(res.Value),
+			Method: res.Method, Reasoning: res.Reasoning, Note: res.Note, WeightedScore: res.WeightedScore,
+			Usage:   apiUsage{res.Usage.InputTokens, res.Usage.CachedInputTokens, res.Usage.OutputTokens},
+			CostUSD: res.CostUSD, LatencyMS: res.Latency.Milliseconds(), Error: res.Error, Prompt: []apiPromptMessage{}}
+		for _, m := range res.Prompt.Messages {
+			v.Prompt = append(v.Prompt, apiPromptMessage{Role: m.Role, Content: m.Content})
+		}
+		if res.Distribution != nil {
+			v.Distribution = map[string]float64{}
+			for k, p := range res.Distribution {
+				v.Distribution[string(k)] = p
+			}
+		}
+		out.Usage.InputTokens += res.Usage.InputTokens
+		out.Usage.CachedTokens += res.Usage.CachedInputTokens
+		out.Usage.OutputTokens += res.Usage.OutputTokens
+		out.CostUSD += res.CostUSD
+		out.Results = append(out.Results, v)
+	}
+	return http.StatusOK, out, nil
+}
+
+// apiRunLeadProject loads the project of a run or prompt route for one of
+// its leads; an annotator of it gets 403, anyone else 404.
+func (s *Server) apiRunLeadProject(r *http.Request, u *attune.User) (*attune.Project, error) {
+	p, role, err := s.apiProjectAccess(r.Context(), r, u)
+	if err != nil {
+		return nil, err
+	}
+	if role != attune.MemberLead {
+		return nil, attune.Forbidden("only the project's leads run its judges")
+	}
+	return p, nil
+}
+
+type apiPromptVersion struct {
+	Version       int       `json:"version"`
+	ParentVersion *int      `json:"parent_version"`
+	Author        string    `json:"author"`
+	CreatedAt     time.Time `json:"created_at"`
+	Runs          int       `json:"runs"`
+	// Prompts and Changed are set on one version: its templates by
+	// rubric item key, and the keys whose template differs from the
+	// parent's.
+	Prompts map[string]string `json:"prompts,omitempty"`
+	Changed []string          `json:"changed,omitempty"`
+}
+
+func promptVersionJSON(v *attune.JudgePrompt) apiPromptVersion {
+	out := apiPromptVersion{Version: v.Version, Author: v.AuthorEmail, CreatedAt: v.CreatedAt.UTC(), Runs: v.Runs}
+	if v.ParentVersion > 0 {
+		n := v.ParentVersion
+		out.ParentVersion = &n
+	}
+	return out
+}
+
+// apiPromptsOf loads the project, its rubric and the judge of a prompt
+// route.
+func (s *Server) apiPromptsOf(r *http.Request, u *attune.User) (*attune.Project, *rubric.Definition, *attune.Judge, error) {
+	p, err := s.apiRunLeadProject(r, u)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	def, j, err := s.promptJudge(r, p)
+	return p, def, j, err
+}
+
+// apiPrompts lists the judge's prompt versions for the project's rubric.
+func (s *Server) apiPrompts(r *http.Request, u *attune.User) (int, any, error) {
+	p, _, j, err := s.apiPromptsOf(r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	vs, err := s.db.ListJudgePrompts(r.Context(), j.ID, p.RubricVersionID)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := make([]apiPromptVersion, 0, len(vs))
+	for _, v := range vs {
+		out = append(out, promptVersionJSON(v))
+	}
+	return http.StatusOK, map[string]any{"versions": out, "may_edit": j.MayEditPrompts(u)}, nil
+}
+
+// apiPrompt returns one prompt version with its templates and the rubric
+// items whose template changed from its parent's.
+func (s *Server) apiPrompt(r *http.Request, u *attune.User) (int, any, error) {
+	ctx := r.Context()
+	p, def, j, err := s.apiPromptsOf(r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	n, ok := promptVersionArg(r.PathValue("version"))
+	if !ok {
+		return 0, nil, attune.NotFound("prompt version not found")
+	}
+	v, err := s.db.FindJudgePrompt(ctx, j.ID, p.RubricVersionID, n)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, s.promptVersionDetail(ctx, def, v), nil
+}
+
+func (s *Server) promptVersionDetail(ctx context.Context, def *rubric.Definition, v *attune.JudgePrompt) any {
+	out := promptVersionJSON(v)
+	out.Prompts, out.Changed = v.Prompts, []string{}
+	if v.ParentID != nil {
+		parent, err := s.db.FindJudgePromptByID(ctx, *v.ParentID)
+		if err == nil {
+			for _, it := range def.Items {
+				if textdiff.Changed(textdiff.Lines(parent.Prompts[it.Key], v.Prompts[it.Key])) {
+					out.Changed = append(out.Changed, it.Key)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// apiCreatePrompt makes the judge's next prompt version from an edited
+// copy of version from (1 when absent): {"from": 1, "prompts": {key:
+// template}}, a template for every rubric item. Only the judge's owner or
+// an admin may.
+func (s *Server) apiCreatePrompt(r *http.Request, u *attune.User) (int, any, error) {
+	ctx := r.Context()
+	p, def, j, err := s.apiPromptsOf(r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := mayEditPrompts(u, j); err != nil {
+		return 0, nil, err
+	}
+	var body struct {
+		From    int               `json:"from"`
+		Prompts map[string]string `json:"prompts"`
+	}
+	if err := decodeJSON(r, &body); err != nil {
+		return 0, nil, err
+	}
+	if body.From == 0 {
+		body.From = 1
+	}
+	if body.From < 1 {
+		return 0, nil, attune.Invalid("from", "give the version the new one is edited from, from 1 up")
+	}
+	v, err := s.db.CreateJudgePrompt(ctx, &u.ID, store.NewJudgePrompt{JudgeID: j.ID, RubricVersionID: p.RubricVersionID,
+		Parent: body.From, Prompts: body.Prompts})
+	if errors.Is(err, attune.ErrNotFound) {
+		return 0, nil, attune.Invalid("from", "the judge has no such prompt version for this project's rubric")
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusCreated, s.promptVersionDetail(ctx, def, v), nil
+}
+
+// apiRunBody is a run to estimate or start: the start form's fields.
+type apiRunBody struct {
+	Judge         formText `json:"judge"`
+	Limit         formText `json:"limit"`
+	BudgetUSD     formText `json:"budget_usd"`
+	PromptVersion formText `json:"prompt_version"`
+}
+
+// apiRunInput reads and checks a run's body as the start form is checked.
+func (s *Server) apiRunInput(r *http.Request, p *attune.Project) (runInput, error) {
+	var body apiRunBody
+	if err := decodeJSON(r, &body); err != nil {
+		return runInput{}, err
+	}
+	in, errs, err := s.checkRunFields(r.Context(), p, runFields{Judge: string(body.Judge), Limit: string(body.Limit),
+		Budget: string(body.BudgetUSD), Prompt: string(body.PromptVersion)})
+	if err == nil && len(errs) > 0 {
+		err = &attune.ValidationError{Fields: errs}
+	}
+	return in, err
+}
+
+type apiEstimate struct {
+	Judge         string   `json:"judge"`
+	Model         string   `json:"model"`
+	PromptVersion int      `json:"prompt_version"`
+	Items         int      `json:"items"`
+	RubricItems   int      `json:"rubric_items"`
+	Samples       int      `json:"samples"`
+	Calls         int      `json:"calls"`
+	InputTokens   int      `json:"input_tokens"`
+	OutputTokens  int      `json:"output_tokens"`
+	USD           float64  `json:"usd"`
+	BudgetUSD     *float64 `json:"budget_usd"`
+	OverBudget    bool     `json:"over_budget"`
+	// Active says which run of the judge is still queued or running on
+	// the project, which a start would be refused for ("" when none).
+	Active string `json:"active_run"`
+}
+
+// apiEstimateRun says what a run would cost, as the confirmation page
+// does. Nothing is stored.
+func (s *Server) apiEstimateRun(r *http.Request, u *attune.User) (int, any, error) {
+	ctx := r.Context()
+	p, err := s.apiRunLeadProject(r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	in, err := s.apiRunInput(r, p)
+	if err != nil {
+		return 0, nil, err
+	}
+	est, err := s.estimateOf(ctx, p, in)
+	if err != nil {
+		return 0, nil, err
+	}
+	def, err := s.rubricByID(ctx, p.RubricVersionID)
+	if err != nil {
+		return 0, nil, err
+	}
+	act, err := s.activeRun(ctx, p, in.judge.ID)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := apiEstimate{Judge: in.judge.Name, Model: in.judge.Model, PromptVersion: max(in.prompt, 1), Items: est.Items, RubricItems: len(def.Items),
+		Samples: in.judge.Settings.SampleCount(), Calls: est.Calls, InputTokens: est.InputTokens, OutputTokens: est.OutputTokens,
+		USD: est.USD, BudgetUSD: in.budget, Active: act}
+	if in.budget != nil {
+		out.OverBudget = est.USD > *in.budget
+	}
+	return http.StatusOK, out, nil
+}
+
+type apiRun struct {
+	ID            int64               `json:"id"`
+	JudgeID       int64               `json:"judge_id"`
+	Judge         string              `json:"judge"`
+	PromptVersion int                 `json:"prompt_version"`
+	Status        string              `json:"status"`
+	Reason        string              `json:"reason"`
+	ItemLimit     *int                `json:"item_limit"`
+	BudgetUSD     *float64            `json:"budget_usd"`
+	EstimateUSD   float64             `json:"estimate_usd"`
+	SpentUSD      float64             `json:"spent_usd"`
+	ItemsTotal    int                 `json:"items_total"`
+	CreatedAt     time.Time           `json:"created_at"`
+	StartedAt     *time.Time          `json:"started_at"`
+	FinishedAt    *time.Time          `json:"finished_at"`
+	Progress      *apiRunProgress     `json:"progress,omitempty"`
+	ByRubricItem  []apiRubricItemCost `json:"by_rubric_item,omitempty"`
+	// Actions are what a lead may do to the run now.
+	Actions *apiRunActions `json:"actions,omitempty"`
+}
+
+type apiRunProgress struct {
+	ItemsTotal      int      `json:"items_total"`
+	ItemsDone       int      `json:"items_done"`
+	Labels          int      `json:"labels"`
+	Errors          int      `json:"errors"`
+	Calls           int      `json:"calls"`
+	InputTokens     int64    `json:"input_tokens"`
+	CachedTokens    int64    `json:"cached_tokens"`
+	OutputTokens    int64    `json:"output_tokens"`
+	CostUSD         float64  `json:"cost_usd"`
+	SecondsLeft     *int64   `json:"seconds_left"`
+	BudgetRemaining *float64 `json:"budget_remaining_usd"`
+}
+
+type apiRubricItemCost struct {
+	Key          string  `json:"key"`
+	Calls        int     `json:"calls"`
+	Failed       int     `json:"failed"`
+	Reasks       int     `json:"reasks"`
+	Errors       int     `json:"errors"`
+	InputTokens  int64   `json:"input_tokens"`
+	CachedTokens int64   `json:"cached_tokens"`
+	OutputTokens int64   `json:"output_tokens"`
+	CostUSD      float64 `json:"cost_usd"`
+}
+
+type apiRunActions struct {
+	Pause  bool `json:"pause"`
+	Resume bool `json:"resume"`
+	Cancel bool `json:"cancel"`
+}
+
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+func runJSON(run *attune.JudgeRun) apiRun {
+	return apiRun{ID: run.ID, JudgeID: run.JudgeID, Judge: run.JudgeName, PromptVersion: max(run.PromptVersion, 1), Status: string(run.Status),
+		Reason: run.Reason, ItemLimit: run.ItemLimit, BudgetUSD: run.BudgetUSD, EstimateUSD: run.EstimateUSD, SpentUSD: run.SpentUSD,
+		ItemsTotal: run.ItemsTotal, CreatedAt: run.CreatedAt.UTC(), StartedAt: utcPtr(run.StartedAt), FinishedAt: utcPtr(run.FinishedAt)}
+}
+
+// runStatusJSON is a run with its progress, its calls per rubric item in
+// the rubric's order, and what may be done to it — what its page shows
+// (progressView).
+func (s *Server) runStatusJSON(ctx context.Context, p *attune.Project, run *attune.JudgeRun) (apiRun, error) {
+	out := runJSON(run)
+	pr, err := s.db.RunProgress(ctx, run)
+	if err != nil {
+		return out, err
+	}
+	byItem, err := s.db.RunTotalsByRubricItem(ctx, run.ID)
+	if err != nil {
+		return out, err
+	}
+	def, err := s.rubricByID(ctx, p.RubricVersionID)
+	if err != nil {
+		return out, err
+	}
+	out.Progress = &apiRunProgress{ItemsTotal: pr.ItemsTotal, ItemsDone: pr.ItemsDone, Labels: pr.Labels, Errors: pr.Errors, Calls: pr.Calls,
+		InputTokens: pr.InputTokens, CachedTokens: pr.CachedTokens, OutputTokens: pr.OutputTokens, CostUSD: pr.CostUSD}
+	if pr.TimeLeft > 0 {
+		secs := int64(pr.TimeLeft.Seconds())
+		out.Progress.SecondsLeft = &secs
+	}
+	if run.BudgetUSD != nil {
+		left := max(*run.BudgetUSD-run.SpentUSD, 0)
+		out.Progress.BudgetRemaining = &left
+	}
+	out.Actions = &apiRunActions{Pause: active(run.Status), Cancel: active(run.Status) || run.Status == attune.RunPaused,
+		Resume: run.Status == attune.RunPaused && !budgetSpent(run)}
+	order := map[string]int{}
+	for i, it := range def.Items {
+		order[it.Key] = i
+	}
+	out.ByRubricItem = []apiRubricItemCost{}
+	for _, t := range byItem {
+		out.ByRubricItem = append(out.ByRubricItem, apiRubricItemCost{Key: t.Key, Calls: t.Calls, Failed: t.Failed, Reasks: t.Reasks,
+			Errors: t.Errors, InputTokens: t.InputTokens, CachedTokens: t.CachedTokens, OutputTokens: t.OutputTokens, CostUSD: t.CostUSD})
+	}
+	// The rubric's order, then keys the rubric no longer has, as on the
+	// page.
+	rank := func(k string) int {
+		if i, ok := order[k]; ok {
+			return i
+		}
+		return len(order)
+	}
+	slices.SortStableFunc(out.ByRubricItem, func(a, b apiRubricItemCost) int { return cmp.Compare(rank(a.Key), rank(b.Key)) })
+	return out, nil
+}
+
+// apiStartRun starts a run, as the confirmation step does, with the
+// budget it may spend: 201 with the queued run, 409 when a run of the
+// judge is still queued or running on the project.
+func (s *Server) apiStartRun(r *http.Request, u *attune.User) (int, any, error) {
+	ctx := r.Context()
+	p, err := s.apiRunLeadProject(r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	in, err := s.apiRunInput(r, p)
+	if err != nil {
+		return 0, nil, err
+	}
+	run, err := s.startRunOf(ctx, u, p, in)
+	if err != nil {
+		return 0, nil, err
+	}
+	if run, err = s.db.FindRun(ctx, run.ID); err != nil {
+		return 0, nil, err
+	}
+	out, err := s.runStatusJSON(ctx, p, run)
+	return http.StatusCreated, out, err
+}
+
+// apiRuns lists the project's runs, newest first, as its page does.
+func (s *Server) apiRuns(r *http.Request, u *attune.User) (int, any, error) {
+	p, err := s.apiRunLeadProject(r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	runs, err := s.db.ListRuns(r.Context(), p.ID)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := make([]apiRun, 0, len(runs))
+	for _, run := range runs {
+		out = append(out, runJSON(run))
+	}
+	return http.StatusOK, map[string]any{"runs": out}, nil
+}
+
+// apiRunOf loads the project and the run of a run route.
+func (s *Server) apiRunOf(r *http.Request, u *attune.User) (*attune.Project, *attune.JudgeRun, error) {
+	p, err := s.apiRunLeadProject(r, u)
+	if err != nil {
+		return nil, nil, err
+	}
+	run, err := s.runOf(r, p)
+	if errors.Is(err, attune.ErrNotFound) {
+		err = attune.NotFound("run not found")
+	}
+	return p, run, err
+}
+
+// apiRun returns a run's status and progress: what its page shows and
+// polls.
+func (s *Server) apiRun(r *http.Request, u *attune.User) (int, any, error) {
+	p, run, err := s.apiRunOf(r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	out, err := s.runStatusJSON(r.Context(), p, run)
+	return http.StatusOK, out, err
+}
+
+func (s *Server) apiPauseRun(r *http.Request, u *attune.User) (int, any, error) {
+	return s.apiChangeRun(r, u, s.pauseRunAs)
+}
+
+func (s *Server) apiResumeRun(r *http.Request, u *attune.User) (int, any, error) {
+	return s.apiChangeRun(r, u, s.resumeRunAs)
+}
+
+func (s *Server) apiCancelRun(r *http.Request, u *attune.User) (int, any, error) {
+	return s.apiChangeRun(r, u, s.cancelRunAs)
+}
+
+// apiChangeRun applies one of a lead's actions on a run (those of the
+// run's page) and returns the run as it is then, with what was done; 409
+// when the run's state does not allow the action.
+func (s *Server) apiChangeRun(r *http.Request, u *attune.User, act runAction) (int, any, error) {
+	ctx := r.Context()
+	p, run, err := s.apiRunOf(r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	msg, err := act(ctx, u, run)
+	if err != nil {
+		return 0, nil, err
+	}
+	if run, err = s.db.FindRun(ctx, run.ID); err != nil {
+		return 0, nil, err
+	}
+	out, err := s.runStatusJSON(ctx, p, run)
+	return http.StatusOK, map[string]any{"message": msg, "run": out}, err
+}
+
+type apiRunItem struct {
+	ItemID   int64             `json:"item_id"`
+	SourceID string            `json:"source_id"`
+	Answered bool              `json:"answered"`
+	Answers  map[string]string `json:"answers"`
+	Errors   int               `json:"errors"`
+	Calls    int               `json:"calls"`
+	CostUSD  float64           `json:"cost_usd"`
+}
+
+// runItemsCursor is where a page of a run's items ended: the last item's
+// id, tied to the run and the filter it was made for.
+type runItemsCursor struct {
+	Run    int64 `json:"r"`
+	Errors bool  `json:"e,omitempty"`
+	After  int64 `json:"a"`
+}
+
+func (c runItemsCursor) encode() string {
+	b, _ := json.Marshal(c)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeRunItemsCursor(s string, run int64, errorsOnly bool) (int64, error) {
+	var c runItemsCursor
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err == nil {
+		err = json.Unmarshal(b, &c)
+	}
+	if err != nil || c.Run != run || c.Errors != errorsOnly || c.After <= 0 {
+		return 0, attune.Invalid("cursor", "this cursor does not belong to this list; start from the first page")
+	}
+	return c.After, nil
+}
+
+// apiRunItems lists the items of a run's scope with the judge's answers
+// (?errors=true: the items with an ERROR answer), a page of ?limit= (1 to
+// 100, default 50) at a time; next_cursor, passed as ?cursor= with the
+// same filter, gives the next page.
+func (s *Server) apiRunItems(r *http.Request, u *attune.User) (int, any, error) {
+	_, run, err := s.apiRunOf(r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	q := r.URL.Query()
+	f := store.RunItemFilter{Limit: runItemsPerPage}
+	switch v := q.Get("errors"); v {
+	case "", "false":
+	case "true":
+		f.ErrorsOnly = true
+	default:
+		return 0, nil, attune.Invalid("errors", "use true or false")
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > store.MaxSearchPage {
+			return 0, nil, attune.Invalid("limit", "give a page size from 1 to 100")
+		}
+		f.Limit = n
+	}
+	if c := q.Get("cursor"); c != "" {
+		if f.After, err = decodeRunItemsCursor(c, run.ID, f.ErrorsOnly); err != nil {
+			return 0, nil, err
+		}
+	}
+	// One more than asked tells whether a next page exists.
+	f.Limit++
+	items, total, err := s.db.ListRunItems(r.Context(), run, f)
+	if err != nil {
+		return 0, nil, err
+	}
+	var next *string
+	if len(items) == f.Limit {
+		items = items[:f.Limit-1]
+		c := runItemsCursor{Run: run.ID, Errors: f.ErrorsOnly, After: items[len(items)-1].ItemID}.encode()
+		next = &c
+	}
+	out := make([]apiRunItem, 0, len(items))
+	for _, it := range items {
+		out = append(out, apiRunItem{ItemID: it.ItemID, SourceID: it.SourceID, Answered: it.Answered, Answers: it.Values,
+			Errors: it.Errors, Calls: it.Calls, CostUSD: it.CostUSD})
+	}
+	return http.StatusOK, map[string]any{"items": out, "total": total, "next_cursor": next}, nil
+}
