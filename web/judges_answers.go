@@ -89,39 +89,96 @@ func (s *Server) runItems(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// runItemRead is what is known of one item of a run: the judge's answers
+// (the run's rater's), every call the judge made for it, the people's
+// answers, the checks a person's answers get applied to the judge's, and
+// the engine's result on each answer set — the judge's first (nil before
+// it answered), then each person's. The run's item page and the API show
+// it.
+type runItemRead struct {
+	item    *attune.Item
+	def     *rubric.Definition
+	answers []store.JudgeAnswer
+	calls   []store.CallRecord
+	people  []store.RaterAnswers
+	notes   rubric.Issues
+	scores  []*scoring.Result
+}
+
+// readRunItem reads the item named in the path for run, of project p.
+func (s *Server) readRunItem(r *http.Request, p *attune.Project, run *attune.JudgeRun) (*runItemRead, error) {
+	ctx := r.Context()
+	itemID, err := strconv.ParseInt(r.PathValue("item"), 10, 64)
+	if err != nil || itemID <= 0 {
+		return nil, attune.NotFound("item")
+	}
+	x := &runItemRead{}
+	if x.item, err = s.db.FindItem(ctx, p.ID, itemID); err != nil {
+		return nil, err
+	}
+	if x.def, err = s.rubricByID(ctx, p.RubricVersionID); err != nil {
+		return nil, err
+	}
+	if x.answers, err = s.db.JudgeItemAnswers(ctx, run.RaterID, x.item.ID); err != nil {
+		return nil, err
+	}
+	if x.calls, err = s.db.JudgeItemCalls(ctx, run.JudgeID, x.item.ID); err != nil {
+		return nil, err
+	}
+	if x.people, err = s.db.HumanAnswerSets(ctx, p.ID, x.item.ID); err != nil {
+		return nil, err
+	}
+	facts := factsOf(x.item)
+	judgeAnswers := x.judgeAnswers()
+	// The judge's answers get the checks a person's get on this item, as
+	// a judge's (ERROR allowed); a rubric item not answered yet is no note.
+	for _, is := range x.def.Validate(toAnswers(judgeAnswers), facts, rubric.Options{AllowError: true}) {
+		if _, answered := judgeAnswers[is.Item]; answered {
+			x.notes = append(x.notes, is)
+		}
+	}
+	sets := []map[string]string{judgeAnswers}
+	for _, h := range x.people {
+		sets = append(sets, h.Answers)
+	}
+	for i, set := range sets {
+		if i == 0 && len(x.answers) == 0 {
+			// Scoring no answers would show a judge that failed every
+			// check, when it has simply not been asked yet.
+			x.scores = append(x.scores, nil)
+			continue
+		}
+		res, err := scoring.Score(x.def, toAnswers(set), facts)
+		if err != nil {
+			return nil, err
+		}
+		x.scores = append(x.scores, &res)
+	}
+	return x, nil
+}
+
+// judgeAnswers are the judge's values by rubric item key.
+func (x *runItemRead) judgeAnswers() map[string]string {
+	out := map[string]string{}
+	for _, a := range x.answers {
+		out[a.Key] = a.Value
+	}
+	return out
+}
+
 // runItem shows a judge's answers for one item — how each was reached and
 // every call it made — beside the people's, each answer set scored by the
 // same engine with the item's facts.
 func (s *Server) runItem(w http.ResponseWriter, r *http.Request) error {
-	ctx := r.Context()
 	p, run, err := s.runAccess(r)
 	if err != nil {
 		return err
 	}
-	itemID, err := strconv.ParseInt(r.PathValue("item"), 10, 64)
-	if err != nil || itemID <= 0 {
-		return attune.NotFound("item")
-	}
-	item, err := s.db.FindItem(ctx, p.ID, itemID)
+	x, err := s.readRunItem(r, p, run)
 	if err != nil {
 		return err
 	}
-	def, err := s.rubricByID(ctx, p.RubricVersionID)
-	if err != nil {
-		return err
-	}
-	answers, err := s.db.JudgeItemAnswers(ctx, run.RaterID, item.ID)
-	if err != nil {
-		return err
-	}
-	calls, err := s.db.JudgeItemCalls(ctx, run.JudgeID, item.ID)
-	if err != nil {
-		return err
-	}
-	people, err := s.db.HumanAnswerSets(ctx, p.ID, item.ID)
-	if err != nil {
-		return err
-	}
+	item, def := x.item, x.def
 	base := runPath(p.ID, run.ID)
 	page := judgeview.ItemPage{
 		Chrome:      s.chrome(r, run.JudgeName+" on "+item.SourceID, "home"),
@@ -133,7 +190,7 @@ func (s *Server) runItem(w http.ResponseWriter, r *http.Request) error {
 	}
 
 	byKey := map[string]store.JudgeAnswer{}
-	for _, a := range answers {
+	for _, a := range x.answers {
 		byKey[a.Key] = a
 	}
 	for _, it := range def.Items {
@@ -160,22 +217,14 @@ func (s *Server) runItem(w http.ResponseWriter, r *http.Request) error {
 		}
 		page.Answers = append(page.Answers, v)
 	}
+	for _, is := range x.notes {
+		page.Notes = append(page.Notes, judgeview.Note{Severity: string(is.Severity), Message: is.Message})
+	}
 
-	facts := factsOf(item)
-	judgeAnswers := map[string]string{}
-	for _, a := range answers {
-		judgeAnswers[a.Key] = a.Value
-	}
-	// The judge's answers get the checks a person's get on this item, as
-	// a judge's (ERROR allowed); a rubric item not answered yet is no note.
-	for _, is := range def.Validate(toAnswers(judgeAnswers), facts, rubric.Options{AllowError: true}) {
-		if _, answered := judgeAnswers[is.Item]; answered {
-			page.Notes = append(page.Notes, judgeview.Note{Severity: string(is.Severity), Message: is.Message})
-		}
-	}
+	judgeAnswers := x.judgeAnswers()
 	sets := []map[string]string{judgeAnswers}
 	page.Compare.Raters = []string{run.JudgeName + " (judge)"}
-	for _, h := range people {
+	for _, h := range x.people {
 		sets = append(sets, h.Answers)
 		page.Compare.Raters = append(page.Compare.Raters, h.Name)
 	}
@@ -191,32 +240,22 @@ func (s *Server) runItem(w http.ResponseWriter, r *http.Request) error {
 		}
 		page.Compare.Rows = append(page.Compare.Rows, row)
 	}
-	for i, set := range sets {
-		if i == 0 && len(answers) == 0 {
-			// Scoring no answers would show a judge that failed every
-			// check, when it has simply not been asked yet.
+	for _, res := range x.scores {
+		if res == nil {
 			page.Compare.Score = append(page.Compare.Score, "—")
 			page.Compare.Pass = append(page.Compare.Pass, "—")
 			page.Compare.Gate = append(page.Compare.Gate, "—")
 			page.Compare.Failed = append(page.Compare.Failed, "—")
 			continue
 		}
-		ans := rubric.Answers{}
-		for k, v := range set {
-			ans[k] = rubric.Value(v)
-		}
-		res, err := scoring.Score(def, ans, facts)
-		if err != nil {
-			return err
-		}
-		score, pass, gate, failed := engineCells(def, res)
+		score, pass, gate, failed := engineCells(def, *res)
 		page.Compare.Score = append(page.Compare.Score, score)
 		page.Compare.Pass = append(page.Compare.Pass, pass)
 		page.Compare.Gate = append(page.Compare.Gate, gate)
 		page.Compare.Failed = append(page.Compare.Failed, failed)
 	}
 
-	for _, c := range calls {
+	for _, c := range x.calls {
 		page.Calls = append(page.Calls, judgeview.Call{
 			ID: c.ID, Run: c.RunID, RubricItem: c.RubricItemKey, Sample: c.Sample, Reask: c.Reask, OK: c.OK, Raw: c.Raw, Error: c.Error,
 			Tokens: tokens(int64(c.InputTokens), int64(c.CachedTokens), int64(c.OutputTokens)), Cost: usd(c.CostUSD),

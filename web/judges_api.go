@@ -15,6 +15,7 @@ import (
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/judge"
 	"github.com/attune/attune/internal/rubric"
+	"github.com/attune/attune/internal/scoring"
 	"github.com/attune/attune/internal/store"
 	"github.com/attune/attune/internal/textdiff"
 )
@@ -848,4 +849,96 @@ func (s *Server) apiRunItems(r *http.Request, u *attune.User) (int, any, error) 
 			Errors: it.Errors, Calls: it.Calls, CostUSD: it.CostUSD})
 	}
 	return http.StatusOK, map[string]any{"items": out, "total": total, "next_cursor": next}, nil
+}
+
+type apiRunAnswer struct {
+	Key           string             `json:"key"`
+	Value         string             `json:"value"`
+	Rationale     string             `json:"rationale"`
+	Method        string             `json:"method"`
+	PromptHash    string             `json:"prompt_hash"`
+	WeightedScore *float64           `json:"weighted_score"`
+	Distribution  map[string]float64 `json:"distribution"`
+	Samples       []string           `json:"samples"`
+	Spread        *float64           `json:"spread"`
+	Raw           string             `json:"raw"`
+	// RunID is the run that wrote the answer: an earlier run's answer is
+	// reused, not asked again.
+	RunID int64 `json:"run_id"`
+}
+
+type apiRunCall struct {
+	ID         int64     `json:"id"`
+	RunID      int64     `json:"run_id"`
+	RubricItem string    `json:"rubric_item"`
+	Sample     int       `json:"sample"`
+	Reask      bool      `json:"reask"`
+	OK         bool      `json:"ok"`
+	Model      string    `json:"model"`
+	PromptHash string    `json:"prompt_hash"`
+	Raw        string    `json:"raw"`
+	Error      string    `json:"error"`
+	Usage      apiUsage  `json:"usage"`
+	CostUSD    float64   `json:"cost_usd"`
+	LatencyMS  int64     `json:"latency_ms"`
+	At         time.Time `json:"at"`
+}
+
+type apiRunPerson struct {
+	RaterID     int64             `json:"rater_id"`
+	Name        string            `json:"name"`
+	Answers     map[string]string `json:"answers"`
+	SubmittedAt time.Time         `json:"submitted_at"`
+	Score       *scoring.Result   `json:"score"`
+}
+
+// apiRunItem returns one item of a run as its page shows it: the dialogue,
+// the judge's answers with how each was reached, the checks they fail,
+// every call the judge made for the item, and the people's answers, each
+// answer set with the engine's result.
+func (s *Server) apiRunItem(r *http.Request, u *attune.User) (int, any, error) {
+	p, run, err := s.apiRunOf(r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	x, err := s.readRunItem(r, p, run)
+	if errors.Is(err, attune.ErrNotFound) {
+		err = attune.NotFound("item not found")
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	out := struct {
+		ItemID     int64            `json:"item_id"`
+		SourceID   string           `json:"source_id"`
+		Messages   []attune.Message `json:"messages"`
+		Answers    []apiRunAnswer   `json:"answers"`
+		JudgeScore *scoring.Result  `json:"judge_score"`
+		Notes      []apiProblem     `json:"notes"`
+		Calls      []apiRunCall     `json:"calls"`
+		People     []apiRunPerson   `json:"people"`
+	}{ItemID: x.item.ID, SourceID: x.item.SourceID, Messages: x.item.Messages, Answers: []apiRunAnswer{}, JudgeScore: x.scores[0],
+		Notes: []apiProblem{}, Calls: []apiRunCall{}, People: []apiRunPerson{}}
+	order := map[string]int{}
+	for i, it := range x.def.Items {
+		order[it.Key] = i
+	}
+	for _, a := range x.answers {
+		out.Answers = append(out.Answers, apiRunAnswer{Key: a.Key, Value: a.Value, Rationale: a.Rationale, Method: a.Method, PromptHash: a.PromptHash,
+			WeightedScore: a.WeightedScore, Distribution: a.Distribution, Samples: a.Samples, Spread: a.Spread, Raw: a.Raw, RunID: a.RunID})
+	}
+	slices.SortStableFunc(out.Answers, func(a, b apiRunAnswer) int { return cmp.Compare(order[a.Key], order[b.Key]) })
+	for _, is := range x.notes {
+		out.Notes = append(out.Notes, apiProblem{Item: is.Item, Severity: string(is.Severity), Message: is.Message})
+	}
+	for _, c := range x.calls {
+		out.Calls = append(out.Calls, apiRunCall{ID: c.ID, RunID: c.RunID, RubricItem: c.RubricItemKey, Sample: c.Sample, Reask: c.Reask, OK: c.OK,
+			Model: c.Model, PromptHash: c.PromptHash, Raw: c.Raw, Error: c.Error, Usage: apiUsage{c.InputTokens, c.CachedTokens, c.OutputTokens},
+			CostUSD: c.CostUSD, LatencyMS: c.Latency.Milliseconds(), At: c.At.UTC()})
+	}
+	for i, h := range x.people {
+		out.People = append(out.People, apiRunPerson{RaterID: h.RaterID, Name: h.Name, Answers: h.Answers, SubmittedAt: h.Submitted.UTC(),
+			Score: x.scores[i+1]})
+	}
+	return http.StatusOK, out, nil
 }

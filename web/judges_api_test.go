@@ -484,6 +484,47 @@ func TestRunsAPI(t *testing.T) {
 	if strings.Join(seen, ",") != "x1,x2,x3" {
 		t.Fatalf("paged through %v, want x1,x2,x3", seen)
 	}
+	// One item whole, as its page shows it.
+	var first0 runItemsOut
+	api.must(http.StatusOK, "GET", runPath+"/items?limit=1", nil, &first0)
+	var detail struct {
+		SourceID string `json:"source_id"`
+		Messages []struct {
+			Role, Content string
+		} `json:"messages"`
+		Answers []struct {
+			Key, Value, Method string
+			RunID              int64 `json:"run_id"`
+		} `json:"answers"`
+		JudgeScore *struct {
+			Score *float64 `json:"score"`
+		} `json:"judge_score"`
+		Calls []struct {
+			RubricItem string `json:"rubric_item"`
+			OK         bool   `json:"ok"`
+		} `json:"calls"`
+		People []any `json:"people"`
+	}
+	itemPath := fmt.Sprintf("%s/items/%d", runPath, first0.Items[0].ItemID)
+	api.must(http.StatusOK, "GET", itemPath, nil, &detail)
+	if detail.SourceID != "x1" || len(detail.Messages) != 2 || len(detail.Answers) != len(first0.Items[0].Answers) || detail.JudgeScore == nil ||
+		len(detail.Calls) != first0.Items[0].Calls || detail.People == nil {
+		t.Fatalf("item: %+v", detail)
+	}
+	for _, a := range detail.Answers {
+		if a.Value != first0.Items[0].Answers[a.Key] || a.RunID != run.ID || a.Method == "" {
+			t.Fatalf("answer %+v, listed %v", a, first0.Items[0].Answers)
+		}
+	}
+	itemPage := j.c.get(projectPath(j.project, fmt.Sprintf("/runs/%d/items/%d", run.ID, first0.Items[0].ItemID)))
+	wantStatus(t, itemPage, http.StatusOK)
+	if n := strings.Count(itemPage.body, `data-testid="call"`); n != len(detail.Calls) {
+		t.Fatalf("the page lists %d calls, the API %d", n, len(detail.Calls))
+	}
+	if s, _ := api.send("GET", fmt.Sprintf("%s/items/%d", runPath, first0.Items[0].ItemID+1000), nil, nil); s != http.StatusNotFound {
+		t.Fatalf("an item of no run: %d", s)
+	}
+
 	var all runItemsOut
 	api.must(http.StatusOK, "GET", runPath+"/items", nil, &all)
 	if len(all.Items) != 3 || all.NextCursor != nil {

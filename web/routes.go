@@ -247,6 +247,7 @@ func (s *Server) table() []route {
 		{"POST /api/v1/projects/{id}/runs/{run}/resume", tokenRunLeads, nil, s.apiResumeRun},
 		{"POST /api/v1/projects/{id}/runs/{run}/cancel", tokenRunLeads, nil, s.apiCancelRun},
 		{"GET /api/v1/projects/{id}/runs/{run}/items", tokenRunLeads, nil, s.apiRunItems},
+		{"GET /api/v1/projects/{id}/runs/{run}/items/{item}", tokenRunLeads, nil, s.apiRunItem},
 		// The judge experiment's comparison (web/experiment.go).
 		{"GET /api/v1/projects/{id}/experiment", tokenLeads, nil, s.apiExperiment},
 	}
