@@ -553,24 +553,29 @@ func (s *Server) apiEstimateRun(r *http.Request, u *attune.User) (int, any, erro
 }
 
 type apiRun struct {
-	ID            int64               `json:"id"`
-	JudgeID       int64               `json:"judge_id"`
-	Judge         string              `json:"judge"`
-	PromptVersion int                 `json:"prompt_version"`
-	Status        string              `json:"status"`
-	Reason        string              `json:"reason"`
-	ItemLimit     *int                `json:"item_limit"`
-	BudgetUSD     *float64            `json:"budget_usd"`
-	EstimateUSD   float64             `json:"estimate_usd"`
-	SpentUSD      float64             `json:"spent_usd"`
-	ItemsTotal    int                 `json:"items_total"`
-	CreatedAt     time.Time           `json:"created_at"`
-	StartedAt     *time.Time          `json:"started_at"`
-	FinishedAt    *time.Time          `json:"finished_at"`
-	Progress      *apiRunProgress     `json:"progress,omitempty"`
-	ByRubricItem  []apiRubricItemCost `json:"by_rubric_item,omitempty"`
+	ID            int64      `json:"id"`
+	JudgeID       int64      `json:"judge_id"`
+	Judge         string     `json:"judge"`
+	PromptVersion int        `json:"prompt_version"`
+	Status        string     `json:"status"`
+	Reason        string     `json:"reason"`
+	ItemLimit     *int       `json:"item_limit"`
+	BudgetUSD     *float64   `json:"budget_usd"`
+	EstimateUSD   float64    `json:"estimate_usd"`
+	SpentUSD      float64    `json:"spent_usd"`
+	ItemsTotal    int        `json:"items_total"`
+	CreatedAt     time.Time  `json:"created_at"`
+	StartedAt     *time.Time `json:"started_at"`
+	FinishedAt    *time.Time `json:"finished_at"`
+}
+
+// apiRunStatus is one run with what its page shows of it.
+type apiRunStatus struct {
+	apiRun
+	Progress     apiRunProgress      `json:"progress"`
+	ByRubricItem []apiRubricItemCost `json:"by_rubric_item"`
 	// Actions are what a lead may do to the run now.
-	Actions *apiRunActions `json:"actions,omitempty"`
+	Actions apiRunActions `json:"actions"`
 }
 
 type apiRunProgress struct {
@@ -622,8 +627,8 @@ func runJSON(run *attune.JudgeRun) apiRun {
 // runStatusJSON is a run with its progress, its calls per rubric item in
 // the rubric's order, and what may be done to it — what its page shows
 // (progressView).
-func (s *Server) runStatusJSON(ctx context.Context, p *attune.Project, run *attune.JudgeRun) (apiRun, error) {
-	out := runJSON(run)
+func (s *Server) runStatusJSON(ctx context.Context, p *attune.Project, run *attune.JudgeRun) (apiRunStatus, error) {
+	out := apiRunStatus{apiRun: runJSON(run)}
 	pr, err := s.db.RunProgress(ctx, run)
 	if err != nil {
 		return out, err
@@ -636,7 +641,7 @@ func (s *Server) runStatusJSON(ctx context.Context, p *attune.Project, run *attu
 	if err != nil {
 		return out, err
 	}
-	out.Progress = &apiRunProgress{ItemsTotal: pr.ItemsTotal, ItemsDone: pr.ItemsDone, Labels: pr.Labels, Errors: pr.Errors, Calls: pr.Calls,
+	out.Progress = apiRunProgress{ItemsTotal: pr.ItemsTotal, ItemsDone: pr.ItemsDone, Labels: pr.Labels, Errors: pr.Errors, Calls: pr.Calls,
 		InputTokens: pr.InputTokens, CachedTokens: pr.CachedTokens, OutputTokens: pr.OutputTokens, CostUSD: pr.CostUSD}
 	if pr.TimeLeft > 0 {
 		secs := int64(pr.TimeLeft.Seconds())
@@ -646,7 +651,7 @@ func (s *Server) runStatusJSON(ctx context.Context, p *attune.Project, run *attu
 		left := max(*run.BudgetUSD-run.SpentUSD, 0)
 		out.Progress.BudgetRemaining = &left
 	}
-	out.Actions = &apiRunActions{Pause: active(run.Status), Cancel: active(run.Status) || run.Status == attune.RunPaused,
+	out.Actions = apiRunActions{Pause: active(run.Status), Cancel: active(run.Status) || run.Status == attune.RunPaused,
 		Resume: run.Status == attune.RunPaused && !budgetSpent(run)}
 	order := map[string]int{}
 	for i, it := range def.Items {
