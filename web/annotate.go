@@ -105,6 +105,8 @@ func (ws *workspace) start(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	case q.Status != attune.ProjectActive:
 		return ws.renderNoItem(w, r, p, attune.Conflict(fmt.Sprintf("this project is %s: it hands out no work until a lead resumes it", q.Status)), "")
+	case q.Stopped != nil:
+		return ws.renderNoItem(w, r, p, q.Stopped, "")
 	case !q.Open:
 		return ws.renderNoItem(w, r, p, attune.ErrNoWork, "")
 	}
@@ -281,9 +283,14 @@ func (ws *workspace) submit(w http.ResponseWriter, r *http.Request) error {
 		return ws.continueWork(w, r, p, notice)
 	}
 	in.Next = true
-	res, _, err := ws.submitLoaded(ctx, userFrom(ctx), p, &wk.Item, wk.Assignment.ID, in, isHX(r))
+	res, _, err := ws.submitLoaded(ctx, userFrom(ctx), p, &wk.Item, wk.Assignment.ID, wk.Key, in, isHX(r))
 	if err != nil {
 		return ws.storeFailed(w, r, p, wk, st, err)
+	}
+	if res.Calibration && res.WasQualifying && res.Created {
+		// While the person qualifies, each practice answer is followed by
+		// its feedback; the next item is claimed already.
+		return ws.toFeedback(w, r, p, wk.Item.ID)
 	}
 	notice := "Submitted " + wk.Item.SourceID + "."
 	if !res.Created {

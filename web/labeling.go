@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/calibration"
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/scoring"
 	"github.com/attune/attune/internal/store"
@@ -119,7 +120,7 @@ func cleanAnswers(in map[string]string) map[string]string {
 // one store transaction (answers stored, assignment closed, next claimed).
 func (s *Server) submitLabels(ctx context.Context, u *attune.User, assignmentID int64, in labelInput) (store.SubmitResult, scoring.Result, error) {
 	in.Answers = cleanAnswers(in.Answers)
-	a, err := s.db.FindAssignment(ctx, assignmentID, u.ID)
+	a, key, err := s.db.FindAssignmentKey(ctx, assignmentID, u.ID)
 	if err != nil {
 		return store.SubmitResult{}, scoring.Result{}, err
 	}
@@ -131,25 +132,36 @@ func (s *Server) submitLabels(ctx context.Context, u *attune.User, assignmentID 
 	if err != nil {
 		return store.SubmitResult{}, scoring.Result{}, err
 	}
-	return s.submitLoaded(ctx, u, p, item, assignmentID, in, false)
+	return s.submitLoaded(ctx, u, p, item, assignmentID, key, in, false)
 }
 
 // submitLoaded is submitLabels for a caller that loaded the assignment's
 // project and item already (the store checks again, under its locks, that
 // the assignment is the person's, of that project, and may be stored).
 // With nextWorkspace, the next item's workspace is read with it, right
-// after the claim commits.
-func (s *Server) submitLoaded(ctx context.Context, u *attune.User, p *attune.Project, item *attune.Item, assignmentID int64, in labelInput, nextWorkspace bool) (store.SubmitResult, scoring.Result, error) {
+// after the claim commits. key is the gold of a calibration item (nil for
+// a real one): its answers, checked the same way, are graded against it
+// by package calibration and kept apart from labels.
+func (s *Server) submitLoaded(ctx context.Context, u *attune.User, p *attune.Project, item *attune.Item, assignmentID int64, key *store.CalibrationKey, in labelInput, nextWorkspace bool) (store.SubmitResult, scoring.Result, error) {
 	in.Answers = cleanAnswers(in.Answers)
 	score, err := s.checkLabels(ctx, p, item, in)
 	if err != nil {
 		return store.SubmitResult{}, scoring.Result{}, err
 	}
-	res, err := s.db.SubmitLabels(ctx, store.Submission{
+	sub := store.Submission{
 		AssignmentID: assignmentID, ProjectID: p.ID, UserID: u.ID, Answers: in.Answers, Rationales: in.Rationales,
 		Rationale: in.Rationale, ActiveMS: in.ActiveMS, ClaimNext: in.Next, NextWorkspace: in.Next && nextWorkspace,
 		NoteRequired: behindNote(factsOf(item)),
-	})
+	}
+	if key != nil {
+		def, err := s.rubricByID(ctx, p.RubricVersionID)
+		if err != nil {
+			return store.SubmitResult{}, scoring.Result{}, err
+		}
+		g := calibration.GradeAnswers(def, key.Gold, in.Answers, key.PassPercent)
+		sub.Graded = &store.GradedAnswers{Gold: key.Gold, Matched: g.Matched, Compared: g.Compared, Passed: g.Passed}
+	}
+	res, err := s.db.SubmitLabels(ctx, sub)
 	return res, score, err
 }
 

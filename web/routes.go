@@ -142,6 +142,7 @@ func (s *Server) table() []route {
 		{"POST /projects/{id}/annotate", annotators, ws.claim, nil},
 		{"GET /projects/{id}/items/{item}", annotators, ws.page, nil},
 		{"POST /projects/{id}/items/{item}/labels", annotators, ws.submit, nil},
+		{"GET /projects/{id}/items/{item}/feedback", annotators, ws.feedback, nil},
 		{"POST /projects/{id}/items/{item}/skip", annotators, ws.skip, nil},
 		{"POST /projects/{id}/items/{item}/draft", annotators, ws.draft, nil},
 		{"POST /projects/{id}/items/{item}/open", annotators, ws.openNote, nil},

@@ -100,6 +100,9 @@ type Assignment struct {
 	State          string // active, submitted, skipped, expired
 	AssignedAt     time.Time
 	LeaseExpiresAt time.Time
+	// Calibration marks a calibration item: its answers are held against
+	// gold and kept apart from labels. Never shown to the annotator.
+	Calibration bool
 }
 
 // Flags are the reasons an annotator can give when flagging an item while

@@ -12,11 +12,11 @@ import (
 	"github.com/attune/attune/internal/attune"
 )
 
-const assignmentColumns = `a.id, a.project_id, a.item_id, a.rater_id, a.state, a.assigned_at, a.lease_expires_at`
+const assignmentColumns = `a.id, a.project_id, a.item_id, a.rater_id, a.state, a.assigned_at, a.lease_expires_at, a.calibration`
 
 func scanAssignment(row pgx.Row) (*attune.Assignment, error) {
 	var a attune.Assignment
-	err := row.Scan(&a.ID, &a.ProjectID, &a.ItemID, &a.RaterID, &a.State, &a.AssignedAt, &a.LeaseExpiresAt)
+	err := row.Scan(&a.ID, &a.ProjectID, &a.ItemID, &a.RaterID, &a.State, &a.AssignedAt, &a.LeaseExpiresAt, &a.Calibration)
 	return &a, err
 }
 
@@ -110,13 +110,19 @@ func (db *DB) NextAssignment(ctx context.Context, projectID, userID int64) (*att
 // while the project hands out work; claimMine is their open assignment.
 const (
 	claimMe = `me AS (
-		SELECT r.id, p.overlap, p.lease_seconds FROM projects p
+		SELECT r.id, p.overlap, p.lease_seconds, p.calibration_every AS every, ` + claimQualifying + ` AS qualifying FROM projects p
 		JOIN project_members m ON m.project_id = p.id AND m.user_id = $2 AND m.role = 'annotator'
 		JOIN raters r ON r.user_id = m.user_id
-		WHERE p.id = $1 AND p.status = 'active')`
+		WHERE p.id = $1 AND p.status = 'active' AND m.paused_at IS NULL)`
+	// claimQualifying is calibration.Policy.Qualifying for the rater r
+	// in the project p: fewer calibration items passed than the project
+	// asks for.
+	claimQualifying = `(p.calibration_qualify > 0 AND (SELECT count(*) FROM calibration_answers ca
+		WHERE ca.project_id = p.id AND ca.rater_id = r.id AND ca.passed) < p.calibration_qualify)`
 	claimMine = `(SELECT 1 FROM assignments a WHERE a.project_id = $1 AND a.rater_id = (SELECT id FROM me) AND a.state = 'active')`
 	// claimOpen is an item the annotator could still be given.
-	claimOpen = `c.project_id = $1 AND NOT c.pulled AND c.filled < (SELECT overlap FROM me)
+	// Nobody who still has to qualify is given a real item.
+	claimOpen = `c.project_id = $1 AND NOT c.pulled AND c.filled < (SELECT overlap FROM me) AND NOT (SELECT qualifying FROM me)
 		AND NOT EXISTS (SELECT 1 FROM assignments x WHERE x.item_id = c.item_id AND x.rater_id = (SELECT id FROM me))`
 )
 
@@ -129,7 +135,9 @@ const (
 // without waiting (claim.finish then waits for them).
 func queueClaim(b *pgx.Batch, projectID, userID int64) {
 	b.Queue(`
-		SELECT r.id, p.overlap, p.lease_seconds, p.status
+		SELECT r.id, p.overlap, p.lease_seconds, p.status, m.paused_at IS NOT NULL, m.paused_why,
+		       p.calibration_qualify, (SELECT count(*) FROM calibration_answers ca
+		                               WHERE ca.project_id = p.id AND ca.rater_id = r.id AND ca.passed)
 		FROM projects p
 		JOIN project_members m ON m.project_id = p.id AND m.user_id = $2 AND m.role = 'annotator'
 		JOIN raters r ON r.user_id = m.user_id
@@ -143,6 +151,7 @@ func queueClaim(b *pgx.Batch, projectID, userID int64) {
 			UPDATE assignments a SET state = 'expired', finished_at = now()
 			FROM item_counts c
 			WHERE c.item_id = a.item_id AND a.project_id = $1 AND a.rater_id = (SELECT id FROM me) AND a.state = 'active' AND c.pulled
+			  AND NOT a.calibration
 			RETURNING a.item_id)
 		UPDATE item_counts c SET holds = c.holds - 1 FROM released WHERE c.item_id = released.item_id`, projectID, userID)
 	// Resume: the annotator's own open assignment, even past its lease,
@@ -160,7 +169,7 @@ func queueClaim(b *pgx.Batch, projectID, userID int64) {
 		WITH `+claimMe+`,
 		lapsed AS (
 			UPDATE assignments SET state = 'expired', finished_at = now()
-			WHERE project_id = $1 AND state = 'active' AND lease_expires_at < now()
+			WHERE project_id = $1 AND state = 'active' AND lease_expires_at < now() AND NOT calibration
 			  AND EXISTS (SELECT 1 FROM me) AND NOT EXISTS `+claimMine+`
 			RETURNING item_id),
 		per_item AS (SELECT item_id, count(*) AS n FROM lapsed GROUP BY item_id)
@@ -170,12 +179,42 @@ func queueClaim(b *pgx.Batch, projectID, userID int64) {
 	// lets a submission's foreign-key checks go ahead instead of waiting
 	// behind a claimer that may itself wait for that submission: a
 	// deadlock in which PostgreSQL could end the submission.
+	// A calibration item, when one is due (calibration.Policy.Due): the
+	// real claim below then finds the annotator holding it.
+	b.Queue(claimCalibration, projectID, userID)
 	b.Queue(claimStatement("FOR NO KEY UPDATE SKIP LOCKED"), projectID, userID)
 	b.Queue(`
 		WITH `+claimMe+`
 		SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM me) OR EXISTS `+claimMine+` THEN false
 		       ELSE EXISTS (SELECT 1 FROM item_counts c WHERE `+claimOpen+`) END`, projectID, userID)
 }
+
+// claimCalibration gives the annotator a calibration item they were never
+// given (nor labelled), when one is due: always while they qualify, else
+// once they submitted every − 1 real items since they were last given one.
+// It takes no slot of the item's overlap and touches no counts, so it
+// locks nothing but its own new row; the unique assignment per person and
+// item keeps two claims of the same person from taking one item twice.
+const claimCalibration = `
+	WITH ` + claimMe + `,
+	last AS (SELECT max(x.assigned_at) AS at FROM assignments x
+	         WHERE x.rater_id = (SELECT id FROM me) AND x.project_id = $1 AND x.calibration),
+	due AS (
+		SELECT (SELECT qualifying FROM me) OR ((SELECT every FROM me) > 0 AND (
+			SELECT count(*) FROM (
+				SELECT 1 FROM answer_sets s
+				WHERE s.rater_id = (SELECT id FROM me) AND s.project_id = $1
+				  AND s.submitted_at > coalesce((SELECT at FROM last), '-infinity')
+				LIMIT greatest((SELECT every FROM me) - 1, 0)) real_since) >= (SELECT every FROM me) - 1) AS yes),
+	pick AS (
+		SELECT k.item_id FROM calibration_items k
+		WHERE k.project_id = $1 AND (SELECT yes FROM due) AND NOT EXISTS ` + claimMine + `
+		  AND NOT EXISTS (SELECT 1 FROM assignments x WHERE x.item_id = k.item_id AND x.rater_id = (SELECT id FROM me))
+		ORDER BY random() LIMIT 1)
+	INSERT INTO assignments AS a (project_id, item_id, rater_id, lease_expires_at, calibration)
+	SELECT $1, pick.item_id, (SELECT id FROM me), now() + (SELECT lease_seconds FROM me) * interval '1 second', true FROM pick
+	ON CONFLICT DO NOTHING
+	RETURNING ` + assignmentColumns
 
 // claimStatement claims the annotator's next item, if they hold none,
 // locking its counts with lock.
@@ -200,11 +239,18 @@ type claim struct {
 	member   bool
 	got      *attune.Assignment
 	open     bool // nothing claimed without waiting, but open items remain
+	// paused: a lead paused the annotator's queue, saying why.
+	paused    bool
+	pausedWhy string
+	// qualify and passed are the project's qualification and the
+	// calibration items the annotator passed, this submission included.
+	qualify, passed int
 }
 
 func (c *claim) read(br pgx.BatchResults) error {
 	var leaseSeconds int
-	err := br.QueryRow().Scan(&c.labeller.raterID, &c.labeller.overlap, &leaseSeconds, &c.labeller.status)
+	err := br.QueryRow().Scan(&c.labeller.raterID, &c.labeller.overlap, &leaseSeconds, &c.labeller.status, &c.paused, &c.pausedWhy,
+		&c.qualify, &c.passed)
 	switch {
 	case err == nil:
 		c.member = true
@@ -215,7 +261,7 @@ func (c *claim) read(br pgx.BatchResults) error {
 	if _, err := br.Exec(); err != nil {
 		return err
 	}
-	for i := range 2 { // resumed, then (after the reclaim) claimed
+	for i := range 3 { // resumed, then (after the reclaim) a calibration item or a real one claimed
 		if i == 1 {
 			if _, err := br.Exec(); err != nil {
 				return err
@@ -236,8 +282,12 @@ func (c *claim) read(br pgx.BatchResults) error {
 // annotator may be given work, nothing was claimed without waiting, and
 // open items remain.
 func (c *claim) waits() bool {
-	return c.member && c.labeller.status == attune.ProjectActive && c.got == nil && c.open
+	return c.member && c.labeller.status == attune.ProjectActive && !c.paused && c.got == nil && c.open
 }
+
+// qualifying says whether the annotator still has to qualify
+// (calibration.Policy.Qualifying).
+func (c *claim) qualifying() bool { return c.qualify > 0 && c.passed < c.qualify }
 
 // finish says what the claim came to. When every open item was locked by
 // other claimers, it waits for their locks instead of saying the queue is
@@ -248,8 +298,12 @@ func (c *claim) finish(ctx context.Context, tx pgx.Tx, projectID int64) (*attune
 		return nil, attune.NotFound("you are not an annotator on this project")
 	case c.labeller.status != attune.ProjectActive:
 		return nil, attune.Conflict(fmt.Sprintf("this project is %s: it hands out no work until a lead resumes it", c.labeller.status))
+	case c.paused:
+		return nil, ErrQueuePaused(c.pausedWhy)
 	case c.got != nil:
 		return c.got, nil
+	case c.qualifying():
+		return nil, ErrNotQualified(c.passed, c.qualify)
 	}
 	for attempt := 0; c.open && attempt < 3; attempt++ {
 		// Submits never get here (they claim after committing), but the
@@ -298,8 +352,13 @@ type Queue struct {
 	// Open is true when some item could still be given to the annotator:
 	// one they were never given that has fewer labels and holds than the
 	// overlap. Lapsed leases not yet reclaimed count as holds, so it may
-	// say false where a claim would reclaim one and succeed.
+	// say false where a claim would reclaim one and succeed. While the
+	// annotator qualifies, it speaks of calibration items instead.
 	Open bool
+	// Stopped says why nothing new is handed to the annotator, when a lead
+	// paused their queue or they still have to qualify and no calibration
+	// item is left (a conflict); nil otherwise.
+	Stopped error
 }
 
 // PeekQueue reads the annotator's queue in a project without claiming,
@@ -308,18 +367,34 @@ type Queue struct {
 func (db *DB) PeekQueue(ctx context.Context, projectID, userID int64) (Queue, error) {
 	var q Queue
 	var held *int64
+	var paused bool
+	var why string
+	var qualify, passed int
 	err := db.pool.QueryRow(ctx, `
 		WITH me AS (
-			SELECT r.id, p.overlap, p.status FROM projects p
+			SELECT r.id, p.overlap, p.status, m.paused_at IS NOT NULL AS paused, m.paused_why, p.calibration_qualify AS qualify,
+			       (SELECT count(*) FROM calibration_answers ca WHERE ca.project_id = p.id AND ca.rater_id = r.id AND ca.passed) AS passed
+			FROM projects p
 			JOIN project_members m ON m.project_id = p.id AND m.user_id = $2 AND m.role = 'annotator'
 			JOIN raters r ON r.user_id = m.user_id
 			WHERE p.id = $1)
 		SELECT me.status,
 		       (SELECT a.id FROM assignments a WHERE a.project_id = $1 AND a.rater_id = me.id AND a.state = 'active'
 		        ORDER BY a.assigned_at LIMIT 1),
-		       EXISTS (SELECT 1 FROM item_counts c WHERE c.project_id = $1 AND NOT c.pulled AND c.filled < me.overlap
-		               AND NOT EXISTS (SELECT 1 FROM assignments x WHERE x.item_id = c.item_id AND x.rater_id = me.id))
-		FROM me`, projectID, userID).Scan(&q.Status, &held, &q.Open)
+		       CASE WHEN me.qualify > 0 AND me.passed < me.qualify THEN
+		         EXISTS (SELECT 1 FROM calibration_items k WHERE k.project_id = $1
+		                 AND NOT EXISTS (SELECT 1 FROM assignments x WHERE x.item_id = k.item_id AND x.rater_id = me.id))
+		       ELSE
+		         EXISTS (SELECT 1 FROM item_counts c WHERE c.project_id = $1 AND NOT c.pulled AND c.filled < me.overlap
+		                 AND NOT EXISTS (SELECT 1 FROM assignments x WHERE x.item_id = c.item_id AND x.rater_id = me.id))
+		       END,
+		       me.paused, me.paused_why, me.qualify, me.passed
+		FROM me`, projectID, userID).Scan(&q.Status, &held, &q.Open, &paused, &why, &qualify, &passed)
+	if err == nil && paused {
+		q.Stopped = ErrQueuePaused(why)
+	} else if err == nil && !q.Open && qualify > 0 && passed < qualify {
+		q.Stopped = ErrNotQualified(passed, qualify)
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Queue{}, attune.NotFound("you are not an annotator on this project")
 	}
@@ -378,6 +453,17 @@ type Submission struct {
 	// NoteRequired says the item is behind a content note: the answers
 	// are refused (ErrNoteUnopened) unless the person opened it.
 	NoteRequired bool
+	// Graded is the answers held against the item's gold, for the
+	// assignment of a calibration item (nil for a real one). A
+	// calibration assignment submitted without it stores nothing.
+	Graded *GradedAnswers
+}
+
+// GradedAnswers is a calibration answer as package calibration graded it.
+type GradedAnswers struct {
+	Gold              map[string]string // the gold it was held against
+	Matched, Compared int
+	Passed            bool
 }
 
 // SubmitResult says what a submission did.
@@ -393,6 +479,13 @@ type SubmitResult struct {
 	// there is a next item.
 	NextWorkspace *Workspace
 	NextErr       error // why there is no next one (attune.ErrNoWork, a paused project)
+	// Calibration is true when the assignment was a calibration item:
+	// AnswerSetID is then its calibration answer's id.
+	Calibration bool
+	// WasQualifying is true when the person still had to qualify before
+	// this calibration answer (known when the next item was claimed with
+	// it): the answer is followed by feedback.
+	WasQualifying bool
 }
 
 // submitAttempts is how many times a submission is sent when PostgreSQL
@@ -437,7 +530,8 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 		b.Queue(lockAssignmentMember, s.AssignmentID, s.UserID)
 		b.Queue(`
 			SELECT a.state, a.item_id, a.project_id, a.answer_set_id, c.pulled,
-			       EXISTS (SELECT 1 FROM content_notes_opened o WHERE o.rater_id = a.rater_id AND o.item_id = a.item_id)
+			       EXISTS (SELECT 1 FROM content_notes_opened o WHERE o.rater_id = a.rater_id AND o.item_id = a.item_id),
+			       a.calibration
 			FROM assignments a JOIN raters r ON r.id = a.rater_id JOIN item_counts c ON c.item_id = a.item_id
 			WHERE a.id = $1 AND r.user_id = $2
 			FOR UPDATE OF a`, s.AssignmentID, s.UserID)
@@ -449,7 +543,7 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 				SELECT a.id, a.state, a.item_id, a.project_id, a.rater_id, p.rubric_version_id, p.overlap
 				FROM assignments a JOIN raters r ON r.id = a.rater_id JOIN projects p ON p.id = a.project_id
 				JOIN item_counts c ON c.item_id = a.item_id
-				WHERE a.id = $1 AND r.user_id = $2 AND a.state IN ('active', 'expired') AND NOT c.pulled
+				WHERE a.id = $1 AND r.user_id = $2 AND a.state IN ('active', 'expired') AND NOT c.pulled AND NOT a.calibration
 				  AND EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = a.project_id AND m.user_id = $2 AND m.role = 'annotator')
 				  AND (NOT $3 OR EXISTS (SELECT 1 FROM content_notes_opened o WHERE o.rater_id = a.rater_id AND o.item_id = a.item_id))),
 			counted AS (
@@ -468,6 +562,27 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 			FROM stored WHERE x.id = $1
 			RETURNING stored.id, (SELECT counted.done = a.overlap FROM counted JOIN a ON a.item_id = counted.item_id)`,
 			s.AssignmentID, s.UserID, s.NoteRequired, s.Rationale, s.ActiveMS, keys, values, notes)
+		// A calibration item's answers, graded, go to calibration_answers
+		// instead: no answer set, no label, no count moved.
+		answersJSON, _ := json.Marshal(nonNil(s.Answers))
+		var g GradedAnswers
+		if s.Graded != nil {
+			g = *s.Graded
+		}
+		goldJSON, _ := json.Marshal(nonNil(g.Gold))
+		b.Queue(`
+			WITH a AS (
+				SELECT a.id, a.item_id, a.project_id, a.rater_id FROM assignments a JOIN raters r ON r.id = a.rater_id
+				WHERE a.id = $1 AND r.user_id = $2 AND a.state = 'active' AND a.calibration AND $4
+				  AND EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = a.project_id AND m.user_id = $2 AND m.role = 'annotator')
+				  AND (NOT $3 OR EXISTS (SELECT 1 FROM content_notes_opened o WHERE o.rater_id = a.rater_id AND o.item_id = a.item_id))),
+			stored AS (
+				INSERT INTO calibration_answers (assignment_id, project_id, item_id, rater_id, answers, gold, matched, compared, passed, active_ms)
+				SELECT a.id, a.project_id, a.item_id, a.rater_id, $5, $6, $7, $8, $9, $10 FROM a
+				RETURNING id, assignment_id)
+			UPDATE assignments x SET state = 'submitted', finished_at = now() FROM stored WHERE x.id = stored.assignment_id
+			RETURNING stored.id`,
+			s.AssignmentID, s.UserID, s.NoteRequired, s.Graded != nil, answersJSON, goldJSON, g.Matched, g.Compared, g.Passed, s.ActiveMS)
 		if s.ClaimNext {
 			queueClaim(b, projectID, s.UserID)
 		}
@@ -475,7 +590,7 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 			var state string
 			var itemID int64
 			var existing *int64
-			var pulled, opened bool
+			var pulled, opened, calib bool
 			// completed: this submission gave the item its k-th label.
 			var completed bool
 			c := claim{userID: s.UserID}
@@ -494,7 +609,7 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 					return err
 				}
 				var assignmentProject int64
-				if err := br.QueryRow().Scan(&state, &itemID, &assignmentProject, &existing, &pulled, &opened); err != nil {
+				if err := br.QueryRow().Scan(&state, &itemID, &assignmentProject, &existing, &pulled, &opened, &calib); err != nil {
 					return err
 				}
 				if projectID != 0 && assignmentProject != projectID {
@@ -504,6 +619,12 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 				switch err := br.QueryRow().Scan(&res.AnswerSetID, &completed); {
 				case err == nil:
 					res.Created = true
+				case !errors.Is(err, pgx.ErrNoRows):
+					return err
+				}
+				switch err := br.QueryRow().Scan(&res.AnswerSetID); {
+				case err == nil:
+					res.Created, res.Calibration = true, true
 				case !errors.Is(err, pgx.ErrNoRows):
 					return err
 				}
@@ -518,8 +639,17 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 			if s.NoteRequired && !opened {
 				return ErrNoteUnopened
 			}
+			res.Calibration = calib
 			if !res.Created {
 				switch {
+				case calib && state == "submitted":
+					stored, err := readCalibrationAnswer(ctx, tx, s.AssignmentID)
+					if err != nil {
+						return err
+					}
+					res.AnswerSetID, res.Stored = stored.ID, stored
+				case calib && state == "active" && s.Graded == nil:
+					return fmt.Errorf("assignment %d is of a calibration item and came without its grade", s.AssignmentID)
 				case state == "submitted":
 					res.AnswerSetID = *existing
 					stored, err := readAnswerSet(ctx, tx, *existing)
@@ -536,6 +666,13 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 				default:
 					return fmt.Errorf("assignment %d in state %s stored nothing", s.AssignmentID, state)
 				}
+			}
+			if calib && s.ClaimNext {
+				passedBefore := c.passed
+				if res.Created && s.Graded.Passed {
+					passedBefore--
+				}
+				res.WasQualifying = c.qualify > 0 && passedBefore < c.qualify
 			}
 			switch {
 			case s.ClaimNext && c.waits():
@@ -604,6 +741,15 @@ func (r *SubmitResult) next(a *attune.Assignment, err error) error {
 	return nil
 }
 
+// readCalibrationAnswer reads the calibration answer stored for an
+// assignment, as an AnswerSet (no notes: calibration answers keep none).
+func readCalibrationAnswer(ctx context.Context, tx pgx.Tx, assignmentID int64) (*AnswerSet, error) {
+	s := &AnswerSet{Rationales: map[string]string{}, Revision: 1}
+	err := tx.QueryRow(ctx, `SELECT id, item_id, answers, active_ms, submitted_at FROM calibration_answers WHERE assignment_id = $1`,
+		assignmentID).Scan(&s.ID, &s.ItemID, &s.Answers, &s.ActiveMS, &s.Submitted)
+	return s, err
+}
+
 // answerColumns lays answers out as the columns labels are inserted from.
 func answerColumns(answers, rationales map[string]string) (keys, values, notes []string) {
 	keys = make([]string, 0, len(answers))
@@ -628,8 +774,9 @@ func (db *DB) Skip(ctx context.Context, assignmentID, userID int64, flag, note s
 		}
 		var itemID int64
 		var state string
-		err := tx.QueryRow(ctx, `SELECT a.item_id, a.state FROM assignments a JOIN raters r ON r.id = a.rater_id
-			WHERE a.id = $1 AND r.user_id = $2 FOR UPDATE OF a`, assignmentID, userID).Scan(&itemID, &state)
+		var calib bool
+		err := tx.QueryRow(ctx, `SELECT a.item_id, a.state, a.calibration FROM assignments a JOIN raters r ON r.id = a.rater_id
+			WHERE a.id = $1 AND r.user_id = $2 FOR UPDATE OF a`, assignmentID, userID).Scan(&itemID, &state, &calib)
 		if err != nil {
 			return err
 		}
@@ -647,7 +794,7 @@ func (db *DB) Skip(ctx context.Context, assignmentID, userID int64, flag, note s
 			assignmentID, flagArg, note); err != nil {
 			return err
 		}
-		if state == "active" {
+		if state == "active" && !calib { // a calibration item holds no slot
 			_, err = tx.Exec(ctx, `UPDATE item_counts SET holds = holds - 1 WHERE item_id = $1`, itemID)
 		}
 		return err

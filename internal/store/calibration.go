@@ -153,3 +153,124 @@ func (db *DB) ListCalibration(ctx context.Context, projectID int64) ([]Calibrati
 	}
 	return out, mapErr(rows.Err(), "list calibration", "")
 }
+
+// ErrQueuePaused is the claim's answer to an annotator whose queue a lead
+// paused: a conflict that says why.
+func ErrQueuePaused(why string) error {
+	msg := "a lead paused your work in this project"
+	if why != "" {
+		msg += " (" + why + ")"
+	}
+	return attune.Conflict(msg + "; nothing new is handed to you until they resume it")
+}
+
+// ErrNotQualified is the claim's answer to an annotator who still has to
+// qualify when no calibration item is left for them: a conflict.
+func ErrNotQualified(passed, qualify int) error {
+	return attune.Conflict(fmt.Sprintf("you have passed %d of the %d practice items this project asks for before its real items, "+
+		"and none is left for you; a lead of the project can add more", passed, qualify))
+}
+
+// CalibrationKey is what a calibration item's answers are graded with:
+// the item's gold now, the lead's explanations and the project's pass
+// mark.
+type CalibrationKey struct {
+	Gold         map[string]string
+	Explanations map[string]string
+	PassPercent  int
+}
+
+// calibrationKeyColumns read, beside an assignment a, the key of its
+// calibration item: all NULL for a real item. An item taken out of the set
+// after it was served keeps its gold, without explanations.
+const calibrationKeyColumns = `
+	CASE WHEN a.calibration THEN coalesce((SELECT jsonb_object_agg(g.rubric_item_key, g.value) FROM gold_labels g WHERE g.item_id = a.item_id), '{}') END,
+	CASE WHEN a.calibration THEN coalesce((SELECT k.explanations FROM calibration_items k WHERE k.item_id = a.item_id), '{}') END,
+	CASE WHEN a.calibration THEN (SELECT p.calibration_pass FROM projects p WHERE p.id = a.project_id) END`
+
+func scanKeyedAssignment(row pgx.Row) (*attune.Assignment, *CalibrationKey, error) {
+	var a attune.Assignment
+	var gold, explanations map[string]string
+	var pass *int
+	err := row.Scan(&a.ID, &a.ProjectID, &a.ItemID, &a.RaterID, &a.State, &a.AssignedAt, &a.LeaseExpiresAt, &a.Calibration,
+		&gold, &explanations, &pass)
+	if err != nil || !a.Calibration {
+		return &a, nil, err
+	}
+	return &a, &CalibrationKey{Gold: gold, Explanations: explanations, PassPercent: *pass}, nil
+}
+
+// FindAssignmentKey is FindAssignment with the key of its calibration item
+// (nil for a real item).
+func (db *DB) FindAssignmentKey(ctx context.Context, id, userID int64) (*attune.Assignment, *CalibrationKey, error) {
+	a, key, err := scanKeyedAssignment(db.pool.QueryRow(ctx, `SELECT `+assignmentColumns+`, `+calibrationKeyColumns+`
+		FROM assignments a JOIN raters r ON r.id = a.rater_id WHERE a.id = $1 AND r.user_id = $2`, id, userID))
+	if err != nil {
+		return nil, nil, mapErr(err, "find assignment", "")
+	}
+	return a, key, nil
+}
+
+// CalibrationAnswer is a person's answer to a calibration item, with what
+// it was graded against and where the person stood when they gave it.
+type CalibrationAnswer struct {
+	ItemID       int64
+	Answers      map[string]string
+	Gold         map[string]string
+	Explanations map[string]string
+	Matched      int
+	Compared     int
+	Passed       bool
+	PassPercent  int
+	SubmittedAt  time.Time
+	// PassedBefore counts the calibration items the person passed before
+	// this one; Qualify is the project's qualification now.
+	PassedBefore, Qualify int
+}
+
+// FindCalibrationAnswer returns a person's answer to a calibration item of
+// the project, or attune.ErrNotFound when they gave none.
+func (db *DB) FindCalibrationAnswer(ctx context.Context, projectID, itemID, userID int64) (*CalibrationAnswer, error) {
+	c := &CalibrationAnswer{ItemID: itemID}
+	err := db.pool.QueryRow(ctx, `
+		SELECT c.answers, c.gold, coalesce(k.explanations, '{}'), c.matched, c.compared, c.passed, p.calibration_pass, c.submitted_at,
+		       (SELECT count(*) FROM calibration_answers b WHERE b.project_id = c.project_id AND b.rater_id = c.rater_id AND b.passed
+		        AND (b.submitted_at, b.id) < (c.submitted_at, c.id)),
+		       p.calibration_qualify
+		FROM calibration_answers c JOIN raters r ON r.id = c.rater_id JOIN projects p ON p.id = c.project_id
+		LEFT JOIN calibration_items k ON k.item_id = c.item_id
+		WHERE c.project_id = $1 AND c.item_id = $2 AND r.user_id = $3`, projectID, itemID, userID).
+		Scan(&c.Answers, &c.Gold, &c.Explanations, &c.Matched, &c.Compared, &c.Passed, &c.PassPercent, &c.SubmittedAt, &c.PassedBefore, &c.Qualify)
+	if err != nil {
+		return nil, mapErr(err, "find calibration answer", "")
+	}
+	return c, nil
+}
+
+// SetQueuePaused pauses (or resumes) one annotator's queue in a project:
+// while paused they are handed nothing new, and told why. What they hold
+// already stays theirs. It returns attune.ErrNotFound when the user is not
+// an annotator of the project.
+func (db *DB) SetQueuePaused(ctx context.Context, actorID *int64, projectID, userID int64, paused bool, why string) error {
+	if n := len([]rune(why)); n > 500 {
+		return attune.Invalid("why", fmt.Sprintf("the reason is %d characters; at most 500", n))
+	}
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE project_members SET paused_at = CASE WHEN $3 THEN coalesce(paused_at, now()) END,
+			paused_why = CASE WHEN $3 THEN $4 ELSE '' END
+			WHERE project_id = $1 AND user_id = $2 AND role = 'annotator'`, projectID, userID, paused, why)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return attune.NotFound("this person is not an annotator of the project")
+		}
+		action := "member.resume_queue"
+		if paused {
+			action = "member.pause_queue"
+		}
+		return audit(ctx, tx, attune.AuditEvent{ActorID: actorID, Action: action, ProjectID: &projectID, Subject: fmt.Sprint(userID),
+			Details: map[string]string{"why": why}})
+	})
+	return mapErr(err, "pause queue", "")
+}

@@ -56,6 +56,9 @@ type Workspace struct {
 	// Counts are the project's label counts (with the draft, neighbours
 	// and counts only).
 	Counts *LabelCounts
+	// Key is the gold a calibration item is held against, when the
+	// person's assignment is of one (nil otherwise).
+	Key *CalibrationKey
 	// NoteOpened is true when the person opened the item's content note
 	// (OpenContentNote); whether the item has one is the caller's
 	// decision.
@@ -149,7 +152,7 @@ func findWorkspace(ctx context.Context, q batcher, projectID, itemID, userID int
 func queueWorkspace(b *pgx.Batch, projectID, itemID, userID int64, full bool) {
 	b.Queue(`SELECT id, project_id, source_id, kind, messages, meta, turns, sha256, sensitive
 		FROM items WHERE id = $1 AND project_id = $2`, itemID, projectID)
-	b.Queue(`SELECT `+assignmentColumns+` FROM assignments a
+	b.Queue(`SELECT `+assignmentColumns+`, `+calibrationKeyColumns+` FROM assignments a
 		WHERE a.item_id = $1 AND a.project_id = $2 AND a.rater_id = `+me, itemID, projectID, userID)
 	b.Queue(`SELECT s.id, s.rationale, s.active_ms, s.revision, s.submitted_at, s.updated_at,
 		       coalesce(jsonb_object_agg(l.rubric_item_key, l.value) FILTER (WHERE l.id IS NOT NULL), '{}'),
@@ -177,10 +180,10 @@ func scanWorkspace(br pgx.BatchResults, itemID int64, full bool) (*Workspace, er
 		if err := json.Unmarshal(msgs, &w.Item.Messages); err != nil {
 			return fmt.Errorf("item %d messages: %w", itemID, err)
 		}
-		a, err := scanAssignment(br.QueryRow())
+		a, key, err := scanKeyedAssignment(br.QueryRow())
 		switch {
 		case err == nil:
-			w.Assignment = a
+			w.Assignment, w.Key = a, key
 		case !errors.Is(err, pgx.ErrNoRows):
 			return err
 		}

@@ -293,3 +293,31 @@ type Difference struct {
 type Field struct {
 	Name, Value string
 }
+
+// FeedbackPage is the feedback on one practice (calibration) answer.
+type FeedbackPage struct {
+	Matched, Compared int
+	Passed            bool
+	PassPercent       int
+	// PassedNow counts the practice items passed, this one included;
+	// Qualify is how many the project asks for.
+	PassedNow, Qualify int
+	Items              []FeedbackItem
+	Continue           templ.SafeURL
+}
+
+// FeedbackItem is one rubric item of the feedback.
+type FeedbackItem struct {
+	Key, Label           string
+	Given, Gold          string
+	Match                bool
+	ChosenText, GoldText string
+	Explanation          string
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
