@@ -11,6 +11,7 @@ import (
 
 	"github.com/attune/attune/internal/agreement"
 	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/calibration"
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/store"
 )
@@ -110,6 +111,14 @@ func Build(ctx context.Context, db *store.DB, p *attune.Project, opts Options) (
 	close(next)
 	wg.Wait()
 	r.Engine = f.engineReport(opts.Bootstrap)
+	history, err := db.CalibrationHistory(ctx, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	r.Calibration = make([]RaterCalibration, 0, len(history))
+	for _, h := range history {
+		r.Calibration = append(r.Calibration, RaterCalibration{Rater: h.RaterID, Name: h.Name, Kind: h.Kind, Summary: calibration.Summarize(def, h.Records)})
+	}
 	r.Definitions = definitions(def.Kind)
 	return r, nil
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/attune/attune/internal/agreement"
+	"github.com/attune/attune/internal/calibration"
 )
 
 // Options choose what a report covers.
@@ -87,6 +88,11 @@ type Report struct {
 	// the rubric's order.
 	RubricItems []RubricItem `json:"rubric_items"`
 	Engine      Engine       `json:"engine"`
+	// Calibration is every rater's standing on the project's calibration
+	// items (people first), over their whole history whatever the filter:
+	// how often they match gold, how lenient they are, and whether that
+	// has changed. Empty when nobody has answered a calibration item.
+	Calibration []RaterCalibration `json:"calibration"`
 	// Definitions explain every figure in a sentence.
 	Definitions []Definition `json:"definitions"`
 }
@@ -135,6 +141,15 @@ type Rater struct {
 	// account.
 	Imported   bool `json:"imported,omitempty"`
 	AnswerSets int  `json:"answer_sets"`
+}
+
+// RaterCalibration is one rater's standing against gold on the project's
+// calibration items.
+type RaterCalibration struct {
+	Rater int64  `json:"rater"`
+	Name  string `json:"name"`
+	Kind  string `json:"kind"` // human or judge
+	calibration.Summary
 }
 
 // Stat is one figure: its value, or why it has none, and its interval.

@@ -274,3 +274,48 @@ func (db *DB) SetQueuePaused(ctx context.Context, actorID *int64, projectID, use
 	})
 	return mapErr(err, "pause queue", "")
 }
+
+// RaterCalibration is one rater's calibration answer sets in a project,
+// oldest first, each with the gold it was graded against.
+type RaterCalibration struct {
+	RaterID int64
+	Name    string
+	Kind    string // human or judge
+	Records []calibration.Record
+}
+
+// CalibrationHistory returns, for every rater with a calibration answer in
+// the project, all of them in the order they were given (people first,
+// then by rater id). The whole history is read, whatever a report's dates:
+// a drift chart needs the series from its start.
+func (db *DB) CalibrationHistory(ctx context.Context, projectID int64) ([]RaterCalibration, error) {
+	rows, err := db.pool.Query(ctx, `
+		SELECT c.rater_id, r.name, r.kind, c.answers, c.gold
+		FROM calibration_answers c JOIN raters r ON r.id = c.rater_id
+		WHERE c.project_id = $1
+		ORDER BY r.kind = 'judge', c.rater_id, c.submitted_at, c.id`, projectID)
+	if err != nil {
+		return nil, mapErr(err, "calibration history", "")
+	}
+	defer rows.Close()
+	var out []RaterCalibration
+	for rows.Next() {
+		var (
+			id         int64
+			name, kind string
+			rec        calibration.Record
+		)
+		if err := rows.Scan(&id, &name, &kind, &rec.Given, &rec.Gold); err != nil {
+			return nil, fmt.Errorf("store: calibration history of project %d: %w", projectID, err)
+		}
+		if len(out) == 0 || out[len(out)-1].RaterID != id {
+			out = append(out, RaterCalibration{RaterID: id, Name: name, Kind: kind})
+		}
+		last := &out[len(out)-1]
+		last.Records = append(last.Records, rec)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: calibration history of project %d: %w", projectID, err)
+	}
+	return out, nil
+}

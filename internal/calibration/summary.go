@@ -1,0 +1,71 @@
+package calibration
+
+import "github.com/attune/attune/internal/rubric"
+
+// Record is one calibration answer set as it was graded: the answers given
+// and the gold of that moment, rubric item key → value.
+type Record struct {
+	Given, Gold map[string]string
+}
+
+// Summary is how one rater has done on a project's calibration items, on
+// the same yardstick for a person and a judge.
+type Summary struct {
+	// N is the number of calibration answer sets.
+	N int `json:"n"`
+	// Accuracy is the share of compared rubric items that matched gold
+	// within their kind's tolerance, over all N answer sets.
+	Accuracy float64 `json:"accuracy"`
+	// Leniency is the mean signed difference (given − gold) over numeric
+	// rubric items; nil when no numeric rubric item was compared.
+	Leniency *float64 `json:"leniency"`
+	// Drifting reports whether any rubric item's accuracy or leniency chart
+	// has signalled; DriftingOn names those rubric items, in the rubric's
+	// order.
+	Drifting   bool     `json:"drifting"`
+	DriftingOn []string `json:"drifting_on"`
+}
+
+// Summarize grades a rater's calibration records, oldest first, against
+// the gold stored with each, and runs every rubric item's series through
+// the drift charts: accuracy (a fall signals) and, on numeric rubric items,
+// leniency (a rise or a fall signals). Charts are per rubric item because a
+// person can drift on one dimension while holding steady on the rest.
+func Summarize(def *rubric.Definition, records []Record) Summary {
+	s := Summary{N: len(records), DriftingOn: []string{}}
+	matches := make(map[string][]bool, len(def.Items))
+	diffs := make(map[string][]int, len(def.Items))
+	var matched, compared, diffSum, diffN int
+	for _, r := range records {
+		// The pass mark plays no part here: only the per-item grades count.
+		g := GradeAnswers(def, r.Gold, r.Given, 100)
+		matched += g.Matched
+		compared += g.Compared
+		for _, ig := range g.Items {
+			matches[ig.Key] = append(matches[ig.Key], ig.Match)
+			if ig.Diff != nil {
+				diffs[ig.Key] = append(diffs[ig.Key], *ig.Diff)
+				diffSum += *ig.Diff
+				diffN++
+			}
+		}
+	}
+	if compared > 0 {
+		s.Accuracy = float64(matched) / float64(compared)
+	}
+	if diffN > 0 {
+		l := float64(diffSum) / float64(diffN)
+		s.Leniency = &l
+	}
+	for _, it := range def.Items {
+		drifting := AccuracyChart(matches[it.Key]).Drifting()
+		if d := diffs[it.Key]; len(d) > 0 && LeniencyChart(d).Drifting() {
+			drifting = true
+		}
+		if drifting {
+			s.DriftingOn = append(s.DriftingOn, it.Key)
+		}
+	}
+	s.Drifting = len(s.DriftingOn) > 0
+	return s
+}
