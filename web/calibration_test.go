@@ -2,12 +2,14 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 
+	"github.com/attune/attune/internal/calibration"
 	"github.com/attune/attune/internal/store"
 )
 
@@ -98,4 +100,59 @@ func TestCalibrationPage(t *testing.T) {
 	if r := l.signedIn(l.anns[0]).get(base); r.StatusCode != http.StatusForbidden && r.StatusCode != http.StatusNotFound {
 		t.Fatalf("annotator: %d", r.StatusCode)
 	}
+}
+
+// TestReportShowsCalibration has an annotator answer a calibration item
+// through the API, a point high on emotion and far off on safety: the
+// report's JSON and page give their standing as the engine grades it.
+func TestReportShowsCalibration(t *testing.T) {
+	t.Parallel()
+	l := newLabelling(t, labellingOpts{annotators: 1})
+	ctx := context.Background()
+	l.goldOn(t, "r1", calibrationGold)
+	if _, err := l.a.db.AddCalibration(ctx, &l.lead.ID, l.p.ID, "r1", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.a.db.SetCalibrationPolicy(ctx, &l.lead.ID, l.p.ID, calibration.Policy{Qualify: 1, PassPercent: 80}); err != nil {
+		t.Fatal(err)
+	}
+	ann := l.a.apiFor(l.anns[0])
+	status, next := ann.call("POST", fmt.Sprintf("/api/v1/projects/%d/next", l.p.ID), nil)
+	if status != http.StatusOK || next["item"].(map[string]any)["source_id"] != "r1" {
+		t.Fatalf("next: %d %v, want the calibration item", status, next)
+	}
+	asg := next["assignment"].(map[string]any)["id"].(float64)
+	given := map[string]string{"emotion": "5", "validation": "4", "helpfulness": "3", "safety": "2", "overall": "4"}
+	if status, resp := ann.call("POST", fmt.Sprintf("/api/v1/assignments/%.0f/labels", asg), map[string]any{"answers": given, "confirm_warnings": true}); status != http.StatusCreated {
+		t.Fatalf("submit: %d %v", status, resp)
+	}
+
+	lead := l.signedIn(l.lead)
+	r := lead.get(projectPath(l.p, "/report.json"))
+	wantStatus(t, r, http.StatusOK)
+	var rep struct {
+		Calibration []struct {
+			Name       string   `json:"name"`
+			Kind       string   `json:"kind"`
+			N          int      `json:"n"`
+			Accuracy   float64  `json:"accuracy"`
+			Leniency   *float64 `json:"leniency"`
+			Drifting   bool     `json:"drifting"`
+			DriftingOn []string `json:"drifting_on"`
+		} `json:"calibration"`
+	}
+	if err := json.Unmarshal([]byte(r.body), &rep); err != nil {
+		t.Fatal(err)
+	}
+	// 4 of 5 within tolerance (safety is 3 below gold); (+1 − 3) / 5.
+	if len(rep.Calibration) != 1 {
+		t.Fatalf("calibration %+v, want the one annotator", rep.Calibration)
+	}
+	c := rep.Calibration[0]
+	if c.Kind != "human" || c.N != 1 || c.Accuracy != 0.8 || c.Leniency == nil || *c.Leniency != -0.4 || c.Drifting || c.DriftingOn == nil {
+		t.Errorf("calibration %+v (leniency %v), want n 1, accuracy 0.8, leniency −0.4, not drifting", c, c.Leniency)
+	}
+	page := lead.get(projectPath(l.p, "/report"))
+	wantStatus(t, page, http.StatusOK)
+	wantContains(t, page, `data-testid="calibration-row"`, "80%", "-0.40")
 }

@@ -39,6 +39,9 @@ type Page struct {
 	Annotators AnnotatorTable
 	Judges     []JudgeBlock
 	Engine     Engine
+	// Calibration is each rater's standing on the calibration items,
+	// shown whenever anyone has answered one (even before any label).
+	Calibration []CalibrationRow
 	// Definitions explain every figure.
 	Definitions []Explained
 	Import      ImportForm
@@ -291,4 +294,15 @@ type ImportLine struct {
 	Line    int
 	Field   string
 	Message string
+}
+
+// CalibrationRow is one rater against gold on the calibration items.
+type CalibrationRow struct {
+	Rater    string
+	N        int
+	Accuracy string // a percentage
+	Leniency string // signed scale points, "—" without numeric items
+	// DriftingOn names the rubric items whose chart has signalled; empty
+	// when none has.
+	DriftingOn string
 }
