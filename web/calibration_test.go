@@ -156,3 +156,73 @@ func TestReportShowsCalibration(t *testing.T) {
 	wantStatus(t, page, http.StatusOK)
 	wantContains(t, page, `data-testid="calibration-row"`, "80%", "-0.40")
 }
+
+// TestCalibrationAlertAndPause has an annotator miss five calibration
+// items: the project page alerts the lead, who pauses the person's queue
+// with a reason the person then reads, and resumes it.
+func TestCalibrationAlertAndPause(t *testing.T) {
+	t.Parallel()
+	var items strings.Builder
+	for i := range 6 {
+		fmt.Fprintf(&items, `{"id":"c%d","messages":[{"role":"user","content":"I feel low, day %d."},{"role":"assistant","content":"That sounds heavy. What happened?"}]}`+"\n", i, i)
+	}
+	l := newLabelling(t, labellingOpts{annotators: 1, items: items.String()})
+	ctx := context.Background()
+	for i := range 5 {
+		source := fmt.Sprintf("c%d", i)
+		l.goldOn(t, source, calibrationGold)
+		if _, err := l.a.db.AddCalibration(ctx, &l.lead.ID, l.p.ID, source, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.a.db.SetCalibrationPolicy(ctx, &l.lead.ID, l.p.ID, calibration.Policy{Qualify: 5, PassPercent: 80}); err != nil {
+		t.Fatal(err)
+	}
+	lead := l.signedIn(l.lead)
+	if page := lead.get(projectPath(l.p, "")); strings.Contains(page.body, `data-testid="calibration-alert"`) {
+		t.Fatal("an alert before anyone answered")
+	}
+	ann := l.a.apiFor(l.anns[0])
+	far := map[string]string{"emotion": "1", "validation": "1", "helpfulness": "1", "safety": "1", "overall": "1"}
+	for range 5 {
+		status, next := ann.call("POST", fmt.Sprintf("/api/v1/projects/%d/next", l.p.ID), nil)
+		if status != http.StatusOK {
+			t.Fatalf("next: %d %v", status, next)
+		}
+		asg := next["assignment"].(map[string]any)["id"].(float64)
+		if status, resp := ann.call("POST", fmt.Sprintf("/api/v1/assignments/%.0f/labels", asg), map[string]any{"answers": far, "confirm_warnings": true}); status != http.StatusCreated {
+			t.Fatalf("submit: %d %v", status, resp)
+		}
+	}
+
+	page := lead.get(projectPath(l.p, ""))
+	wantStatus(t, page, http.StatusOK)
+	wantContains(t, page, `data-testid="calibration-alert"`, "0% against gold over 5 calibration items, below the pass mark of 80%")
+
+	uid := l.anns[0].ID
+	queue := projectPath(l.p, fmt.Sprintf("/members/%d/queue", uid))
+	wantStatus(t, lead.post(queue, url.Values{"pause": {"1"}, "why": {strings.Repeat("x", 501)}}), http.StatusSeeOther)
+	wantContains(t, lead.get(projectPath(l.p, "")), "at most 500")
+	wantStatus(t, lead.post(queue, url.Values{"pause": {"1"}, "why": {"Please reread the <safety> anchors."}}), http.StatusSeeOther)
+	page = lead.get(projectPath(l.p, ""))
+	wantContains(t, page, `data-testid="queue-paused"`, "Their queue is paused.", "Please reread the &lt;safety&gt; anchors.")
+	status, body := ann.call("POST", fmt.Sprintf("/api/v1/projects/%d/next", l.p.ID), nil)
+	if status == http.StatusOK || !strings.Contains(fmt.Sprint(body), "Please reread the <safety> anchors.") {
+		t.Fatalf("next while paused: %d %v, want a refusal with the lead's reason", status, body)
+	}
+
+	wantStatus(t, lead.post(queue, url.Values{"pause": {"0"}}), http.StatusSeeOther)
+	members, err := l.a.db.ListMembers(ctx, l.p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range members {
+		if m.Paused {
+			t.Errorf("%s still paused after resuming", m.Email)
+		}
+	}
+	// Only annotators have a queue to pause.
+	if r := lead.post(projectPath(l.p, fmt.Sprintf("/members/%d/queue", l.lead.ID)), url.Values{"pause": {"1"}}); r.StatusCode != http.StatusNotFound {
+		t.Errorf("pausing a lead: %d, want 404", r.StatusCode)
+	}
+}

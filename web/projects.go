@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"github.com/yuin/goldmark"
 
 	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/calibration"
 	"github.com/attune/attune/internal/importer"
 	"github.com/attune/attune/internal/store"
 	flagview "github.com/attune/attune/web/views/flag"
@@ -257,9 +259,88 @@ func (s *Server) projectView(r *http.Request, p *attune.Project, role attune.Mem
 		page.Members = append(page.Members, project.Member{
 			UserID: m.UserID, Email: m.Email, Name: m.Name, Role: string(m.Role),
 			Added: m.AddedAt.UTC().Format("2006-01-02"), IsViewer: m.UserID == viewer.ID,
+			Paused: m.Paused, PausedWhy: m.PausedWhy,
 		})
 	}
-	return page, nil
+	page.Alerts, err = s.calibrationAlerts(ctx, p, members)
+	return page, err
+}
+
+// alertMinAnswers is how many calibration answer sets a person gives before
+// their accuracy alone (without a drift signal) can raise an alert: one or
+// two misses while qualifying are what qualification is for.
+const alertMinAnswers = 5
+
+// calibrationAlerts lists the project's annotators whose calibration items
+// show drift, or whose accuracy against gold sits below the pass mark.
+func (s *Server) calibrationAlerts(ctx context.Context, p *attune.Project, members []attune.Member) ([]project.Alert, error) {
+	history, err := s.db.CalibrationHistory(ctx, p.ID)
+	if err != nil || len(history) == 0 {
+		return nil, err
+	}
+	def, err := s.db.FindRubricByID(ctx, p.RubricVersionID)
+	if err != nil {
+		return nil, err
+	}
+	pol, err := s.db.CalibrationPolicy(ctx, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	var alerts []project.Alert
+	for _, h := range history {
+		i := slices.IndexFunc(members, func(m attune.Member) bool { return m.UserID == h.UserID && m.Role == attune.MemberAnnotator })
+		if h.UserID == 0 || i < 0 {
+			continue
+		}
+		sum := calibration.Summarize(def, h.Records)
+		var what []string
+		if sum.Drifting {
+			what = append(what, "drifting on "+strings.Join(sum.DriftingOn, ", "))
+		}
+		if sum.N >= alertMinAnswers && sum.Accuracy*100 < float64(pol.PassPercent) {
+			what = append(what, fmt.Sprintf("%.0f%% against gold over %d calibration items, below the pass mark of %d%%", 100*sum.Accuracy, sum.N, pol.PassPercent))
+		}
+		if len(what) > 0 {
+			m := members[i]
+			alerts = append(alerts, project.Alert{UserID: m.UserID, Name: displayName(m.Name, m.Email), What: strings.Join(what, "; "), Paused: m.Paused})
+		}
+	}
+	return alerts, nil
+}
+
+// pauseQueue pauses (pause=1, with the reason the person will read) or
+// resumes (pause=0) one annotator's queue.
+func (s *Server) pauseQueue(w http.ResponseWriter, r *http.Request) error {
+	p, _, err := s.projectAccess(r, true)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	uid, err := strconv.ParseInt(r.PathValue("userID"), 10, 64)
+	if err != nil || uid <= 0 {
+		return attune.NotFound("member")
+	}
+	pause := r.PostFormValue("pause") == "1"
+	why := strings.TrimSpace(r.PostFormValue("why"))
+	viewer := userFrom(ctx)
+	back := projectPath(p.ID) + "#members"
+	err = s.db.SetQueuePaused(ctx, &viewer.ID, p.ID, uid, pause, why)
+	var invalid *attune.ValidationError
+	if errors.As(err, &invalid) {
+		s.sessions.Put(ctx, sessionFlashError, "The queue was not paused: "+invalid.Fields["why"])
+		http.Redirect(w, r, back, http.StatusSeeOther)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	msg := "Their queue is resumed."
+	if pause {
+		msg = "Their queue is paused: they are handed nothing new until you resume it."
+	}
+	s.sessions.Put(ctx, sessionFlash, msg)
+	http.Redirect(w, r, back, http.StatusSeeOther)
+	return nil
 }
 
 // markdown renders project instructions. Its defaults are what make the

@@ -127,6 +127,7 @@ func (s *Server) table() []route {
 		{"POST /projects/{id}/edit", projectLeads, s.updateProject, nil},
 		{"POST /projects/{id}/members", projectLeads, s.addMember, nil},
 		{"POST /projects/{id}/members/{userID}/remove", projectLeads, s.removeMember, nil},
+		{"POST /projects/{id}/members/{userID}/queue", projectLeads, s.pauseQueue, nil},
 		{"POST /projects/{id}/status", projectLeads, s.setProjectStatus, nil},
 		{"POST /projects/{id}/import", projectUploads, s.importItems, nil},
 		{"POST /projects/{id}/sensitive", projectLeads, s.markSensitive, nil},

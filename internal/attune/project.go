@@ -67,6 +67,9 @@ type Member struct {
 	Name    string
 	Role    MemberRole
 	AddedAt time.Time
+	// Paused says a lead paused this annotator's queue, for PausedWhy.
+	Paused    bool
+	PausedWhy string
 }
 
 // Message is one message of a dialogue.

@@ -279,6 +279,7 @@ func (db *DB) SetQueuePaused(ctx context.Context, actorID *int64, projectID, use
 // oldest first, each with the gold it was graded against.
 type RaterCalibration struct {
 	RaterID int64
+	UserID  int64 // the person's account; 0 for a judge or an imported rater
 	Name    string
 	Kind    string // human or judge
 	Records []calibration.Record
@@ -290,7 +291,7 @@ type RaterCalibration struct {
 // a drift chart needs the series from its start.
 func (db *DB) CalibrationHistory(ctx context.Context, projectID int64) ([]RaterCalibration, error) {
 	rows, err := db.pool.Query(ctx, `
-		SELECT c.rater_id, r.name, r.kind, c.answers, c.gold
+		SELECT c.rater_id, coalesce(r.user_id, 0), r.name, r.kind, c.answers, c.gold
 		FROM calibration_answers c JOIN raters r ON r.id = c.rater_id
 		WHERE c.project_id = $1
 		ORDER BY r.kind = 'judge', c.rater_id, c.submitted_at, c.id`, projectID)
@@ -301,15 +302,15 @@ func (db *DB) CalibrationHistory(ctx context.Context, projectID int64) ([]RaterC
 	var out []RaterCalibration
 	for rows.Next() {
 		var (
-			id         int64
+			id, userID int64
 			name, kind string
 			rec        calibration.Record
 		)
-		if err := rows.Scan(&id, &name, &kind, &rec.Given, &rec.Gold); err != nil {
+		if err := rows.Scan(&id, &userID, &name, &kind, &rec.Given, &rec.Gold); err != nil {
 			return nil, fmt.Errorf("store: calibration history of project %d: %w", projectID, err)
 		}
 		if len(out) == 0 || out[len(out)-1].RaterID != id {
-			out = append(out, RaterCalibration{RaterID: id, Name: name, Kind: kind})
+			out = append(out, RaterCalibration{RaterID: id, UserID: userID, Name: name, Kind: kind})
 		}
 		last := &out[len(out)-1]
 		last.Records = append(last.Records, rec)

@@ -244,14 +244,14 @@ func (db *DB) RemoveMember(ctx context.Context, actorID *int64, projectID, userI
 
 // ListMembers returns a project's members, leads first, then by email.
 func (db *DB) ListMembers(ctx context.Context, projectID int64) ([]attune.Member, error) {
-	rows, err := db.pool.Query(ctx, `SELECT u.id, u.email, u.name, m.role, m.added_at FROM project_members m JOIN users u ON u.id = m.user_id
+	rows, err := db.pool.Query(ctx, `SELECT u.id, u.email, u.name, m.role, m.added_at, m.paused_at IS NOT NULL, m.paused_why FROM project_members m JOIN users u ON u.id = m.user_id
 		WHERE m.project_id = $1 ORDER BY m.role = 'annotator', u.email`, projectID)
 	if err != nil {
 		return nil, mapErr(err, "list members", "")
 	}
 	ms, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (attune.Member, error) {
 		var m attune.Member
-		err := r.Scan(&m.UserID, &m.Email, &m.Name, &m.Role, &m.AddedAt)
+		err := r.Scan(&m.UserID, &m.Email, &m.Name, &m.Role, &m.AddedAt, &m.Paused, &m.PausedWhy)
 		return m, err
 	})
 	return ms, mapErr(err, "list members", "")
