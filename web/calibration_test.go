@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/calibration"
 	"github.com/attune/attune/internal/store"
 )
@@ -178,6 +179,9 @@ func TestCalibrationAlertAndPause(t *testing.T) {
 	if err := l.a.db.SetCalibrationPolicy(ctx, &l.lead.ID, l.p.ID, calibration.Policy{Qualify: 5, PassPercent: 80}); err != nil {
 		t.Fatal(err)
 	}
+	if _, _, err := l.a.db.CreateWebhook(ctx, &l.lead.ID, testPolicy, l.p.ID, "http://127.0.0.1:1/hook", []attune.WebhookEvent{attune.EventCalibrationAlert}); err != nil {
+		t.Fatal(err)
+	}
 	lead := l.signedIn(l.lead)
 	if page := lead.get(projectPath(l.p, "")); strings.Contains(page.body, `data-testid="calibration-alert"`) {
 		t.Fatal("an alert before anyone answered")
@@ -195,6 +199,16 @@ func TestCalibrationAlertAndPause(t *testing.T) {
 		}
 	}
 
+	// The fifth miss raised the alert, and the webhook was told once.
+	var deliveries int
+	var body string
+	if err := l.a.db.Pool().QueryRow(ctx, `SELECT count(*), coalesce(max(d.body::text), '') FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+		WHERE w.project_id = $1 AND d.event = 'calibration.alert'`, l.p.ID).Scan(&deliveries, &body); err != nil {
+		t.Fatal(err)
+	}
+	if deliveries != 1 || !strings.Contains(body, "below the pass mark of 80%") || !strings.Contains(body, l.anns[0].Email) {
+		t.Errorf("%d calibration.alert deliveries (%s), want one naming the annotator and the pass mark", deliveries, body)
+	}
 	page := lead.get(projectPath(l.p, ""))
 	wantStatus(t, page, http.StatusOK)
 	wantContains(t, page, `data-testid="calibration-alert"`, "0% against gold over 5 calibration items, below the pass mark of 80%")
@@ -206,9 +220,9 @@ func TestCalibrationAlertAndPause(t *testing.T) {
 	wantStatus(t, lead.post(queue, url.Values{"pause": {"1"}, "why": {"Please reread the <safety> anchors."}}), http.StatusSeeOther)
 	page = lead.get(projectPath(l.p, ""))
 	wantContains(t, page, `data-testid="queue-paused"`, "Their queue is paused.", "Please reread the &lt;safety&gt; anchors.")
-	status, body := ann.call("POST", fmt.Sprintf("/api/v1/projects/%d/next", l.p.ID), nil)
-	if status == http.StatusOK || !strings.Contains(fmt.Sprint(body), "Please reread the <safety> anchors.") {
-		t.Fatalf("next while paused: %d %v, want a refusal with the lead's reason", status, body)
+	status, refusal := ann.call("POST", fmt.Sprintf("/api/v1/projects/%d/next", l.p.ID), nil)
+	if status == http.StatusOK || !strings.Contains(fmt.Sprint(refusal), "Please reread the <safety> anchors.") {
+		t.Fatalf("next while paused: %d %v, want a refusal with the lead's reason", status, refusal)
 	}
 
 	wantStatus(t, lead.post(queue, url.Values{"pause": {"0"}}), http.StatusSeeOther)

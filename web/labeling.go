@@ -162,7 +162,40 @@ func (s *Server) submitLoaded(ctx context.Context, u *attune.User, p *attune.Pro
 		sub.Graded = &store.GradedAnswers{Gold: key.Gold, Matched: g.Matched, Compared: g.Compared, Passed: g.Passed}
 	}
 	res, err := s.db.SubmitLabels(ctx, sub)
+	if err == nil && key != nil && res.Created {
+		s.announceCalibrationAlert(ctx, p, u, key.PassPercent)
+	}
 	return res, score, err
+}
+
+// announceCalibrationAlert tells the project's webhooks when the calibration
+// answer just stored is the one that raised an alert on this person (drift,
+// or accuracy below the pass mark): once, when it starts, not on every
+// later answer. The answer is stored already, so a failure here is logged,
+// not returned: the person's submission succeeded.
+func (s *Server) announceCalibrationAlert(ctx context.Context, p *attune.Project, u *attune.User, passPercent int) {
+	err := func() error {
+		h, err := s.db.PersonCalibrationHistory(ctx, p.ID, u.ID)
+		if err != nil || len(h.Records) == 0 {
+			return err
+		}
+		def, err := s.rubricByID(ctx, p.RubricVersionID)
+		if err != nil {
+			return err
+		}
+		now := calibration.Summarize(def, h.Records)
+		what := now.Alert(passPercent)
+		if what == "" || calibration.Summarize(def, h.Records[:len(h.Records)-1]).Alert(passPercent) != "" {
+			return nil
+		}
+		return s.db.Announce(ctx, p.ID, attune.EventCalibrationAlert, map[string]any{
+			"user_id": u.ID, "email": u.Email, "alert": what, "n": now.N, "accuracy": now.Accuracy,
+			"leniency": now.Leniency, "drifting_on": now.DriftingOn, "pass_percent": passPercent,
+		})
+	}()
+	if err != nil {
+		s.log.ErrorContext(ctx, "calibration alert", "project", p.ID, "user", u.ID, "err", err)
+	}
 }
 
 // updateLabels is the one way a person edits their submitted labels.

@@ -266,11 +266,6 @@ func (s *Server) projectView(r *http.Request, p *attune.Project, role attune.Mem
 	return page, err
 }
 
-// alertMinAnswers is how many calibration answer sets a person gives before
-// their accuracy alone (without a drift signal) can raise an alert: one or
-// two misses while qualifying are what qualification is for.
-const alertMinAnswers = 5
-
 // calibrationAlerts lists the project's annotators whose calibration items
 // show drift, or whose accuracy against gold sits below the pass mark.
 func (s *Server) calibrationAlerts(ctx context.Context, p *attune.Project, members []attune.Member) ([]project.Alert, error) {
@@ -292,17 +287,9 @@ func (s *Server) calibrationAlerts(ctx context.Context, p *attune.Project, membe
 		if h.UserID == 0 || i < 0 {
 			continue
 		}
-		sum := calibration.Summarize(def, h.Records)
-		var what []string
-		if sum.Drifting {
-			what = append(what, "drifting on "+strings.Join(sum.DriftingOn, ", "))
-		}
-		if sum.N >= alertMinAnswers && sum.Accuracy*100 < float64(pol.PassPercent) {
-			what = append(what, fmt.Sprintf("%.0f%% against gold over %d calibration items, below the pass mark of %d%%", 100*sum.Accuracy, sum.N, pol.PassPercent))
-		}
-		if len(what) > 0 {
+		if what := calibration.Summarize(def, h.Records).Alert(pol.PassPercent); what != "" {
 			m := members[i]
-			alerts = append(alerts, project.Alert{UserID: m.UserID, Name: displayName(m.Name, m.Email), What: strings.Join(what, "; "), Paused: m.Paused})
+			alerts = append(alerts, project.Alert{UserID: m.UserID, Name: displayName(m.Name, m.Email), What: what, Paused: m.Paused})
 		}
 	}
 	return alerts, nil

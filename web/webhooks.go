@@ -26,11 +26,12 @@ func webhooksPath(projectID int64) string { return fmt.Sprintf("/projects/%d/web
 
 // webhookEventHelp says what each event announces, for the form.
 var webhookEventHelp = map[attune.WebhookEvent]string{
-	attune.EventImportFinished: "items or labels were imported",
-	attune.EventRunFinished:    "a judge run ended (completed or cancelled)",
-	attune.EventRunPaused:      "a judge run paused (by a person, over its budget, or for an error)",
-	attune.EventFullOverlap:    "every item has its k labels",
-	attune.EventGoldChanged:    "gold was adjudicated or set by the consensus rule",
+	attune.EventImportFinished:   "items or labels were imported",
+	attune.EventRunFinished:      "a judge run ended (completed or cancelled)",
+	attune.EventRunPaused:        "a judge run paused (by a person, over its budget, or for an error)",
+	attune.EventFullOverlap:      "every item has its k labels",
+	attune.EventGoldChanged:      "gold was adjudicated or set by the consensus rule",
+	attune.EventCalibrationAlert: "an annotator began to drift, or fell below the pass mark, on the calibration items",
 }
 
 func (s *Server) webhooksPage(w http.ResponseWriter, r *http.Request) error {

@@ -23,10 +23,13 @@ const (
 	EventFullOverlap WebhookEvent = "project.full_overlap"
 	// EventGoldChanged: an item's gold was set or changed.
 	EventGoldChanged WebhookEvent = "gold.changed"
+	// EventCalibrationAlert: an annotator's calibration answers began to
+	// call for a look (drift, or accuracy below the pass mark).
+	EventCalibrationAlert WebhookEvent = "calibration.alert"
 )
 
 // WebhookEvents lists every event, in the order pages show them.
-var WebhookEvents = []WebhookEvent{EventImportFinished, EventRunFinished, EventRunPaused, EventFullOverlap, EventGoldChanged}
+var WebhookEvents = []WebhookEvent{EventImportFinished, EventRunFinished, EventRunPaused, EventFullOverlap, EventGoldChanged, EventCalibrationAlert}
 
 // MaxWebhookURL bounds a webhook's URL, in bytes.
 const MaxWebhookURL = 2000

@@ -1,6 +1,11 @@
 package calibration
 
-import "github.com/attune/attune/internal/rubric"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/attune/attune/internal/rubric"
+)
 
 // Record is one calibration answer set as it was graded: the answers given
 // and the gold of that moment, rubric item key → value.
@@ -68,4 +73,23 @@ func Summarize(def *rubric.Definition, records []Record) Summary {
 	}
 	s.Drifting = len(s.DriftingOn) > 0
 	return s
+}
+
+// AlertMinAnswers is how many calibration answer sets a person gives before
+// their accuracy alone (without a drift signal) raises an alert: a miss or
+// two while qualifying is what qualification is for.
+const AlertMinAnswers = 5
+
+// Alert says, in a phrase, why a lead should look at this rater: a drift
+// signal, or accuracy below the pass mark (percent) over at least
+// AlertMinAnswers answer sets. It is "" when nothing calls for a look.
+func (s Summary) Alert(passPercent int) string {
+	var what []string
+	if s.Drifting {
+		what = append(what, "drifting on "+strings.Join(s.DriftingOn, ", "))
+	}
+	if s.N >= AlertMinAnswers && s.Accuracy*100 < float64(passPercent) {
+		what = append(what, fmt.Sprintf("%.0f%% against gold over %d calibration items, below the pass mark of %d%%", 100*s.Accuracy, s.N, passPercent))
+	}
+	return strings.Join(what, "; ")
 }

@@ -71,3 +71,24 @@ func TestSummarizeNamesTheRubricItemThatDrifts(t *testing.T) {
 		t.Errorf("after the step: drifting %v on %v, want true on [emotion]", got.Drifting, got.DriftingOn)
 	}
 }
+
+func TestSummaryAlert(t *testing.T) {
+	tests := []struct {
+		name string
+		s    Summary
+		want string
+	}{
+		{"steady and accurate", Summary{N: 40, Accuracy: 0.9}, ""},
+		{"below the mark but too few answers", Summary{N: AlertMinAnswers - 1, Accuracy: 0}, ""},
+		{"below the mark", Summary{N: 10, Accuracy: 0.5}, "50% against gold over 10 calibration items, below the pass mark of 80%"},
+		{"at the mark", Summary{N: 10, Accuracy: 0.8}, ""},
+		{"drifting", Summary{N: 90, Accuracy: 0.85, Drifting: true, DriftingOn: []string{"emotion", "safety"}}, "drifting on emotion, safety"},
+		{"both", Summary{N: 90, Accuracy: 0.6, Drifting: true, DriftingOn: []string{"CQ8"}},
+			"drifting on CQ8; 60% against gold over 90 calibration items, below the pass mark of 80%"},
+	}
+	for _, tt := range tests {
+		if got := tt.s.Alert(80); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}

@@ -290,11 +290,27 @@ type RaterCalibration struct {
 // then by rater id). The whole history is read, whatever a report's dates:
 // a drift chart needs the series from its start.
 func (db *DB) CalibrationHistory(ctx context.Context, projectID int64) ([]RaterCalibration, error) {
+	return db.calibrationHistory(ctx, projectID, 0)
+}
+
+// PersonCalibrationHistory is CalibrationHistory for one person: their
+// history, or a RaterCalibration with no records when they have none.
+func (db *DB) PersonCalibrationHistory(ctx context.Context, projectID, userID int64) (RaterCalibration, error) {
+	h, err := db.calibrationHistory(ctx, projectID, userID)
+	if err != nil || len(h) == 0 {
+		return RaterCalibration{UserID: userID, Kind: "human"}, err
+	}
+	return h[0], nil
+}
+
+// calibrationHistory reads the project's calibration answers, of one
+// person when userID is not 0.
+func (db *DB) calibrationHistory(ctx context.Context, projectID, userID int64) ([]RaterCalibration, error) {
 	rows, err := db.pool.Query(ctx, `
 		SELECT c.rater_id, coalesce(r.user_id, 0), r.name, r.kind, c.answers, c.gold
 		FROM calibration_answers c JOIN raters r ON r.id = c.rater_id
-		WHERE c.project_id = $1
-		ORDER BY r.kind = 'judge', c.rater_id, c.submitted_at, c.id`, projectID)
+		WHERE c.project_id = $1 AND ($2 = 0 OR r.user_id = $2)
+		ORDER BY r.kind = 'judge', c.rater_id, c.submitted_at, c.id`, projectID, userID)
 	if err != nil {
 		return nil, mapErr(err, "calibration history", "")
 	}
