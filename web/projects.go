@@ -295,18 +295,28 @@ func (s *Server) calibrationAlerts(ctx context.Context, p *attune.Project, membe
 	return alerts, nil
 }
 
+// memberInPath is the project a lead acts on and the user id in the path
+// ({userID}); whether that user is a member is for the caller to find.
+func (s *Server) memberInPath(r *http.Request) (*attune.Project, int64, error) {
+	p, _, err := s.projectAccess(r, true)
+	if err != nil {
+		return nil, 0, err
+	}
+	uid, err := strconv.ParseInt(r.PathValue("userID"), 10, 64)
+	if err != nil || uid <= 0 {
+		return nil, 0, attune.NotFound("member")
+	}
+	return p, uid, nil
+}
+
 // pauseQueue pauses (pause=1, with the reason the person will read) or
 // resumes (pause=0) one annotator's queue.
 func (s *Server) pauseQueue(w http.ResponseWriter, r *http.Request) error {
-	p, _, err := s.projectAccess(r, true)
+	p, uid, err := s.memberInPath(r)
 	if err != nil {
 		return err
 	}
 	ctx := r.Context()
-	uid, err := strconv.ParseInt(r.PathValue("userID"), 10, 64)
-	if err != nil || uid <= 0 {
-		return attune.NotFound("member")
-	}
 	pause := r.PostFormValue("pause") == "1"
 	why := strings.TrimSpace(r.PostFormValue("why"))
 	viewer := userFrom(ctx)
@@ -482,15 +492,11 @@ func withArticle(r attune.MemberRole) string {
 }
 
 func (s *Server) removeMember(w http.ResponseWriter, r *http.Request) error {
-	p, _, err := s.projectAccess(r, true)
+	p, uid, err := s.memberInPath(r)
 	if err != nil {
 		return err
 	}
 	ctx := r.Context()
-	uid, err := strconv.ParseInt(r.PathValue("userID"), 10, 64)
-	if err != nil || uid <= 0 {
-		return attune.NotFound("member")
-	}
 	members, err := s.db.ListMembers(ctx, p.ID)
 	if err != nil {
 		return err
