@@ -156,6 +156,9 @@ func TestReportShowsCalibration(t *testing.T) {
 	page := lead.get(projectPath(l.p, "/report"))
 	wantStatus(t, page, http.StatusOK)
 	wantContains(t, page, `data-testid="calibration-row"`, "80%", "-0.40")
+	csvReport := lead.get(projectPath(l.p, "/report.csv"))
+	wantStatus(t, csvReport, http.StatusOK)
+	wantContains(t, csvReport, ",calibration_accuracy,", ",1,0.8,,,", ",calibration_leniency,", ",1,-0.4,,,", ",calibration_drifting,", ",1,0,,,")
 }
 
 // TestCalibrationAlertAndPause has an annotator miss five calibration

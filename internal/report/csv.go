@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/attune/attune/internal/export"
 )
@@ -11,8 +12,11 @@ import (
 // CSVHeader is the header row of WriteCSV. Each row is one figure:
 //
 //   - rubric_item: the rubric item's key, or engine:pass,
-//     engine:safety_gate, engine:final_score for the engine's outputs, or
-//     empty for a row about the whole report;
+//     engine:safety_gate, engine:final_score for the engine's outputs,
+//     calibration for a rater against gold on the calibration items
+//     (calibration_accuracy, calibration_leniency, calibration_drifting: 1
+//     or 0, with the rubric items that drift in note), or empty for a row
+//     about the whole report;
 //   - statistic: the figure's key, as in Report.Definitions (plus
 //     mean_difference for final scores and na_treatment);
 //   - rater_a_id, rater_a, rater_b_id, rater_b: whose figure it is: two
@@ -146,6 +150,23 @@ func (r *Report) WriteCSV(w io.Writer) error {
 	}
 	for _, j := range r.Engine.Score.Judges {
 		row("engine:final_score", "spearman", rater(j.Rater), group("consensus"), j.N, j.Spearman)
+	}
+	for _, c := range r.Calibration {
+		// Named from the entry itself: a person still qualifying has no
+		// label, so is not among r.Raters.
+		w := who{c.Rater, c.Name}
+		row("calibration", "calibration_accuracy", w, none, c.N, value(c.Accuracy))
+		lenient := Stat{Reason: "no numeric rubric item"}
+		if c.Leniency != nil {
+			lenient = value(*c.Leniency)
+		}
+		row("calibration", "calibration_leniency", w, none, c.N, lenient)
+		drifting := value(0)
+		if c.Drifting {
+			drifting = value(1)
+			drifting.Reason = "drifting on " + strings.Join(c.DriftingOn, " ")
+		}
+		row("calibration", "calibration_drifting", w, none, c.N, drifting)
 	}
 	cw.Flush()
 	return cw.Error()
