@@ -89,15 +89,9 @@ func (s *Server) reportView(r *http.Request, p *attune.Project, rr *reportReques
 		page.Columns = append(page.Columns, rview.Column{Key: c.key, Name: c.name, Explain: explain[c.key]})
 	}
 	for _, c := range rep.Calibration {
-		row := rview.CalibrationRow{Rater: raterLabel(c.Name, c.Kind, false), N: c.N,
-			Accuracy: strconv.FormatFloat(100*c.Accuracy, 'f', 0, 64) + "%", Leniency: "—", DriftingOn: strings.Join(c.DriftingOn, ", ")}
-		if c.Leniency != nil {
-			row.Leniency = strconv.FormatFloat(*c.Leniency, 'f', 2, 64)
-			if *c.Leniency > 0 {
-				row.Leniency = "+" + row.Leniency
-			}
-		}
-		page.Calibration = append(page.Calibration, row)
+		page.Calibration = append(page.Calibration, rview.CalibrationRow{Rater: raterLabel(c.Name, c.Kind, false), N: c.N,
+			Accuracy: strconv.FormatFloat(100*c.Accuracy, 'f', 0, 64) + "%",
+			Leniency: reportSigned(report.Stat{Value: c.Leniency, Reason: "no 1–5 rubric item"}), DriftingOn: strings.Join(c.DriftingOn, ", ")})
 	}
 	page.Empty = true
 	for _, it := range rep.RubricItems {

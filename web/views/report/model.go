@@ -301,7 +301,7 @@ type CalibrationRow struct {
 	Rater    string
 	N        int
 	Accuracy string // a percentage
-	Leniency string // signed scale points, "—" without numeric items
+	Leniency Figure // signed scale points, undefined without numeric items
 	// DriftingOn names the rubric items whose chart has signalled; empty
 	// when none has.
 	DriftingOn string
