@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -21,18 +19,6 @@ import (
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/dbtest"
 	"github.com/attune/attune/internal/store"
-)
-
-// The references the submit benchmarks are measured against, in the same
-// run on the same PostgreSQL: a Go client doing single-row
-// INSERT … ON CONFLICT, the cheapest write a request could make (what
-// pgbench measures with one such statement per transaction).
-const (
-	referenceTable  = `CREATE TABLE IF NOT EXISTS bench_reference (k bigint PRIMARY KEY, v bigint NOT NULL, at timestamptz NOT NULL DEFAULT now())`
-	referenceInsert = `INSERT INTO bench_reference (k, v) VALUES ($1, 1) ON CONFLICT (k) DO UPDATE SET v = bench_reference.v + 1, at = now()`
-	// referenceWorkers is how many goroutines the saturation reference
-	// writes from, each with its own connection.
-	referenceWorkers = 32
 )
 
 // cpuTime is the CPU time used so far by this process and by the
@@ -91,59 +77,9 @@ func (m *cpuMeter) stop() time.Duration {
 	return self - m.self + back - m.back
 }
 
-// withParam returns the database URL with a query parameter set.
-func withParam(tb testing.TB, dbURL, name, value string) string {
-	tb.Helper()
-	u, err := url.Parse(dbURL)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	q := u.Query()
-	q.Set(name, value)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
-
-// insertReference runs ops single-row INSERT … ON CONFLICT from workers
-// goroutines, each on its own connection to the database at dbURL, and
-// returns the rate and the CPU per insert (this process and PostgreSQL).
-func insertReference(tb testing.TB, dbURL string, workers, ops int) (perSecond float64, cpuPerOp time.Duration) {
-	tb.Helper()
-	ctx := context.Background()
-	pool, err := pgxpool.New(ctx, withParam(tb, dbURL, "pool_max_conns", strconv.Itoa(workers)))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer pool.Close()
-	if _, err := pool.Exec(ctx, referenceTable); err != nil {
-		tb.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	for range workers { // open the connections before the clock starts
-		wg.Go(func() {
-			if err := pool.Ping(ctx); err != nil {
-				tb.Error(err)
-			}
-		})
-	}
-	wg.Wait()
-	cpu := startCPU(tb, pool)
-	start := time.Now()
-	for w := range workers {
-		wg.Go(func() {
-			rng := rand.New(rand.NewPCG(uint64(w), 1))
-			for range ops / workers {
-				if _, err := pool.Exec(ctx, referenceInsert, rng.Int64N(100_000)); err != nil {
-					tb.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	n := ops / workers * workers
-	return float64(n) / elapsed.Seconds(), cpu.stop() / time.Duration(n)
+// cpuMeasure is a CPU meter in the shape dbtest.InsertReference takes.
+func cpuMeasure(tb testing.TB) func(*pgxpool.Pool) func() time.Duration {
+	return func(pool *pgxpool.Pool) func() time.Duration { return startCPU(tb, pool).stop }
 }
 
 // BenchmarkSubmitAndNext has one annotator submit item after item with
@@ -194,19 +130,19 @@ func BenchmarkSubmitAndNext(b *testing.B) {
 				trips += n
 			}
 			f.path = cf.path
-			if _, err := counted.Pool().Exec(context.Background(), referenceTable); err != nil {
+			if _, err := counted.Pool().Exec(context.Background(), dbtest.ReferenceTable); err != nil {
 				b.Fatal(err)
 			}
 			var refTrips int64
 			for range 2 { // the first prepares the statement
 				rt.Reset()
-				if _, err := counted.Pool().Exec(context.Background(), referenceInsert, 1); err != nil {
+				if _, err := counted.Pool().Exec(context.Background(), dbtest.ReferenceInsert, 1); err != nil {
 					b.Fatal(err)
 				}
 				refTrips = rt.Count()
 			}
 
-			refRate, refCPU := insertReference(b, dbURL, 1, 2000)
+			refRate, refCPU := dbtest.InsertReference(b, dbURL, 1, 2000, cpuMeasure(b))
 			cpu := startCPU(b, db.Pool())
 			ops := 0
 			b.ResetTimer()
@@ -245,7 +181,7 @@ func BenchmarkSaturation(b *testing.B) {
 	dbURL := dbtest.NewURL(b)
 	// The server gets as many connections as the reference: the pool's
 	// size is the setting that bounds a busy single server (README).
-	db, err := store.Open(context.Background(), withParam(b, dbURL, "pool_max_conns", strconv.Itoa(referenceWorkers)))
+	db, err := store.Open(context.Background(), dbtest.WithParam(b, dbURL, "pool_max_conns", strconv.Itoa(dbtest.ReferenceWorkers)))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -265,7 +201,7 @@ func BenchmarkSaturation(b *testing.B) {
 		b.StopTimer()
 		run++
 		p := s.project(fmt.Sprintf("bench-%d", run), "empathetic-dialogue@2", overlap, lines.String(), lead, anns)
-		rate, _ := insertReference(b, dbURL, referenceWorkers, 20_000)
+		rate, _ := dbtest.InsertReference(b, dbURL, dbtest.ReferenceWorkers, 20_000, nil)
 		refRate += rate
 		b.StartTimer()
 
@@ -349,5 +285,5 @@ func BenchmarkSaturation(b *testing.B) {
 	b.ReportMetric(refRate, "ref-inserts/s")
 	b.ReportMetric(rate/refRate, "submits-vs-inserts")
 	b.Logf("%d annotators, no time between items: %.0f submit-and-next/s; reference, %d goroutines of single-row INSERT … ON CONFLICT: %.0f/s (ratio %.2f); every item has exactly %d answer sets, none doubled",
-		annotators, rate, referenceWorkers, refRate, rate/refRate, overlap)
+		annotators, rate, dbtest.ReferenceWorkers, refRate, rate/refRate, overlap)
 }

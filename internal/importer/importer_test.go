@@ -103,10 +103,13 @@ func conversations(n int) []byte {
 
 // BenchmarkImport imports a 100,000-line JSONL file into a fresh project
 // per iteration (parse, check, COPY and commit), and beside it, in the same
-// run, COPYs the same lines into a one-column jsonb table compressed with
-// lz4 as items are: the least PostgreSQL can do with the file. It reports
-// both rates and their ratio; the goal is an import at 0.9 of the plain
-// COPY or better. Run with
+// run, COPYs the same lines into a one-column jsonb table: the least
+// PostgreSQL can do with the file. There are two such references. The
+// issue's is the plain one, a jsonb column as the server makes it (pglz
+// compression by default); the strict one compresses with lz4, as items'
+// messages are (migration 00003), so that choice of ours does not flatter
+// the ratio. It reports the rates and both ratios; the goal is an import
+// at 0.9 of the plain COPY or better. Run with
 //
 //	go test -run '^$' -bench Import -benchtime 3x ./internal/importer
 func BenchmarkImport(b *testing.B) {
@@ -118,7 +121,7 @@ func BenchmarkImport(b *testing.B) {
 	if len(lines) != n {
 		b.Fatalf("%d lines, want %d", len(lines), n)
 	}
-	var imported, copied time.Duration
+	var imported, copied, copiedLZ4 time.Duration
 	for i := 0; b.Loop(); i++ {
 		p := newProject(b, db, "coaching-conversation@2.0")
 		start := time.Now()
@@ -127,25 +130,32 @@ func BenchmarkImport(b *testing.B) {
 		if err != nil || res.Inserted != n {
 			b.Fatalf("import: %+v, %v", res, err)
 		}
-		copied += copyLines(b, db, fmt.Sprintf("copy_reference_%d", i), lines)
+		copied += copyLines(b, db, fmt.Sprintf("copy_reference_%d", i), "", lines)
+		copiedLZ4 += copyLines(b, db, fmt.Sprintf("copy_reference_lz4_%d", i), "lz4", lines)
 	}
 	importRate := float64(n*b.N) / imported.Seconds()
 	copyRate := float64(n*b.N) / copied.Seconds()
+	lz4Rate := float64(n*b.N) / copiedLZ4.Seconds()
 	b.ReportMetric(importRate, "conversations/s")
 	b.ReportMetric(copyRate, "copy-lines/s")
+	b.ReportMetric(lz4Rate, "copy-lz4-lines/s")
 	b.ReportMetric(importRate/copyRate, "ratio-to-copy")
+	b.ReportMetric(importRate/lz4Rate, "ratio-to-copy-lz4")
 }
 
-// copyLines times the reference: the lines COPYed as they are into a fresh
-// jsonb table in one transaction that commits as the import's does
+// copyLines times a reference: the lines COPYed as they are into a fresh
+// jsonb table (with the column compression given, "" for the server's
+// default) in one transaction that commits as the import's does
 // (without waiting for the flush), and the table dropped afterwards.
-func copyLines(b *testing.B, db *store.DB, table string, lines [][]byte) time.Duration {
+func copyLines(b *testing.B, db *store.DB, table, compression string, lines [][]byte) time.Duration {
 	b.Helper()
 	ctx := context.Background()
 	name := pgx.Identifier{table}
-	// The same compression as items' messages (lz4, migration 00003): the
-	// default pglz is several times slower and would flatter the import.
-	if _, err := db.Pool().Exec(ctx, `CREATE TABLE `+name.Sanitize()+` (line jsonb COMPRESSION lz4 NOT NULL)`); err != nil {
+	column := "line jsonb NOT NULL"
+	if compression != "" {
+		column = "line jsonb COMPRESSION " + compression + " NOT NULL"
+	}
+	if _, err := db.Pool().Exec(ctx, `CREATE TABLE `+name.Sanitize()+` (`+column+`)`); err != nil {
 		b.Fatal(err)
 	}
 	defer func() {

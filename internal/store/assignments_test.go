@@ -37,7 +37,7 @@ func testItem(i int, text string) store.ImportItem {
 		Turns: 1, SHA256: fmt.Sprintf("%064x", len(text)*1000+i)}
 }
 
-func newProject(t *testing.T, db *store.DB, o projectOpts) *fixture {
+func newProject(t testing.TB, db *store.DB, o projectOpts) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	if o.rubric == "" {

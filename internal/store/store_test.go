@@ -84,7 +84,7 @@ func TestEnsureDatabaseCreatesMissing(t *testing.T) {
 	}
 }
 
-func newUser(t *testing.T, db *store.DB, email string, role attune.Role) *attune.User {
+func newUser(t testing.TB, db *store.DB, email string, role attune.Role) *attune.User {
 	t.Helper()
 	u, err := db.CreateUser(context.Background(), nil, store.NewUser{Email: email, Role: role, PasswordHash: "$argon2id$x"})
 	if err != nil {
