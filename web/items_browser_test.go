@@ -3,6 +3,7 @@ package web_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -44,7 +45,15 @@ func TestBrowserItemsBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loc, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.search`))
+	// The summary is on the page before the search too: wait for the
+	// search's page, not for the summary.
+	var loc string
+	for range 50 { // a navigation in flight interrupts an evaluation: ask again
+		if loc, err = chromedp.Run(ctx, chromedp.Evaluate[string](`location.search`)); err == nil && strings.Contains(loc, "q=alone") {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	if err != nil || !strings.Contains(loc, "q=alone") || !strings.Contains(loc, "gold=open") {
 		t.Fatalf("the search is not in the address: %q (%v)", loc, err)
 	}
