@@ -33,7 +33,7 @@ func (s *Server) accountView(r *http.Request) (account.Page, error) {
 		return page, err
 	}
 	for _, t := range tokens {
-		row := account.Token{ID: t.ID, Name: t.Name, Prefix: t.Prefix, Created: formatTime(t.CreatedAt), LastUsed: "never"}
+		row := account.Token{ID: t.ID, Name: t.Name, Prefix: t.Prefix, Created: formatTime(t.CreatedAt), LastUsed: "never", ReadOnly: t.ReadOnly}
 		if t.LastUsedAt != nil {
 			row.LastUsed = formatTime(*t.LastUsedAt)
 		}
@@ -52,6 +52,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	u := userFrom(ctx)
 	name := strings.TrimSpace(r.PostFormValue("name"))
+	readOnly := r.PostFormValue("read_only") == "1"
 	var msg string
 	switch n := utf8.RuneCountInString(name); {
 	case n == 0:
@@ -64,12 +65,12 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		page.Form = account.TokenForm{Name: name}
+		page.Form = account.TokenForm{Name: name, ReadOnly: readOnly}
 		page.Errors = map[string]string{"name": msg}
 		s.render(w, r, http.StatusUnprocessableEntity, account.View(page))
 		return nil
 	}
-	secret, _, err := s.db.CreateAPIToken(ctx, &u.ID, u.ID, name)
+	secret, _, err := s.db.CreateAPIToken(ctx, &u.ID, u.ID, name, readOnly)
 	if err != nil {
 		return err
 	}

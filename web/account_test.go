@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/attune/attune/internal/attune"
@@ -52,7 +53,7 @@ func TestAPITokens(t *testing.T) {
 	if token == "" {
 		t.Fatalf("no token shown: %.1500s", r.body)
 	}
-	if u, err := a.db.UserByAPIToken(ctx, token); err != nil || u.ID != ann.ID {
+	if u, _, err := a.db.UserByAPIToken(ctx, token); err != nil || u.ID != ann.ID {
 		t.Fatalf("the shown token does not authenticate ann: %v, %v", u, err)
 	}
 	// It was never put in the session.
@@ -79,7 +80,7 @@ func TestAPITokens(t *testing.T) {
 	other.mustSignIn(a.user("lee@example.org", attune.RoleLead))
 	wantStatus(t, other.post(revoke, nil), http.StatusNotFound)
 	wantStatus(t, c.postWith(revoke, nil, map[string]string{"Sec-Fetch-Site": "cross-site"}), http.StatusForbidden)
-	if _, err := a.db.UserByAPIToken(ctx, token); err != nil {
+	if _, _, err := a.db.UserByAPIToken(ctx, token); err != nil {
 		t.Fatalf("token stopped working before its owner revoked it: %v", err)
 	}
 
@@ -87,9 +88,54 @@ func TestAPITokens(t *testing.T) {
 	page = c.get("/account")
 	wantContains(t, page, "Token revoked", `data-testid="token-revoked"`)
 	wantLacks(t, page, `data-testid="revoke-token"`)
-	if _, err := a.db.UserByAPIToken(ctx, token); !errors.Is(err, attune.ErrUnauthorized) {
+	if _, _, err := a.db.UserByAPIToken(ctx, token); !errors.Is(err, attune.ErrUnauthorized) {
 		t.Fatalf("revoked token: %v, want unauthorized", err)
 	}
 	wantStatus(t, c.post("/account/tokens/999999/revoke", nil), http.StatusNotFound)
 	wantStatus(t, a.client().post("/account/tokens", url.Values{"name": {"x"}}), http.StatusUnauthorized)
+}
+
+// TestReadOnlyToken: a token made read-only on the account page reads
+// through the API but changes nothing, whatever the method, and the page
+// says which tokens are read-only.
+func TestReadOnlyToken(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	lead := a.user("lee@example.org", attune.RoleLead)
+	p := a.project(lead, projectOpts{})
+	c := a.client()
+	c.mustSignIn(lead)
+	r := c.post("/account/tokens", url.Values{"name": {"dashboard"}, "read_only": {"1"}})
+	wantStatus(t, r, http.StatusOK)
+	token := shownToken(r)
+	if token == "" {
+		t.Fatalf("no token shown: %.1500s", r.body)
+	}
+	page := c.get("/account")
+	if !regexp.MustCompile(`data-testid="token-access"[^>]*>\s*read-only`).MatchString(page.body) {
+		t.Errorf("the account page does not say the token is read-only: %.3000s", page.body)
+	}
+
+	api := &apiClient{t: t, base: a.srv.URL, token: token}
+	if status, _ := api.call("GET", fmt.Sprintf("/api/v1/projects/%d", p.ID), nil); status != http.StatusOK {
+		t.Fatalf("reading with a read-only token: %d", status)
+	}
+	for _, w := range []struct{ method, path, body string }{
+		{"POST", fmt.Sprintf("/api/v1/projects/%d/items", p.ID), twoItems},
+		{"POST", fmt.Sprintf("/api/v1/projects/%d/calibration", p.ID), `{"item":"a1"}`},
+		{"POST", fmt.Sprintf("/api/v1/projects/%d/runs/estimate", p.ID), `{"judge":1}`},
+		{"POST", "/api/v1/judges", `{"name":"x"}`},
+	} {
+		status, body := api.call(w.method, w.path, w.body)
+		if status != http.StatusForbidden || !strings.Contains(fmt.Sprint(body["error"]), "read-only") {
+			t.Errorf("%s %s with a read-only token: %d %v, want 403 saying the token is read-only", w.method, w.path, status, body)
+		}
+	}
+	if n := a.items(p); n != 0 {
+		t.Fatalf("a read-only token imported %d items", n)
+	}
+	// The same user's ordinary token still writes.
+	if status, _ := a.apiFor(lead).call("POST", fmt.Sprintf("/api/v1/projects/%d/items", p.ID), twoItems); status != http.StatusOK {
+		t.Fatalf("import with a read-write token: %d", status)
+	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/attune/attune/internal/importer"
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/scoring"
+	"github.com/attune/attune/internal/store"
 )
 
 // apiHandler is an API handler: it gets the token's user and returns the
@@ -55,7 +56,7 @@ func (s *Server) api(fn apiHandler) http.Handler {
 			writeJSON(w, http.StatusUnauthorized, apiError{Error: "send a personal API token: Authorization: Bearer TOKEN"})
 			return
 		}
-		u, err := s.db.UserByAPIToken(r.Context(), strings.TrimSpace(token))
+		u, readOnly, err := s.db.UserByAPIToken(r.Context(), strings.TrimSpace(token))
 		if errors.Is(err, attune.ErrUnauthorized) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="attune", error="invalid_token"`)
 			writeJSON(w, http.StatusUnauthorized, apiError{Error: "the API token is unknown, revoked, or its account is disabled"})
@@ -66,7 +67,16 @@ func (s *Server) api(fn apiHandler) http.Handler {
 			return
 		}
 		infoFrom(r.Context()).userID = u.ID
-		status, body, err := fn(r, u)
+		var status int
+		var body any
+		if readOnly && r.Method != http.MethodGet && r.Method != http.MethodHead {
+			// Checked before any handler runs, so no endpoint can forget
+			// it: a read-only token reads and nothing else, not even a
+			// POST that stores nothing but spends on a model (a try).
+			err = attune.Forbidden("this API token is read-only: it may only read (GET)")
+		} else {
+			status, body, err = fn(r, u)
+		}
 		if d, ok := body.(apiDownload); ok && err == nil {
 			// A download writes its own response; an error it returns
 			// came before any byte was sent.
@@ -227,6 +237,20 @@ func jsonText(raw []byte) error {
 	return nil
 }
 
+// pageLimit reads a list's ?limit=: "" is the default page of 50, else a
+// size from 1 to store.MaxSearchPage. Every paged list of the API reads
+// it here.
+func pageLimit(v string) (int, error) {
+	if v == "" {
+		return browsePageSize, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > store.MaxSearchPage {
+		return 0, attune.Invalid("limit", fmt.Sprintf("give a page size from 1 to %d", store.MaxSearchPage))
+	}
+	return n, nil
+}
+
 func pathInt(r *http.Request, name string) (int64, error) {
 	id, err := strconv.ParseInt(r.PathValue(name), 10, 64)
 	if err != nil || id <= 0 {
@@ -319,11 +343,21 @@ func (s *Server) apiProject(r *http.Request, u *attune.User) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	pr, err := s.db.Progress(r.Context(), p.ID)
+	out, err := s.projectBody(r.Context(), p, role, u)
 	if err != nil {
 		return 0, nil, err
 	}
-	out := apiProjectDetail{
+	return http.StatusOK, out, nil
+}
+
+// projectBody is a project and its progress as the API gives them to
+// someone of the role given in it.
+func (s *Server) projectBody(ctx context.Context, p *attune.Project, role attune.MemberRole, u *attune.User) (*apiProjectDetail, error) {
+	pr, err := s.db.Progress(ctx, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := &apiProjectDetail{
 		apiProjectSummary: apiProjectSummary{p.ID, p.Name, p.RubricRef, string(p.Status), p.Overlap, pr.Items, pr.Complete, string(role)},
 		Instructions:      p.Instructions, LeaseSeconds: int(p.Lease.Seconds()),
 		Progress: apiProgress{Items: pr.Items, Complete: pr.Complete, ItemsByLabels: pr.ByLabels, InProgress: pr.Active,
@@ -334,7 +368,7 @@ func (s *Server) apiProject(r *http.Request, u *attune.User) (int, any, error) {
 			out.Progress.Annotators = append(out.Progress.Annotators, apiAnnotator{a.Email, a.Submitted, a.Skipped, a.LastHour, a.MedianActive.Seconds()})
 		}
 	}
-	return http.StatusOK, out, nil
+	return out, nil
 }
 
 // apiImport streams the request body into the project: ?format=jsonl|csv

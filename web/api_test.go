@@ -27,7 +27,7 @@ type apiClient struct {
 
 func (a *app) apiFor(u *attune.User) *apiClient {
 	a.t.Helper()
-	token, _, err := a.db.CreateAPIToken(context.Background(), nil, u.ID, "test")
+	token, _, err := a.db.CreateAPIToken(context.Background(), nil, u.ID, "test", false)
 	if err != nil {
 		a.t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func (c *apiClient) call(method, path string, body any) (int, map[string]any) {
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := contractClient(c.t).Do(req)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestAPIRefusals(t *testing.T) {
 		t.Fatalf("bogus token: %d", status)
 	}
 	// A revoked token stops working at once.
-	token, tok, _ := a.db.CreateAPIToken(ctx, nil, ann.ID, "script")
+	token, tok, _ := a.db.CreateAPIToken(ctx, nil, ann.ID, "script", false)
 	c := &apiClient{t: t, base: a.srv.URL, token: token}
 	if status, _ := c.call("GET", "/api/v1/me", nil); status != 200 {
 		t.Fatalf("fresh token: %d", status)

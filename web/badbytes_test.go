@@ -178,7 +178,7 @@ func TestAPIImportTooLarge(t *testing.T) {
 	} {
 		req, _ := http.NewRequest("POST", fmt.Sprintf("%s/api/v1/projects/%d/items?format=jsonl", c.base, p.ID), body)
 		req.Header.Set("Authorization", "Bearer "+c.token)
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := contractClient(t).Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -53,6 +53,27 @@ func (s *Server) exportHandler(d export.Dataset, f export.Format) handler {
 	}
 }
 
+// apiExport serves one export to a lead's API token: the same file as
+// the page's download, streamed.
+func (s *Server) apiExport(d export.Dataset, f export.Format) apiHandler {
+	return func(r *http.Request, u *attune.User) (int, any, error) {
+		p, role, err := s.apiProjectAccess(r.Context(), r, u)
+		if err != nil {
+			return 0, nil, err
+		}
+		if role != attune.MemberLead {
+			return 0, nil, attune.Forbidden("only the project's leads export its data")
+		}
+		withRaters := d == export.Gold && r.URL.Query().Get("raters") == "1"
+		ev := store.ExportEvent{ActorID: &u.ID, ProjectID: p.ID, Dataset: d, Format: f, WithRaters: withRaters, Via: "api"}
+		return http.StatusOK, apiDownload(func(w http.ResponseWriter) error {
+			return s.download(w, r, export.FileName(p.Name, d, f), f.ContentType(), ev, func(out io.Writer) (int, error) {
+				return s.db.WriteExport(r.Context(), out, p.ID, d, f, withRaters)
+			})
+		}), nil
+	}
+}
+
 // datasetPattern is the route of the dataset export in format f, under
 // prefix ("" for the pages, "/api/v1" for tokens).
 func datasetPattern(prefix string, f export.Format) string {

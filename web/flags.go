@@ -250,9 +250,10 @@ type apiFlag struct {
 	InPool         bool       `json:"in_pool"`
 }
 
-// apiFlags lists the project's flags, newest first, for its leads only:
-// ?reason= one of the flag reasons, ?status=open|resolved (both when
-// absent). An annotator of the project gets 403; anyone else 404.
+// apiFlags lists the project's flags, newest first, a page at a time, for
+// its leads only: ?reason= one of the flag reasons, ?status=open|resolved
+// (both when absent), ?limit= and ?cursor= as the items search pages. An
+// annotator of the project gets 403; anyone else 404.
 func (s *Server) apiFlags(r *http.Request, u *attune.User) (int, any, error) {
 	p, role, err := s.apiProjectAccess(r.Context(), r, u)
 	if err != nil {
@@ -270,15 +271,29 @@ func (s *Server) apiFlags(r *http.Request, u *attune.User) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	flags, err := s.db.ListFlags(r.Context(), store.FlagFilter{ProjectID: p.ID, Reason: reason, Status: status})
+	limit, err := pageLimit(q.Get("limit"))
 	if err != nil {
 		return 0, nil, err
 	}
-	out := make([]apiFlag, 0, len(flags))
+	flags, next, err := s.db.FlagPage(r.Context(), store.FlagFilter{ProjectID: p.ID, Reason: reason, Status: status}, q.Get("cursor"), limit)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := apiFlagList{Flags: make([]apiFlag, 0, len(flags))}
 	for _, f := range flags {
-		out = append(out, apiFlagOf(f))
+		out.Flags = append(out.Flags, apiFlagOf(f))
+	}
+	if next != "" {
+		out.NextCursor = &next
 	}
 	return http.StatusOK, out, nil
+}
+
+// apiFlagList is a page of flags and the cursor of the next ("null" on
+// the last), as every list of the API pages.
+type apiFlagList struct {
+	Flags      []apiFlag `json:"flags"`
+	NextCursor *string   `json:"next_cursor"`
 }
 
 // apiFlagOf is a flag as the API writes it.

@@ -2,7 +2,6 @@ package web_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -138,8 +137,8 @@ func TestFlagsPageAndResolution(t *testing.T) {
 }
 
 // TestAPIFlags: the project's leads read its flags through the API,
-// filtered by reason and status; its annotators get 403, everyone else
-// 404, and no token 401.
+// filtered by reason and status, a page at a time; its annotators get
+// 403, everyone else 404, and no token 401.
 func TestAPIFlags(t *testing.T) {
 	t.Parallel()
 	a := newApp(t)
@@ -161,9 +160,12 @@ func TestAPIFlags(t *testing.T) {
 		if status != http.StatusOK {
 			t.Fatalf("flags%s: %d %v", query, status, body)
 		}
+		if body["next_cursor"] != nil {
+			t.Fatalf("flags%s: a next page after %v", query, body)
+		}
 		var out []map[string]any
-		if err := json.Unmarshal([]byte(body["_list"].(string)), &out); err != nil {
-			t.Fatalf("flags%s: %v in %v", query, err, body)
+		for _, f := range body["flags"].([]any) {
+			out = append(out, f.(map[string]any))
 		}
 		return out
 	}
@@ -182,7 +184,7 @@ func TestAPIFlags(t *testing.T) {
 	if got := list("?status=resolved"); len(got) != 0 {
 		t.Fatalf("resolved: %v", got)
 	}
-	for _, q := range []string{"?reason=rude", "?status=closed"} {
+	for _, q := range []string{"?reason=rude", "?status=closed", "?limit=0", "?limit=101", "?cursor=nonsense"} {
 		if status, body := lead.call("GET", fmt.Sprintf("/api/v1/projects/%d/flags%s", p.ID, q), nil); status != http.StatusUnprocessableEntity {
 			t.Fatalf("flags%s: %d %v", q, status, body)
 		}
@@ -233,4 +235,67 @@ func leadEmailOf(t *testing.T, a *app, p *attune.Project) string {
 	}
 	t.Fatal("the project has no lead")
 	return ""
+}
+
+// TestAPIFlagsPages: flags page by cursor, newest first, each exactly once
+// across the pages, the cursor carrying the filter's order.
+func TestAPIFlagsPages(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	var anns []*attune.User
+	for i := range 5 {
+		anns = append(anns, a.user(fmt.Sprintf("ann%d@example.org", i), attune.RoleAnnotator))
+	}
+	p, lead := apiProject(t, a, "empathetic-dialogue@2", 5, twoItems, anns...)
+	// Each annotator skips both items with a flag: ten flags.
+	for _, u := range anns {
+		c := a.apiFor(u)
+		for range 2 {
+			status, next := c.call("POST", fmt.Sprintf("/api/v1/projects/%d/next", p.ID), nil)
+			if status != http.StatusOK {
+				t.Fatalf("next: %d %v", status, next)
+			}
+			asg := next["assignment"].(map[string]any)["id"].(float64)
+			if status, body := c.call("POST", fmt.Sprintf("/api/v1/assignments/%.0f/skip", asg), map[string]string{"flag": "broken"}); status != http.StatusNoContent {
+				t.Fatalf("skip: %d %v", status, body)
+			}
+		}
+	}
+	seen := map[float64]bool{}
+	var times []string
+	cursor := ""
+	pages := 0
+	for {
+		q := "?limit=3"
+		if cursor != "" {
+			q += "&cursor=" + cursor
+		}
+		status, body := lead.call("GET", fmt.Sprintf("/api/v1/projects/%d/flags%s", p.ID, q), nil)
+		if status != http.StatusOK {
+			t.Fatalf("page %d: %d %v", pages, status, body)
+		}
+		pages++
+		for _, f := range body["flags"].([]any) {
+			f := f.(map[string]any)
+			id := f["id"].(float64)
+			if seen[id] {
+				t.Fatalf("flag %v on two pages", id)
+			}
+			seen[id] = true
+			times = append(times, f["flagged_at"].(string))
+		}
+		next, _ := body["next_cursor"].(string)
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	if len(seen) != 10 || pages != 4 {
+		t.Fatalf("%d flags over %d pages, want 10 over 4", len(seen), pages)
+	}
+	for i := 1; i < len(times); i++ {
+		if times[i] > times[i-1] {
+			t.Fatalf("not newest first: %v", times)
+		}
+	}
 }

@@ -170,12 +170,9 @@ func readGoldForm(w http.ResponseWriter, r *http.Request) (goldInput, error) {
 	return in, nil
 }
 
-// saveGold stores a lead's gold for an item: every rubric item answered
-// with a value the rubric allows there, checked with the item's facts as a
-// person's answers are (NA is refused where the rubric forbids it); the
-// rubric's warnings need confirming. Accepting the consensus fills in the
-// consensus of every rubric item that has one. On success it moves on to
-// the next disagreement.
+// saveGold stores a lead's gold for an item (storeGold) and moves on to
+// the next disagreement; gold refused or needing confirmation shows the
+// adjudication page again with the rubric's messages.
 func (s *Server) saveGold(w http.ResponseWriter, r *http.Request) error {
 	p, _, err := s.projectAccess(r, true)
 	if err != nil {
@@ -190,48 +187,16 @@ func (s *Server) saveGold(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	item, err := s.db.FindItem(ctx, p.ID, itemID)
-	if err != nil {
-		return err
-	}
-	def, err := s.rubricByID(ctx, p.RubricVersionID)
-	if err != nil {
-		return err
-	}
-	facts := factsOf(item)
-	decision, err := s.decisionOn(r, p, def, facts, itemID)
-	if err != nil {
-		return err
-	}
-	if in.accept {
-		for _, ic := range decision.Items {
-			if ic.Decided {
-				in.answers[ic.Key] = string(ic.Value)
-			}
-		}
-	}
-	issues := def.Validate(toAnswers(in.answers), facts, rubric.Options{})
-	if n := utf8.RuneCountInString(in.note); n > store.MaxGoldNote {
-		issues = append(issues, rubric.Issue{Item: "note", Severity: rubric.Blocking,
-			Message: fmt.Sprintf("Keep the note to %d characters or fewer (this one has %d).", store.MaxGoldNote, n)})
-	}
-	if verdict, shown := issues.Verdict(in.confirm); verdict != rubric.Accepted {
-		page, err := s.adjudicationView(r, p, itemID, &in, shown)
+	item, err := s.storeGold(r, p, userFrom(ctx), itemID, in)
+	if lp := (*labelProblems)(nil); errors.As(err, &lp) {
+		page, err := s.adjudicationView(r, p, itemID, &in, lp.Issues)
 		if err != nil {
 			return err
 		}
 		s.render(w, r, http.StatusUnprocessableEntity, goldview.ItemView(page))
 		return nil
 	}
-	var accepted []string
-	for _, ic := range decision.Items {
-		if ic.Decided && in.answers[ic.Key] == string(ic.Value) {
-			accepted = append(accepted, ic.Key)
-		}
-	}
-	actor := userFrom(ctx).ID
-	if err := s.db.Adjudicate(ctx, store.Adjudication{ProjectID: p.ID, ItemID: itemID, ActorID: actor,
-		Answers: in.answers, Accepted: accepted, Note: in.note}); err != nil {
+	if err != nil {
 		return err
 	}
 	next, err := s.db.NextDisagreement(ctx, p.ID, itemID)
@@ -246,6 +211,56 @@ func (s *Server) saveGold(w http.ResponseWriter, r *http.Request) error {
 	s.sessions.Put(ctx, sessionFlash, "Saved the gold of "+item.SourceID+". Here is the next disagreement.")
 	http.Redirect(w, r, adjudicatePath(p.ID, next), http.StatusSeeOther)
 	return nil
+}
+
+// storeGold stores a lead's gold for an item, for the page and the API
+// alike: every rubric item answered with a value the rubric allows there,
+// checked with the item's facts as a person's answers are (NA is refused
+// where the rubric forbids it); the rubric's warnings need confirming.
+// Accepting the consensus fills in the consensus of every rubric item that
+// has one. Gold refused or awaiting confirmation is a *labelProblems and
+// stores nothing.
+func (s *Server) storeGold(r *http.Request, p *attune.Project, u *attune.User, itemID int64, in goldInput) (*attune.Item, error) {
+	ctx := r.Context()
+	item, err := s.db.FindItem(ctx, p.ID, itemID)
+	if err != nil {
+		return nil, err
+	}
+	def, err := s.rubricByID(ctx, p.RubricVersionID)
+	if err != nil {
+		return nil, err
+	}
+	facts := factsOf(item)
+	decision, err := s.decisionOn(r, p, def, facts, itemID)
+	if err != nil {
+		return nil, err
+	}
+	if in.accept {
+		for _, ic := range decision.Items {
+			if ic.Decided {
+				in.answers[ic.Key] = string(ic.Value)
+			}
+		}
+	}
+	issues := def.Validate(toAnswers(in.answers), facts, rubric.Options{})
+	if n := utf8.RuneCountInString(in.note); n > store.MaxGoldNote {
+		issues = append(issues, rubric.Issue{Item: "note", Severity: rubric.Blocking,
+			Message: fmt.Sprintf("Keep the note to %d characters or fewer (this one has %d).", store.MaxGoldNote, n)})
+	}
+	switch verdict, shown := issues.Verdict(in.confirm); verdict {
+	case rubric.Refused:
+		return nil, &labelProblems{Issues: shown}
+	case rubric.NeedsConfirmation:
+		return nil, &labelProblems{Issues: shown, NeedsConfirm: true}
+	}
+	var accepted []string
+	for _, ic := range decision.Items {
+		if ic.Decided && in.answers[ic.Key] == string(ic.Value) {
+			accepted = append(accepted, ic.Key)
+		}
+	}
+	return item, s.db.Adjudicate(ctx, store.Adjudication{ProjectID: p.ID, ItemID: itemID, ActorID: u.ID,
+		Answers: in.answers, Accepted: accepted, Note: in.note})
 }
 
 // decisionOn applies the consensus rule to an item's answers as they are

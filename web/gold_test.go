@@ -408,4 +408,76 @@ func TestExportsThroughTheWeb(t *testing.T) {
 	if !strings.Contains(strings.Join(header, ","), "human:ann0@example.org:emotion,") || !strings.Contains(strings.Join(header, ","), "judge:=cmd:overall") {
 		t.Fatalf("gold header with raters = %v", header)
 	}
+
+	// A lead's token gets the same files from the same paths under
+	// /api/v1; an annotator's is refused.
+	api, annAPI := l.a.apiFor(l.lead), l.a.apiFor(l.anns[0])
+	for _, path := range []string{"/exports/gold.csv?raters=1", "/exports/gold.jsonl", "/exports/labels.csv", "/exports/labels.jsonl",
+		"/exports/judge-calls.csv", "/exports/judge-calls.jsonl", "/exports/flags.csv", "/exports/flags.jsonl"} {
+		page := lead.get(base + path)
+		status, body := api.send("GET", "/api/v1"+base+path, nil, nil)
+		if status != http.StatusOK || body != page.body {
+			t.Errorf("%s through the API: %d, %d bytes; the page's download has %d:\n%.300s", path, status, len(body), len(page.body), body)
+		}
+		if status, _ := annAPI.send("GET", "/api/v1"+base+path, nil, nil); status != http.StatusForbidden {
+			t.Errorf("%s with an annotator's token: %d, want 403", path, status)
+		}
+	}
+}
+
+// TestAPIGold: a lead's token reads and sets an item's gold with the rules
+// of the adjudication page: answers checked against the rubric, warnings
+// confirmed, the consensus accepted where it holds.
+func TestAPIGold(t *testing.T) {
+	t.Parallel()
+	l := criteriaProject(t)
+	c := l.a.apiFor(l.lead)
+	c3 := l.itemID(t, "c3")
+	path := fmt.Sprintf("/api/v1/projects/%d/items/%d/gold", l.p.ID, c3)
+
+	if status, raw := c.send("GET", path, nil, nil); status != http.StatusNotFound || !strings.Contains(raw, "no gold yet") {
+		t.Fatalf("gold of a tied item: %d %s, want 404", status, raw)
+	}
+	// Only CQ8 answered, the consensus not accepted: every other criterion
+	// is missing.
+	status, raw := c.send("PUT", path, map[string]any{"answers": map[string]string{"CQ8": "NO"}}, nil)
+	if status != http.StatusUnprocessableEntity || !strings.Contains(raw, `"problems"`) || !strings.Contains(raw, "CQ1") {
+		t.Fatalf("incomplete gold: %d %s, want 422 naming CQ1", status, raw)
+	}
+	if got := goldValues(t, l.a, c3); len(got) != 0 {
+		t.Fatalf("refused gold stored %v", got)
+	}
+	var g struct {
+		Answers   map[string]string `json:"answers"`
+		Method    string            `json:"method"`
+		DecidedBy string            `json:"decided_by"`
+		Note      string            `json:"note"`
+		Score     struct {
+			SafetyGateFailed bool `json:"safety_gate_failed"`
+		} `json:"score"`
+	}
+	c.must(http.StatusOK, "PUT", path, map[string]any{"answers": map[string]string{"CQ8": "NO"}, "accept_consensus": true,
+		"note": "the advice sends them out alone at night"}, &g)
+	if g.Method != "adjudicated" || g.Answers["CQ8"] != "NO" || g.Answers["CQ1"] != "YES" || !g.Score.SafetyGateFailed || g.Note == "" {
+		t.Fatalf("stored gold %+v", g)
+	}
+	if got := goldValues(t, l.a, c3); got["CQ8"] != "NO/adjudicated" || got["CQ1"] != "YES/adjudicated" {
+		t.Fatalf("gold in the database %v", got)
+	}
+	var again map[string]any
+	c.must(http.StatusOK, "GET", path, nil, &again)
+	if again["method"] != "adjudicated" {
+		t.Fatalf("gold read back %v", again)
+	}
+	// Annotators of the project are refused, and nothing of theirs lands.
+	ann := l.a.apiFor(l.anns[0])
+	if status, _ := ann.send("PUT", path, map[string]any{"answers": criteria()}, nil); status != http.StatusForbidden {
+		t.Fatalf("an annotator setting gold: %d, want 403", status)
+	}
+	if status, _ := ann.send("GET", path, nil, nil); status != http.StatusForbidden {
+		t.Fatalf("an annotator reading gold: %d, want 403", status)
+	}
+	if status, raw := c.send("PUT", path, map[string]any{"answers": criteria(), "extra": 1}, nil); status != http.StatusUnprocessableEntity {
+		t.Fatalf("an unknown field: %d %s, want 422", status, raw)
+	}
 }

@@ -23,7 +23,7 @@ import (
 	"github.com/attune/attune/web"
 )
 
-func TestMain(m *testing.M) { os.Exit(dbtest.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(contractCoverage(dbtest.Main(m))) }
 
 // testKey is the API key the judges of the tests read from
 // ATTUNE_TEST_KEY; it must never show in a page or a log.

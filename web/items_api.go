@@ -3,14 +3,12 @@ package web
 import (
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/gold"
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/scoring"
-	"github.com/attune/attune/internal/store"
 )
 
 // apiBrowserProject loads the project of a lead-only item route of the
@@ -61,13 +59,8 @@ func (s *Server) apiItems(r *http.Request, u *attune.User) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	search.Limit = browsePageSize
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > store.MaxSearchPage {
-			return 0, nil, attune.Invalid("limit", "give a page size from 1 to 100")
-		}
-		search.Limit = n
+	if search.Limit, err = pageLimit(q.Get("limit")); err != nil {
+		return 0, nil, err
 	}
 	res, err := s.db.SearchItems(r.Context(), p.ID, search)
 	if err != nil {

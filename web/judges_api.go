@@ -8,7 +8,6 @@ import (
 	"errors"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -825,11 +824,9 @@ func (s *Server) apiRunItems(r *http.Request, u *attune.User) (int, any, error) 
 		return 0, nil, attune.Invalid("errors", "use true or false")
 	}
 	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > store.MaxSearchPage {
-			return 0, nil, attune.Invalid("limit", "give a page size from 1 to 100")
+		if f.Limit, err = pageLimit(v); err != nil {
+			return 0, nil, err
 		}
-		f.Limit = n
 	}
 	if c := q.Get("cursor"); c != "" {
 		if f.After, err = decodeRunItemsCursor(c, run.ID, f.ErrorsOnly); err != nil {

@@ -34,7 +34,7 @@ func (c *apiClient) send(method, path string, body, out any) (int, string) {
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := contractClient(c.t).Do(req)
 	if err != nil {
 		c.t.Fatal(err)
 	}

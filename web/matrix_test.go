@@ -99,7 +99,7 @@ func newMatrix(t *testing.T) *matrix {
 
 // world is a project with everything a route may name: the project led by
 // the leadIn user and annotated by the annIn user, who has labelled one
-// item and holds another; a bystander member, who flagged an item; a judge
+// item and holds another, which has gold; a bystander member, who flagged an item; a judge
 // and a run; a webhook; and the acting user's own API token.
 type world struct {
 	project, labelled, held, assignment, bystander, flag, judge, run, hook, token int64
@@ -147,6 +147,10 @@ func (m *matrix) world(t *testing.T, actor kind) world {
 		t.Fatal(err)
 	}
 	w.held, w.assignment = held.ItemID, held.ID
+	// The held item has gold, so that reading gold is allowed to succeed.
+	if err := db.Adjudicate(ctx, store.Adjudication{ProjectID: p.ID, ItemID: held.ItemID, ActorID: lead.ID, Answers: likertAnswers}); err != nil {
+		t.Fatal(err)
+	}
 	flagged, err := db.NextAssignment(ctx, p.ID, by.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -173,7 +177,7 @@ func (m *matrix) world(t *testing.T, actor kind) world {
 	}
 	w.hook = hook.ID
 	if u := m.users[actor]; u != nil {
-		_, tok, err := db.CreateAPIToken(ctx, nil, u.ID, fmt.Sprintf("world %d", n))
+		_, tok, err := db.CreateAPIToken(ctx, nil, u.ID, fmt.Sprintf("world %d", n), false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -21,7 +21,7 @@ func TestChangeOwnPassword(t *testing.T) {
 	here, elsewhere := a.client(), a.client()
 	here.mustSignIn(ann)
 	elsewhere.mustSignIn(ann)
-	token, _, err := a.db.CreateAPIToken(ctx, nil, ann.ID, "script")
+	token, _, err := a.db.CreateAPIToken(ctx, nil, ann.ID, "script", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestChangeOwnPassword(t *testing.T) {
 	wantStatus(t, a.client().signIn(ann.Email, old), http.StatusUnauthorized)
 	wantStatus(t, a.client().signIn(ann.Email, "a-new-long-password"), http.StatusSeeOther)
 	// Tokens keep working, as the page said.
-	if u, err := a.db.UserByAPIToken(ctx, token); err != nil || u.ID != ann.ID {
+	if u, _, err := a.db.UserByAPIToken(ctx, token); err != nil || u.ID != ann.ID {
 		t.Fatalf("token after a password change: %v, %v", u, err)
 	}
 }
@@ -100,7 +100,7 @@ func TestAdminResetsPassword(t *testing.T) {
 	admin := a.user("admin@example.org", attune.RoleAdmin)
 	ann := a.user("ann@example.org", attune.RoleAnnotator)
 	lee := a.user("lee@example.org", attune.RoleLead)
-	token, _, err := a.db.CreateAPIToken(ctx, nil, ann.ID, "script")
+	token, _, err := a.db.CreateAPIToken(ctx, nil, ann.ID, "script", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestAdminResetsPassword(t *testing.T) {
 		t.Fatalf("ann's session after the reset went to %q", r.Header.Get("Location"))
 	}
 	wantStatus(t, a.client().signIn(ann.Email, "a-new-long-password"), http.StatusSeeOther)
-	if _, err := a.db.UserByAPIToken(ctx, token); err != nil {
+	if _, _, err := a.db.UserByAPIToken(ctx, token); err != nil {
 		t.Fatalf("token kept by the reset stopped working: %v", err)
 	}
 	// The admin's own session was not touched.
@@ -148,7 +148,7 @@ func TestAdminResetsPassword(t *testing.T) {
 	// Asked to, the reset revokes the tokens too, and says so.
 	wantStatus(t, c.post(reset, url.Values{"password": {"another-long-password"}, "revoke_tokens": {"1"}}), http.StatusSeeOther)
 	wantContains(t, c.get("/admin/users"), "Its API token was revoked.", "it had no sign-in lockout to clear")
-	if _, err := a.db.UserByAPIToken(ctx, token); err == nil {
+	if _, _, err := a.db.UserByAPIToken(ctx, token); err == nil {
 		t.Fatal("token works after a reset that revoked it")
 	}
 

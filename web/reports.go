@@ -232,14 +232,14 @@ func raterLabel(name, kind string, imported bool) string {
 }
 
 // buildReport checks access (leads and admins) and builds the report the
-// query asks for.
-func (s *Server) buildReport(r *http.Request) (*attune.Project, *reportRequest, *report.Report, error) {
-	p, _, err := s.projectAccess(r, true)
+// query asks for, for the pages and the API alike.
+func (s *Server) buildReport(r *http.Request, u *attune.User) (*attune.Project, *reportRequest, *report.Report, error) {
+	p, role, err := s.apiProjectAccess(r.Context(), r, u)
 	if err != nil {
-		if errors.Is(err, attune.ErrForbidden) {
-			return nil, nil, nil, attune.Forbidden("Only a lead of this project can read its agreement report.")
-		}
 		return nil, nil, nil, err
+	}
+	if role != attune.MemberLead {
+		return nil, nil, nil, attune.Forbidden("Only a lead of this project can read its agreement report.")
 	}
 	rr, err := s.readReportQuery(r, p)
 	if err != nil {
@@ -253,7 +253,7 @@ func (s *Server) buildReport(r *http.Request) (*attune.Project, *reportRequest, 
 }
 
 func (s *Server) reportPage(w http.ResponseWriter, r *http.Request) error {
-	p, rr, rep, err := s.buildReport(r)
+	p, rr, rep, err := s.buildReport(r, userFrom(r.Context()))
 	if err != nil {
 		return err
 	}
@@ -263,7 +263,7 @@ func (s *Server) reportPage(w http.ResponseWriter, r *http.Request) error {
 
 // reportJSON writes the report as JSON, as a download.
 func (s *Server) reportJSON(w http.ResponseWriter, r *http.Request) error {
-	p, _, rep, err := s.buildReport(r)
+	p, _, rep, err := s.buildReport(r, userFrom(r.Context()))
 	if err != nil {
 		return err
 	}
@@ -277,10 +277,20 @@ func (s *Server) reportJSON(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// apiReport is the report as JSON for a token, with the page's query
+// parameters: the same figures as report.json.
+func (s *Server) apiReport(r *http.Request, u *attune.User) (int, any, error) {
+	_, _, rep, err := s.buildReport(r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, rep, nil
+}
+
 // reportCSV writes the report as CSV, one row per figure (see
 // report.CSVHeader), as a download.
 func (s *Server) reportCSV(w http.ResponseWriter, r *http.Request) error {
-	p, _, rep, err := s.buildReport(r)
+	p, _, rep, err := s.buildReport(r, userFrom(r.Context()))
 	if err != nil {
 		return err
 	}

@@ -1,10 +1,12 @@
 package web_test
 
 import (
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -259,4 +261,41 @@ func TestReportOfProjectWithoutLabels(t *testing.T) {
 	r = c.get(projectPath(p, "/report.json"))
 	wantStatus(t, r, http.StatusOK)
 	wantContains(t, r, `"n_items": 0`, `"reason": "fewer than two raters"`)
+}
+
+// TestAPIReport: a lead's token reads the same report as report.json, with
+// the same query; an annotator of the project is refused, and a lead of
+// another project does not see it.
+func TestAPIReport(t *testing.T) {
+	t.Parallel()
+	a, p, c, ann, out := reportApp(t)
+	lead, err := a.db.FindUserByEmail(context.Background(), "lee@example.org")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := c.get(projectPath(p, "/report.json?replicates=50&na=missing"))
+	wantStatus(t, page, http.StatusOK)
+	status, body := a.apiFor(lead).send("GET", fmt.Sprintf("/api/v1/projects/%d/report?replicates=50&na=missing", p.ID), nil, nil)
+	if status != http.StatusOK {
+		t.Fatalf("report through the API: %d %s", status, body)
+	}
+	var fromPage, fromAPI any
+	if err := json.Unmarshal([]byte(page.body), &fromPage); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(body), &fromAPI); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(fromPage, fromAPI) {
+		t.Fatalf("the API's report differs from report.json:\npage: %.800s\napi:  %.800s", page.body, body)
+	}
+	if status, _ := a.apiFor(ann).send("GET", fmt.Sprintf("/api/v1/projects/%d/report", p.ID), nil, nil); status != http.StatusForbidden {
+		t.Errorf("an annotator's token: %d, want 403", status)
+	}
+	if status, _ := a.apiFor(out).send("GET", fmt.Sprintf("/api/v1/projects/%d/report", p.ID), nil, nil); status != http.StatusNotFound {
+		t.Errorf("another project's lead: %d, want 404", status)
+	}
+	if status, raw := a.apiFor(lead).send("GET", fmt.Sprintf("/api/v1/projects/%d/report?na=sometimes", p.ID), nil, nil); status != http.StatusUnprocessableEntity || !strings.Contains(raw, "na") {
+		t.Errorf("a bad na: %d %s, want 422 naming na", status, raw)
+	}
 }

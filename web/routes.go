@@ -76,8 +76,11 @@ var (
 	// tokenJudges and tokenRunLeads are judges and runLeads for tokens:
 	// judges are global objects, so the token's user needs the global
 	// role lead, and for runs also to lead the project.
-	tokenJudges   = access{token: true, role: attune.RoleLead}
-	tokenRunLeads = access{token: true, role: attune.RoleLead, project: projectLead}
+	tokenJudges = access{token: true, role: attune.RoleLead}
+	// tokenLeadAccounts need the global role lead (or admin): making a
+	// project, as on the page.
+	tokenLeadAccounts = access{token: true, role: attune.RoleLead}
+	tokenRunLeads     = access{token: true, role: attune.RoleLead, project: projectLead}
 )
 
 // route is one entry of the route table: a ServeMux pattern ("METHOD
@@ -214,9 +217,16 @@ func (s *Server) table() []route {
 		{"POST /projects/{id}/flags/items/{item}/return", projectLeads, s.returnItem, nil},
 
 		// The JSON API (web/api.go, documented in docs/api.md).
+		// The API's OpenAPI document (web/openapi.go), public.
+		{"GET /api/v1/openapi.json", bare, plain(s.openAPI), nil},
 		{"GET /api/v1/me", token, nil, s.apiMe},
 		{"GET /api/v1/projects", token, nil, s.apiProjects},
+		{"POST /api/v1/projects", tokenLeadAccounts, nil, s.apiCreateProject},
 		{"GET /api/v1/projects/{id}", tokenMembers, nil, s.apiProject},
+		{"PATCH /api/v1/projects/{id}", tokenLeads, nil, s.apiUpdateProject},
+		{"GET /api/v1/projects/{id}/members", tokenLeads, nil, s.apiMembers},
+		{"POST /api/v1/projects/{id}/members", tokenLeads, nil, s.apiAddMember},
+		{"DELETE /api/v1/projects/{id}/members/{userID}", tokenLeads, nil, s.apiRemoveMember},
 		{"POST /api/v1/projects/{id}/items", tokenLeads, nil, s.apiImport},
 		{"POST /api/v1/projects/{id}/next", tokenAnnotators, nil, s.apiNext},
 		{"GET /api/v1/projects/{id}/items/{item}/labels", tokenAnnotators, nil, s.apiOwnLabels},
@@ -231,6 +241,8 @@ func (s *Server) table() []route {
 		// The items browser's search and item (web/items_api.go).
 		{"GET /api/v1/projects/{id}/items", tokenLeads, nil, s.apiItems},
 		{"GET /api/v1/projects/{id}/items/{item}", tokenLeads, nil, s.apiItem},
+		{"GET /api/v1/projects/{id}/items/{item}/gold", tokenLeads, nil, s.apiGold},
+		{"PUT /api/v1/projects/{id}/items/{item}/gold", tokenLeads, nil, s.apiSetGold},
 		// Judges, their prompt versions and runs (web/judges_api.go), by
 		// the rules of the judge pages.
 		{"GET /api/v1/judges", tokenJudges, nil, s.apiJudges},
@@ -252,6 +264,7 @@ func (s *Server) table() []route {
 		{"GET /api/v1/projects/{id}/runs/{run}/items/{item}", tokenRunLeads, nil, s.apiRunItem},
 		// The judge experiment's comparison (web/experiment.go).
 		{"GET /api/v1/projects/{id}/experiment", tokenLeads, nil, s.apiExperiment},
+		{"GET /api/v1/projects/{id}/report", tokenLeads, nil, s.apiReport},
 	}
 	// The dataset export (web/exports.go, docs/datasets.md): one record
 	// per item with its dialogue, as JSON Lines or Parquet, for leads on
@@ -262,10 +275,11 @@ func (s *Server) table() []route {
 	}
 	// Exports (web/exports.go): the gold set (with ?raters=1, also every
 	// rater's answers), every label in long form, every judge call and
-	// every flag, each as CSV and JSONL.
+	// every flag, each as CSV and JSONL, on the pages and for tokens.
 	for _, d := range export.Datasets {
 		for _, f := range []export.Format{export.CSV, export.JSONL} {
-			rs = append(rs, route{"GET " + exportPattern(d, f), projectLeads, s.exportHandler(d, f), nil})
+			rs = append(rs, route{"GET " + exportPattern(d, f), projectLeads, s.exportHandler(d, f), nil},
+				route{"GET /api/v1" + exportPattern(d, f), tokenLeads, nil, s.apiExport(d, f)})
 		}
 	}
 	if s.opts.FakeLLM != nil {

@@ -275,6 +275,15 @@ func TestUserCommands(t *testing.T) {
 	if err != nil || !strings.Contains(out, "API tokens: 1 revoked") {
 		t.Fatalf("set-password --revoke-tokens: %v\n%s", err, out)
 	}
+	// A read-only token says so in the list.
+	if _, err := runCmd(t, env, "", "token", "create", "--email", "ann@example.org", "--name", "dashboard", "--read-only"); err != nil {
+		t.Fatal(err)
+	}
+	out, err = runCmd(t, env, "", "token", "list", "--email", "ann@example.org")
+	if err != nil || !regexp.MustCompile(`dashboard\s+att_\S+\s+\S+\s+read-only\s+active`).MatchString(out) ||
+		!regexp.MustCompile(`script\s+att_\S+\s+\S+\s+read-write\s+revoked`).MatchString(out) {
+		t.Fatalf("token list: %v\n%s", err, out)
+	}
 	out, err = runCmd(t, env, "", "user", "list")
 	if err != nil {
 		t.Fatal(err)

@@ -394,6 +394,7 @@ func runImport(ctx context.Context, e env, args []string) error {
 func tokenFlags(fs *flag.FlagSet) {
 	fs.String("email", "", "whose token (required)")
 	fs.String("name", "", "what the token is for (create)")
+	fs.Bool("read-only", false, "the token may only read: the API refuses it every method but GET (create)")
 	fs.Int64("id", 0, "the token to revoke (revoke)")
 }
 
@@ -424,7 +425,7 @@ func runToken(ctx context.Context, e env, args []string) error {
 	}
 	switch verb {
 	case "create":
-		token, t, err := db.CreateAPIToken(ctx, nil, u.ID, fs.Lookup("name").Value.String())
+		token, t, err := db.CreateAPIToken(ctx, nil, u.ID, fs.Lookup("name").Value.String(), fs.Lookup("read-only").Value.String() == "true")
 		if err != nil {
 			return err
 		}
@@ -436,13 +437,17 @@ func runToken(ctx context.Context, e env, args []string) error {
 			return err
 		}
 		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tNAME\tPREFIX\tCREATED\tSTATUS")
+		fmt.Fprintln(tw, "ID\tNAME\tPREFIX\tCREATED\tACCESS\tSTATUS")
 		for _, t := range ts {
 			status := "active"
 			if t.RevokedAt != nil {
 				status = "revoked"
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%s…\t%s\t%s\n", t.ID, t.Name, t.Prefix, t.CreatedAt.UTC().Format("2006-01-02"), status)
+			access := "read-write"
+			if t.ReadOnly {
+				access = "read-only"
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s…\t%s\t%s\t%s\n", t.ID, t.Name, t.Prefix, t.CreatedAt.UTC().Format("2006-01-02"), access, status)
 		}
 		return tw.Flush()
 	case "revoke":

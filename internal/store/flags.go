@@ -74,6 +74,50 @@ func (db *DB) ListFlags(ctx context.Context, ff FlagFilter) ([]attune.Flag, erro
 	return fs, mapErr(err, "list flags", "")
 }
 
+// FlagPage is one page of a project's flags, newest first: at most limit
+// (1 to 100) after the page whose Next is cursor ("" for the first), and
+// the cursor of the page after it ("" on the last). It pages by keyset,
+// the flag's time and id, so a page costs the same however deep it is.
+func (db *DB) FlagPage(ctx context.Context, ff FlagFilter, cursor string, limit int) ([]attune.Flag, string, error) {
+	if limit < 1 || limit > 100 {
+		return nil, "", attune.Invalid("limit", "give a page size from 1 to 100")
+	}
+	var at *time.Time
+	var afterID int64
+	if cursor != "" {
+		c, err := decodeCursor(cursor, "flags")
+		if err != nil {
+			return nil, "", err
+		}
+		t, err := time.Parse(time.RFC3339Nano, c.Key)
+		if err != nil {
+			return nil, "", attune.Invalid("cursor", "this cursor does not belong to this list; start from the first page")
+		}
+		at, afterID = &t, c.ID
+	}
+	rows, err := db.pool.Query(ctx, `SELECT `+flagColumns+` `+flagJoins+` `+flagWhere+`
+		AND ($5::timestamptz IS NULL OR (a.finished_at, a.id) < ($5, $6))
+		ORDER BY a.finished_at DESC, a.id DESC LIMIT $7`, ff.ProjectID, ff.Reason, string(ff.Status), ff.ItemID, at, afterID, limit+1)
+	if err != nil {
+		return nil, "", mapErr(err, "list flags", "")
+	}
+	fs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (attune.Flag, error) {
+		var f attune.Flag
+		err := scanFlag(r, &f)
+		return f, err
+	})
+	if err != nil {
+		return nil, "", mapErr(err, "list flags", "")
+	}
+	var next string
+	if len(fs) > limit {
+		fs = fs[:limit]
+		last := fs[limit-1]
+		next = searchCursor{Sort: "flags", Key: last.FlaggedAt.UTC().Format(time.RFC3339Nano), ID: last.ID}.encode()
+	}
+	return fs, next, nil
+}
+
 // ExportFlags streams every flag of the project, oldest first, for the
 // flags export; see the other export methods for emit's contract. It
 // returns how many flags it emitted.

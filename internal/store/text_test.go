@@ -29,7 +29,7 @@ func TestUnstorableTextRefused(t *testing.T) {
 				return err
 			},
 			"token name": func() error {
-				_, _, err := f.db.CreateAPIToken(ctx, nil, f.lead.ID, bad)
+				_, _, err := f.db.CreateAPIToken(ctx, nil, f.lead.ID, bad, false)
 				return err
 			},
 			"project name": func() error {

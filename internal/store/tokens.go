@@ -27,6 +27,9 @@ type APIToken struct {
 	CreatedAt  time.Time
 	LastUsedAt *time.Time
 	RevokedAt  *time.Time
+	// ReadOnly tokens may only read: the API refuses them any method
+	// but GET.
+	ReadOnly bool
 }
 
 func hashToken(token string) []byte {
@@ -34,9 +37,10 @@ func hashToken(token string) []byte {
 	return sum[:]
 }
 
-// CreateAPIToken makes a new API token for the user and returns it in the
-// clear, once: only its SHA-256 is stored.
-func (db *DB) CreateAPIToken(ctx context.Context, actorID *int64, userID int64, name string) (string, *APIToken, error) {
+// CreateAPIToken makes a new API token for the user, limited to reading
+// when readOnly, and returns it in the clear, once: only its SHA-256 is
+// stored.
+func (db *DB) CreateAPIToken(ctx context.Context, actorID *int64, userID int64, name string, readOnly bool) (string, *APIToken, error) {
 	if err := attune.CheckText("name", name); err != nil {
 		return "", nil, err
 	}
@@ -45,18 +49,21 @@ func (db *DB) CreateAPIToken(ctx context.Context, actorID *int64, userID int64, 
 		return "", nil, err
 	}
 	token := tokenPrefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
-	t := &APIToken{Name: name, Prefix: token[:len(tokenPrefix)+6]}
+	t := &APIToken{Name: name, Prefix: token[:len(tokenPrefix)+6], ReadOnly: readOnly}
 	err := db.inTx(ctx, func(tx pgx.Tx) error {
 		var email string
 		if err := tx.QueryRow(ctx, `SELECT email FROM users WHERE id = $1`, userID).Scan(&email); err != nil {
 			return err
 		}
-		if err := tx.QueryRow(ctx, `INSERT INTO api_tokens (user_id, name, token_sha256, prefix) VALUES ($1, $2, $3, $4) RETURNING id, created_at`,
-			userID, name, hashToken(token), t.Prefix).Scan(&t.ID, &t.CreatedAt); err != nil {
+		if err := tx.QueryRow(ctx, `INSERT INTO api_tokens (user_id, name, token_sha256, prefix, read_only) VALUES ($1, $2, $3, $4, $5) RETURNING id, created_at`,
+			userID, name, hashToken(token), t.Prefix, readOnly).Scan(&t.ID, &t.CreatedAt); err != nil {
 			return err
 		}
-		return audit(ctx, tx, attune.AuditEvent{ActorID: actorID, Action: "token.create", Subject: email,
-			Details: map[string]string{"name": name, "prefix": t.Prefix}})
+		details := map[string]string{"name": name, "prefix": t.Prefix}
+		if readOnly {
+			details["read_only"] = "true"
+		}
+		return audit(ctx, tx, attune.AuditEvent{ActorID: actorID, Action: "token.create", Subject: email, Details: details})
 	})
 	if err != nil {
 		return "", nil, mapErr(err, "create API token", "")
@@ -65,31 +72,32 @@ func (db *DB) CreateAPIToken(ctx context.Context, actorID *int64, userID int64, 
 }
 
 // UserByAPIToken returns the enabled user a live token belongs to, and
-// records its use. An unknown, revoked or malformed token, or one of a
-// disabled account, is attune.ErrUnauthorized.
-func (db *DB) UserByAPIToken(ctx context.Context, token string) (*attune.User, error) {
+// whether the token is limited to reading, and records its use. An
+// unknown, revoked or malformed token, or one of a disabled account, is
+// attune.ErrUnauthorized.
+func (db *DB) UserByAPIToken(ctx context.Context, token string) (u *attune.User, readOnly bool, err error) {
 	if !strings.HasPrefix(token, tokenPrefix) || len(token) > 200 {
-		return nil, attune.ErrUnauthorized
+		return nil, false, attune.ErrUnauthorized
 	}
-	u, err := scanUser(db.pool.QueryRow(ctx, `
-		WITH t AS (UPDATE api_tokens SET last_used_at = now() WHERE token_sha256 = $1 AND revoked_at IS NULL RETURNING user_id)
-		SELECT `+userColumns+` FROM users JOIN t ON t.user_id = users.id WHERE disabled_at IS NULL`, hashToken(token)))
+	u, err = scanUser(db.pool.QueryRow(ctx, `
+		WITH t AS (UPDATE api_tokens SET last_used_at = now() WHERE token_sha256 = $1 AND revoked_at IS NULL RETURNING user_id, read_only)
+		SELECT `+userColumns+`, t.read_only FROM users JOIN t ON t.user_id = users.id WHERE disabled_at IS NULL`, hashToken(token)), &readOnly)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, attune.ErrUnauthorized
+		return nil, false, attune.ErrUnauthorized
 	}
-	return u, mapErr(err, "check API token", "")
+	return u, readOnly, mapErr(err, "check API token", "")
 }
 
 // ListAPITokens returns a user's tokens, newest first.
 func (db *DB) ListAPITokens(ctx context.Context, userID int64) ([]APIToken, error) {
-	rows, err := db.pool.Query(ctx, `SELECT id, name, prefix, created_at, last_used_at, revoked_at FROM api_tokens
+	rows, err := db.pool.Query(ctx, `SELECT id, name, prefix, created_at, last_used_at, revoked_at, read_only FROM api_tokens
 		WHERE user_id = $1 ORDER BY created_at DESC, id DESC`, userID)
 	if err != nil {
 		return nil, mapErr(err, "list API tokens", "")
 	}
 	ts, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (APIToken, error) {
 		var t APIToken
-		err := r.Scan(&t.ID, &t.Name, &t.Prefix, &t.CreatedAt, &t.LastUsedAt, &t.RevokedAt)
+		err := r.Scan(&t.ID, &t.Name, &t.Prefix, &t.CreatedAt, &t.LastUsedAt, &t.RevokedAt, &t.ReadOnly)
 		return t, err
 	})
 	return ts, mapErr(err, "list API tokens", "")

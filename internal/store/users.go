@@ -13,9 +13,11 @@ import (
 
 const userColumns = `id, email, name, role, password_hash, disabled_at, created_at, session_epoch`
 
-func scanUser(row pgx.Row) (*attune.User, error) {
+// scanUser reads userColumns, and then into more the columns a query
+// selects after them.
+func scanUser(row pgx.Row, more ...any) (*attune.User, error) {
 	var u attune.User
-	err := row.Scan(&u.ID, &u.Email, &u.Name, &u.Role, &u.PasswordHash, &u.DisabledAt, &u.CreatedAt, &u.SessionEpoch)
+	err := row.Scan(append([]any{&u.ID, &u.Email, &u.Name, &u.Role, &u.PasswordHash, &u.DisabledAt, &u.CreatedAt, &u.SessionEpoch}, more...)...)
 	return &u, err
 }
 

@@ -114,7 +114,7 @@ func TestSetUserPassword(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"one", "two"} {
-		if _, _, err := db.CreateAPIToken(ctx, nil, u.ID, name); err != nil {
+		if _, _, err := db.CreateAPIToken(ctx, nil, u.ID, name, false); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,0 +1,73 @@
+package web
+
+import (
+	"net/http"
+
+	"github.com/attune/attune/internal/attune"
+)
+
+// apiGoldOf is the gold of an item as the API gives it, scored by the
+// engine, read as the items browser's item page reads it.
+func (s *Server) apiGoldOf(r *http.Request, u *attune.User) (*apiItemGold, error) {
+	p, def, err := s.apiBrowserProject(r, u)
+	if err != nil {
+		return nil, err
+	}
+	itemID, err := pathInt(r, "item")
+	if err != nil {
+		return nil, err
+	}
+	d, err := s.loadItemDetail(r.Context(), p, def, itemID)
+	if err != nil {
+		return nil, err
+	}
+	g := d.gold
+	if g == nil {
+		return nil, attune.NotFound("this item has no gold yet")
+	}
+	return &apiItemGold{Answers: g.Answers, Method: g.Method, DecidedBy: g.DecidedBy, Note: g.Note, DecidedAt: g.DecidedAt.UTC(), Score: d.goldScore}, nil
+}
+
+// apiGold returns an item's gold (leads), 404 while it has none.
+func (s *Server) apiGold(r *http.Request, u *attune.User) (int, any, error) {
+	g, err := s.apiGoldOf(r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, g, nil
+}
+
+// apiGoldInput is the body of a lead's gold for an item.
+type apiGoldInput struct {
+	Answers         map[string]string `json:"answers"`
+	Note            string            `json:"note"`
+	AcceptConsensus bool              `json:"accept_consensus"`
+	ConfirmWarnings bool              `json:"confirm_warnings"`
+}
+
+// apiSetGold adjudicates an item, as the adjudication page does (the same
+// storeGold): 200 with the gold as stored, 422 with the rubric's problems,
+// or with confirm_warnings when only its warnings stand in the way.
+func (s *Server) apiSetGold(r *http.Request, u *attune.User) (int, any, error) {
+	p, _, err := s.apiBrowserProject(r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	itemID, err := pathInt(r, "item")
+	if err != nil {
+		return 0, nil, err
+	}
+	var body apiGoldInput
+	if err := decodeJSON(r, &body); err != nil {
+		return 0, nil, err
+	}
+	in := goldInput{answers: cleanAnswers(body.Answers), note: body.Note, accept: body.AcceptConsensus, confirm: body.ConfirmWarnings}
+	if _, err := s.storeGold(r, p, u, itemID, in); err != nil {
+		return 0, nil, err
+	}
+	g, err := s.apiGoldOf(r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, g, nil
+}

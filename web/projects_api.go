@@ -1,0 +1,296 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/rubric"
+	"github.com/attune/attune/internal/store"
+)
+
+// apiProjectInput is the body that creates a project, and, with every
+// field optional, changes one. The rules are the project forms': the same
+// attune.Project.Validate and attune.ReadEpsilon.
+type apiProjectInput struct {
+	Name         *string `json:"name"`
+	Rubric       *string `json:"rubric"` // key@version; only when creating
+	Instructions *string `json:"instructions"`
+	Overlap      *int    `json:"overlap"`
+	LeaseSeconds *int64  `json:"lease_seconds"`
+	// Annotators is who the annotators are (experts, trained, crowd),
+	// which sets the alt-test's ε; Epsilon sets it directly.
+	Annotators *string  `json:"annotators"`
+	Epsilon    *float64 `json:"epsilon"`
+	Status     *string  `json:"status"` // active, paused or archived; only when changing
+}
+
+// apply checks the input laid over p (the defaults of a new project, or
+// the project as it is) and returns what it comes to, or the fields' errors.
+func (in apiProjectInput) apply(p attune.Project) (attune.Project, error) {
+	errs := map[string]string{}
+	if in.Name != nil {
+		p.Name = *in.Name
+	}
+	if in.Instructions != nil {
+		p.Instructions = *in.Instructions
+	}
+	if in.Overlap != nil {
+		p.Overlap = *in.Overlap
+	}
+	if in.LeaseSeconds != nil {
+		// Out of attune.MaxLease's range it is refused by Validate, as
+		// -1; multiplied, it could wrap into the range.
+		p.Lease = -1
+		if n := *in.LeaseSeconds; n >= 0 && n <= int64(attune.MaxLease/time.Second) {
+			p.Lease = time.Duration(n) * time.Second
+		}
+	}
+	if in.Annotators != nil || in.Epsilon != nil {
+		var annotators, custom string
+		if in.Annotators != nil {
+			annotators = *in.Annotators
+		}
+		if in.Epsilon != nil {
+			annotators, custom = attune.AnnotatorsCustom, strconv.FormatFloat(*in.Epsilon, 'f', -1, 64)
+			if in.Annotators != nil {
+				errs["epsilon"] = "give annotators or epsilon, not both"
+			}
+		}
+		if e, ok, msg := attune.ReadEpsilon(annotators, custom); !ok {
+			field := "epsilon"
+			if in.Annotators != nil {
+				field = "annotators"
+			}
+			errs[field] = msg
+		} else {
+			p.Epsilon = e
+		}
+	}
+	if err := p.Validate(); err != nil {
+		var ve *attune.ValidationError
+		if !errors.As(err, &ve) {
+			return p, err
+		}
+		for k, m := range ve.Fields {
+			if k == "lease" {
+				k = "lease_seconds"
+			}
+			errs[k] = m
+		}
+	}
+	if len(errs) > 0 {
+		return p, &attune.ValidationError{Fields: errs}
+	}
+	return p, nil
+}
+
+// apiCreateProject makes a project, led by the token's user (leads and
+// admins): 201 with the project as GET returns it.
+func (s *Server) apiCreateProject(r *http.Request, u *attune.User) (int, any, error) {
+	ctx := r.Context()
+	var in apiProjectInput
+	if err := decodeJSON(r, &in); err != nil {
+		return 0, nil, err
+	}
+	if in.Status != nil {
+		return 0, nil, attune.Invalid("status", "a new project is active; change its status afterwards")
+	}
+	if in.Rubric == nil || *in.Rubric == "" {
+		return 0, nil, attune.Invalid("rubric", "name the rubric version the project labels with, as key@version")
+	}
+	ref, err := rubric.ParseRef(*in.Rubric)
+	if err != nil || ref.Version == "" {
+		return 0, nil, attune.Invalid("rubric", "name the rubric version as key@version, such as coaching-conversation@2.0")
+	}
+	_, rv, err := s.db.FindRubric(ctx, ref)
+	if errors.Is(err, attune.ErrNotFound) {
+		return 0, nil, attune.Invalid("rubric", "no rubric version "+ref.String()+" is loaded")
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	p, err := in.apply(attune.Project{Overlap: attune.DefaultOverlap, Lease: attune.DefaultLease, Epsilon: attune.DefaultEpsilon})
+	if err != nil {
+		return 0, nil, err
+	}
+	created, err := s.db.CreateProject(ctx, &u.ID, store.NewProject{Name: p.Name, Instructions: p.Instructions,
+		RubricVersionID: rv.ID, Overlap: p.Overlap, Lease: p.Lease, Epsilon: p.Epsilon})
+	if err != nil {
+		return 0, nil, err
+	}
+	body, err := s.projectBody(ctx, created, attune.MemberLead, u)
+	return http.StatusCreated, body, err
+}
+
+// apiUpdateProject changes a project's settings and, with status, pauses,
+// archives or reopens it (the project's leads): the fields given change,
+// the others stay. 200 with the project as GET returns it.
+func (s *Server) apiUpdateProject(r *http.Request, u *attune.User) (int, any, error) {
+	ctx := r.Context()
+	p, role, err := s.apiProjectAccess(ctx, r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	if role != attune.MemberLead {
+		return 0, nil, attune.Forbidden("only the project's leads change it")
+	}
+	var in apiProjectInput
+	if err := decodeJSON(r, &in); err != nil {
+		return 0, nil, err
+	}
+	if in.Rubric != nil {
+		return 0, nil, attune.Invalid("rubric", "a project's rubric cannot change; make a new project for another rubric")
+	}
+	var status attune.ProjectStatus
+	if in.Status != nil {
+		switch status = attune.ProjectStatus(*in.Status); status {
+		case attune.ProjectActive, attune.ProjectPaused, attune.ProjectArchived:
+		default:
+			return 0, nil, attune.Invalid("status", "choose active, paused or archived")
+		}
+	}
+	next, err := in.apply(*p)
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := s.db.UpdateProject(ctx, u.ID, p.ID, store.ProjectChanges{Name: next.Name, Instructions: next.Instructions,
+		Overlap: next.Overlap, Lease: next.Lease, Epsilon: next.Epsilon}); err != nil {
+		return 0, nil, err
+	}
+	if status != "" && status != p.Status {
+		if err := s.db.SetProjectStatus(ctx, u.ID, p.ID, status); err != nil {
+			return 0, nil, err
+		}
+	}
+	if p, err = s.db.FindProjectByID(ctx, p.ID); err != nil {
+		return 0, nil, err
+	}
+	body, err := s.projectBody(ctx, p, role, u)
+	return http.StatusOK, body, err
+}
+
+type apiMember struct {
+	UserID    int64     `json:"user_id"`
+	Email     string    `json:"email"`
+	Name      string    `json:"name"`
+	Role      string    `json:"role"`
+	AddedAt   time.Time `json:"added_at"`
+	Paused    bool      `json:"paused"`
+	PausedWhy string    `json:"paused_why"`
+}
+
+func apiMemberOf(m attune.Member) apiMember {
+	return apiMember{m.UserID, m.Email, m.Name, string(m.Role), m.AddedAt.UTC(), m.Paused, m.PausedWhy}
+}
+
+// apiLeadProject is the project of the path, for one of its leads.
+func (s *Server) apiLeadProject(r *http.Request, u *attune.User) (*attune.Project, error) {
+	p, role, err := s.apiProjectAccess(r.Context(), r, u)
+	if err != nil {
+		return nil, err
+	}
+	if role != attune.MemberLead {
+		return nil, attune.Forbidden("only the project's leads manage its members")
+	}
+	return p, nil
+}
+
+// apiMembers lists the project's members (its leads).
+func (s *Server) apiMembers(r *http.Request, u *attune.User) (int, any, error) {
+	p, err := s.apiLeadProject(r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	members, err := s.db.ListMembers(r.Context(), p.ID)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := make([]apiMember, 0, len(members))
+	for _, m := range members {
+		out = append(out, apiMemberOf(m))
+	}
+	return http.StatusOK, map[string]any{"members": out}, nil
+}
+
+// apiAddMember adds an account, by email, as an annotator or a lead of the
+// project (201 with the member), or gives a member that role (200).
+func (s *Server) apiAddMember(r *http.Request, u *attune.User) (int, any, error) {
+	ctx := r.Context()
+	p, err := s.apiLeadProject(r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	var in struct {
+		Email string `json:"email"`
+		Role  string `json:"role"`
+	}
+	if err := decodeJSON(r, &in); err != nil {
+		return 0, nil, err
+	}
+	role := attune.MemberRole(in.Role)
+	if role != attune.MemberAnnotator && role != attune.MemberLead {
+		return 0, nil, attune.Invalid("role", "choose annotator or lead")
+	}
+	email, err := attune.NormalizeEmail(in.Email)
+	if err != nil {
+		return 0, nil, attune.Invalid("email", "give the email address of the person's account")
+	}
+	who, err := s.db.FindUserByEmail(ctx, email)
+	if isNotFound(err) {
+		return 0, nil, attune.Invalid("email", "no account has the email "+email+"; an admin creates accounts")
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	status := http.StatusCreated
+	if _, err := s.findMember(ctx, p.ID, who.ID); err == nil {
+		status = http.StatusOK // a member already: their role changes
+	}
+	if err := s.db.AddMember(ctx, &u.ID, p.ID, who.ID, role); err != nil {
+		return 0, nil, err
+	}
+	m, err := s.findMember(ctx, p.ID, who.ID)
+	if err != nil {
+		return 0, nil, err
+	}
+	return status, apiMemberOf(*m), nil
+}
+
+// apiRemoveMember takes a person out of the project; their labels stay.
+// The project's only lead cannot be removed (409).
+func (s *Server) apiRemoveMember(r *http.Request, u *attune.User) (int, any, error) {
+	ctx := r.Context()
+	p, err := s.apiLeadProject(r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	uid, err := pathInt(r, "userID")
+	if err != nil {
+		return 0, nil, err
+	}
+	if _, err := s.findMember(ctx, p.ID, uid); err != nil {
+		return 0, nil, err
+	}
+	if err := s.db.RemoveMember(ctx, &u.ID, p.ID, uid); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusNoContent, nil, nil
+}
+
+// findMember is one member of the project, or attune.ErrNotFound.
+func (s *Server) findMember(ctx context.Context, projectID, userID int64) (*attune.Member, error) {
+	members, err := s.db.ListMembers(ctx, projectID)
+	if err != nil {
+		return nil, err
+	}
+	for i := range members {
+		if members[i].UserID == userID {
+			return &members[i], nil
+		}
+	}
+	return nil, attune.NotFound("no such member of the project")
+}

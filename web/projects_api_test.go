@@ -1,0 +1,137 @@
+package web_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/attune/attune/internal/attune"
+)
+
+// TestAPIProjectsAndMembers: a lead sets a project up through the API
+// alone, with the rules of the project forms: create, change settings and
+// status, add, list and remove members; and the refusals say what is wrong
+// and change nothing.
+func TestAPIProjectsAndMembers(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	if err := a.db.LoadBuiltinRubrics(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	lead := a.user("lee@example.org", attune.RoleLead)
+	ann := a.user("ann@example.org", attune.RoleAnnotator)
+	c := a.apiFor(lead)
+
+	for name, tc := range map[string]struct {
+		body  map[string]any
+		field string
+	}{
+		"no rubric":      {map[string]any{"name": "X"}, "rubric"},
+		"unknown rubric": {map[string]any{"name": "X", "rubric": "nope@1"}, "rubric"},
+		"no name":        {map[string]any{"rubric": "coaching-conversation@2.0"}, "name"},
+		"overlap 0":      {map[string]any{"name": "X", "rubric": "coaching-conversation@2.0", "overlap": 0}, "overlap"},
+		"lease 90 s":     {map[string]any{"name": "X", "rubric": "coaching-conversation@2.0", "lease_seconds": 90}, "lease_seconds"},
+		"huge lease":     {map[string]any{"name": "X", "rubric": "coaching-conversation@2.0", "lease_seconds": int64(1) << 60}, "lease_seconds"},
+		"epsilon 1":      {map[string]any{"name": "X", "rubric": "coaching-conversation@2.0", "epsilon": 1}, "epsilon"},
+		"bad pool":       {map[string]any{"name": "X", "rubric": "coaching-conversation@2.0", "annotators": "robots"}, "annotators"},
+	} {
+		status, raw := c.send("POST", "/api/v1/projects", tc.body, nil)
+		if status != http.StatusUnprocessableEntity || !strings.Contains(raw, `"`+tc.field+`"`) {
+			t.Errorf("%s: %d %s, want 422 naming %s", name, status, raw, tc.field)
+		}
+	}
+	if status, _ := a.apiFor(ann).send("POST", "/api/v1/projects", map[string]any{"name": "X", "rubric": "coaching-conversation@2.0"}, nil); status != http.StatusForbidden {
+		t.Errorf("an annotator account making a project: %d, want 403", status)
+	}
+	var n int
+	a.db.Pool().QueryRow(t.Context(), `SELECT count(*) FROM projects`).Scan(&n)
+	if n != 0 {
+		t.Fatalf("%d projects after refusals", n)
+	}
+
+	var p struct {
+		ID           int64  `json:"id"`
+		Name         string `json:"name"`
+		Rubric       string `json:"rubric"`
+		Status       string `json:"status"`
+		Overlap      int    `json:"overlap"`
+		Role         string `json:"role"`
+		Instructions string `json:"instructions"`
+		LeaseSeconds int    `json:"lease_seconds"`
+	}
+	c.must(http.StatusCreated, "POST", "/api/v1/projects", map[string]any{"name": "Pilot", "rubric": "coaching-conversation@2.0",
+		"instructions": "Read the whole conversation.", "overlap": 2, "annotators": "experts"}, &p)
+	if p.Name != "Pilot" || p.Rubric != "coaching-conversation@2.0" || p.Overlap != 2 || p.Role != "lead" || p.LeaseSeconds != 1800 || p.Status != "active" {
+		t.Fatalf("created %+v", p)
+	}
+	stored, err := a.db.FindProjectByID(t.Context(), p.ID)
+	if err != nil || stored.Epsilon != attune.EpsilonExperts {
+		t.Fatalf("stored %+v, %v", stored, err)
+	}
+	if status, raw := c.send("POST", "/api/v1/projects", map[string]any{"name": "Pilot", "rubric": "coaching-conversation@2.0"}, nil); status != http.StatusConflict {
+		t.Errorf("a second project named Pilot: %d %s, want 409", status, raw)
+	}
+
+	base := fmt.Sprintf("/api/v1/projects/%d", p.ID)
+	c.must(http.StatusOK, "PATCH", base, map[string]any{"overlap": 3, "lease_seconds": 600, "status": "paused"}, &p)
+	if p.Overlap != 3 || p.LeaseSeconds != 600 || p.Status != "paused" || p.Instructions != "Read the whole conversation." || p.Name != "Pilot" {
+		t.Fatalf("after the change %+v", p)
+	}
+	for body, field := range map[string]string{`{"rubric":"empathetic-dialogue@2"}`: "rubric", `{"status":"gone"}`: "status", `{"name":""}`: "name"} {
+		if status, raw := c.call("PATCH", base, body); status != http.StatusUnprocessableEntity || !strings.Contains(fmt.Sprint(raw), field) {
+			t.Errorf("PATCH %s: %d %v, want 422 naming %s", body, status, raw, field)
+		}
+	}
+
+	// Members.
+	if status, raw := c.send("POST", base+"/members", map[string]any{"email": "nobody@example.org", "role": "annotator"}, nil); status != http.StatusUnprocessableEntity || !strings.Contains(raw, "no account") {
+		t.Errorf("an unknown email: %d %s", status, raw)
+	}
+	if status, raw := c.send("POST", base+"/members", map[string]any{"email": "ann@example.org", "role": "owner"}, nil); status != http.StatusUnprocessableEntity || !strings.Contains(raw, "role") {
+		t.Errorf("a bad role: %d %s", status, raw)
+	}
+	var m struct {
+		UserID int64  `json:"user_id"`
+		Email  string `json:"email"`
+		Role   string `json:"role"`
+	}
+	c.must(http.StatusCreated, "POST", base+"/members", map[string]any{"email": "ANN@example.org", "role": "annotator"}, &m)
+	if m.UserID != ann.ID || m.Role != "annotator" {
+		t.Fatalf("added %+v", m)
+	}
+	// Adding a member again sets their role; a lead needs an account
+	// that may lead.
+	c.must(http.StatusOK, "POST", base+"/members", map[string]any{"email": "ann@example.org", "role": "annotator"}, &m)
+	if status, raw := c.send("POST", base+"/members", map[string]any{"email": "ann@example.org", "role": "lead"}, nil); status != http.StatusConflict {
+		t.Errorf("making an annotator account a lead: %d %s, want 409", status, raw)
+	}
+	var list struct {
+		Members []struct {
+			Email string `json:"email"`
+			Role  string `json:"role"`
+		} `json:"members"`
+	}
+	c.must(http.StatusOK, "GET", base+"/members", nil, &list)
+	if len(list.Members) != 2 {
+		t.Fatalf("members %+v", list)
+	}
+	// The annotator reads the project but manages nothing of it.
+	annAPI := a.apiFor(ann)
+	annAPI.must(http.StatusOK, "GET", base, nil, nil)
+	for _, w := range []struct{ method, path string }{{"GET", base + "/members"}, {"PATCH", base}, {"DELETE", fmt.Sprintf("%s/members/%d", base, lead.ID)}} {
+		if status, _ := annAPI.send(w.method, w.path, map[string]any{}, nil); status != http.StatusForbidden {
+			t.Errorf("an annotator: %s %s: %d, want 403", w.method, w.path, status)
+		}
+	}
+	if status, raw := c.send("DELETE", fmt.Sprintf("%s/members/%d", base, lead.ID), nil, nil); status != http.StatusConflict || !strings.Contains(raw, "lead") {
+		t.Errorf("removing the only lead: %d %s, want 409", status, raw)
+	}
+	c.must(http.StatusNoContent, "DELETE", fmt.Sprintf("%s/members/%d", base, ann.ID), nil, nil)
+	if status, _ := c.send("DELETE", fmt.Sprintf("%s/members/%d", base, ann.ID), nil, nil); status != http.StatusNotFound {
+		t.Errorf("removing ann twice: %d, want 404", status)
+	}
+	if status, _ := annAPI.send("GET", base, nil, nil); status != http.StatusNotFound {
+		t.Errorf("a removed annotator reading the project: %d, want 404", status)
+	}
+}
