@@ -243,3 +243,76 @@ func TestCalibrationAlertAndPause(t *testing.T) {
 		t.Errorf("pausing a lead: %d, want 404", r.StatusCode)
 	}
 }
+
+// TestReportShowsJudgeSentinels: a judge's sentinel answers, run by run,
+// reach the report as a series; the run where its accuracy stepped is
+// named with its date in report.json and on the page.
+func TestReportShowsJudgeSentinels(t *testing.T) {
+	t.Parallel()
+	l := newLabelling(t, labellingOpts{annotators: 1})
+	ctx := context.Background()
+	db := l.a.db
+	l.goldOn(t, "r1", calibrationGold)
+	if _, err := db.AddCalibration(ctx, &l.lead.ID, l.p.ID, "r1", nil); err != nil {
+		t.Fatal(err)
+	}
+	j, err := db.CreateJudge(ctx, nil, attune.JudgePolicy{}, store.NewJudge{Name: "sentinel", Provider: "openai", Model: "m-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	itemID := l.itemID(t, "r1")
+	// Four runs answer as gold has it, the fifth two points off on every
+	// rubric item: a step at the fifth.
+	off := map[string]string{}
+	for k, v := range calibrationGold {
+		n := int(v[0]-'0') + 2
+		if n > 5 {
+			n -= 4
+		}
+		off[k] = fmt.Sprint(n)
+	}
+	var last *attune.JudgeRun
+	for i := range 5 {
+		run, err := db.CreateRun(ctx, nil, store.NewRun{JudgeID: j.ID, ProjectID: l.p.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		given := calibrationGold
+		if i == 4 {
+			given = off
+		}
+		if err := db.WriteSentinel(ctx, run, itemID, given, calibrationGold); err != nil {
+			t.Fatal(err)
+		}
+		last = run
+	}
+	// Written once per run and item: a retried job changes nothing.
+	if err := db.WriteSentinel(ctx, last, itemID, calibrationGold, calibrationGold); err != nil {
+		t.Fatal(err)
+	}
+
+	lead := l.signedIn(l.lead)
+	r := lead.get(projectPath(l.p, "/report.json"))
+	wantStatus(t, r, http.StatusOK)
+	var rep struct {
+		Calibration []struct {
+			Kind  string `json:"kind"`
+			N     int    `json:"n"`
+			Runs  []calibration.RunPoint
+			Steps []calibration.RunPoint `json:"steps"`
+		} `json:"calibration"`
+	}
+	if err := json.Unmarshal([]byte(r.body), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Calibration) != 1 || rep.Calibration[0].Kind != "judge" || rep.Calibration[0].N != 5 || len(rep.Calibration[0].Runs) != 5 {
+		t.Fatalf("calibration %+v, want the judge's five runs", rep.Calibration)
+	}
+	c := rep.Calibration[0]
+	if len(c.Steps) != 1 || c.Steps[0].Run != last.ID || c.Runs[4].Accuracy != 0 || c.Runs[0].Accuracy != 1 {
+		t.Fatalf("series %+v, steps %+v, want one step at run %d", c.Runs, c.Steps, last.ID)
+	}
+	page := lead.get(projectPath(l.p, "/report"))
+	wantContains(t, page, `data-testid="calibration-runs"`, "100%, 100%, 100%, 100%, 0%", `data-testid="calibration-step"`,
+		fmt.Sprintf("run %d (%s)", last.ID, c.Steps[0].At.UTC().Format("2006-01-02")))
+}

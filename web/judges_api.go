@@ -505,6 +505,7 @@ type apiEstimate struct {
 	Model         string   `json:"model"`
 	PromptVersion int      `json:"prompt_version"`
 	Items         int      `json:"items"`
+	Sentinels     int      `json:"calibration_items"` // asked by every run too
 	RubricItems   int      `json:"rubric_items"`
 	Samples       int      `json:"samples"`
 	Calls         int      `json:"calls"`
@@ -542,7 +543,7 @@ func (s *Server) apiEstimateRun(r *http.Request, u *attune.User) (int, any, erro
 	if err != nil {
 		return 0, nil, err
 	}
-	out := apiEstimate{Judge: in.judge.Name, Model: in.judge.Model, PromptVersion: max(in.prompt, 1), Items: est.Items, RubricItems: len(def.Items),
+	out := apiEstimate{Judge: in.judge.Name, Model: in.judge.Model, PromptVersion: max(in.prompt, 1), Items: est.Items, Sentinels: est.Sentinels, RubricItems: len(def.Items),
 		Samples: in.judge.Settings.SampleCount(), Calls: est.Calls, InputTokens: est.InputTokens, OutputTokens: est.OutputTokens,
 		USD: est.USD, BudgetUSD: in.budget, Active: act}
 	if in.budget != nil {

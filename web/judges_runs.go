@@ -267,7 +267,7 @@ func (s *Server) estimateRun(w http.ResponseWriter, r *http.Request) error {
 		ProjectName: p.Name, ProjectURL: templ.SafeURL(projectPath(p.ID)),
 		Action:    templ.SafeURL(fmt.Sprintf("/projects/%d/runs/confirm", p.ID)),
 		JudgeName: in.judge.Name, Model: in.judge.Model, Form: f.form(),
-		Items: est.Items, RubricItems: len(def.Items), Samples: in.judge.Settings.SampleCount(),
+		Items: est.Items, Sentinels: est.Sentinels, RubricItems: len(def.Items), Samples: in.judge.Settings.SampleCount(),
 		Calls: count(int64(est.Calls)), InputTokens: count(int64(est.InputTokens)), OutputTokens: count(int64(est.OutputTokens)),
 		USD: usd(est.USD), Active: act,
 	}

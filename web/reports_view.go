@@ -89,9 +89,18 @@ func (s *Server) reportView(r *http.Request, p *attune.Project, rr *reportReques
 		page.Columns = append(page.Columns, rview.Column{Key: c.key, Name: c.name, Explain: explain[c.key]})
 	}
 	for _, c := range rep.Calibration {
-		page.Calibration = append(page.Calibration, rview.CalibrationRow{Rater: raterLabel(c.Name, c.Kind, false), N: c.N,
+		row := rview.CalibrationRow{Rater: raterLabel(c.Name, c.Kind, false), N: c.N,
 			Accuracy: strconv.FormatFloat(100*c.Accuracy, 'f', 0, 64) + "%",
-			Leniency: reportSigned(report.Stat{Value: c.Leniency, Reason: "no 1–5 rubric item"}), DriftingOn: strings.Join(c.DriftingOn, ", ")})
+			Leniency: reportSigned(report.Stat{Value: c.Leniency, Reason: "no 1–5 rubric item"}), DriftingOn: strings.Join(c.DriftingOn, ", ")}
+		var runs, steps []string
+		for _, pt := range c.Runs {
+			runs = append(runs, strconv.FormatFloat(100*pt.Accuracy, 'f', 0, 64)+"%")
+		}
+		for _, pt := range c.StepAt {
+			steps = append(steps, fmt.Sprintf("run %d (%s)", pt.Run, pt.At.UTC().Format("2006-01-02")))
+		}
+		row.Runs, row.Steps = strings.Join(runs, ", "), strings.Join(steps, ", ")
+		page.Calibration = append(page.Calibration, row)
 	}
 	page.Empty = true
 	for _, it := range rep.RubricItems {

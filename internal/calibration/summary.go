@@ -3,6 +3,7 @@ package calibration
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/attune/attune/internal/rubric"
 )
@@ -11,6 +12,10 @@ import (
 // and the gold of that moment, rubric item key → value.
 type Record struct {
 	Given, Gold map[string]string
+	// Run and At are a judge's sentinel answer's run and time (see
+	// Sentinels); zero for a person's answer.
+	Run int64
+	At  time.Time
 }
 
 // Summary is how one rater has done on a project's calibration items, on

@@ -2,6 +2,8 @@ package judge
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -130,6 +132,17 @@ func (a itemArgs) span() (first, last int64) {
 }
 
 func (itemArgs) Kind() string { return "judge_item" }
+
+// sentinelArgs asks a run's judge the project's calibration items afresh
+// (the judge sentinel), then queues the jobs of the run's items: asked
+// first, the sentinel cannot be cut short by the run's end, and its calls
+// count toward the run's cost and budget like any other.
+type sentinelArgs struct {
+	RunID      int64 `json:"run_id"`
+	Generation int   `json:"generation"`
+}
+
+func (sentinelArgs) Kind() string { return "judge_sentinel" }
 
 // Runner works judge runs: durable jobs in PostgreSQL that any replica
 // running a Runner may take. Create it with NewRunner; Start it to work
@@ -268,6 +281,7 @@ func NewRunner(db *store.DB, opts RunnerOptions) (*Runner, error) {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, river.WorkFunc(guarded(r, r.workStart)))
 	river.AddWorker(workers, river.WorkFunc(guarded(r, r.workItems)))
+	river.AddWorker(workers, river.WorkFunc(guarded(r, r.workSentinel)))
 	queues := map[string]river.QueueConfig{queue: {MaxWorkers: r.opts.Workers}}
 	for _, add := range r.opts.Also {
 		name, cfg := add(workers)
@@ -615,14 +629,7 @@ func (r *Runner) workStart(ctx context.Context, job *river.Job[startArgs]) error
 		// before it had queued every item: queue what is left. A job
 		// queued already is not queued twice, and items answered meanwhile
 		// are not left to do.
-		todo, err := r.db.RunItemsTodo(ctx, run)
-		if err != nil {
-			return err
-		}
-		if len(todo) == 0 {
-			return r.completeIfDone(ctx, run)
-		}
-		return r.queueItems(ctx, run, todo)
+		return r.queueSentinel(ctx, run)
 	default:
 		return nil // paused or cancelled before it started
 	}
@@ -654,13 +661,55 @@ func (r *Runner) workStart(ctx context.Context, job *river.Job[startArgs]) error
 	if err != nil {
 		return err
 	}
-	todo, err := r.db.StartRunItems(ctx, run)
+	if _, err := r.db.StartRunItems(ctx, run); err != nil {
+		return err
+	}
+	return r.queueSentinel(ctx, run)
+}
+
+// queueSentinel queues the sentinel job of the run's current start, which
+// queues the items' jobs when it is done.
+func (r *Runner) queueSentinel(ctx context.Context, run *attune.JudgeRun) error {
+	_, err := r.client.Insert(ctx, sentinelArgs{RunID: run.ID, Generation: run.Generation},
+		&river.InsertOpts{Queue: queue, MaxAttempts: 25, UniqueOpts: river.UniqueOpts{ByArgs: true}})
+	return err
+}
+
+// workSentinel asks the judge each calibration item the run has not asked
+// yet, from no cache, and keeps its answers beside the gold of now
+// (store.WriteSentinel); then it queues the jobs of the run's items still
+// to answer, or ends a run that has none.
+func (r *Runner) workSentinel(ctx context.Context, job *river.Job[sentinelArgs]) error {
+	run, err := r.currentRun(ctx, job.Args.RunID, job.Args.Generation)
+	if err != nil {
+		return err
+	}
+	if run.Status != attune.RunRunning || run.Generation != job.Args.Generation {
+		return nil // paused, cancelled or restarted: a later start asks what is left
+	}
+	items, err := r.db.SentinelItems(ctx, run)
+	if err != nil {
+		return err
+	}
+	for _, it := range items {
+		labels, err := r.askItem(ctx, run, it.ItemID, false)
+		if err != nil {
+			return r.stop(ctx, run, err)
+		}
+		answers := make(map[string]string, len(labels))
+		for _, l := range labels {
+			answers[l.Key] = l.Value
+		}
+		if err := r.db.WriteSentinel(ctx, run, it.ItemID, answers, it.Gold); err != nil {
+			return err
+		}
+	}
+	todo, err := r.db.RunItemsTodo(ctx, run)
 	if err != nil {
 		return err
 	}
 	if len(todo) == 0 {
-		_, err := r.setStatus(ctx, run.ID, []attune.RunStatus{attune.RunRunning}, attune.RunCompleted, "", nil)
-		return err
+		return r.completeIfDone(ctx, run)
 	}
 	return r.queueItems(ctx, run, todo)
 }
@@ -736,6 +785,8 @@ type itemWork struct {
 	caps          Capabilities
 	cached        map[string][]byte
 	limiter       *aimd
+	// fresh asks without the cache: a sentinel (see askItem).
+	fresh bool
 }
 
 // workItems answers the job's items not answered yet, one after another,
@@ -774,18 +825,42 @@ func (r *Runner) workItems(ctx context.Context, job *river.Job[itemArgs]) error 
 // workItem answers every rubric item of one item and stores the answers
 // in one transaction. Its error is the stop handles.
 func (r *Runner) workItem(ctx context.Context, run *attune.JudgeRun, itemID int64) error {
-	rc, err := r.context(ctx, run)
+	start := time.Now()
+	labels, err := r.askItem(ctx, run, itemID, true)
 	if err != nil {
 		return err
+	}
+	written, last, err := r.db.WriteJudgeAnswers(ctx, run, itemID, labels, time.Since(start).Milliseconds())
+	if err != nil {
+		return err
+	}
+	if written && !last {
+		return nil
+	}
+	// The last item, or one answered already by a worker that died before
+	// it could see whether the run was done.
+	r.notify(ctx, run.ID)
+	return r.completeIfDone(ctx, run)
+}
+
+// askItem asks the run's judge every rubric item of one item and returns
+// its answers, in the rubric's order. With fromCache, answers paid for
+// before (the same prompt, model and settings) are reused; a sentinel asks
+// afresh, since a model changed behind its name answers differently.
+func (r *Runner) askItem(ctx context.Context, run *attune.JudgeRun, itemID int64, fromCache bool) ([]store.JudgeLabel, error) {
+	rc, err := r.context(ctx, run)
+	if err != nil {
+		return nil, err
 	}
 	j, def := rc.judge, rc.def
 	item, err := r.db.FindItem(ctx, run.ProjectID, itemID)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	w := &itemWork{run: run, judge: j, rubricVersion: rc.project.RubricVersionID, limiter: r.limits.get(j.ID, max(run.Settings.Concurrency, 1))}
+	w := &itemWork{run: run, judge: j, rubricVersion: rc.project.RubricVersionID, limiter: r.limits.get(j.ID, max(run.Settings.Concurrency, 1)),
+		fresh: !fromCache}
 	if w.prov, w.endpoint, err = r.provider(j); err != nil {
-		return err
+		return nil, err
 	}
 	if len(run.Capabilities) > 0 {
 		json.Unmarshal(run.Capabilities, &w.caps)
@@ -803,21 +878,22 @@ func (r *Runner) workItem(ctx context.Context, run *attune.JudgeRun, itemID int6
 	keys := make([]string, 0, len(def.Items)*samples)
 	for i := range def.Items {
 		if prompts[i], err = Render(def, &def.Items[i], dialogue); err != nil {
-			return err
+			return nil, err
 		}
 		numeric := isNumeric(def.Allowed(&def.Items[i]))
 		for s := range samples {
 			keys = append(keys, r.cacheKey(w, prompts[i].Hash, numeric, s, false))
 		}
 	}
-	if w.cached, err = r.db.CachedResponses(ctx, keys); err != nil {
-		return err
+	if fromCache {
+		if w.cached, err = r.db.CachedResponses(ctx, keys); err != nil {
+			return nil, err
+		}
 	}
 
 	// The first rubric item alone, so the provider has the shared prefix
 	// (the dialogue) in its cache; then the rest at once, within the
 	// judge's concurrency, so an item takes about two calls' time.
-	start := time.Now()
 	labels := make([]store.JudgeLabel, len(def.Items))
 	errs := make([]error, len(def.Items))
 	labels[0], errs[0] = r.answer(ctx, w, def, &def.Items[0], item.ID, prompts[0], keys[:samples])
@@ -834,20 +910,10 @@ func (r *Runner) workItem(ctx context.Context, run *attune.JudgeRun, itemID int6
 	}
 	for _, err := range errs {
 		if err != nil {
-			return err
+			return nil, err
 		}
 	}
-	written, last, err := r.db.WriteJudgeAnswers(ctx, run, item.ID, labels, time.Since(start).Milliseconds())
-	if err != nil {
-		return err
-	}
-	if written && !last {
-		return nil
-	}
-	// The last item, or one answered already by a worker that died before
-	// it could see whether the run was done.
-	r.notify(ctx, run.ID)
-	return r.completeIfDone(ctx, run)
+	return labels, nil
 }
 
 type schemaKey struct {
@@ -921,7 +987,15 @@ func (r *Runner) settings(w *itemWork, numeric, reask bool) callSettings {
 }
 
 func (r *Runner) cacheKey(w *itemWork, promptHash string, numeric bool, sample int, reask bool) string {
-	return CacheKey(w.endpoint, w.judge.Model, r.settings(w, numeric, reask), sample, promptHash)
+	key := CacheKey(w.endpoint, w.judge.Model, r.settings(w, numeric, reask), sample, promptHash)
+	if w.fresh {
+		// A sentinel's call is kept under a key of its own run: the
+		// record of a call paid for, never served from the cache nor
+		// mistaken for the cached answer to the same prompt.
+		sum := sha256.Sum256([]byte(fmt.Sprintf("sentinel %d %s", w.run.ID, key)))
+		return hex.EncodeToString(sum[:])
+	}
+	return key
 }
 
 // answer asks for every sample of one rubric item and reduces them to one
@@ -1238,7 +1312,10 @@ func estimateRequestTokens(msgs []Message, maxTokens int) int {
 
 // Estimate is what a run is expected to cost before it starts.
 type Estimate struct {
-	Items        int
+	Items int
+	// Sentinels are the project's calibration items, which every run
+	// asks as well (see workSentinel); the calls and cost count them.
+	Sentinels    int
 	Calls        int
 	InputTokens  int
 	OutputTokens int
@@ -1246,7 +1323,8 @@ type Estimate struct {
 }
 
 // EstimateRun estimates a run of judge j over the first limit items of a
-// project (all when limit is 0) from the prompts of a sample of its items,
+// project (all when limit is 0), and its sentinels (the project's
+// calibration items), from the prompts of a sample of its items,
 // asked with the judge's prompt version (0 or 1: the rubric's own):
 // every call's prompt tokens, and max_tokens (or 256) out. Cached answers
 // and re-asks are not counted; the figure is an estimate.
@@ -1266,7 +1344,11 @@ func (r *Runner) EstimateRun(ctx context.Context, j *attune.Judge, p *attune.Pro
 	if err != nil {
 		return Estimate{}, err
 	}
-	e := Estimate{Items: len(ids)}
+	sentinels, err := r.db.CountSentinelItems(ctx, p.ID)
+	if err != nil {
+		return Estimate{}, err
+	}
+	e := Estimate{Items: len(ids), Sentinels: sentinels}
 	if len(ids) == 0 {
 		return e, nil
 	}
@@ -1295,8 +1377,10 @@ func (r *Runner) EstimateRun(ctx context.Context, j *attune.Judge, p *attune.Pro
 		sampled++
 	}
 	samples := j.Settings.SampleCount()
-	e.Calls = len(ids) * len(def.Items) * samples
-	e.InputTokens = inTokens * len(ids) / sampled * samples
+	// The sentinels' dialogues are taken to be as long as the items'.
+	asked := len(ids) + sentinels
+	e.Calls = asked * len(def.Items) * samples
+	e.InputTokens = inTokens * asked / sampled * samples
 	out := j.Settings.MaxTokens
 	if out <= 0 {
 		out = 256

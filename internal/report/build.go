@@ -117,7 +117,16 @@ func Build(ctx context.Context, db *store.DB, p *attune.Project, opts Options) (
 	}
 	r.Calibration = make([]RaterCalibration, 0, len(history))
 	for _, h := range history {
-		r.Calibration = append(r.Calibration, RaterCalibration{Rater: h.RaterID, Name: h.Name, Kind: h.Kind, Summary: calibration.Summarize(def, h.Records)})
+		rc := RaterCalibration{Rater: h.RaterID, Name: h.Name, Kind: h.Kind, Summary: calibration.Summarize(def, h.Records)}
+		if h.Kind == "judge" {
+			rc.Runs = calibration.Sentinels(def, h.Records)
+			for _, pt := range rc.Runs {
+				if pt.Step {
+					rc.StepAt = append(rc.StepAt, pt)
+				}
+			}
+		}
+		r.Calibration = append(r.Calibration, rc)
 	}
 	r.Definitions = definitions(def.Kind)
 	return r, nil

@@ -150,6 +150,12 @@ type RaterCalibration struct {
 	Name  string `json:"name"`
 	Kind  string `json:"kind"` // human or judge
 	calibration.Summary
+	// Runs is a judge's sentinel series: its accuracy on the calibration
+	// items in each run, oldest first (people have none). StepAt are the
+	// runs of it whose accuracy stepped away from the runs before, as a
+	// provider's silent change of model would.
+	Runs   []calibration.RunPoint `json:"runs,omitempty"`
+	StepAt []calibration.RunPoint `json:"steps,omitempty"`
 }
 
 // Stat is one figure: its value, or why it has none, and its interval.

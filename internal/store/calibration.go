@@ -287,7 +287,7 @@ type RaterCalibration struct {
 
 // CalibrationHistory returns, for every rater with a calibration answer in
 // the project, all of them in the order they were given (people first,
-// then by rater id). The whole history is read, whatever a report's dates:
+// then by rater id; a judge's are its sentinel answers, run by run). The whole history is read, whatever a report's dates:
 // a drift chart needs the series from its start.
 func (db *DB) CalibrationHistory(ctx context.Context, projectID int64) ([]RaterCalibration, error) {
 	return db.calibrationHistory(ctx, projectID, 0)
@@ -306,11 +306,19 @@ func (db *DB) PersonCalibrationHistory(ctx context.Context, projectID, userID in
 // calibrationHistory reads the project's calibration answers, of one
 // person when userID is not 0.
 func (db *DB) calibrationHistory(ctx context.Context, projectID, userID int64) ([]RaterCalibration, error) {
+	// A judge's are its sentinel answers, one set per run and
+	// calibration item (judge_sentinels), in the same shape.
 	rows, err := db.pool.Query(ctx, `
-		SELECT c.rater_id, coalesce(r.user_id, 0), r.name, r.kind, c.answers, c.gold
-		FROM calibration_answers c JOIN raters r ON r.id = c.rater_id
-		WHERE c.project_id = $1 AND ($2 = 0 OR r.user_id = $2)
-		ORDER BY r.kind = 'judge', c.rater_id, c.submitted_at, c.id`, projectID, userID)
+		SELECT rater_id, user_id, name, kind, answers, gold, run_id, at FROM (
+			SELECT c.rater_id, coalesce(r.user_id, 0) AS user_id, r.name, r.kind, c.answers, c.gold,
+			       0::bigint AS run_id, c.submitted_at AS at, c.id AS seq
+			FROM calibration_answers c JOIN raters r ON r.id = c.rater_id
+			WHERE c.project_id = $1 AND ($2 = 0 OR r.user_id = $2)
+			UNION ALL
+			SELECT s.rater_id, 0, r.name, 'judge', s.answers, s.gold, s.run_id, s.answered_at, s.item_id
+			FROM judge_sentinels s JOIN raters r ON r.id = s.rater_id
+			WHERE s.project_id = $1 AND $2 = 0) h
+		ORDER BY kind = 'judge', rater_id, run_id, at, seq`, projectID, userID)
 	if err != nil {
 		return nil, mapErr(err, "calibration history", "")
 	}
@@ -322,7 +330,7 @@ func (db *DB) calibrationHistory(ctx context.Context, projectID, userID int64) (
 			name, kind string
 			rec        calibration.Record
 		)
-		if err := rows.Scan(&id, &userID, &name, &kind, &rec.Given, &rec.Gold); err != nil {
+		if err := rows.Scan(&id, &userID, &name, &kind, &rec.Given, &rec.Gold, &rec.Run, &rec.At); err != nil {
 			return nil, fmt.Errorf("store: calibration history of project %d: %w", projectID, err)
 		}
 		if len(out) == 0 || out[len(out)-1].RaterID != id {

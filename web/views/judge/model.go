@@ -199,6 +199,7 @@ type ConfirmPage struct {
 	Model        string
 	Form         StartForm
 	Items        int
+	Sentinels    int // calibration items every run asks too
 	RubricItems  int
 	Samples      int
 	Calls        string

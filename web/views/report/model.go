@@ -305,4 +305,9 @@ type CalibrationRow struct {
 	// DriftingOn names the rubric items whose chart has signalled; empty
 	// when none has.
 	DriftingOn string
+	// Runs is a judge's accuracy run by run (its sentinel), oldest first,
+	// "84%, 85%, 61%"; empty for a person. Steps says on which runs it
+	// stepped, "run 7 (2026-11-28)"; empty when it never did.
+	Runs  string
+	Steps string
 }
