@@ -306,3 +306,38 @@ func apiFlagOf(f attune.Flag) apiFlag {
 	}
 	return af
 }
+
+// apiResolveFlag settles an open flag of the project (its leads), as the
+// Flags page does: {"how": "pulled|fixed|dismissed", "note": "…"}. 200
+// with what it did; a flag resolved already is a 409.
+func (s *Server) apiResolveFlag(r *http.Request, u *attune.User) (int, any, error) {
+	p, role, err := s.apiProjectAccess(r.Context(), r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	if role != attune.MemberLead {
+		return 0, nil, attune.Forbidden("only the project's leads resolve its flags")
+	}
+	flagID, err := pathInt(r, "flag")
+	if err != nil {
+		return 0, nil, err
+	}
+	var body struct {
+		How  string `json:"how"`
+		Note string `json:"note"`
+	}
+	if err := decodeJSON(r, &body); err != nil {
+		return 0, nil, err
+	}
+	how, err := attune.ParseFlagResolution(body.How)
+	if err != nil {
+		return 0, nil, err
+	}
+	res, err := s.db.ResolveFlag(r.Context(), store.FlagResolution{ActorID: u.ID, ProjectID: p.ID, FlagID: flagID, How: how,
+		Note: strings.TrimSpace(body.Note)})
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, map[string]any{"source_id": res.ItemSourceID, "resolution": how, "flags_resolved": res.Flags,
+		"pulled": res.Pulled, "returned": res.Returned}, nil
+}

@@ -1,9 +1,11 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/store"
 )
 
 // apiGoldOf is the gold of an item as the API gives it, scored by the
@@ -70,4 +72,40 @@ func (s *Server) apiSetGold(r *http.Request, u *attune.User) (int, any, error) {
 		return 0, nil, err
 	}
 	return http.StatusOK, g, nil
+}
+
+// apiApplyConsensus applies the consensus rule (the project's leads), as
+// the gold set page does, after setting the project's maximum spread when
+// max_spread is given; all judges every complete item again. 200 with
+// what the rule did.
+func (s *Server) apiApplyConsensus(r *http.Request, u *attune.User) (int, any, error) {
+	ctx := r.Context()
+	p, _, err := s.apiBrowserProject(r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	var body struct {
+		MaxSpread *int `json:"max_spread"`
+		All       bool `json:"all"`
+	}
+	if err := decodeJSON(r, &body); err != nil {
+		return 0, nil, err
+	}
+	if body.MaxSpread != nil {
+		if n := *body.MaxSpread; n < 0 || n > store.MaxGoldSpread {
+			return 0, nil, attune.Invalid("max_spread", fmt.Sprintf("give a whole number from 0 to %d", store.MaxGoldSpread))
+		}
+		if err := s.db.SetGoldMaxSpread(ctx, &u.ID, p.ID, *body.MaxSpread); err != nil {
+			return 0, nil, err
+		}
+	}
+	res, err := s.db.ApplyConsensus(ctx, p.ID, store.ConsensusOptions{ActorID: &u.ID, All: body.All})
+	if err != nil {
+		return 0, nil, err
+	}
+	spread, err := s.db.GoldMaxSpread(ctx, p.ID)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, map[string]any{"items": res.Items, "automatic": res.Automatic, "queued": res.Queued, "max_spread": spread}, nil
 }

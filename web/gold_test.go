@@ -481,3 +481,67 @@ func TestAPIGold(t *testing.T) {
 		t.Fatalf("an unknown field: %d %s, want 422", status, raw)
 	}
 }
+
+// TestAPIConsensusAndFlags: a lead's token applies the consensus rule,
+// with a maximum spread, and resolves a flag, as the pages do.
+func TestAPIConsensusAndFlags(t *testing.T) {
+	t.Parallel()
+	l := newLabelling(t, labellingOpts{overlap: 3, annotators: 3})
+	l.labelThroughAPI(t, func(i int, source string) map[string]string {
+		return map[string]string{"emotion": []string{"2", "5", "5"}[i], "validation": "3", "helpfulness": "3", "safety": "3", "overall": "3"}
+	}, nil)
+	c := l.a.apiFor(l.lead)
+	base := fmt.Sprintf("/api/v1/projects/%d", l.p.ID)
+	var res struct {
+		Items, Automatic, Queued int
+		MaxSpread                int `json:"max_spread"`
+	}
+	c.must(http.StatusOK, "POST", base+"/gold/consensus", map[string]any{}, &res)
+	if res.Items != 2 || res.Automatic != 0 || res.Queued != 2 || res.MaxSpread != 1 {
+		t.Fatalf("consensus at spread 1: %+v, want both items left to a lead", res)
+	}
+	if status, raw := c.send("POST", base+"/gold/consensus", map[string]any{"max_spread": 11}, nil); status != http.StatusUnprocessableEntity || !strings.Contains(raw, "max_spread") {
+		t.Fatalf("spread 11: %d %s", status, raw)
+	}
+	c.must(http.StatusOK, "POST", base+"/gold/consensus", map[string]any{"max_spread": 3}, &res)
+	if res.Automatic != 2 || res.MaxSpread != 3 {
+		t.Fatalf("consensus at spread 3: %+v, want both decided", res)
+	}
+	if got := goldValues(t, l.a, l.itemID(t, "r1")); got["emotion"] != "5/automatic" {
+		t.Fatalf("gold %v", got)
+	}
+	if status, _ := l.a.apiFor(l.anns[0]).send("POST", base+"/gold/consensus", map[string]any{}, nil); status != http.StatusForbidden {
+		t.Fatalf("an annotator applying the rule: %d, want 403", status)
+	}
+
+	// A flag raised, then pulled through the API.
+	ann := l.a.apiFor(l.anns[0])
+	if err := l.a.db.LoadBuiltinRubrics(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	p2, lead2 := apiProject(t, l.a, "empathetic-dialogue@2", 1, twoItems, l.anns[0])
+	status, next := ann.call("POST", fmt.Sprintf("/api/v1/projects/%d/next", p2.ID), nil)
+	if status != http.StatusOK {
+		t.Fatalf("next: %d %v", status, next)
+	}
+	asg := next["assignment"].(map[string]any)["id"].(float64)
+	if status, body := ann.call("POST", fmt.Sprintf("/api/v1/assignments/%.0f/skip", asg), map[string]string{"flag": "broken"}); status != http.StatusNoContent {
+		t.Fatalf("skip: %d %v", status, body)
+	}
+	status, flags := lead2.call("GET", fmt.Sprintf("/api/v1/projects/%d/flags", p2.ID), nil)
+	if status != http.StatusOK {
+		t.Fatalf("flags: %d", status)
+	}
+	flagID := flags["flags"].([]any)[0].(map[string]any)["id"].(float64)
+	resolve := fmt.Sprintf("/api/v1/projects/%d/flags/%.0f/resolve", p2.ID, flagID)
+	if status, body := lead2.call("POST", resolve, map[string]string{"how": "shelved"}); status != http.StatusUnprocessableEntity {
+		t.Fatalf("a bad how: %d %v", status, body)
+	}
+	status, done := lead2.call("POST", resolve, map[string]string{"how": "pulled", "note": "cut off"})
+	if status != http.StatusOK || done["pulled"] != true || done["flags_resolved"].(float64) != 1 {
+		t.Fatalf("pulled: %d %v", status, done)
+	}
+	if status, _ := lead2.call("POST", resolve, map[string]string{"how": "dismissed"}); status != http.StatusConflict {
+		t.Fatalf("resolving again: %d, want 409", status)
+	}
+}
