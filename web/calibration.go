@@ -314,3 +314,42 @@ func (s *Server) apiRemoveCalibration(r *http.Request, u *attune.User) (int, any
 	}
 	return http.StatusNoContent, nil, nil
 }
+
+// apiCalibrationPolicy sets the project's calibration rules (its leads),
+// as the calibration page does: {"qualify", "every", "pass_percent"}, each
+// optional, the others kept; checked by calibration.Policy.Check. 200
+// with the rules as they are now.
+func (s *Server) apiCalibrationPolicy(r *http.Request, u *attune.User) (int, any, error) {
+	ctx := r.Context()
+	p, err := s.apiCalibrationLead(r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	var body struct {
+		Qualify     *int `json:"qualify"`
+		Every       *int `json:"every"`
+		PassPercent *int `json:"pass_percent"`
+	}
+	if err := decodeJSON(r, &body); err != nil {
+		return 0, nil, err
+	}
+	pol, err := s.db.CalibrationPolicy(ctx, p.ID)
+	if err != nil {
+		return 0, nil, err
+	}
+	for _, f := range []struct {
+		from *int
+		to   *int
+	}{{body.Qualify, &pol.Qualify}, {body.Every, &pol.Every}, {body.PassPercent, &pol.PassPercent}} {
+		if f.from != nil {
+			*f.to = *f.from
+		}
+	}
+	if err := pol.Check(); err != nil {
+		return 0, nil, attune.Invalid("policy", err.Error())
+	}
+	if err := s.db.SetCalibrationPolicy(ctx, &u.ID, p.ID, pol); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, map[string]int{"qualify": pol.Qualify, "every": pol.Every, "pass_percent": pol.PassPercent}, nil
+}

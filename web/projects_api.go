@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/attune/attune/internal/attune"
@@ -293,4 +294,37 @@ func (s *Server) findMember(ctx context.Context, projectID, userID int64) (*attu
 		}
 	}
 	return nil, attune.NotFound("no such member of the project")
+}
+
+// apiPauseQueue pauses one annotator's queue, with a reason they are
+// told, or resumes it (the project's leads), as the project page does:
+// {"paused": true, "why": "…"}. 200 with the member.
+func (s *Server) apiPauseQueue(r *http.Request, u *attune.User) (int, any, error) {
+	ctx := r.Context()
+	p, err := s.apiLeadProject(r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	uid, err := pathInt(r, "userID")
+	if err != nil {
+		return 0, nil, err
+	}
+	var body struct {
+		Paused bool   `json:"paused"`
+		Why    string `json:"why"`
+	}
+	if err := decodeJSON(r, &body); err != nil {
+		return 0, nil, err
+	}
+	if _, err := s.findMember(ctx, p.ID, uid); err != nil {
+		return 0, nil, err
+	}
+	if err := s.db.SetQueuePaused(ctx, &u.ID, p.ID, uid, body.Paused, strings.TrimSpace(body.Why)); err != nil {
+		return 0, nil, err
+	}
+	m, err := s.findMember(ctx, p.ID, uid)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, apiMemberOf(*m), nil
 }

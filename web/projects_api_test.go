@@ -124,6 +124,44 @@ func TestAPIProjectsAndMembers(t *testing.T) {
 			t.Errorf("an annotator: %s %s: %d, want 403", w.method, w.path, status)
 		}
 	}
+	// Pausing ann's queue: told why on their next claim; resumed after.
+	var paused struct {
+		Paused    bool   `json:"paused"`
+		PausedWhy string `json:"paused_why"`
+	}
+	if status, raw := c.send("PUT", fmt.Sprintf("%s/members/%d/queue", base, ann.ID), map[string]any{"paused": true, "why": strings.Repeat("x", 501)}, nil); status != http.StatusUnprocessableEntity {
+		t.Errorf("an over-long reason: %d %s, want 422", status, raw)
+	}
+	c.must(http.StatusOK, "PUT", fmt.Sprintf("%s/members/%d/queue", base, ann.ID), map[string]any{"paused": true, "why": "please reread the rubric"}, &paused)
+	if !paused.Paused || paused.PausedWhy != "please reread the rubric" {
+		t.Fatalf("paused %+v", paused)
+	}
+	c.must(http.StatusOK, "PATCH", base, map[string]any{"status": "active"}, nil)
+	if status, raw := annAPI.send("POST", base+"/next", nil, nil); status != http.StatusConflict || !strings.Contains(raw, "please reread the rubric") {
+		t.Errorf("a paused annotator's next: %d %s, want 409 with the reason", status, raw)
+	}
+	c.must(http.StatusOK, "PUT", fmt.Sprintf("%s/members/%d/queue", base, ann.ID), map[string]any{"paused": false}, &paused)
+	if paused.Paused {
+		t.Fatalf("still paused %+v", paused)
+	}
+	if status, _ := annAPI.send("PUT", fmt.Sprintf("%s/members/%d/queue", base, ann.ID), map[string]any{"paused": false}, nil); status != http.StatusForbidden {
+		t.Errorf("an annotator resuming their own queue: %d, want 403", status)
+	}
+
+	// The calibration rules: fields given change, the rest stay.
+	var pol map[string]int
+	c.must(http.StatusOK, "PUT", base+"/calibration/policy", map[string]any{"qualify": 3, "every": 20}, &pol)
+	if pol["qualify"] != 3 || pol["every"] != 20 || pol["pass_percent"] != 80 {
+		t.Fatalf("policy %v", pol)
+	}
+	if status, raw := c.send("PUT", base+"/calibration/policy", map[string]any{"every": 1}, nil); status != http.StatusUnprocessableEntity || !strings.Contains(raw, "every") {
+		t.Errorf("every 1: %d %s, want 422 naming every", status, raw)
+	}
+	c.must(http.StatusOK, "PUT", base+"/calibration/policy", map[string]any{"pass_percent": 90}, &pol)
+	if pol["qualify"] != 3 || pol["pass_percent"] != 90 {
+		t.Fatalf("policy %v", pol)
+	}
+
 	if status, raw := c.send("DELETE", fmt.Sprintf("%s/members/%d", base, lead.ID), nil, nil); status != http.StatusConflict || !strings.Contains(raw, "lead") {
 		t.Errorf("removing the only lead: %d %s, want 409", status, raw)
 	}

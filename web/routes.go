@@ -227,6 +227,7 @@ func (s *Server) table() []route {
 		{"GET /api/v1/projects/{id}/members", tokenLeads, nil, s.apiMembers},
 		{"POST /api/v1/projects/{id}/members", tokenLeads, nil, s.apiAddMember},
 		{"DELETE /api/v1/projects/{id}/members/{userID}", tokenLeads, nil, s.apiRemoveMember},
+		{"PUT /api/v1/projects/{id}/members/{userID}/queue", tokenLeads, nil, s.apiPauseQueue},
 		{"POST /api/v1/projects/{id}/items", tokenLeads, nil, s.apiImport},
 		{"POST /api/v1/projects/{id}/next", tokenAnnotators, nil, s.apiNext},
 		{"GET /api/v1/projects/{id}/items/{item}/labels", tokenAnnotators, nil, s.apiOwnLabels},
@@ -240,6 +241,7 @@ func (s *Server) table() []route {
 		{"GET /api/v1/projects/{id}/calibration", tokenLeads, nil, s.apiCalibration},
 		{"POST /api/v1/projects/{id}/calibration", tokenLeads, nil, s.apiAddCalibration},
 		{"DELETE /api/v1/projects/{id}/calibration/{item}", tokenLeads, nil, s.apiRemoveCalibration},
+		{"PUT /api/v1/projects/{id}/calibration/policy", tokenLeads, nil, s.apiCalibrationPolicy},
 		// The items browser's search and item (web/items_api.go).
 		{"GET /api/v1/projects/{id}/items", tokenLeads, nil, s.apiItems},
 		{"GET /api/v1/projects/{id}/items/{item}", tokenLeads, nil, s.apiItem},
