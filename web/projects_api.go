@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -327,4 +328,72 @@ func (s *Server) apiPauseQueue(r *http.Request, u *attune.User) (int, any, error
 		return 0, nil, err
 	}
 	return http.StatusOK, apiMemberOf(*m), nil
+}
+
+// apiMarkSensitive marks items of the project, by their ids in the
+// dataset, as sensitive (announced with a content note), or clears the
+// mark with clear (the project's leads), as the project page does. 200
+// with how many items changed and the ids no item has.
+func (s *Server) apiMarkSensitive(r *http.Request, u *attune.User) (int, any, error) {
+	p, err := s.apiLeadProject(r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	var body struct {
+		IDs   []string `json:"ids"`
+		Clear bool     `json:"clear"`
+	}
+	if err := decodeJSON(r, &body); err != nil {
+		return 0, nil, err
+	}
+	var ids []string
+	for _, id := range body.IDs {
+		if id = strings.TrimSpace(id); id != "" {
+			ids = append(ids, id)
+		}
+	}
+	switch {
+	case len(ids) == 0:
+		return 0, nil, attune.Invalid("ids", "give the ids of the items in the dataset")
+	case len(ids) > maxSensitiveList:
+		return 0, nil, attune.Invalid("ids", fmt.Sprintf("mark at most %d items at once (this list has %d)", maxSensitiveList, len(ids)))
+	}
+	changed, unknown, err := s.db.MarkSensitive(r.Context(), u.ID, p.ID, ids, !body.Clear)
+	if err != nil {
+		return 0, nil, err
+	}
+	if unknown == nil {
+		unknown = []string{}
+	}
+	return http.StatusOK, map[string]any{"changed": changed, "unknown": unknown}, nil
+}
+
+// apiImportLabels imports a labels file (CSV, item,rater,rater_kind,
+// rubric_item,value[,rationale]) into the project (its leads), as the
+// report's import page does: all or nothing, every answer set checked by
+// the rubric; ?confirm_warnings=true stores people's sets the rubric only
+// warns about. 200 with what it stored, or 422 with the lines at fault.
+func (s *Server) apiImportLabels(r *http.Request, u *attune.User) (int, any, error) {
+	p, err := s.apiLeadProject(r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	confirm := r.URL.Query().Get("confirm_warnings")
+	if confirm != "" && confirm != "true" && confirm != "false" {
+		return 0, nil, attune.Invalid("confirm_warnings", "use true or false")
+	}
+	limit := s.maxUpload()
+	if r.ContentLength > limit {
+		return 0, nil, &tooLarge{what: "file", limit: limit}
+	}
+	res, err := s.db.ImportLabels(r.Context(), p.ID, http.MaxBytesReader(nil, r.Body, limit),
+		store.LabelsImportOptions{ActorID: &u.ID, Source: "api", ConfirmWarnings: confirm == "true"})
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return 0, nil, &tooLarge{what: "file", limit: limit}
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, map[string]int{"labels": res.Labels, "answer_sets": res.AnswerSets, "people": res.People, "judges": res.Judges}, nil
 }

@@ -173,3 +173,52 @@ func TestAPIProjectsAndMembers(t *testing.T) {
 		t.Errorf("a removed annotator reading the project: %d, want 404", status)
 	}
 }
+
+// TestAPISensitiveAndLabelsImport: a lead's token marks items sensitive
+// and imports a labels file, with the pages' rules: a file with a bad line
+// is refused whole, naming the line, and warnings need confirming.
+func TestAPISensitiveAndLabelsImport(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	lead := a.user("lee@example.org", attune.RoleLead)
+	p := a.project(lead, projectOpts{})
+	c := a.apiFor(lead)
+	base := fmt.Sprintf("/api/v1/projects/%d", p.ID)
+	if status, raw := c.call("POST", base+"/items?format=jsonl", goodJSONL); status != http.StatusOK {
+		t.Fatalf("import: %d %v", status, raw)
+	}
+
+	var marked struct {
+		Changed int      `json:"changed"`
+		Unknown []string `json:"unknown"`
+	}
+	c.must(http.StatusOK, "POST", base+"/sensitive", map[string]any{"ids": []string{"a1", "zz"}}, &marked)
+	if marked.Changed != 1 || len(marked.Unknown) != 1 || marked.Unknown[0] != "zz" {
+		t.Fatalf("marked %+v", marked)
+	}
+	var sensitive bool
+	a.db.Pool().QueryRow(t.Context(), `SELECT sensitive FROM items WHERE project_id = $1 AND source_id = 'a1'`, p.ID).Scan(&sensitive)
+	if !sensitive {
+		t.Fatal("a1 is not marked")
+	}
+	if status, _ := c.send("POST", base+"/sensitive", map[string]any{"ids": []string{}}, nil); status != http.StatusUnprocessableEntity {
+		t.Fatalf("no ids: %d, want 422", status)
+	}
+
+	labels := reportLabels()
+	bad := strings.Replace(labels, ",CQ3,", ",CQ33,", 1)
+	if status, raw := c.call("POST", base+"/labels", bad); status != http.StatusUnprocessableEntity || raw["lines"] == nil {
+		t.Fatalf("a bad rubric item: %d %v, want 422 with lines", status, raw)
+	}
+	var n int
+	a.db.Pool().QueryRow(t.Context(), `SELECT count(*) FROM labels WHERE item_id IN (SELECT id FROM items WHERE project_id = $1)`, p.ID).Scan(&n)
+	if n != 0 {
+		t.Fatalf("%d labels stored from a refused file", n)
+	}
+	if status, raw := c.call("POST", base+"/labels?confirm_warnings=true", labels); status != http.StatusOK || raw["answer_sets"].(float64) != 6 {
+		t.Fatalf("labels import: %d %v, want 6 answer sets", status, raw)
+	}
+	if status, _ := c.call("POST", base+"/labels?confirm_warnings=maybe", labels); status != http.StatusUnprocessableEntity {
+		t.Fatalf("confirm_warnings=maybe: %d, want 422", status)
+	}
+}

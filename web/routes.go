@@ -228,6 +228,8 @@ func (s *Server) table() []route {
 		{"POST /api/v1/projects/{id}/members", tokenLeads, nil, s.apiAddMember},
 		{"DELETE /api/v1/projects/{id}/members/{userID}", tokenLeads, nil, s.apiRemoveMember},
 		{"PUT /api/v1/projects/{id}/members/{userID}/queue", tokenLeads, nil, s.apiPauseQueue},
+		{"POST /api/v1/projects/{id}/sensitive", tokenLeads, nil, s.apiMarkSensitive},
+		{"POST /api/v1/projects/{id}/labels", tokenLeads, nil, s.apiImportLabels},
 		{"POST /api/v1/projects/{id}/items", tokenLeads, nil, s.apiImport},
 		{"POST /api/v1/projects/{id}/next", tokenAnnotators, nil, s.apiNext},
 		{"GET /api/v1/projects/{id}/items/{item}/labels", tokenAnnotators, nil, s.apiOwnLabels},
