@@ -92,3 +92,78 @@ func TestWebhooksPage(t *testing.T) {
 		t.Fatal("the secret is in the log")
 	}
 }
+
+// TestWebhooksAPI: a lead's token manages the project's webhooks as the
+// page does: the allow-list holds, the secret is sent once, and the
+// deliveries are listed.
+func TestWebhooksAPI(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a := newApp(t)
+	lead := a.user("lead@example.org", attune.RoleLead)
+	ann := a.user("ann@example.org", attune.RoleAnnotator)
+	p := a.project(lead, projectOpts{})
+	a.member(p, ann, attune.MemberAnnotator)
+	c := a.apiFor(lead)
+	base := "/api/v1/projects/" + strconv.FormatInt(p.ID, 10) + "/webhooks"
+
+	for body, field := range map[string]string{
+		`{"url":"http://10.0.0.1/hook","events":["gold.changed"]}`: "url",
+		`{"url":"http://127.0.0.1:9/hook","events":[]}`:            "events",
+		`{"url":"http://127.0.0.1:9/hook","events":["gold.lost"]}`: "events",
+	} {
+		if status, raw := c.call("POST", base, body); status != http.StatusUnprocessableEntity || raw["fields"] == nil || raw["fields"].(map[string]any)[field] == nil {
+			t.Errorf("%s: %d %v, want 422 naming %s", body, status, raw, field)
+		}
+	}
+	var hook struct {
+		ID      int64    `json:"id"`
+		URL     string   `json:"url"`
+		Events  []string `json:"events"`
+		Enabled bool     `json:"enabled"`
+		Secret  string   `json:"secret"`
+	}
+	c.must(http.StatusCreated, "POST", base, map[string]any{"url": "http://127.0.0.1:9/hook", "events": []string{"gold.changed"}}, &hook)
+	if !strings.HasPrefix(hook.Secret, "whsec_") || !hook.Enabled || len(hook.Events) != 1 {
+		t.Fatalf("created %+v", hook)
+	}
+	listed := c.must(http.StatusOK, "GET", base, nil, nil)
+	if strings.Contains(listed, hook.Secret) || !strings.Contains(listed, "http://127.0.0.1:9/hook") {
+		t.Fatalf("list: %s", listed)
+	}
+	path := base + "/" + strconv.FormatInt(hook.ID, 10)
+	var off map[string]any
+	c.must(http.StatusOK, "PATCH", path, map[string]any{"enabled": false}, &off)
+	if off["enabled"] != false || off["secret"] != nil {
+		t.Fatalf("after turning off: %v", off)
+	}
+	c.must(http.StatusOK, "PATCH", path, map[string]any{"enabled": true}, nil)
+	if err := a.db.Announce(ctx, p.ID, attune.EventGoldChanged, map[string]any{"items": 1}); err != nil {
+		t.Fatal(err)
+	}
+	var ds struct {
+		Deliveries []struct {
+			ID    string `json:"id"`
+			Event string `json:"event"`
+			State string `json:"state"`
+		} `json:"deliveries"`
+	}
+	c.must(http.StatusOK, "GET", path+"/deliveries", nil, &ds)
+	if len(ds.Deliveries) != 1 || ds.Deliveries[0].Event != "gold.changed" || ds.Deliveries[0].ID == "" {
+		t.Fatalf("deliveries %+v", ds)
+	}
+	annAPI := a.apiFor(ann)
+	if status, _ := annAPI.send("GET", base, nil, nil); status != http.StatusForbidden {
+		t.Errorf("an annotator listing webhooks: %d, want 403", status)
+	}
+	if status, _ := annAPI.send("DELETE", path, nil, nil); status != http.StatusForbidden {
+		t.Errorf("an annotator deleting a webhook: %d, want 403", status)
+	}
+	c.must(http.StatusNoContent, "DELETE", path, nil, nil)
+	if status, _ := c.send("DELETE", path, nil, nil); status != http.StatusNotFound {
+		t.Errorf("deleting twice: %d, want 404", status)
+	}
+	if strings.Contains(a.log.String(), hook.Secret) {
+		t.Fatal("the secret is in the log")
+	}
+}

@@ -1,0 +1,182 @@
+package web
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/attune/attune/internal/attune"
+)
+
+// The project's webhooks for a lead's token: the Webhooks page's list,
+// create (its secret shown in that response only), turn on or off,
+// delete, and deliveries, through the same store calls and rules.
+
+type apiWebhook struct {
+	ID      int64    `json:"id"`
+	URL     string   `json:"url"`
+	Events  []string `json:"events"`
+	Enabled bool     `json:"enabled"`
+	// Secret signs the deliveries (HMAC-SHA256); it is sent once, in the
+	// answer that created the webhook.
+	Secret string `json:"secret,omitempty"`
+}
+
+func apiWebhookOf(h attune.Webhook) apiWebhook {
+	out := apiWebhook{ID: h.ID, URL: h.URL, Enabled: h.Enabled, Events: []string{}}
+	for _, e := range h.Events {
+		out.Events = append(out.Events, string(e))
+	}
+	return out
+}
+
+// apiFindWebhook is the webhook of the path, of the project of the path.
+func (s *Server) apiFindWebhook(r *http.Request, p *attune.Project) (*attune.Webhook, error) {
+	id, err := pathInt(r, "hook")
+	if err != nil {
+		return nil, err
+	}
+	hooks, err := s.db.ListWebhooks(r.Context(), p.ID)
+	if err != nil {
+		return nil, err
+	}
+	for i := range hooks {
+		if hooks[i].ID == id {
+			return &hooks[i], nil
+		}
+	}
+	return nil, attune.NotFound("no such webhook in this project")
+}
+
+// apiWebhooks lists the project's webhooks.
+func (s *Server) apiWebhooks(r *http.Request, u *attune.User) (int, any, error) {
+	p, err := s.apiLeadProject(r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	hooks, err := s.db.ListWebhooks(r.Context(), p.ID)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := make([]apiWebhook, 0, len(hooks))
+	for _, h := range hooks {
+		out = append(out, apiWebhookOf(h))
+	}
+	return http.StatusOK, map[string]any{"webhooks": out}, nil
+}
+
+// apiCreateWebhook adds a webhook: {"url", "events"}, checked by
+// attune.ValidateWebhook against the judges' host allow-list. 201 with
+// the webhook and its secret, shown this once.
+func (s *Server) apiCreateWebhook(r *http.Request, u *attune.User) (int, any, error) {
+	p, err := s.apiLeadProject(r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	var body struct {
+		URL    string   `json:"url"`
+		Events []string `json:"events"`
+	}
+	if err := decodeJSON(r, &body); err != nil {
+		return 0, nil, err
+	}
+	events := make([]attune.WebhookEvent, len(body.Events))
+	for i, e := range body.Events {
+		events[i] = attune.WebhookEvent(e)
+	}
+	hook, secret, err := s.db.CreateWebhook(r.Context(), &u.ID, s.opts.JudgePolicy, p.ID, body.URL, events)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := apiWebhookOf(*hook)
+	out.Secret = secret
+	return http.StatusCreated, out, nil
+}
+
+// apiUpdateWebhook turns a webhook on or off: {"enabled": false}.
+func (s *Server) apiUpdateWebhook(r *http.Request, u *attune.User) (int, any, error) {
+	p, err := s.apiLeadProject(r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	hook, err := s.apiFindWebhook(r, p)
+	if err != nil {
+		return 0, nil, err
+	}
+	var body struct {
+		Enabled *bool `json:"enabled"`
+	}
+	if err := decodeJSON(r, &body); err != nil {
+		return 0, nil, err
+	}
+	if body.Enabled == nil {
+		return 0, nil, attune.Invalid("enabled", "say whether the webhook is on: true or false")
+	}
+	if err := s.db.SetWebhookEnabled(r.Context(), p.ID, hook.ID, *body.Enabled); err != nil {
+		return 0, nil, err
+	}
+	hook.Enabled = *body.Enabled
+	return http.StatusOK, apiWebhookOf(*hook), nil
+}
+
+// apiDeleteWebhook deletes a webhook with its deliveries.
+func (s *Server) apiDeleteWebhook(r *http.Request, u *attune.User) (int, any, error) {
+	p, err := s.apiLeadProject(r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	hook, err := s.apiFindWebhook(r, p)
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := s.db.DeleteWebhook(r.Context(), p.ID, hook.ID); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusNoContent, nil, nil
+}
+
+type apiWebhookAttempt struct {
+	Attempt   int       `json:"attempt"`
+	StartedAt time.Time `json:"started_at"`
+	LatencyMS int64     `json:"latency_ms"`
+	Status    int       `json:"status"` // 0 when no HTTP answer came
+	Error     string    `json:"error"`
+	Response  string    `json:"response"`
+}
+
+type apiWebhookDelivery struct {
+	ID        string              `json:"id"` // the delivery's id, sent with it
+	Event     string              `json:"event"`
+	CreatedAt time.Time           `json:"created_at"`
+	State     string              `json:"state"`
+	Attempts  []apiWebhookAttempt `json:"attempts"`
+}
+
+// apiWebhookDeliveries lists a webhook's latest deliveries, newest first,
+// with every attempt: what the Webhooks page shows.
+func (s *Server) apiWebhookDeliveries(r *http.Request, u *attune.User) (int, any, error) {
+	p, err := s.apiLeadProject(r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	hook, err := s.apiFindWebhook(r, p)
+	if err != nil {
+		return 0, nil, err
+	}
+	limit, err := pageLimit(r.URL.Query().Get("limit"))
+	if err != nil {
+		return 0, nil, err
+	}
+	ds, err := s.db.ListWebhookDeliveries(r.Context(), p.ID, hook.ID, limit)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := make([]apiWebhookDelivery, 0, len(ds))
+	for _, d := range ds {
+		dv := apiWebhookDelivery{ID: d.UUID, Event: string(d.Event), CreatedAt: d.CreatedAt.UTC(), State: d.State, Attempts: []apiWebhookAttempt{}}
+		for _, a := range d.Attempts {
+			dv.Attempts = append(dv.Attempts, apiWebhookAttempt{a.Attempt, a.StartedAt.UTC(), a.Latency.Milliseconds(), a.Status, a.Error, a.Response})
+		}
+		out = append(out, dv)
+	}
+	return http.StatusOK, map[string]any{"deliveries": out}, nil
+}
