@@ -341,3 +341,36 @@ func (s *Server) apiResolveFlag(r *http.Request, u *attune.User) (int, any, erro
 	return http.StatusOK, map[string]any{"source_id": res.ItemSourceID, "resolution": how, "flags_resolved": res.Flags,
 		"pulled": res.Pulled, "returned": res.Returned}, nil
 }
+
+// apiSetInPool takes an item out of the pool or puts it back (the
+// project's leads): {"in_pool": false}. Out of the pool, nobody is handed
+// it and it leaves the progress figures; the Flags page's "return to the
+// pool" is {"in_pool": true}. 200 with the item's state and whether it
+// changed.
+func (s *Server) apiSetInPool(r *http.Request, u *attune.User) (int, any, error) {
+	p, role, err := s.apiProjectAccess(r.Context(), r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	if role != attune.MemberLead {
+		return 0, nil, attune.Forbidden("only the project's leads take items out of the pool")
+	}
+	itemID, err := pathInt(r, "item")
+	if err != nil {
+		return 0, nil, err
+	}
+	var body struct {
+		InPool *bool `json:"in_pool"`
+	}
+	if err := decodeJSON(r, &body); err != nil {
+		return 0, nil, err
+	}
+	if body.InPool == nil {
+		return 0, nil, attune.Invalid("in_pool", "say whether the item is in the pool: true or false")
+	}
+	changed, source, err := s.db.SetItemInPool(r.Context(), u.ID, p.ID, itemID, *body.InPool)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, map[string]any{"source_id": source, "in_pool": *body.InPool, "changed": changed}, nil
+}

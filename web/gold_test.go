@@ -544,4 +544,20 @@ func TestAPIConsensusAndFlags(t *testing.T) {
 	if status, _ := lead2.call("POST", resolve, map[string]string{"how": "dismissed"}); status != http.StatusConflict {
 		t.Fatalf("resolving again: %d, want 409", status)
 	}
+	// The pulled item goes back to the pool, once.
+	var itemID int64
+	l.a.db.Pool().QueryRow(context.Background(), `SELECT id FROM items WHERE project_id = $1 AND source_id = $2`, p2.ID, done["source_id"]).Scan(&itemID)
+	pool := fmt.Sprintf("/api/v1/projects/%d/items/%d/pool", p2.ID, itemID)
+	if status, back := lead2.call("PUT", pool, map[string]bool{"in_pool": true}); status != http.StatusOK || back["changed"] != true || back["in_pool"] != true {
+		t.Fatalf("back to the pool: %d %v", status, back)
+	}
+	if status, back := lead2.call("PUT", pool, map[string]bool{"in_pool": true}); status != http.StatusOK || back["changed"] != false {
+		t.Fatalf("back to the pool again: %d %v", status, back)
+	}
+	if status, _ := lead2.call("PUT", pool, map[string]any{}); status != http.StatusUnprocessableEntity {
+		t.Fatalf("no in_pool: %d, want 422", status)
+	}
+	if status, _ := ann.call("PUT", pool, map[string]bool{"in_pool": false}); status != http.StatusForbidden {
+		t.Fatalf("an annotator pulling an item: %d, want 403", status)
+	}
 }

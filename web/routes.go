@@ -244,6 +244,7 @@ func (s *Server) table() []route {
 		{"POST /api/v1/assignments/{id}/skip", tokenAnnotators, nil, s.apiSkip},
 		{"GET /api/v1/projects/{id}/flags", tokenLeads, nil, s.apiFlags},
 		{"POST /api/v1/projects/{id}/flags/{flag}/resolve", tokenLeads, nil, s.apiResolveFlag},
+		{"PUT /api/v1/projects/{id}/items/{item}/pool", tokenLeads, nil, s.apiSetInPool},
 		{"POST /api/v1/projects/{id}/gold/consensus", tokenLeads, nil, s.apiApplyConsensus},
 		{"GET /api/v1/projects/{id}/calibration", tokenLeads, nil, s.apiCalibration},
 		{"POST /api/v1/projects/{id}/calibration", tokenLeads, nil, s.apiAddCalibration},
