@@ -229,21 +229,9 @@ type apiCalibrationSet struct {
 	Items       []apiCalibrationItem `json:"items"`
 }
 
-// apiCalibrationLead loads the project of the path for one of its leads.
-func (s *Server) apiCalibrationLead(r *http.Request, u *attune.User) (*attune.Project, error) {
-	p, role, err := s.apiProjectAccess(r.Context(), r, u)
-	if err != nil {
-		return nil, err
-	}
-	if role != attune.MemberLead {
-		return nil, attune.Forbidden("only the project's leads manage its calibration set")
-	}
-	return p, nil
-}
-
 // apiCalibration lists the project's calibration rules and set.
 func (s *Server) apiCalibration(r *http.Request, u *attune.User) (int, any, error) {
-	p, err := s.apiCalibrationLead(r, u)
+	p, err := s.apiLeadProject(r, u, "manage its calibration set")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -266,7 +254,7 @@ func (s *Server) apiCalibration(r *http.Request, u *attune.User) (int, any, erro
 // apiAddCalibration promotes a gold item: {"item": source id,
 // "explanations": {rubric item: text}}. 201 with the set's entry.
 func (s *Server) apiAddCalibration(r *http.Request, u *attune.User) (int, any, error) {
-	p, err := s.apiCalibrationLead(r, u)
+	p, err := s.apiLeadProject(r, u, "manage its calibration set")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -297,7 +285,7 @@ func (s *Server) apiAddCalibration(r *http.Request, u *attune.User) (int, any, e
 // apiRemoveCalibration takes an item (by attune's id, as every item
 // route names it) out of the set: 204, or 409 when it is not in the set.
 func (s *Server) apiRemoveCalibration(r *http.Request, u *attune.User) (int, any, error) {
-	p, err := s.apiCalibrationLead(r, u)
+	p, err := s.apiLeadProject(r, u, "manage its calibration set")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -321,7 +309,7 @@ func (s *Server) apiRemoveCalibration(r *http.Request, u *attune.User) (int, any
 // with the rules as they are now.
 func (s *Server) apiCalibrationPolicy(r *http.Request, u *attune.User) (int, any, error) {
 	ctx := r.Context()
-	p, err := s.apiCalibrationLead(r, u)
+	p, err := s.apiLeadProject(r, u, "manage its calibration set")
 	if err != nil {
 		return 0, nil, err
 	}

@@ -57,12 +57,9 @@ func (s *Server) exportHandler(d export.Dataset, f export.Format) handler {
 // the page's download, streamed.
 func (s *Server) apiExport(d export.Dataset, f export.Format) apiHandler {
 	return func(r *http.Request, u *attune.User) (int, any, error) {
-		p, role, err := s.apiProjectAccess(r.Context(), r, u)
+		p, err := s.apiLeadProject(r, u, "export its data")
 		if err != nil {
 			return 0, nil, err
-		}
-		if role != attune.MemberLead {
-			return 0, nil, attune.Forbidden("only the project's leads export its data")
 		}
 		withRaters := d == export.Gold && r.URL.Query().Get("raters") == "1"
 		ev := store.ExportEvent{ActorID: &u.ID, ProjectID: p.ID, Dataset: d, Format: f, WithRaters: withRaters, Via: "api"}
@@ -128,12 +125,9 @@ func (s *Server) datasetHandler(f export.Format) handler {
 // file as the page's download.
 func (s *Server) apiDataset(f export.Format) apiHandler {
 	return func(r *http.Request, u *attune.User) (int, any, error) {
-		p, role, err := s.apiProjectAccess(r.Context(), r, u)
+		p, err := s.apiLeadProject(r, u, "export its datasets")
 		if err != nil {
 			return 0, nil, err
-		}
-		if role != attune.MemberLead {
-			return 0, nil, attune.Forbidden("only the project's leads export its datasets")
 		}
 		o, err := recordOptions(r)
 		if err != nil {

@@ -255,12 +255,9 @@ type apiFlag struct {
 // (both when absent), ?limit= and ?cursor= as the items search pages. An
 // annotator of the project gets 403; anyone else 404.
 func (s *Server) apiFlags(r *http.Request, u *attune.User) (int, any, error) {
-	p, role, err := s.apiProjectAccess(r.Context(), r, u)
+	p, err := s.apiLeadProject(r, u, "read its flags")
 	if err != nil {
 		return 0, nil, err
-	}
-	if role != attune.MemberLead {
-		return 0, nil, attune.Forbidden("only the project's leads read its flags")
 	}
 	q := r.URL.Query()
 	reason, err := attune.ParseFlagReason(q.Get("reason"))
@@ -311,12 +308,9 @@ func apiFlagOf(f attune.Flag) apiFlag {
 // Flags page does: {"how": "pulled|fixed|dismissed", "note": "…"}. 200
 // with what it did; a flag resolved already is a 409.
 func (s *Server) apiResolveFlag(r *http.Request, u *attune.User) (int, any, error) {
-	p, role, err := s.apiProjectAccess(r.Context(), r, u)
+	p, err := s.apiLeadProject(r, u, "resolve its flags")
 	if err != nil {
 		return 0, nil, err
-	}
-	if role != attune.MemberLead {
-		return 0, nil, attune.Forbidden("only the project's leads resolve its flags")
 	}
 	flagID, err := pathInt(r, "flag")
 	if err != nil {
@@ -348,12 +342,9 @@ func (s *Server) apiResolveFlag(r *http.Request, u *attune.User) (int, any, erro
 // pool" is {"in_pool": true}. 200 with the item's state and whether it
 // changed.
 func (s *Server) apiSetInPool(r *http.Request, u *attune.User) (int, any, error) {
-	p, role, err := s.apiProjectAccess(r.Context(), r, u)
+	p, err := s.apiLeadProject(r, u, "take items out of the pool")
 	if err != nil {
 		return 0, nil, err
-	}
-	if role != attune.MemberLead {
-		return 0, nil, attune.Forbidden("only the project's leads take items out of the pool")
 	}
 	itemID, err := pathInt(r, "item")
 	if err != nil {

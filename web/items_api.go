@@ -14,12 +14,9 @@ import (
 // apiBrowserProject loads the project of a lead-only item route of the
 // API: an annotator of the project gets 403, anyone else 404.
 func (s *Server) apiBrowserProject(r *http.Request, u *attune.User) (*attune.Project, *rubric.Definition, error) {
-	p, role, err := s.apiProjectAccess(r.Context(), r, u)
+	p, err := s.apiLeadProject(r, u, "search its items")
 	if err != nil {
 		return nil, nil, err
-	}
-	if role != attune.MemberLead {
-		return nil, nil, attune.Forbidden("only the project's leads search its items")
 	}
 	def, err := s.rubricByID(r.Context(), p.RubricVersionID)
 	return p, def, err

@@ -133,12 +133,9 @@ func (s *Server) apiCreateProject(r *http.Request, u *attune.User) (int, any, er
 // the others stay. 200 with the project as GET returns it.
 func (s *Server) apiUpdateProject(r *http.Request, u *attune.User) (int, any, error) {
 	ctx := r.Context()
-	p, role, err := s.apiProjectAccess(ctx, r, u)
+	p, err := s.apiLeadProject(r, u, "change it")
 	if err != nil {
 		return 0, nil, err
-	}
-	if role != attune.MemberLead {
-		return 0, nil, attune.Forbidden("only the project's leads change it")
 	}
 	var in apiProjectInput
 	if err := decodeJSON(r, &in); err != nil {
@@ -171,7 +168,7 @@ func (s *Server) apiUpdateProject(r *http.Request, u *attune.User) (int, any, er
 	if p, err = s.db.FindProjectByID(ctx, p.ID); err != nil {
 		return 0, nil, err
 	}
-	body, err := s.projectBody(ctx, p, role, u)
+	body, err := s.projectBody(ctx, p, attune.MemberLead, u)
 	return http.StatusOK, body, err
 }
 
@@ -189,21 +186,23 @@ func apiMemberOf(m attune.Member) apiMember {
 	return apiMember{m.UserID, m.Email, m.Name, string(m.Role), m.AddedAt.UTC(), m.Paused, m.PausedWhy}
 }
 
-// apiLeadProject is the project of the path, for one of its leads.
-func (s *Server) apiLeadProject(r *http.Request, u *attune.User) (*attune.Project, error) {
+// apiLeadProject is the project of the path, for one of its leads (and
+// admins): anyone else of the project is refused with "only the
+// project's leads " + doing; someone outside it learns nothing of it.
+func (s *Server) apiLeadProject(r *http.Request, u *attune.User, doing string) (*attune.Project, error) {
 	p, role, err := s.apiProjectAccess(r.Context(), r, u)
 	if err != nil {
 		return nil, err
 	}
 	if role != attune.MemberLead {
-		return nil, attune.Forbidden("only the project's leads manage its members")
+		return nil, attune.Forbidden("only the project's leads " + doing)
 	}
 	return p, nil
 }
 
 // apiMembers lists the project's members (its leads).
 func (s *Server) apiMembers(r *http.Request, u *attune.User) (int, any, error) {
-	p, err := s.apiLeadProject(r, u)
+	p, err := s.apiLeadProject(r, u, "manage its members")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -222,7 +221,7 @@ func (s *Server) apiMembers(r *http.Request, u *attune.User) (int, any, error) {
 // project (201 with the member), or gives a member that role (200).
 func (s *Server) apiAddMember(r *http.Request, u *attune.User) (int, any, error) {
 	ctx := r.Context()
-	p, err := s.apiLeadProject(r, u)
+	p, err := s.apiLeadProject(r, u, "manage its members")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -266,7 +265,7 @@ func (s *Server) apiAddMember(r *http.Request, u *attune.User) (int, any, error)
 // The project's only lead cannot be removed (409).
 func (s *Server) apiRemoveMember(r *http.Request, u *attune.User) (int, any, error) {
 	ctx := r.Context()
-	p, err := s.apiLeadProject(r, u)
+	p, err := s.apiLeadProject(r, u, "manage its members")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -302,7 +301,7 @@ func (s *Server) findMember(ctx context.Context, projectID, userID int64) (*attu
 // {"paused": true, "why": "…"}. 200 with the member.
 func (s *Server) apiPauseQueue(r *http.Request, u *attune.User) (int, any, error) {
 	ctx := r.Context()
-	p, err := s.apiLeadProject(r, u)
+	p, err := s.apiLeadProject(r, u, "manage its members")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -335,7 +334,7 @@ func (s *Server) apiPauseQueue(r *http.Request, u *attune.User) (int, any, error
 // mark with clear (the project's leads), as the project page does. 200
 // with how many items changed and the ids no item has.
 func (s *Server) apiMarkSensitive(r *http.Request, u *attune.User) (int, any, error) {
-	p, err := s.apiLeadProject(r, u)
+	p, err := s.apiLeadProject(r, u, "mark its items")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -374,7 +373,7 @@ func (s *Server) apiMarkSensitive(r *http.Request, u *attune.User) (int, any, er
 // the rubric; ?confirm_warnings=true stores people's sets the rubric only
 // warns about. 200 with what it stored, or 422 with the lines at fault.
 func (s *Server) apiImportLabels(r *http.Request, u *attune.User) (int, any, error) {
-	p, err := s.apiLeadProject(r, u)
+	p, err := s.apiLeadProject(r, u, "import its labels")
 	if err != nil {
 		return 0, nil, err
 	}

@@ -234,12 +234,9 @@ func raterLabel(name, kind string, imported bool) string {
 // buildReport checks access (leads and admins) and builds the report the
 // query asks for, for the pages and the API alike.
 func (s *Server) buildReport(r *http.Request, u *attune.User) (*attune.Project, *reportRequest, *report.Report, error) {
-	p, role, err := s.apiProjectAccess(r.Context(), r, u)
+	p, err := s.apiLeadProject(r, u, "read its agreement report")
 	if err != nil {
 		return nil, nil, nil, err
-	}
-	if role != attune.MemberLead {
-		return nil, nil, nil, attune.Forbidden("Only a lead of this project can read its agreement report.")
 	}
 	rr, err := s.readReportQuery(r, p)
 	if err != nil {

@@ -49,7 +49,7 @@ func (s *Server) apiFindWebhook(r *http.Request, p *attune.Project) (*attune.Web
 
 // apiWebhooks lists the project's webhooks.
 func (s *Server) apiWebhooks(r *http.Request, u *attune.User) (int, any, error) {
-	p, err := s.apiLeadProject(r, u)
+	p, err := s.apiLeadProject(r, u, "manage its webhooks")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -68,7 +68,7 @@ func (s *Server) apiWebhooks(r *http.Request, u *attune.User) (int, any, error) 
 // attune.ValidateWebhook against the judges' host allow-list. 201 with
 // the webhook and its secret, shown this once.
 func (s *Server) apiCreateWebhook(r *http.Request, u *attune.User) (int, any, error) {
-	p, err := s.apiLeadProject(r, u)
+	p, err := s.apiLeadProject(r, u, "manage its webhooks")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -94,7 +94,7 @@ func (s *Server) apiCreateWebhook(r *http.Request, u *attune.User) (int, any, er
 
 // apiUpdateWebhook turns a webhook on or off: {"enabled": false}.
 func (s *Server) apiUpdateWebhook(r *http.Request, u *attune.User) (int, any, error) {
-	p, err := s.apiLeadProject(r, u)
+	p, err := s.apiLeadProject(r, u, "manage its webhooks")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -120,7 +120,7 @@ func (s *Server) apiUpdateWebhook(r *http.Request, u *attune.User) (int, any, er
 
 // apiDeleteWebhook deletes a webhook with its deliveries.
 func (s *Server) apiDeleteWebhook(r *http.Request, u *attune.User) (int, any, error) {
-	p, err := s.apiLeadProject(r, u)
+	p, err := s.apiLeadProject(r, u, "manage its webhooks")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -154,7 +154,7 @@ type apiWebhookDelivery struct {
 // apiWebhookDeliveries lists a webhook's latest deliveries, newest first,
 // with every attempt: what the Webhooks page shows.
 func (s *Server) apiWebhookDeliveries(r *http.Request, u *attune.User) (int, any, error) {
-	p, err := s.apiLeadProject(r, u)
+	p, err := s.apiLeadProject(r, u, "manage its webhooks")
 	if err != nil {
 		return 0, nil, err
 	}
