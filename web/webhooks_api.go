@@ -29,22 +29,27 @@ func apiWebhookOf(h attune.Webhook) apiWebhook {
 	return out
 }
 
-// apiFindWebhook is the webhook of the path, of the project of the path.
-func (s *Server) apiFindWebhook(r *http.Request, p *attune.Project) (*attune.Webhook, error) {
+// apiFindWebhook is the webhook of the path, of the project of the path,
+// for one of the project's leads.
+func (s *Server) apiFindWebhook(r *http.Request, u *attune.User) (*attune.Project, *attune.Webhook, error) {
+	p, err := s.apiLeadProject(r, u, "manage its webhooks")
+	if err != nil {
+		return nil, nil, err
+	}
 	id, err := pathInt(r, "hook")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	hooks, err := s.db.ListWebhooks(r.Context(), p.ID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for i := range hooks {
 		if hooks[i].ID == id {
-			return &hooks[i], nil
+			return p, &hooks[i], nil
 		}
 	}
-	return nil, attune.NotFound("no such webhook in this project")
+	return nil, nil, attune.NotFound("no such webhook in this project")
 }
 
 // apiWebhooks lists the project's webhooks.
@@ -94,11 +99,7 @@ func (s *Server) apiCreateWebhook(r *http.Request, u *attune.User) (int, any, er
 
 // apiUpdateWebhook turns a webhook on or off: {"enabled": false}.
 func (s *Server) apiUpdateWebhook(r *http.Request, u *attune.User) (int, any, error) {
-	p, err := s.apiLeadProject(r, u, "manage its webhooks")
-	if err != nil {
-		return 0, nil, err
-	}
-	hook, err := s.apiFindWebhook(r, p)
+	p, hook, err := s.apiFindWebhook(r, u)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -120,11 +121,7 @@ func (s *Server) apiUpdateWebhook(r *http.Request, u *attune.User) (int, any, er
 
 // apiDeleteWebhook deletes a webhook with its deliveries.
 func (s *Server) apiDeleteWebhook(r *http.Request, u *attune.User) (int, any, error) {
-	p, err := s.apiLeadProject(r, u, "manage its webhooks")
-	if err != nil {
-		return 0, nil, err
-	}
-	hook, err := s.apiFindWebhook(r, p)
+	p, hook, err := s.apiFindWebhook(r, u)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -154,11 +151,7 @@ type apiWebhookDelivery struct {
 // apiWebhookDeliveries lists a webhook's latest deliveries, newest first,
 // with every attempt: what the Webhooks page shows.
 func (s *Server) apiWebhookDeliveries(r *http.Request, u *attune.User) (int, any, error) {
-	p, err := s.apiLeadProject(r, u, "manage its webhooks")
-	if err != nil {
-		return 0, nil, err
-	}
-	hook, err := s.apiFindWebhook(r, p)
+	p, hook, err := s.apiFindWebhook(r, u)
 	if err != nil {
 		return 0, nil, err
 	}
