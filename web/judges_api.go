@@ -704,7 +704,12 @@ func (s *Server) apiRuns(r *http.Request, u *attune.User) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	runs, err := s.db.ListRuns(r.Context(), p.ID)
+	q := r.URL.Query()
+	limit, err := pageLimit(q.Get("limit"))
+	if err != nil {
+		return 0, nil, err
+	}
+	runs, next, err := s.db.RunPage(r.Context(), p.ID, q.Get("cursor"), limit)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -712,7 +717,11 @@ func (s *Server) apiRuns(r *http.Request, u *attune.User) (int, any, error) {
 	for _, run := range runs {
 		out = append(out, runJSON(run))
 	}
-	return http.StatusOK, map[string]any{"runs": out}, nil
+	var cursor *string
+	if next != "" {
+		cursor = &next
+	}
+	return http.StatusOK, map[string]any{"runs": out, "next_cursor": cursor}, nil
 }
 
 // apiRunOf loads the project and the run of a run route.

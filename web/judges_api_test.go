@@ -451,11 +451,37 @@ func TestRunsAPI(t *testing.T) {
 	}
 
 	var listed struct {
-		Runs []runOut `json:"runs"`
+		Runs       []runOut `json:"runs"`
+		NextCursor *string  `json:"next_cursor"`
 	}
 	api.must(http.StatusOK, "GET", runs, nil, &listed)
-	if len(listed.Runs) != 1 || listed.Runs[0].ID != run.ID || listed.Runs[0].Status != "completed" {
-		t.Fatalf("runs: %+v", listed.Runs)
+	if len(listed.Runs) != 1 || listed.Runs[0].ID != run.ID || listed.Runs[0].Status != "completed" || listed.NextCursor != nil {
+		t.Fatalf("runs: %+v", listed)
+	}
+	// Two more runs (of another judge, made by the store): pages of two,
+	// newest first, each run once.
+	other, err := j.a.db.CreateJudge(context.Background(), nil, attune.JudgePolicy{}, store.NewJudge{Name: "paging", Provider: "openai", Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var made []int64
+	for range 2 {
+		r, err := j.a.db.CreateRun(context.Background(), nil, store.NewRun{JudgeID: other.ID, ProjectID: j.project.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		made = append(made, r.ID)
+	}
+	api.must(http.StatusOK, "GET", runs+"?limit=2", nil, &listed)
+	if len(listed.Runs) != 2 || listed.Runs[0].ID != made[1] || listed.Runs[1].ID != made[0] || listed.NextCursor == nil {
+		t.Fatalf("first page: %+v", listed)
+	}
+	api.must(http.StatusOK, "GET", runs+"?limit=2&cursor="+*listed.NextCursor, nil, &listed)
+	if len(listed.Runs) != 1 || listed.Runs[0].ID != run.ID || listed.NextCursor != nil {
+		t.Fatalf("second page: %+v", listed)
+	}
+	if s, raw := api.send("GET", runs+"?cursor=bogus", nil, nil); s != http.StatusUnprocessableEntity {
+		t.Fatalf("a bogus cursor: %d %s", s, raw)
 	}
 
 	// The answers, a page of one at a time, each cursor leading on.

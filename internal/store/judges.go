@@ -260,6 +260,45 @@ func (db *DB) ListRuns(ctx context.Context, projectID int64) ([]*attune.JudgeRun
 	return rs, mapErr(err, "list runs", "")
 }
 
+// RunPage is one page of a project's runs, newest first: at most limit
+// after the page whose Next is cursor ("" for the first), and the cursor
+// of the page after it ("" on the last), by keyset.
+func (db *DB) RunPage(ctx context.Context, projectID int64, cursor string, limit int) ([]*attune.JudgeRun, string, error) {
+	if limit < 1 || limit > MaxSearchPage {
+		return nil, "", attune.Invalid("limit", fmt.Sprintf("give a page size from 1 to %d", MaxSearchPage))
+	}
+	var at *time.Time
+	var afterID int64
+	if cursor != "" {
+		c, err := decodeCursor(cursor, "runs")
+		if err != nil {
+			return nil, "", err
+		}
+		t, err := time.Parse(time.RFC3339Nano, c.Key)
+		if err != nil {
+			return nil, "", attune.Invalid("cursor", "this cursor does not belong to this list; start from the first page")
+		}
+		at, afterID = &t, c.ID
+	}
+	rows, err := db.pool.Query(ctx, `SELECT `+runColumns+runFrom+`
+		WHERE r.project_id = $1 AND ($2::timestamptz IS NULL OR (r.created_at, r.id) < ($2, $3))
+		ORDER BY r.created_at DESC, r.id DESC LIMIT $4`, projectID, at, afterID, limit+1)
+	if err != nil {
+		return nil, "", mapErr(err, "list runs", "")
+	}
+	rs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*attune.JudgeRun, error) { return scanRun(r) })
+	if err != nil {
+		return nil, "", mapErr(err, "list runs", "")
+	}
+	var next string
+	if len(rs) > limit {
+		rs = rs[:limit]
+		last := rs[limit-1]
+		next = searchCursor{Sort: "runs", Key: last.CreatedAt.UTC().Format(time.RFC3339Nano), ID: last.ID}.encode()
+	}
+	return rs, next, nil
+}
+
 // SetRunStatus moves a run to status `to` if it is in one of `from`, with
 // the reason; it reports whether it moved. Starting a run records the
 // capabilities probed and bumps its generation, so that work queued for an
