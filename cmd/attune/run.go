@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"runtime"
 	"strings"
+
+	"golang.org/x/term"
 
 	"github.com/attune/attune/internal/config"
 	"github.com/attune/attune/internal/store"
@@ -155,12 +158,22 @@ func runVersion(ctx context.Context, e env, args []string) error {
 	return nil
 }
 
+// newLogger logs to w in the format ATTUNE_LOG_FORMAT asks for; "auto",
+// the default, is text for a person reading a terminal and JSON for
+// whatever collects the logs (a file, a pipe, a journal).
 func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
-	if cfg.LogFormat == "text" {
+	if cfg.LogFormat == "text" || (cfg.LogFormat == "auto" && isTerminal(w)) {
 		return slog.New(slog.NewTextHandler(w, opts))
 	}
 	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+// isTerminal reports whether w is a terminal (not a file, a pipe, a
+// socket or /dev/null).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // openFromEnv loads the configuration and opens the database as openDB

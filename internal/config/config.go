@@ -90,7 +90,7 @@ var Vars = []Var{
 	{"ATTUNE_JUDGE_KEY_ENVS", DefaultJudgeKeyEnvs, "comma-separated names of the environment variables a judge's API key may be read from; a judge naming any other is refused. Never attune's own variables"},
 	{"ATTUNE_JUDGE_HOSTS", "", "comma-separated hosts judges may call besides api.openai.com and api.anthropic.com, and webhooks may notify: names (vllm.internal), addresses or CIDR ranges (127.0.0.1, 10.0.0.0/8), each optionally with :port, or * for any public host. Private, loopback and link-local addresses are refused unless listed; e.g. 127.0.0.1:11434 for a local Ollama, 127.0.0.1:8081 for 'attune fake-llm'"},
 	{"ATTUNE_LOG_LEVEL", "info", "debug, info, warn or error"},
-	{"ATTUNE_LOG_FORMAT", "json", "json or text"},
+	{"ATTUNE_LOG_FORMAT", "auto", "json, text, or auto: text on a terminal, JSON otherwise"},
 }
 
 // Load reads the configuration from getenv and validates it. Its error
@@ -113,7 +113,7 @@ func Load(getenv func(string) string) (Config, error) {
 		AdminEmail:          l.str("ATTUNE_ADMIN_EMAIL", "admin@attune.local"),
 		AdminPassword:       getenv("ATTUNE_ADMIN_PASSWORD"),
 		BreakAfter:          l.duration("ATTUNE_BREAK_AFTER", 50*time.Minute),
-		LogFormat:           l.str("ATTUNE_LOG_FORMAT", "json"),
+		LogFormat:           l.str("ATTUNE_LOG_FORMAT", "auto"),
 	}
 	c.BaseURL = l.str("ATTUNE_BASE_URL", "")
 	if c.BaseURL == "" {
@@ -139,8 +139,8 @@ func Load(getenv func(string) string) (Config, error) {
 	if err := c.LogLevel.UnmarshalText([]byte(l.str("ATTUNE_LOG_LEVEL", "info"))); err != nil {
 		l.fail("ATTUNE_LOG_LEVEL", "must be debug, info, warn or error")
 	}
-	if c.LogFormat != "json" && c.LogFormat != "text" {
-		l.fail("ATTUNE_LOG_FORMAT", "must be json or text")
+	if c.LogFormat != "json" && c.LogFormat != "text" && c.LogFormat != "auto" {
+		l.fail("ATTUNE_LOG_FORMAT", "must be json, text or auto")
 	}
 	c.JudgePolicy.KeyEnvs = l.keyEnvs("ATTUNE_JUDGE_KEY_ENVS", DefaultJudgeKeyEnvs)
 	if hosts, err := attune.ParseHostRules(l.str("ATTUNE_JUDGE_HOSTS", "")); err != nil {
