@@ -11,10 +11,10 @@ import (
 	"sync"
 )
 
-//go:embed css js
+//go:embed css img js
 var files embed.FS
 
-// FS is the embedded file tree, rooted at this directory (css/…, js/…).
+// FS is the embedded file tree, rooted at this directory (css/…, img/…, js/…).
 var FS fs.FS = files
 
 // hashes maps each file name to the first bytes of its content's SHA-256,

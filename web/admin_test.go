@@ -118,3 +118,24 @@ func TestStaticFilesAreCacheBusted(t *testing.T) {
 	wantStatus(t, c.get("/static/nope.js"), http.StatusNotFound)
 	wantStatus(t, c.get("/static/css/"), http.StatusNotFound)
 }
+
+// TestFavicon: every page links the icon, and /favicon.ico, which
+// browsers ask for anyway, answers with it instead of a 404.
+func TestFavicon(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	c := a.client()
+	page := c.get("/login")
+	start := strings.Index(page.body, `<link rel="icon" type="image/svg+xml" href="/static/img/icon.svg?v=`)
+	if start < 0 {
+		t.Fatalf("the page links no icon: %.600s", page.body)
+	}
+	href, _, _ := strings.Cut(page.body[start+len(`<link rel="icon" type="image/svg+xml" href="`):], `"`)
+	linked := c.get(href)
+	wantStatus(t, linked, http.StatusOK)
+	ico := c.get("/favicon.ico")
+	wantStatus(t, ico, http.StatusOK)
+	if ct := ico.Header.Get("Content-Type"); ct != "image/svg+xml" || ico.body != linked.body || !strings.HasPrefix(ico.body, "<svg") {
+		t.Fatalf("/favicon.ico: %q, %.80s", ct, ico.body)
+	}
+}

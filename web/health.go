@@ -49,6 +49,20 @@ func (s *Server) ready(ctx context.Context) error {
 
 // staticHandler serves the embedded files. A request carrying the current
 // content hash may be cached for a year; anything else must revalidate.
+// favicon answers /favicon.ico, which browsers and tools ask for whatever
+// the page's icon link says: with the same icon, so no request for it is a
+// 404 in the log.
+func favicon(w http.ResponseWriter, r *http.Request) {
+	b, err := fs.ReadFile(static.FS, "img/icon.svg")
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "image/svg+xml")
+	w.Header().Set("Cache-Control", "public, max-age=86400")
+	w.Write(b)
+}
+
 func staticHandler() http.Handler {
 	files := http.FileServerFS(static.FS)
 	return http.StripPrefix("/static/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -101,6 +101,7 @@ func (s *Server) table() []route {
 		{"GET /healthz", bare, plain(s.healthz), nil},
 		{"GET /readyz", bare, plain(s.readyz), nil},
 		{"GET /static/", bare, plain(staticHandler().ServeHTTP), nil},
+		{"GET /favicon.ico", bare, plain(favicon), nil},
 
 		{"GET /login", anyone, s.loginPage, nil},
 		{"POST /login", anyone, s.login, nil},
