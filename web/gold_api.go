@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/store"
@@ -108,4 +109,42 @@ func (s *Server) apiApplyConsensus(r *http.Request, u *attune.User) (int, any, e
 		return 0, nil, err
 	}
 	return http.StatusOK, map[string]any{"items": res.Items, "automatic": res.Automatic, "queued": res.Queued, "max_spread": spread}, nil
+}
+
+type apiDisagreement struct {
+	ItemID      int64     `json:"item_id"`
+	SourceID    string    `json:"source_id"`
+	Rank        float64   `json:"rank"`
+	Safety      bool      `json:"safety_concern"`
+	Signal      bool      `json:"na_despite_signals"`
+	Reason      string    `json:"reason"`
+	HumanRaters int       `json:"people"`
+	ComputedAt  time.Time `json:"judged_at"`
+}
+
+// apiDisagreements is the disagreements queue (the project's leads), worst
+// first as its page orders it, a page at a time by cursor.
+func (s *Server) apiDisagreements(r *http.Request, u *attune.User) (int, any, error) {
+	p, err := s.apiLeadProject(r, u, "read its disagreements")
+	if err != nil {
+		return 0, nil, err
+	}
+	q := r.URL.Query()
+	limit, err := pageLimit(q.Get("limit"))
+	if err != nil {
+		return 0, nil, err
+	}
+	ds, next, total, err := s.db.DisagreementPage(r.Context(), p.ID, q.Get("cursor"), limit)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := make([]apiDisagreement, 0, len(ds))
+	for _, d := range ds {
+		out = append(out, apiDisagreement{d.ItemID, d.SourceID, d.Rank, d.Safety, d.Signal, d.Reason, d.HumanRaters, d.ComputedAt.UTC()})
+	}
+	var cursor *string
+	if next != "" {
+		cursor = &next
+	}
+	return http.StatusOK, map[string]any{"disagreements": out, "total": total, "next_cursor": cursor}, nil
 }

@@ -503,6 +503,24 @@ func TestAPIConsensusAndFlags(t *testing.T) {
 	if status, raw := c.send("POST", base+"/gold/consensus", map[string]any{"max_spread": 11}, nil); status != http.StatusUnprocessableEntity || !strings.Contains(raw, "max_spread") {
 		t.Fatalf("spread 11: %d %s", status, raw)
 	}
+	// Both wait in the queue, worst first; a page of one leads to the other.
+	var queue struct {
+		Disagreements []struct {
+			SourceID string  `json:"source_id"`
+			Rank     float64 `json:"rank"`
+		} `json:"disagreements"`
+		Total      int     `json:"total"`
+		NextCursor *string `json:"next_cursor"`
+	}
+	c.must(http.StatusOK, "GET", base+"/disagreements?limit=1", nil, &queue)
+	if len(queue.Disagreements) != 1 || queue.Total != 2 || queue.NextCursor == nil {
+		t.Fatalf("queue page 1: %+v", queue)
+	}
+	first := queue.Disagreements[0]
+	c.must(http.StatusOK, "GET", base+"/disagreements?limit=1&cursor="+*queue.NextCursor, nil, &queue)
+	if len(queue.Disagreements) != 1 || queue.Disagreements[0].SourceID == first.SourceID || queue.Disagreements[0].Rank > first.Rank || queue.NextCursor != nil {
+		t.Fatalf("queue page 2 after %+v: %+v", first, queue)
+	}
 	c.must(http.StatusOK, "POST", base+"/gold/consensus", map[string]any{"max_spread": 3}, &res)
 	if res.Automatic != 2 || res.MaxSpread != 3 {
 		t.Fatalf("consensus at spread 3: %+v, want both decided", res)

@@ -247,6 +247,7 @@ func (s *Server) table() []route {
 		{"POST /api/v1/projects/{id}/flags/{flag}/resolve", tokenLeads, nil, s.apiResolveFlag},
 		{"PUT /api/v1/projects/{id}/items/{item}/pool", tokenLeads, nil, s.apiSetInPool},
 		{"POST /api/v1/projects/{id}/gold/consensus", tokenLeads, nil, s.apiApplyConsensus},
+		{"GET /api/v1/projects/{id}/disagreements", tokenLeads, nil, s.apiDisagreements},
 		{"GET /api/v1/projects/{id}/calibration", tokenLeads, nil, s.apiCalibration},
 		{"POST /api/v1/projects/{id}/calibration", tokenLeads, nil, s.apiAddCalibration},
 		{"DELETE /api/v1/projects/{id}/calibration/{item}", tokenLeads, nil, s.apiRemoveCalibration},

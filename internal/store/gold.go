@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -343,6 +344,51 @@ func scanDisagreement(row pgx.Row) (Disagreement, error) {
 	var d Disagreement
 	err := row.Scan(&d.ItemID, &d.SourceID, &d.Rank, &d.Safety, &d.Signal, &d.Reason, &d.HumanRaters, &d.ComputedAt)
 	return d, err
+}
+
+// DisagreementPage is one page of the disagreements queue, worst first as
+// the queue page orders it: at most limit after the page whose Next is
+// cursor ("" for the first), the cursor of the page after it ("" on the
+// last), and the queue's length. It pages by keyset on the queue's index
+// (rank, then item), so a deep page costs what the first does.
+func (db *DB) DisagreementPage(ctx context.Context, projectID int64, cursor string, limit int) ([]Disagreement, string, int, error) {
+	if limit < 1 || limit > MaxSearchPage {
+		return nil, "", 0, attune.Invalid("limit", fmt.Sprintf("give a page size from 1 to %d", MaxSearchPage))
+	}
+	var rank *float64
+	var afterID int64
+	if cursor != "" {
+		c, err := decodeCursor(cursor, "disagreements")
+		if err != nil {
+			return nil, "", 0, err
+		}
+		r, err := strconv.ParseFloat(c.Key, 64)
+		if err != nil {
+			return nil, "", 0, attune.Invalid("cursor", "this cursor does not belong to this list; start from the first page")
+		}
+		rank, afterID = &r, c.ID
+	}
+	var total int
+	if err := db.pool.QueryRow(ctx, `SELECT count(*) `+queue, projectID).Scan(&total); err != nil {
+		return nil, "", 0, mapErr(err, "list disagreements", "")
+	}
+	rows, err := db.pool.Query(ctx, `SELECT `+disagreementColumns+queue+`
+		AND ($2::float8 IS NULL OR c.rank < $2 OR (c.rank = $2 AND c.item_id > $3))
+		ORDER BY c.rank DESC, c.item_id LIMIT $4`, projectID, rank, afterID, limit+1)
+	if err != nil {
+		return nil, "", 0, mapErr(err, "list disagreements", "")
+	}
+	ds, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Disagreement, error) { return scanDisagreement(r) })
+	if err != nil {
+		return nil, "", 0, mapErr(err, "list disagreements", "")
+	}
+	var next string
+	if len(ds) > limit {
+		ds = ds[:limit]
+		last := ds[limit-1]
+		next = searchCursor{Sort: "disagreements", Key: strconv.FormatFloat(last.Rank, 'g', -1, 64), ID: last.ItemID}.encode()
+	}
+	return ds, next, total, nil
 }
 
 // ListDisagreements returns a page of the project's queue, worst first —
