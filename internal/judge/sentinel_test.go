@@ -48,9 +48,33 @@ func TestSentinelsFindASilentModelChange(t *testing.T) {
 	f := newFixture(t, setup{rubric: "coaching-conversation@2.0", data: data.String(), wrap: swapModel(&swapped),
 		settings: attune.JudgeSettings{MaxTokens: 100, Prices: attune.Prices{InputPerMTok: 1, OutputPerMTok: 2}}})
 
+	// One runner works every run of the test: stopping it and starting it
+	// again between runs would race its own worker lock.
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := f.runner.Start(wctx); err != nil {
+		t.Fatal(err)
+	}
+	defer f.runner.Stop(context.Background())
+	runOnce := func() *attune.JudgeRun {
+		t.Helper()
+		run, err := f.db.CreateRun(wctx, nil, store.NewRun{JudgeID: f.judge.ID, ProjectID: f.project.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.runner.Queue(wctx, run.ID); err != nil {
+			t.Fatal(err)
+		}
+		done, err := f.runner.Wait(wctx, run.ID)
+		if err != nil {
+			t.Fatalf("waiting for run %d: %v", run.ID, err)
+		}
+		return done
+	}
+
 	// The judge labels everything once; its answers to three items become
 	// their gold, and those items the calibration set.
-	first := f.run(t, 0)
+	first := runOnce()
 	lead, err := f.db.CreateUser(ctx, nil, store.NewUser{Email: "lead@example.org", Role: attune.RoleLead, PasswordHash: "$argon2id$x"})
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +113,7 @@ func TestSentinelsFindASilentModelChange(t *testing.T) {
 		if i == 2 {
 			swapped.Store(true)
 		}
-		run := f.run(t, 0)
+		run := runOnce()
 		if run.Status != attune.RunCompleted {
 			t.Fatalf("run %d: %s (%s)", run.ID, run.Status, run.Reason)
 		}
