@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -136,9 +137,13 @@ func (l *WorkerLock) Close(ctx context.Context) error {
 	if l.conn == nil {
 		return nil
 	}
+	// Unlocked first, on the connection that holds it: closing alone
+	// leaves the lock held until the server has ended that backend, which
+	// a Runner started again at once (or another process) can beat.
+	_, uerr := l.conn.Exec(ctx, `SELECT pg_advisory_unlock($1, $2)`, workerLockClass, l.worker.key)
 	err := l.conn.Close(ctx)
 	l.conn = nil
-	return err
+	return errors.Join(uerr, err)
 }
 
 // RequeueJobsOfDeadWorkers makes the running jobs of a queue whose worker

@@ -197,3 +197,21 @@ func TestEnsureDatabaseWithPoolSettings(t *testing.T) {
 		t.Fatalf("EnsureDatabase(existing, with pool settings) = %v, %v", created, err)
 	}
 }
+
+// TestWorkerLockFreeOnClose: a closed lock is free at once, so the same
+// worker (a Runner stopped and started again) takes it straight back.
+func TestWorkerLockFreeOnClose(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := dbtest.New(t)
+	w := store.NewWorker()
+	for i := range 50 {
+		lock, err := db.LockWorker(ctx, w)
+		if err != nil {
+			t.Fatalf("take %d, right after the last close: %v", i, err)
+		}
+		if err := lock.Close(ctx); err != nil {
+			t.Fatalf("close %d: %v", i, err)
+		}
+	}
+}
