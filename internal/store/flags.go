@@ -82,18 +82,9 @@ func (db *DB) FlagPage(ctx context.Context, ff FlagFilter, cursor string, limit 
 	if limit < 1 || limit > 100 {
 		return nil, "", attune.Invalid("limit", "give a page size from 1 to 100")
 	}
-	var at *time.Time
-	var afterID int64
-	if cursor != "" {
-		c, err := decodeCursor(cursor, "flags")
-		if err != nil {
-			return nil, "", err
-		}
-		t, err := time.Parse(time.RFC3339Nano, c.Key)
-		if err != nil {
-			return nil, "", attune.Invalid("cursor", "this cursor does not belong to this list; start from the first page")
-		}
-		at, afterID = &t, c.ID
+	at, afterID, err := timeCursor(cursor, "flags")
+	if err != nil {
+		return nil, "", err
 	}
 	rows, err := db.pool.Query(ctx, `SELECT `+flagColumns+` `+flagJoins+` `+flagWhere+`
 		AND ($5::timestamptz IS NULL OR (a.finished_at, a.id) < ($5, $6))
@@ -113,7 +104,7 @@ func (db *DB) FlagPage(ctx context.Context, ff FlagFilter, cursor string, limit 
 	if len(fs) > limit {
 		fs = fs[:limit]
 		last := fs[limit-1]
-		next = searchCursor{Sort: "flags", Key: last.FlaggedAt.UTC().Format(time.RFC3339Nano), ID: last.ID}.encode()
+		next = nextTimeCursor("flags", last.FlaggedAt, last.ID)
 	}
 	return fs, next, nil
 }

@@ -267,18 +267,9 @@ func (db *DB) RunPage(ctx context.Context, projectID int64, cursor string, limit
 	if limit < 1 || limit > MaxSearchPage {
 		return nil, "", attune.Invalid("limit", fmt.Sprintf("give a page size from 1 to %d", MaxSearchPage))
 	}
-	var at *time.Time
-	var afterID int64
-	if cursor != "" {
-		c, err := decodeCursor(cursor, "runs")
-		if err != nil {
-			return nil, "", err
-		}
-		t, err := time.Parse(time.RFC3339Nano, c.Key)
-		if err != nil {
-			return nil, "", attune.Invalid("cursor", "this cursor does not belong to this list; start from the first page")
-		}
-		at, afterID = &t, c.ID
+	at, afterID, err := timeCursor(cursor, "runs")
+	if err != nil {
+		return nil, "", err
 	}
 	rows, err := db.pool.Query(ctx, `SELECT `+runColumns+runFrom+`
 		WHERE r.project_id = $1 AND ($2::timestamptz IS NULL OR (r.created_at, r.id) < ($2, $3))
@@ -294,7 +285,7 @@ func (db *DB) RunPage(ctx context.Context, projectID int64, cursor string, limit
 	if len(rs) > limit {
 		rs = rs[:limit]
 		last := rs[limit-1]
-		next = searchCursor{Sort: "runs", Key: last.CreatedAt.UTC().Format(time.RFC3339Nano), ID: last.ID}.encode()
+		next = nextTimeCursor("runs", last.CreatedAt, last.ID)
 	}
 	return rs, next, nil
 }

@@ -142,6 +142,28 @@ func decodeCursor(s, sort string) (searchCursor, error) {
 	return c, nil
 }
 
+// timeCursor reads the cursor of a list paged newest first by (time, id),
+// made for the list named kind: nil when cursor is "" (the first page).
+func timeCursor(cursor, kind string) (*time.Time, int64, error) {
+	if cursor == "" {
+		return nil, 0, nil
+	}
+	c, err := decodeCursor(cursor, kind)
+	if err != nil {
+		return nil, 0, err
+	}
+	t, err := time.Parse(time.RFC3339Nano, c.Key)
+	if err != nil {
+		return nil, 0, attune.Invalid("cursor", "this cursor does not belong to this list; start from the first page")
+	}
+	return &t, c.ID, nil
+}
+
+// nextTimeCursor is the cursor after the row at (at, id) of the list kind.
+func nextTimeCursor(kind string, at time.Time, id int64) string {
+	return searchCursor{Sort: kind, Key: at.UTC().Format(time.RFC3339Nano), ID: id}.encode()
+}
+
 // humanSets counts the people's answer sets of the item i.
 const humanSets = `(SELECT count(*) FROM answer_sets hs JOIN raters hr ON hr.id = hs.rater_id WHERE hs.item_id = i.id AND hr.kind = 'human')`
 
