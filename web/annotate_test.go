@@ -588,3 +588,27 @@ func TestAnnotateHighlightsSignalWords(t *testing.T) {
 	_, page = plain.start(pc)
 	wantLacks(t, page, `data-testid="signal-word"`, "<mark")
 }
+
+// TestTurnNumbersMatchTheCount: the workspace numbers exactly the turns the
+// rubric counts: a greeting before the first user message and a user
+// message left without a reply at the end carry no number, so nothing is
+// numbered past "N turns".
+func TestTurnNumbersMatchTheCount(t *testing.T) {
+	t.Parallel()
+	item := `{"id":"g1","messages":[{"role":"assistant","content":"Hi, I am here to listen."},` +
+		`{"role":"user","content":"My exam went badly."},{"role":"assistant","content":"I am sorry. What happened?"},` +
+		`{"role":"user","content":"I blanked."},{"role":"assistant","content":"That is frightening. It happens to many."},` +
+		`{"role":"user","content":"Thanks, bye."}]}` + "\n"
+	l := newLabelling(t, labellingOpts{rubric: "coaching-conversation@2.0", items: item, annotators: 1})
+	_, page := l.start(l.signedIn(l.anns[0]))
+	wantStatus(t, page, http.StatusOK)
+	got := regexp.MustCompile(`<span class="turn" title="Turn">(\d+)</span>`).FindAllStringSubmatch(page.body, -1)
+	var nums []string
+	for _, m := range got {
+		nums = append(nums, m[1])
+	}
+	if strings.Join(nums, ",") != "1,1,2,2" {
+		t.Fatalf("turn numbers %v, want 1,1,2,2 (the greeting and the last message unnumbered)", nums)
+	}
+	wantContains(t, page, "2 turns")
+}

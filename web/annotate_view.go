@@ -14,6 +14,7 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/dataset"
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/store"
 	"github.com/attune/attune/internal/wellbeing"
@@ -280,7 +281,7 @@ func (ws *workspace) view(r *http.Request, p *attune.Project, wk *store.Workspac
 }
 
 // dialogueView numbers the turns as the rubrics count them — a user
-// message and the reply to it share a number — and marks the reply a
+// message and the reply to it share a number (dataset.TurnNumbers) — and marks the reply a
 // reply-level rubric rates: the last assistant message. found holds the
 // wellbeing list's matches in each message (nil to scan them here).
 func dialogueView(def *rubric.Definition, item attune.Item, found [][]wellbeing.Match) annotate.Dialogue {
@@ -301,7 +302,14 @@ func dialogueView(def *rubric.Definition, item attune.Item, found [][]wellbeing.
 			}
 		}
 	}
-	turn, prev := 0, ""
+	// Numbered by the dataset's own rule, so that no message carries a
+	// number past the turns the rubric counts (a trailing user message,
+	// a greeting before the first one, have none).
+	roles := make([]dataset.Message, len(item.Messages))
+	for i, m := range item.Messages {
+		roles[i] = dataset.Message{Role: m.Role}
+	}
+	turns := dataset.TurnNumbers(roles)
 	for i, m := range item.Messages {
 		var matches []wellbeing.Match
 		if found != nil {
@@ -312,12 +320,9 @@ func dialogueView(def *rubric.Definition, item attune.Item, found [][]wellbeing.
 		msg := annotate.Message{Role: m.Role, Text: m.Content, Parts: signalParts(m.Content, matches), Rated: i == rated}
 		switch m.Role {
 		case "user":
-			if prev != "user" {
-				turn++
-			}
-			msg.Turn, msg.Who, prev = turn, "User", "user"
+			msg.Turn, msg.Who = turns[i], "User"
 		case "assistant":
-			msg.Turn, msg.Who, prev = turn, "Assistant", "assistant"
+			msg.Turn, msg.Who = turns[i], "Assistant"
 		case "system":
 			msg.Who = "System message"
 		default:

@@ -470,19 +470,46 @@ func kindOf(msgs []Message) Kind {
 // messages left without a reply at the end are not turns.
 func CountTurns(messages []Message) int {
 	turns := 0
+	for _, n := range TurnNumbers(messages) {
+		turns = max(turns, n)
+	}
+	return turns
+}
+
+// TurnNumbers gives each message the number of the turn it belongs to, by
+// CountTurns' definition, from 1: the user run that opens a turn and the
+// assistant run that answers it share a number. Messages of no turn (a
+// greeting before the first user message, user messages left without a
+// reply at the end, system messages) get 0, so that a page numbers exactly
+// the turns the rubric counts.
+func TurnNumbers(messages []Message) []int {
+	nums := make([]int, len(messages))
+	turn := 0
 	prev := ""
-	for _, m := range messages {
+	start := -1 // the first message of the user run waiting for a reply
+	for i, m := range messages {
 		switch m.Role {
 		case RoleUser:
+			if prev != RoleUser {
+				start = i
+			}
 			prev = RoleUser
 		case RoleAssistant:
 			if prev == RoleUser {
-				turns++
+				turn++
+				for j := start; j < i; j++ {
+					if messages[j].Role == RoleUser {
+						nums[j] = turn
+					}
+				}
+			}
+			if turn > 0 && (prev == RoleUser || prev == RoleAssistant) {
+				nums[i] = turn
 			}
 			prev = RoleAssistant
 		}
 	}
-	return turns
+	return nums
 }
 
 // quote quotes a value from the file for a message, shortened so that one

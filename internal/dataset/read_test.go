@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -313,6 +314,40 @@ func TestCountTurns(t *testing.T) {
 			}
 			if got := dataset.CountTurns(ms); got != tt.want {
 				t.Errorf("CountTurns(%v) = %d, want %d", tt.roles, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestTurnNumbers: every message's turn, by CountTurns' definition, so
+// that a page never numbers a message past the turns the rubric counts.
+func TestTurnNumbers(t *testing.T) {
+	const U, A, S = dataset.RoleUser, dataset.RoleAssistant, dataset.RoleSystem
+	for _, tt := range []struct {
+		name  string
+		roles []string
+		want  []int
+	}{
+		{"one exchange", []string{U, A}, []int{1, 1}},
+		{"three exchanges", []string{U, A, U, A, U, A}, []int{1, 1, 2, 2, 3, 3}},
+		{"only a user", []string{U}, []int{0}},
+		{"opening greeting is not a turn", []string{A, U, A}, []int{0, 1, 1}},
+		{"trailing user is not a turn", []string{U, A, U}, []int{1, 1, 0}},
+		{"runs share their turn", []string{U, U, A, A, U, A, A, U}, []int{1, 1, 1, 1, 2, 2, 2, 0}},
+		{"system messages have none", []string{S, U, S, A, S}, []int{0, 1, 0, 1, 0}},
+		{"greeting, runs, trailing users", []string{A, A, U, U, A, U, A, U, U}, []int{0, 0, 1, 1, 1, 2, 2, 0, 0}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var ms []dataset.Message
+			for _, r := range tt.roles {
+				ms = append(ms, dataset.Message{Role: r, Content: "x"})
+			}
+			got := dataset.TurnNumbers(ms)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("TurnNumbers(%v) = %v, want %v", tt.roles, got, tt.want)
+			}
+			if n := slices.Max(append([]int{0}, got...)); n != dataset.CountTurns(ms) {
+				t.Errorf("the last number %d is not the turn count %d", n, dataset.CountTurns(ms))
 			}
 		})
 	}
