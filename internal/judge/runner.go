@@ -692,7 +692,7 @@ func (r *Runner) workSentinel(ctx context.Context, job *river.Job[sentinelArgs])
 		return err
 	}
 	for _, it := range items {
-		labels, err := r.askItem(ctx, run, it.ItemID, false)
+		labels, err := r.askItem(ctx, run, it.ItemID, true)
 		if err != nil {
 			return r.stop(ctx, run, err)
 		}
@@ -709,7 +709,8 @@ func (r *Runner) workSentinel(ctx context.Context, job *river.Job[sentinelArgs])
 		return err
 	}
 	if len(todo) == 0 {
-		return r.completeIfDone(ctx, run)
+		_, err := r.setStatus(ctx, run.ID, []attune.RunStatus{attune.RunRunning}, attune.RunCompleted, "", nil)
+		return err
 	}
 	return r.queueItems(ctx, run, todo)
 }
@@ -826,7 +827,7 @@ func (r *Runner) workItems(ctx context.Context, job *river.Job[itemArgs]) error 
 // in one transaction. Its error is the stop handles.
 func (r *Runner) workItem(ctx context.Context, run *attune.JudgeRun, itemID int64) error {
 	start := time.Now()
-	labels, err := r.askItem(ctx, run, itemID, true)
+	labels, err := r.askItem(ctx, run, itemID, false)
 	if err != nil {
 		return err
 	}
@@ -844,10 +845,10 @@ func (r *Runner) workItem(ctx context.Context, run *attune.JudgeRun, itemID int6
 }
 
 // askItem asks the run's judge every rubric item of one item and returns
-// its answers, in the rubric's order. With fromCache, answers paid for
-// before (the same prompt, model and settings) are reused; a sentinel asks
+// its answers, in the rubric's order. Answers paid for before (the same
+// prompt, model and settings) are reused, unless fresh: a sentinel asks
 // afresh, since a model changed behind its name answers differently.
-func (r *Runner) askItem(ctx context.Context, run *attune.JudgeRun, itemID int64, fromCache bool) ([]store.JudgeLabel, error) {
+func (r *Runner) askItem(ctx context.Context, run *attune.JudgeRun, itemID int64, fresh bool) ([]store.JudgeLabel, error) {
 	rc, err := r.context(ctx, run)
 	if err != nil {
 		return nil, err
@@ -858,7 +859,7 @@ func (r *Runner) askItem(ctx context.Context, run *attune.JudgeRun, itemID int64
 		return nil, err
 	}
 	w := &itemWork{run: run, judge: j, rubricVersion: rc.project.RubricVersionID, limiter: r.limits.get(j.ID, max(run.Settings.Concurrency, 1)),
-		fresh: !fromCache}
+		fresh: fresh}
 	if w.prov, w.endpoint, err = r.provider(j); err != nil {
 		return nil, err
 	}
@@ -885,7 +886,7 @@ func (r *Runner) askItem(ctx context.Context, run *attune.JudgeRun, itemID int64
 			keys = append(keys, r.cacheKey(w, prompts[i].Hash, numeric, s, false))
 		}
 	}
-	if fromCache {
+	if !w.fresh {
 		if w.cached, err = r.db.CachedResponses(ctx, keys); err != nil {
 			return nil, err
 		}

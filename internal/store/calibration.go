@@ -287,8 +287,9 @@ type RaterCalibration struct {
 
 // CalibrationHistory returns, for every rater with a calibration answer in
 // the project, all of them in the order they were given (people first,
-// then by rater id; a judge's are its sentinel answers, run by run). The whole history is read, whatever a report's dates:
-// a drift chart needs the series from its start.
+// then by rater id; a judge's are its sentinel answers, run by run). The
+// whole history is read, whatever a report's dates: a drift chart needs
+// the series from its start.
 func (db *DB) CalibrationHistory(ctx context.Context, projectID int64) ([]RaterCalibration, error) {
 	return db.calibrationHistory(ctx, projectID, 0)
 }

@@ -75,12 +75,12 @@ func (db *DB) ListFlags(ctx context.Context, ff FlagFilter) ([]attune.Flag, erro
 }
 
 // FlagPage is one page of a project's flags, newest first: at most limit
-// (1 to 100) after the page whose Next is cursor ("" for the first), and
+// (1 to MaxSearchPage) after the page whose Next is cursor ("" for the first), and
 // the cursor of the page after it ("" on the last). It pages by keyset,
 // the flag's time and id, so a page costs the same however deep it is.
 func (db *DB) FlagPage(ctx context.Context, ff FlagFilter, cursor string, limit int) ([]attune.Flag, string, error) {
-	if limit < 1 || limit > 100 {
-		return nil, "", attune.Invalid("limit", "give a page size from 1 to 100")
+	if limit < 1 || limit > MaxSearchPage {
+		return nil, "", attune.Invalid("limit", fmt.Sprintf("give a page size from 1 to %d", MaxSearchPage))
 	}
 	at, afterID, err := timeCursor(cursor, "flags")
 	if err != nil {
