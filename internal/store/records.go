@@ -317,8 +317,114 @@ func (db *DB) WriteRecords(ctx context.Context, w io.Writer, projectID int64, f 
 	for i, it := range def.Items {
 		keys[i] = it.Key
 	}
-	if _, err := db.ExportRecords(ctx, projectID, keys, o.Which, rw.Write); err != nil {
+	if err := pipeRecords(ctx, func(ctx context.Context, emit func(*export.Record) error) error {
+		_, err := db.ExportRecords(ctx, projectID, keys, o.Which, emit)
+		return err
+	}, rw.Write); err != nil {
 		return rw.Rows(), err
 	}
 	return rw.Rows(), rw.Close()
+}
+
+// recordBatch is a run of records copied out of the export's streams,
+// with the bytes and strings they point into.
+type recordBatch struct {
+	records []export.Record
+	bytes   []byte
+	values  []string
+	ratings []export.Rating
+}
+
+// batchRecords is how many records travel from reader to writer at once:
+// enough that handing a batch over costs nothing beside encoding it.
+const batchRecords = 256
+
+// add copies rec into the batch. Its slices are carved from the batch's
+// arenas; an arena that must grow leaves the earlier records pointing
+// into the old one, which stays alive through them.
+func (b *recordBatch) add(rec *export.Record) {
+	start := len(b.bytes)
+	b.bytes = append(b.bytes, rec.Messages...)
+	b.bytes = append(b.bytes, rec.Meta...)
+	messages := b.bytes[start : start+len(rec.Messages) : start+len(rec.Messages)]
+	meta := b.bytes[start+len(rec.Messages) : len(b.bytes) : len(b.bytes)]
+	strs := func(v []string) []string {
+		at := len(b.values)
+		b.values = append(b.values, v...)
+		return b.values[at:len(b.values):len(b.values)]
+	}
+	at := len(b.ratings)
+	for _, r := range rec.Ratings {
+		b.ratings = append(b.ratings, export.Rating{Rater: r.Rater, Values: strs(r.Values)})
+	}
+	b.records = append(b.records, export.Record{
+		ItemID:   rec.ItemID,
+		Messages: messages,
+		Meta:     meta,
+		Gold:     strs(rec.Gold),
+		Decided:  rec.Decided,
+		Ratings:  b.ratings[at:len(b.ratings):len(b.ratings)],
+	})
+}
+
+func (b *recordBatch) reset() {
+	clear(b.records) // let go of the old arenas' records
+	b.records, b.bytes, b.values, b.ratings = b.records[:0], b.bytes[:0], b.values[:0], b.ratings[:0]
+}
+
+// pipeRecords runs read, which hands records to its emit, on one goroutine
+// and write on another, batch by batch through a short queue. The
+// database's streams then keep flowing while the records before are
+// encoded, which on a machine of few cores is most of an export's wall
+// time; memory stays a few batches, whatever the export's size. The
+// first error of either side stops both and is returned.
+func pipeRecords(ctx context.Context, read func(context.Context, func(*export.Record) error) error, write func(*export.Record) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	const depth = 3
+	free := make(chan *recordBatch, depth)
+	full := make(chan *recordBatch, depth)
+	for range depth {
+		free <- &recordBatch{}
+	}
+	writeErr := make(chan error, 1)
+	go func() {
+		var err error
+		for b := range full {
+			for i := 0; err == nil && i < len(b.records); i++ {
+				err = write(&b.records[i])
+			}
+			if err != nil {
+				cancel() // the reader stops at its next batch or row
+				for range full {
+				}
+				break
+			}
+			b.reset()
+			free <- b
+		}
+		writeErr <- err
+	}()
+	batch := <-free
+	readErr := read(ctx, func(rec *export.Record) error {
+		batch.add(rec)
+		if len(batch.records) < batchRecords {
+			return nil
+		}
+		full <- batch
+		select {
+		case batch = <-free:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+	if readErr == nil && len(batch.records) > 0 {
+		full <- batch
+	}
+	close(full)
+	if err := <-writeErr; err != nil {
+		return err
+	}
+	return readErr
 }

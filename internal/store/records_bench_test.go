@@ -18,7 +18,7 @@ import (
 // messages of about 200 characters (some of them needing JSON escapes),
 // answered by every rater and with gold on every rubric item, written by
 // PostgreSQL itself so that 100,000 items take seconds to make.
-func seedRecords(b *testing.B, db *store.DB, name string, n int, raters []int64) int64 {
+func seedRecords(b testing.TB, db *store.DB, name string, n int, raters []int64) int64 {
 	b.Helper()
 	ctx := context.Background()
 	var rvID int64

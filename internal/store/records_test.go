@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
@@ -458,4 +460,148 @@ func TestExportRecordsShareASmallPool(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// TestExportRecordsManyBatches exports more records than travel from the
+// database's streams to the encoder at once, so that batches are filled,
+// handed over and reused: every record must still be its own item's, in
+// order, with its own gold and answers.
+func TestExportRecordsManyBatches(t *testing.T) {
+	t.Parallel()
+	db := dbtest.New(t)
+	ctx := context.Background()
+	if err := db.LoadBuiltinRubrics(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var raters []int64
+	for i := range 2 {
+		u, err := db.CreateUser(ctx, nil, store.NewUser{Email: fmt.Sprintf("r%d@example.org", i), Role: attune.RoleAnnotator, PasswordHash: "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var id int64
+		if err := db.Pool().QueryRow(ctx, `SELECT id FROM raters WHERE user_id = $1`, u.ID).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		raters = append(raters, id)
+	}
+	const n = 1500
+	projectID := seedRecords(t, db, "batches", n, raters)
+	// What the seed wrote, read back by plain queries: each item's gold and
+	// each rater's answers by rubric item.
+	type answers map[string]string
+	gold := map[string]answers{}
+	given := map[string]map[string]answers{}
+	rows, err := db.Pool().Query(ctx, `
+		SELECT i.source_id, g.rubric_item_key, g.value FROM gold_labels g JOIN items i ON i.id = g.item_id WHERE i.project_id = $1`, projectID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id, key, value string
+		if err := rows.Scan(&id, &key, &value); err != nil {
+			t.Fatal(err)
+		}
+		if gold[id] == nil {
+			gold[id] = answers{}
+		}
+		gold[id][key] = value
+	}
+	rows, err = db.Pool().Query(ctx, `
+		SELECT i.source_id, u.email, l.rubric_item_key, l.value
+		FROM labels l JOIN items i ON i.id = l.item_id JOIN raters r ON r.id = l.rater_id JOIN users u ON u.id = r.user_id
+		WHERE i.project_id = $1`, projectID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id, rater, key, value string
+		if err := rows.Scan(&id, &rater, &key, &value); err != nil {
+			t.Fatal(err)
+		}
+		if given[id] == nil {
+			given[id] = map[string]answers{}
+		}
+		if given[id][rater] == nil {
+			given[id][rater] = answers{}
+		}
+		given[id][rater][key] = value
+	}
+	if rows.Err() != nil {
+		t.Fatal(rows.Err())
+	}
+
+	var out bytes.Buffer
+	got, err := db.WriteRecords(ctx, &out, projectID, export.JSONL, export.RecordOptions{Which: export.WhichGold})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Split(bytes.TrimSuffix(out.Bytes(), []byte("\n")), []byte("\n"))
+	if got != n || len(lines) != n {
+		t.Fatalf("%d records in %d lines, want %d", got, len(lines), n)
+	}
+	for i, line := range lines {
+		var rec struct {
+			ID       string `json:"id"`
+			Messages []struct {
+				Content string `json:"content"`
+			} `json:"messages"`
+			Meta    string  `json:"meta"` // its JSON text, for loaders that want one type
+			Gold    answers `json:"gold"`
+			Ratings []struct {
+				Rater   string  `json:"rater"`
+				Answers answers `json:"answers"`
+			} `json:"ratings"`
+		}
+		if err := json.Unmarshal(line, &rec); err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		id := fmt.Sprintf("item-%d", i+1)
+		var meta struct{ N int }
+		if err := json.Unmarshal([]byte(rec.Meta), &meta); err != nil {
+			t.Fatalf("line %d: meta %q: %v", i+1, rec.Meta, err)
+		}
+		if rec.ID != id || meta.N != i+1 || len(rec.Messages) != 6 ||
+			!strings.Contains(rec.Messages[5].Content, fmt.Sprintf(" of item %d:", i+1)) {
+			t.Fatalf("line %d: id %q, meta n %d, %d messages, last %q: not item %d's", i+1, rec.ID, meta.N, len(rec.Messages), rec.Messages[len(rec.Messages)-1].Content, i+1)
+		}
+		if !reflect.DeepEqual(rec.Gold, gold[id]) {
+			t.Fatalf("%s: gold %v, want %v", id, rec.Gold, gold[id])
+		}
+		if len(rec.Ratings) != len(raters) {
+			t.Fatalf("%s: %d ratings, want %d", id, len(rec.Ratings), len(raters))
+		}
+		for _, r := range rec.Ratings {
+			if !reflect.DeepEqual(r.Answers, given[id][r.Rater]) {
+				t.Fatalf("%s: %s answered %v, want %v", id, r.Rater, r.Answers, given[id][r.Rater])
+			}
+		}
+	}
+
+	// A destination that fails part-way stops the export with its error,
+	// in either format, and leaves no connection behind.
+	for _, f := range []export.Format{export.JSONL, export.Parquet} {
+		broken := &failingWriter{room: 64 << 10}
+		if _, err := db.WriteRecords(ctx, broken, projectID, f, export.RecordOptions{Which: export.WhichGold}); !errors.Is(err, errDiskFull) {
+			t.Errorf("%s to a failing destination: %v, want %v", f, err, errDiskFull)
+		}
+	}
+	if stat := db.Pool().Stat(); stat.AcquiredConns() != 0 {
+		t.Errorf("%d connections still held after the failed exports", stat.AcquiredConns())
+	}
+}
+
+var errDiskFull = errors.New("no space left on the destination")
+
+// failingWriter takes room bytes and then fails every write.
+type failingWriter struct{ room int }
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	if len(p) > w.room {
+		n := w.room
+		w.room = 0
+		return n, errDiskFull
+	}
+	w.room -= len(p)
+	return len(p), nil
 }
