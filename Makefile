@@ -10,7 +10,7 @@ HTMX    := 2.0.11
 ## run: serve attune on http://127.0.0.1:8080 against the local PostgreSQL
 ## (on an empty database it also sets up a demo)
 run:
-	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/attune serve --demo
+	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/attune serve --demo --dev-dir .attune
 
 ## test: lint, then every test (needs PostgreSQL; browser tests need Chromium)
 test: lint

@@ -23,6 +23,9 @@ import (
 
 func TestMain(m *testing.M) {
 	if os.Getenv(asAttune) != "" {
+		if u := os.Getenv(testDefaultDatabaseURL); u != "" {
+			defaultDatabaseURL = u
+		}
 		main() // a child process started by startAttune: os.Args are attune's
 		os.Exit(0)
 	}

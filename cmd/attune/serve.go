@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/config"
 	"github.com/attune/attune/internal/demo"
+	"github.com/attune/attune/internal/devdb"
 	"github.com/attune/attune/internal/fakellm"
 	"github.com/attune/attune/internal/judge"
 	"github.com/attune/attune/internal/password"
@@ -27,6 +30,69 @@ import (
 func serveFlags(fs *flag.FlagSet) {
 	fs.String("addr", "", "address to listen on, overriding ATTUNE_ADDR (host:port; :0 picks a free port)")
 	fs.Bool("demo", false, "on an empty database, set up demo accounts and a project per built-in rubric (make run does)")
+	fs.String("dev-dir", "", "a developer's directory (make run passes .attune): when DATABASE_URL is not set and nothing answers at its default, run a private PostgreSQL cluster in DIR/pgdata for as long as attune serves; first sign-ins are also written to DIR/sign-ins.txt, readable only by you")
+}
+
+// defaultDatabaseURL is where serve looks for PostgreSQL when DATABASE_URL
+// is not set (a variable so that tests can point it where nothing answers).
+var defaultDatabaseURL = config.DefaultDatabaseURL
+
+// pgSearchDirs are where, besides PATH, PostgreSQL's server programs are
+// looked for (a variable so that tests can hide them).
+var pgSearchDirs = devdb.UsualDirs
+
+// signInsFile is the name, in the --dev-dir directory, of the file that
+// keeps the first start's sign-ins.
+const signInsFile = "sign-ins.txt"
+
+// useDatabase decides which PostgreSQL serve uses. A DATABASE_URL that
+// was set is used as it is, and one where nothing answers is named in the
+// error. Without one, the default is used when it answers; else, with a
+// dev directory, a private cluster there (the returned stop function
+// stops it); else the error says how to get PostgreSQL.
+func useDatabase(ctx context.Context, e env, cfg *config.Config, devDir string, log *slog.Logger) (stop func(), err error) {
+	noop := func() {}
+	if e.getenv("DATABASE_URL") != "" {
+		if !devdb.Answers(ctx, cfg.DatabaseURL) {
+			return noop, fmt.Errorf("no PostgreSQL server answers at DATABASE_URL (%s): start it, or correct DATABASE_URL", redactURL(cfg.DatabaseURL))
+		}
+		return noop, nil
+	}
+	cfg.DatabaseURL = defaultDatabaseURL
+	if devdb.Answers(ctx, cfg.DatabaseURL) {
+		return noop, nil
+	}
+	if devDir == "" {
+		return noop, fmt.Errorf("no PostgreSQL server answers at %s (the default; DATABASE_URL is not set): set DATABASE_URL to your server's, or try 'make run', which can run a private one", redactURL(cfg.DatabaseURL))
+	}
+	dataDir := filepath.Join(devDir, "pgdata")
+	progs, err := devdb.Find(e.getenv("PATH"), pgSearchDirs, devdb.ClusterVersion(dataDir))
+	if errors.Is(err, devdb.ErrNotInstalled) {
+		return noop, fmt.Errorf("no PostgreSQL server answers at %s, and none is installed here.\n\n%s", redactURL(cfg.DatabaseURL), devdb.HowToInstall)
+	}
+	if err != nil {
+		return noop, fmt.Errorf("private database in %s: %w", dataDir, err)
+	}
+	log.Info("no PostgreSQL answers at the default address: using a private one", "default", redactURL(cfg.DatabaseURL), "programs", progs.Bin)
+	c, err := devdb.Start(ctx, devdb.Options{DataDir: dataDir, Programs: progs, Log: log})
+	if err != nil {
+		return noop, err
+	}
+	cfg.DatabaseURL = c.URL
+	return func() {
+		if err := c.Stop(); err != nil {
+			log.Error(err.Error())
+		}
+	}, nil
+}
+
+// redactURL hides a password in a connection URL.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
 }
 
 func runServe(ctx context.Context, e env, args []string) error {
@@ -49,7 +115,13 @@ func runServe(ctx context.Context, e env, args []string) error {
 		cfg.Addr = addr
 	}
 	log := newLogger(cfg, e.stderr)
+	devDir := fs.Lookup("dev-dir").Value.String()
 
+	stopDB, err := useDatabase(ctx, e, &cfg, devDir, log)
+	if err != nil {
+		return err
+	}
+	defer stopDB()
 	db, err := openDB(ctx, cfg, lineWriter{log, "startup"})
 	if err != nil {
 		return err
@@ -70,7 +142,8 @@ func runServe(ctx context.Context, e env, args []string) error {
 		}
 		base = scheme + "://" + ln.Addr().String()
 	}
-	fresh, err := ensureAdmin(ctx, db, cfg, base, e)
+	admin, err := ensureAdmin(ctx, db, cfg)
+	fresh := admin != nil
 	if err != nil {
 		ln.Close()
 		return err
@@ -107,13 +180,13 @@ func runServe(ctx context.Context, e env, args []string) error {
 	if isDemo {
 		fake = fakellm.New(fakellm.Options{Latency: 150 * time.Millisecond})
 	}
+	var accounts []demo.Account
 	if fresh && isDemo {
-		accounts, err := demo.Seed(ctx, db)
+		accounts, err = demo.Seed(ctx, db)
 		if err != nil {
 			ln.Close()
 			return err
 		}
-		demo.Print(e.stdout, base, accounts)
 		if err := demo.SeedJudge(ctx, db, runner, policy, base+"/fake-llm/v1"); err != nil {
 			ln.Close()
 			return err
@@ -157,6 +230,23 @@ func runServe(ctx context.Context, e env, args []string) error {
 		return fmt.Errorf("judge runner: %w", err)
 	}
 	log.Info("serving", "addr", ln.Addr().String(), "version", version)
+	// The sign-ins come last, after everything start-up logs, so that
+	// they are on screen when the person who started attune looks.
+	if admin != nil {
+		var kept string
+		if devDir != "" {
+			kept = filepath.Join(devDir, signInsFile)
+			if err := writeSignIns(kept, signIns(base, admin, accounts, "")); err != nil {
+				log.Error("the sign-ins could not be kept", "file", kept, "error", err.Error())
+				kept = ""
+			}
+		}
+		fmt.Fprint(e.stdout, signIns(base, admin, accounts, kept))
+	} else if isDemo && devDir != "" {
+		if _, err := os.Stat(filepath.Join(devDir, signInsFile)); err == nil {
+			fmt.Fprintf(e.stdout, "The first start's sign-ins are in %s.\n", filepath.Join(devDir, signInsFile))
+		}
+	}
 	fmt.Fprintf(e.stdout, "attune is serving at %s\n", base)
 
 	select {
@@ -203,39 +293,72 @@ func ownHostRule(base string) (attune.HostRule, error) {
 }
 
 // ensureAdmin creates the first admin on a database that has none and
-// tells the person starting attune how to sign in, once. It reports whether
-// it created the admin: then the database was empty.
-func ensureAdmin(ctx context.Context, db *store.DB, cfg config.Config, base string, e env) (bool, error) {
+// returns its sign-in, to be shown once; nil when there was an admin
+// already (then the database was not empty).
+func ensureAdmin(ctx context.Context, db *store.DB, cfg config.Config) (*demo.Account, error) {
 	email, err := attune.NormalizeEmail(cfg.AdminEmail)
 	if err != nil {
-		return false, fmt.Errorf("config: ATTUNE_ADMIN_EMAIL: %w", err)
+		return nil, fmt.Errorf("config: ATTUNE_ADMIN_EMAIL: %w", err)
 	}
 	pw, generated := cfg.AdminPassword, false
 	if pw == "" {
 		pw, generated = password.Generate(), true
 	} else if msg := password.Check(pw); msg != "" {
-		return false, fmt.Errorf("config: ATTUNE_ADMIN_PASSWORD %s", msg)
+		return nil, fmt.Errorf("config: ATTUNE_ADMIN_PASSWORD %s", msg)
 	}
 	hash, err := password.Hash(pw, password.Default)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	created, err := db.EnsureAdmin(ctx, store.NewUser{Email: email, Name: "Admin", PasswordHash: hash})
 	if err != nil || !created {
-		return false, err
+		return nil, err
 	}
 	shown := pw
 	if !generated {
 		shown = "(the value of ATTUNE_ADMIN_PASSWORD)"
 	}
-	fmt.Fprintf(e.stdout, `
-No admin account existed, so attune created one. Sign in at
-  %s/login
-  email:    %s
-  password: %s
-This is shown only once. Add more accounts at %s/admin/users
-or with 'attune user add'.
+	return &demo.Account{Email: email, Password: shown, Role: attune.RoleAdmin}, nil
+}
 
-`, base, email, shown, base)
-	return true, nil
+// signIns is the text that tells how to sign in to a database set up by
+// this start: the admin attune created, and the demo's accounts if any;
+// kept names the file they are also written to.
+func signIns(base string, admin *demo.Account, accounts []demo.Account, kept string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nNo admin account existed, so attune created one. Sign in at\n  %s/login\n  email:    %s\n  password: %s\n", base, admin.Email, admin.Password)
+	if len(accounts) > 0 {
+		b.WriteString("\n")
+		demo.Print(&b, base, accounts)
+	} else {
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "This is shown only once")
+	if kept != "" {
+		fmt.Fprintf(&b, " (and kept in %s, readable only by you)", kept)
+	}
+	fmt.Fprintf(&b, ". Add more accounts at %s/admin/users\nor with 'attune user add'.\n\n", base)
+	return b.String()
+}
+
+// writeSignIns writes the sign-ins to a file only its owner may read,
+// replacing an earlier one (whose accounts belong to a database gone).
+func writeSignIns(name, text string) error {
+	if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	// An older file may have been readable by others: O_CREATE keeps its mode.
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.WriteString(strings.TrimLeft(text, "\n")); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
