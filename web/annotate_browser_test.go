@@ -272,6 +272,25 @@ func TestBrowserKeyboardSingle(t *testing.T) {
 	if n := eval[int](t, ctx, `document.querySelectorAll('.msg .turn').length`); n != 80 {
 		t.Fatalf("%d numbered messages, want 80", n)
 	}
+	// D moves to the dialogue, whose pane then scrolls by keyboard; Esc
+	// goes back to the rubric, where the answer keys work again. The
+	// shortcut list says so.
+	if !strings.Contains(eval[string](t, ctx, `document.querySelector('#shortcuts').textContent`), "PageDown") {
+		t.Fatal("the shortcut list does not say how to scroll the dialogue")
+	}
+	keys(t, ctx, "d")
+	if id := eval[string](t, ctx, `document.activeElement.id`); id != "messages" {
+		t.Fatalf("after D the focus is on %q, want the dialogue", id)
+	}
+	before := eval[float64](t, ctx, `document.querySelector('#messages').scrollTop`)
+	keys(t, ctx, kb.PageUp)
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`document.querySelector('#messages').scrollTop < %f`, before))); err != nil {
+		t.Fatalf("PageUp did not scroll the dialogue: %v", err)
+	}
+	keys(t, ctx, kbEsc)
+	if id := eval[string](t, ctx, `document.activeElement.id`); id == "messages" {
+		t.Fatal("Esc left the focus on the dialogue")
+	}
 	item := eval[string](t, ctx, `document.querySelector('#workspace').dataset.item`)
 	keys(t, ctx, "4\r")
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`!!document.querySelector('[data-testid=done]')`)); err != nil {

@@ -172,8 +172,16 @@ func TestAnnotatePlainForms(t *testing.T) {
 		t.Fatalf("second visit went to %q, want %q", again.Header.Get("Location"), path)
 	}
 
+	// Without its script the page posts to the item's own address, so that
+	// a refusal is shown there: a reload or a shared link lands on the item,
+	// not on a POST-only …/labels.
+	if !regexp.MustCompile(`<form[^>]*id="label-form"[^>]*action="`+regexp.QuoteMeta(path)+`"`).MatchString(page.body) &&
+		!regexp.MustCompile(`<form[^>]*action="`+regexp.QuoteMeta(path)+`"[^>]*id="label-form"`).MatchString(page.body) {
+		t.Fatalf("the label form does not post to the item's address %s", path)
+	}
+
 	// Missing answers block, each beside its item.
-	r := c.post(path+"/labels", form(map[string]string{"emotion": "4"}))
+	r := c.post(path, form(map[string]string{"emotion": "4"}))
 	wantStatus(t, r, http.StatusUnprocessableEntity)
 	wantContains(t, r, `data-testid="problems"`, `data-testid="item-error"`, "validation (Validation &amp; Warmth): no answer")
 	// What was chosen is still chosen.
@@ -184,7 +192,7 @@ func TestAnnotatePlainForms(t *testing.T) {
 		t.Fatalf("%d answer sets after a refused submit", n)
 	}
 
-	r = c.post(path+"/labels", form(likertAnswers, "rationale", "kind but generic", "rationale.safety", "no risk here"))
+	r = c.post(path, form(likertAnswers, "rationale", "kind but generic", "rationale.safety", "no risk here"))
 	wantStatus(t, r, http.StatusSeeOther)
 	next := r.Header.Get("Location")
 	if !itemPathRE.MatchString(next) || next == path {
@@ -611,4 +619,22 @@ func TestTurnNumbersMatchTheCount(t *testing.T) {
 		t.Fatalf("turn numbers %v, want 1,1,2,2 (the greeting and the last message unnumbered)", nums)
 	}
 	wantContains(t, page, "2 turns")
+}
+
+// TestDialogueSaysWhatIsRated heads one short exchange by what each rubric
+// rates: a conversation rubric rates the conversation, however short.
+func TestDialogueSaysWhatIsRated(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ rubric, heading, rated string }{
+		{"empathetic-dialogue@2", "Reply", "you rate the assistant&#39;s reply (marked)"},
+		{"empathetic-understanding@1", "Reply, in its conversation", "you rate the last assistant reply (marked), read in context"},
+		{"coaching-conversation@2.0", "Conversation", "1 turn · you rate the whole conversation"},
+	} {
+		t.Run(tc.rubric, func(t *testing.T) {
+			t.Parallel()
+			l := newLabelling(t, labellingOpts{rubric: tc.rubric})
+			_, page := l.start(l.signedIn(l.anns[0]))
+			wantContains(t, page, `data-testid="dialogue-heading">`+tc.heading+`</h2>`, tc.rated)
+		})
+	}
 }

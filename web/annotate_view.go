@@ -286,13 +286,16 @@ func (ws *workspace) view(r *http.Request, p *attune.Project, wk *store.Workspac
 // wellbeing list's matches in each message (nil to scan them here).
 func dialogueView(def *rubric.Definition, item attune.Item, found [][]wellbeing.Match) annotate.Dialogue {
 	d := annotate.Dialogue{Turns: item.Turns, Messages: make([]annotate.Message, len(item.Messages))}
+	// The heading follows the rubric's unit, not the dialogue's length:
+	// a conversation rubric rates the conversation even when it is one
+	// exchange long.
 	switch def.Unit {
 	case rubric.Reply:
-		d.Rated = "the assistant's reply (marked)"
+		d.Heading, d.Rated = "Reply", "the assistant's reply (marked)"
 	case rubric.LastReply:
-		d.Rated = "the last assistant reply (marked), read in context"
+		d.Heading, d.Rated = "Reply, in its conversation", "the last assistant reply (marked), read in context"
 	default:
-		d.Rated = "the whole conversation"
+		d.Heading, d.Rated = "Conversation", "the whole conversation"
 	}
 	rated := -1
 	if def.Unit == rubric.Reply || def.Unit == rubric.LastReply {

@@ -147,6 +147,9 @@ func (s *Server) table() []route {
 		{"POST /projects/{id}/annotate", annotators, ws.claim, nil},
 		{"GET /projects/{id}/items/{item}", annotators, ws.page, nil},
 		{"POST /projects/{id}/items/{item}/labels", annotators, ws.submit, nil},
+		// The same submit, posted by a page without its script: a refusal
+		// is re-rendered at the item's own address, not at …/labels.
+		{"POST /projects/{id}/items/{item}", annotators, ws.submit, nil},
 		{"GET /projects/{id}/items/{item}/feedback", annotators, ws.feedback, nil},
 		{"POST /projects/{id}/items/{item}/skip", annotators, ws.skip, nil},
 		{"POST /projects/{id}/items/{item}/draft", annotators, ws.draft, nil},

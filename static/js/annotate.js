@@ -417,6 +417,7 @@
 
     if (e.key === "Escape") {
       if (help && help.open) { return; } // the dialog closes itself
+      if (t.id === "messages") { focusItem(st); e.preventDefault(); return; }
       if (skip && skip.open && skip.contains(t)) { skip.open = false; focusItem(st); e.preventDefault(); return; }
       if (typing) { t.blur(); focusItem(st); e.preventDefault(); }
       return;
@@ -453,6 +454,11 @@
         openSkip(st, true); break;
       case "?":
         toggleHelp(); break;
+      case "d": case "D":
+        // The dialogue's own pane scrolls by keyboard once it has focus.
+        var msgs = $("#messages", st.ws);
+        if (msgs && !msgs.hidden) { msgs.focus(); } else { handled = false; }
+        break;
       case "e": case "E":
         var ex = $("details.examples", st.items[st.index]);
         if (ex) { ex.open = !ex.open; } else { handled = false; }

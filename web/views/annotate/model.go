@@ -50,7 +50,10 @@ type Workspace struct {
 
 // URLs are the addresses the workspace links and posts to.
 type URLs struct {
-	Item   templ.SafeURL
+	Item templ.SafeURL
+	// Submit is where htmx posts the answers; a page without its script
+	// posts them to Item, so that a refusal re-renders at the item's own
+	// address.
 	Submit string
 	Skip   templ.SafeURL
 	Draft  string
@@ -78,6 +81,9 @@ type Progress struct {
 
 // Dialogue is the conversation or reply being labelled.
 type Dialogue struct {
+	// Heading names what the rubric rates: a conversation, or a reply
+	// (read in its conversation when there is more before it).
+	Heading string
 	// Rated says what the rubric rates, e.g. "the last assistant reply".
 	Rated    string
 	Turns    int
