@@ -134,6 +134,7 @@ func TestBrowserAdjudicateFits(t *testing.T) {
 	if s := shown(); s != "true true true" {
 		t.Fatalf("after a click on the label, shown: %s", s)
 	}
+	browsertest.Screenshot(t, ctx, "testdata/screenshots", "adjudicate-coaching-why")
 
 	// On a phone: stacked, and nothing scrolls sideways.
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844)); err != nil {
