@@ -81,7 +81,7 @@ func TestBrowserAdjudicateKeyboard(t *testing.T) {
 	// C takes the consensus of the four items that have one and stops on
 	// emotion, which has none; 4 sets it, and Enter saves.
 	keys(t, ctx, "c")
-	if current := eval[string](t, ctx, `document.querySelector('fieldset.ritem.current').dataset.key`); current != "emotion" {
+	if current := eval[string](t, ctx, `document.querySelector('.ritem.current').dataset.key`); current != "emotion" {
 		t.Fatalf("after C the current item is %q, want emotion", current)
 	}
 	keys(t, ctx, "4\r")

@@ -77,7 +77,8 @@ func (l *labelling) judge(t *testing.T, name string, bySource map[string]map[str
 		var labels []store.JudgeLabel
 		for k, v := range answers {
 			n++
-			labels = append(labels, store.JudgeLabel{Key: k, Value: v, Method: "structured", PromptHash: "ph", Rationale: "the judge's reason for " + k})
+			labels = append(labels, store.JudgeLabel{Key: k, Value: v, Method: "structured", PromptHash: "ph", Rationale: "the judge's reason for " + k,
+				Raw: "raw reply on " + k + ": " + v})
 			if err := l.a.db.RecordCall(ctx, store.JudgeCall{RunID: run.ID, JudgeID: j.ID, ItemID: id, RubricItemKey: k,
 				CacheKey: fmt.Sprintf("%064x", n), PromptHash: "ph", Model: j.Model, OK: true, Raw: "@" + v, InputTokens: 10, OutputTokens: 1, CostUSD: 0.0001}); err != nil {
 				t.Fatal(err)

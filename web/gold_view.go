@@ -239,26 +239,21 @@ func (s *Server) adjudicationView(r *http.Request, p *attune.Project, itemID int
 		return page, err
 	}
 
-	// The comparison: one column per rater, the consensus last.
-	for _, a := range sets {
+	// The raters, with the engine's score of each one's answers.
+	names := make([]string, len(sets))
+	for i, a := range sets {
+		names[i] = a.Name
+	}
+	short := shortNames(names)
+	for i, a := range sets {
 		res, err := scoring.Score(def, toAnswers(a.Answers), facts)
 		if err != nil {
 			return page, err
 		}
 		page.Compare.Raters = append(page.Compare.Raters, goldview.Rater{
-			Name: a.Name, Judge: a.Kind == "judge", Model: a.Model, Score: scoreView(def, res), Note: a.Rationale,
+			Name: a.Name, Short: short[i], Judge: a.Kind == "judge", Model: a.Model, Score: scoreView(def, res), Note: a.Rationale,
 			Concern: gold.SafetyConcern(def, toAnswers(a.Answers)),
 		})
-	}
-	for _, it := range def.Items {
-		ic := consensus[it.Key]
-		row := goldview.CompareRow{Key: it.Key, Label: it.Label, Consensus: string(ic.Value), Reason: ic.Reason}
-		for _, a := range sets {
-			v := a.Answers[it.Key]
-			row.Cells = append(row.Cells, goldview.Cell{Value: v, Rationale: a.Rationales[it.Key], Method: a.Methods[it.Key],
-				Differs: ic.Decided && v != string(ic.Value)})
-		}
-		page.Compare.Rows = append(page.Compare.Rows, row)
 	}
 	if d.Decided {
 		res, err := scoring.Score(def, d.Answers, facts)
@@ -285,8 +280,9 @@ func (s *Server) adjudicationView(r *http.Request, p *attune.Project, itemID int
 		st.answers, note = in.answers, in.note
 	}
 
-	// The form: the annotator's rubric view, with the consensus and each
-	// rater's answer beside every input.
+	// The form: one row per rubric item, the safety gate's first, with
+	// each rater's answer, the consensus and the gold input; what they
+	// wrote and the item's definition are in the row, shown on demand.
 	rv, probs := rubricView(def, facts, st, issues)
 	page.Form = goldview.Form{
 		Action:   templ.SafeURL(adjudicatePath(p.ID, itemID) + "/gold"),
@@ -301,11 +297,19 @@ func (s *Server) adjudicationView(r *http.Request, p *attune.Project, itemID int
 		gg := goldview.Group{Title: g.Title, Weight: g.Weight}
 		for _, iv := range g.Items {
 			ic := consensus[iv.Key]
-			gi := goldview.Item{Item: iv, Consensus: string(ic.Value), Reason: ic.Reason}
-			for _, a := range sets {
+			gi := goldview.Item{Item: iv, Consensus: string(ic.Value), Reason: ic.Reason, Gate: def.InGate(iv.Key)}
+			seen := ""
+			for i, a := range sets {
 				v := a.Answers[iv.Key]
-				gi.Ratings = append(gi.Ratings, goldview.Chip{Who: a.Name, Value: v, Judge: a.Kind == "judge",
-					Differs: ic.Decided && v != string(ic.Value)})
+				gi.Ratings = append(gi.Ratings, goldview.Chip{Who: a.Name, Short: short[i], Value: v, Judge: a.Kind == "judge",
+					Differs: ic.Decided && v != string(ic.Value), Rationale: a.Rationales[iv.Key], Method: a.Methods[iv.Key], Raw: a.Raws[iv.Key]})
+				switch {
+				case v == "":
+				case seen == "":
+					seen = v
+				case v != seen:
+					gi.Differs = true
+				}
 			}
 			if ic.Decided {
 				page.Form.HasConsensus = true
@@ -314,6 +318,7 @@ func (s *Server) adjudicationView(r *http.Request, p *attune.Project, itemID int
 		}
 		page.Form.Groups = append(page.Form.Groups, gg)
 	}
+	page.Form.Groups = gateFirst(def, page.Form.Groups)
 	for _, h := range history {
 		keys := make([]string, 0, len(h.Answers))
 		for k := range h.Answers {
@@ -339,4 +344,55 @@ func itemIndex(def *rubric.Definition, key string) int {
 		}
 	}
 	return len(def.Items)
+}
+
+// gateFirst puts the rubric's safety gate first: within each group its
+// items lead, and the groups holding any of them lead the rest, each part
+// in the rubric's order. The rubric says which items those are.
+func gateFirst(def *rubric.Definition, groups []goldview.Group) []goldview.Group {
+	var gated, rest []goldview.Group
+	for _, g := range groups {
+		byKey := map[string]goldview.Item{}
+		keys := make([]string, len(g.Items))
+		for i, it := range g.Items {
+			byKey[it.Key], keys[i] = it, it.Key
+		}
+		g.Items = g.Items[:0:0]
+		for _, k := range def.GateFirst(keys) {
+			g.Items = append(g.Items, byKey[k])
+		}
+		if len(g.Items) > 0 && g.Items[0].Gate {
+			gated = append(gated, g)
+		} else {
+			rest = append(rest, g)
+		}
+	}
+	return append(gated, rest...)
+}
+
+// shortNames are what the chips call the raters: the first word of each
+// name (of an email, the part before the @), or the whole name where two
+// raters would share the word.
+func shortNames(names []string) []string {
+	first := func(n string) string {
+		n = strings.TrimSpace(n)
+		if at := strings.IndexByte(n, '@'); at > 0 {
+			n = n[:at]
+		}
+		if f := strings.Fields(n); len(f) > 0 {
+			return f[0]
+		}
+		return n
+	}
+	count := map[string]int{}
+	for _, n := range names {
+		count[first(n)]++
+	}
+	out := make([]string, len(names))
+	for i, n := range names {
+		if out[i] = first(n); count[out[i]] > 1 || out[i] == "" {
+			out[i] = n
+		}
+	}
+	return out
 }

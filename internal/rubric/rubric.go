@@ -386,6 +386,29 @@ func (d *Definition) CategoryItems(key string) []*Item {
 	return out
 }
 
+// InGate reports whether the item key is one of the safety gate's: any of
+// them failing fails the gate. Rubrics without a gate have none.
+func (d *Definition) InGate(key string) bool {
+	return slices.Contains(d.Scoring.Gate, key)
+}
+
+// GateFirst returns keys with the safety gate's items first, each part in
+// the order given: what a lead settling gold should see before the rest.
+func (d *Definition) GateFirst(keys []string) []string {
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		if d.InGate(k) {
+			out = append(out, k)
+		}
+	}
+	for _, k := range keys {
+		if !d.InGate(k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // label names an item for messages: "CP3 (Arc + coherence + depth)".
 func (it *Item) label() string {
 	if it.Label == "" || it.Label == it.Key {

@@ -473,11 +473,13 @@ type ItemAnswerSet struct {
 	Name  string
 	Email string // a person's email; "" for others
 	Model string // a judge's model; "" for people
-	// Answers, Rationales and Methods are by rubric item key; Methods say
-	// how a judge reached each value.
+	// Answers, Rationales, Methods and Raws are by rubric item key; Methods
+	// say how a judge reached each value and Raws hold the model's raw
+	// replies.
 	Answers    map[string]string
 	Rationales map[string]string
 	Methods    map[string]string
+	Raws       map[string]string
 	Rationale  string // about the dialogue as a whole
 	ActiveMS   int64
 	Submitted  time.Time
@@ -501,7 +503,7 @@ func (db *DB) ItemAnswerSets(ctx context.Context, projectID, itemID int64) ([]It
 		var a ItemAnswerSet
 		var setID int64
 		err := row.Scan(&setID, &a.RaterID, &a.Kind, &a.Name, &a.Email, &a.Model, &a.Rationale, &a.ActiveMS, &a.Submitted)
-		a.Answers, a.Rationales, a.Methods = map[string]string{}, map[string]string{}, map[string]string{}
+		a.Answers, a.Rationales, a.Methods, a.Raws = map[string]string{}, map[string]string{}, map[string]string{}, map[string]string{}
 		bySet[setID] = len(bySet)
 		return a, err
 	})
@@ -509,7 +511,7 @@ func (db *DB) ItemAnswerSets(ctx context.Context, projectID, itemID int64) ([]It
 		return nil, mapErr(err, "item answers", "")
 	}
 	rows, err = db.pool.Query(ctx, `
-		SELECT l.answer_set_id, l.rubric_item_key, l.value, l.rationale, coalesce(d.method, '')
+		SELECT l.answer_set_id, l.rubric_item_key, l.value, l.rationale, coalesce(d.method, ''), coalesce(d.raw, '')
 		FROM labels l LEFT JOIN judge_label_details d ON d.label_id = l.id
 		WHERE l.item_id = $1`, itemID)
 	if err != nil {
@@ -518,8 +520,8 @@ func (db *DB) ItemAnswerSets(ctx context.Context, projectID, itemID int64) ([]It
 	defer rows.Close()
 	for rows.Next() {
 		var setID int64
-		var key, value, note, method string
-		if err := rows.Scan(&setID, &key, &value, &note, &method); err != nil {
+		var key, value, note, method, raw string
+		if err := rows.Scan(&setID, &key, &value, &note, &method, &raw); err != nil {
 			return nil, mapErr(err, "item answers", "")
 		}
 		i, ok := bySet[setID]
@@ -532,6 +534,9 @@ func (db *DB) ItemAnswerSets(ctx context.Context, projectID, itemID int64) ([]It
 		}
 		if method != "" {
 			out[i].Methods[key] = method
+		}
+		if raw != "" {
+			out[i].Raws[key] = raw
 		}
 	}
 	return out, mapErr(rows.Err(), "item answers", "")

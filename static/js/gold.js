@@ -11,7 +11,8 @@
   var root = $("#adjudicate");
   if (!root) { return; }
   var form = $("#gold-form", root);
-  var items = $$("fieldset.ritem", form);
+  var items = $$(".ritem", form);
+  var why = $("#adj-why", root);
   var answered = $("[data-answered]", root);
   var save = $("[data-testid=save-gold]", root);
   var index = 0;
@@ -146,9 +147,17 @@
         acceptConsensus(); break;
       case "r": case "R":
         $("#gold-note").focus(); break;
+      case "w": case "W":
+        // The switch shows or hides every row's rationales, definition and
+        // raw replies; the current row stays in view.
+        if (why) { why.checked = !why.checked; items[index] && items[index].scrollIntoView({ block: "nearest" }); } else { handled = false; }
+        break;
       case "e": case "E":
         var ex = $("details.examples", items[index]);
-        if (ex) { ex.open = !ex.open; } else { handled = false; }
+        if (ex) {
+          ex.open = !ex.open;
+          if (ex.open && why) { why.checked = true; }
+        } else { handled = false; }
         break;
       case "ArrowRight": case "]":
         var next = $("[data-nav=next]", root);
@@ -180,7 +189,7 @@
   document.addEventListener("keyup", function () { swallow = null; }, true);
   form.addEventListener("change", count);
   form.addEventListener("focusin", function (e) {
-    var fs = e.target.closest && e.target.closest("fieldset.ritem");
+    var fs = e.target.closest && e.target.closest(".ritem");
     if (fs) { setCurrent(items.indexOf(fs), false); }
   });
   form.addEventListener("submit", function () { busy = true; });
@@ -191,7 +200,7 @@
 
   count();
   var problems = $("[data-testid=problems]", root);
-  var bad = $("fieldset.ritem.has-error", form);
+  var bad = $(".ritem.has-error", form);
   var first = firstUnanswered();
   // The page opens at the top, on the raters' answers; the keyboard is
   // already on the first item still without gold.

@@ -131,20 +131,20 @@ type ItemPage struct {
 	History  []Past
 }
 
-// Compare is the table of every rater's answers: one column per rater, one
-// row per rubric item, and the engine's scores below.
+// Compare lists the raters, with the engine's score of each one's answers
+// and of the consensus; their answers are in the form, one row per rubric
+// item.
 type Compare struct {
 	Raters []Rater
-	Rows   []CompareRow
 	// Consensus is the engine's score of the consensus, when every rubric
 	// item has one; empty otherwise.
 	Consensus Score
 }
 
-// Rater is one column of the comparison: a person or a judge, with the
-// engine's score of their answers.
+// Rater is a person or a judge, with the engine's score of their answers.
 type Rater struct {
 	Name  string
+	Short string // what the chips call them, e.g. "ann0"
 	Judge bool
 	Model string // a judge's model
 	Score Score
@@ -160,26 +160,6 @@ type Score struct {
 	Gate   string // "failed", "passed", or "" where it has no safety gate
 	Failed string // failed checks, e.g. "CQ3, CQ8"
 	Mean   string // the dimension mean of a likert rubric; "" otherwise
-}
-
-// CompareRow is one rubric item across the raters.
-type CompareRow struct {
-	Key   string
-	Label string
-	Cells []Cell
-	// Consensus is the rule's value, empty when it has none; Reason says
-	// why either way.
-	Consensus string
-	Reason    string
-}
-
-// Cell is one rater's answer on one rubric item.
-type Cell struct {
-	Value     string // "" when the rater left it out
-	Rationale string
-	Method    string // how a judge reached it
-	// Differs marks an answer other than the consensus.
-	Differs bool
 }
 
 // Current is the gold an item has.
@@ -215,21 +195,30 @@ type Group struct {
 	Items  []Item
 }
 
-// Item is one rubric item's gold input: what the annotator's page shows of
-// the item, the rule's consensus, and each rater's answer.
+// Item is one rubric item's row: what the annotator's page shows of the
+// item, each rater's answer, the rule's consensus and the gold input.
 type Item struct {
 	annotate.Item
 	Consensus string // empty when the rule has none
 	Reason    string
 	Ratings   []Chip
+	// Gate marks an item of the rubric's safety gate; Differs marks raters
+	// (people and judges) who gave different answers.
+	Gate    bool
+	Differs bool
 }
 
-// Chip is one rater's answer, shown beside the gold input.
+// Chip is one rater's answer on the item's row, with what they wrote.
 type Chip struct {
-	Who     string
-	Value   string
-	Judge   bool
-	Differs bool
+	Who   string // the rater's name
+	Short string // what the chip shows of it
+	Value string
+	Judge bool
+	// Differs marks an answer other than the consensus.
+	Differs   bool
+	Rationale string
+	Method    string // how a judge reached it
+	Raw       string // a judge's raw reply
 }
 
 // Past is one earlier adjudication of the item.
