@@ -712,21 +712,47 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 					return err
 				}
 			}
-			if full {
-				// The consensus rule settles the item now, under the lock
-				// on its counts the submission holds: gold when its people
-				// agree, else a place in the queue of disagreements.
-				if _, err := db.settleLabelled(ctx, tx, projectID, []int64{itemID}); err != nil {
-					return err
-				}
+			if !full {
+				return nil
 			}
+			// The consensus rule settles the item now, under the lock on
+			// its counts the submission holds: gold when its people agree,
+			// else a place in the queue of disagreements. Its verdict is
+			// written in one round trip with the check for full overlap.
+			v, err := decide(ctx, tx, projectID, []int64{itemID})
+			if err != nil {
+				return err
+			}
+			b := &pgx.Batch{}
+			v.queue(b)
 			if completed {
 				// The project may now have every item's k labels. Checked
 				// last, so that the lock it takes is held while waiting for
 				// nothing but the commit: taken before the claim, a submit
 				// holding it could wait for an item another submit holds
 				// while that one waits for the lock.
-				return db.announceIfFullOverlap(ctx, tx, projectID, 1)
+				queueFullOverlap(b, projectID)
+			}
+			var settled settlement
+			var short, items int
+			if b.Len() > 0 {
+				br := tx.SendBatch(ctx, b)
+				settled, err = v.read(br)
+				if err == nil && completed {
+					short, items, err = readFullOverlap(br)
+				}
+				if cerr := br.Close(); err == nil {
+					err = cerr
+				}
+				if err != nil {
+					return err
+				}
+			}
+			if err := db.announceSettled(ctx, tx, projectID, settled); err != nil {
+				return err
+			}
+			if completed {
+				return db.announceFullOverlap(ctx, tx, projectID, 1, short, items)
 			}
 			return nil
 		})

@@ -266,9 +266,48 @@ func (s *settlement) add(o settlement) {
 // inserts key-share lock those, and a lock on them would deadlock with
 // submissions.
 func settle(ctx context.Context, tx pgx.Tx, projectID int64, ids []int64) (settlement, error) {
-	var s settlement
+	v, err := decide(ctx, tx, projectID, ids)
+	if err != nil {
+		return settlement{}, err
+	}
+	b := &pgx.Batch{}
+	v.queue(b)
+	if b.Len() == 0 {
+		return v.settlement, nil
+	}
+	br := tx.SendBatch(ctx, b)
+	s, err := v.read(br)
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	return s, err
+}
+
+// verdicts are the rule's verdicts on items, decided and not yet written.
+type verdicts struct {
+	settlement
+	projectID, rvID int64
+	spread          int
+	// The gold of the decided items, a row per rubric item.
+	gItems                 []int64
+	gKeys, gValues, gNotes []string
+	open                   []int64 // items not decided
+	// Every item judged, and the verdict on each.
+	judged                  []int64
+	decided, safety, signal []bool
+	ranks                   []float64
+	reasons                 []string
+	humans                  []int32
+	sourceOf                map[int64]string
+	answers                 map[int64]map[string]string
+}
+
+// decide locks the items' counts rows (settle says why), reads what the
+// rule needs and decides the items it may judge: one round trip.
+func decide(ctx context.Context, tx pgx.Tx, projectID int64, ids []int64) (*verdicts, error) {
+	v := &verdicts{projectID: projectID}
 	if len(ids) == 0 {
-		return s, nil
+		return v, nil
 	}
 	b := &pgx.Batch{}
 	b.Queue(`SELECT item_id FROM item_counts WHERE item_id = ANY($1) ORDER BY item_id FOR NO KEY UPDATE`, ids)
@@ -291,8 +330,6 @@ func settle(ctx context.Context, tx pgx.Tx, projectID int64, ids []int64) (settl
 		facts  rubric.Facts
 	}
 	var items []item
-	var rvID int64
-	var spread int
 	var def *rubric.Definition
 	var sets map[int64][]*raterSet
 	err := func() error {
@@ -302,12 +339,12 @@ func settle(ctx context.Context, tx pgx.Tx, projectID int64, ids []int64) (settl
 			return err
 		}
 		var body []byte
-		if err := br.QueryRow().Scan(&rvID, &spread, &body); err != nil {
+		if err := br.QueryRow().Scan(&v.rvID, &v.spread, &body); err != nil {
 			return err
 		}
 		var err error
 		if def, err = rubric.Parse(body); err != nil {
-			return fmt.Errorf("stored rubric %d does not parse: %w", rvID, err)
+			return fmt.Errorf("stored rubric %d does not parse: %w", v.rvID, err)
 		}
 		rows, err := br.Query()
 		if err != nil {
@@ -338,17 +375,13 @@ func settle(ctx context.Context, tx pgx.Tx, projectID int64, ids []int64) (settl
 		return err
 	}()
 	if err != nil || len(items) == 0 {
-		return s, err
+		return v, err
 	}
-	var gItems []int64
-	var gKeys, gValues, gNotes []string
-	var open []int64
 	n := len(items)
-	judgedIDs := make([]int64, n)
-	decided, safety, signal := make([]bool, n), make([]bool, n), make([]bool, n)
-	ranks, reasons, humans := make([]float64, n), make([]string, n), make([]int32, n)
-	sources := make(map[int64]string, n)
-	answers := map[int64]map[string]string{}
+	v.judged = make([]int64, n)
+	v.decided, v.safety, v.signal = make([]bool, n), make([]bool, n), make([]bool, n)
+	v.ranks, v.reasons, v.humans = make([]float64, n), make([]string, n), make([]int32, n)
+	v.sourceOf, v.answers = make(map[int64]string, n), map[int64]map[string]string{}
 	for i, it := range items {
 		var people, all []rubric.Answers
 		for _, set := range sets[it.id] {
@@ -357,24 +390,32 @@ func settle(ctx context.Context, tx pgx.Tx, projectID int64, ids []int64) (settl
 				people = append(people, set.answers)
 			}
 		}
-		d := gold.Decide(def, it.facts, people, spread)
+		d := gold.Decide(def, it.facts, people, v.spread)
 		rank := gold.RankOf(def, it.facts, d, all)
-		judgedIDs[i], sources[it.id] = it.id, it.source
-		decided[i], safety[i], signal[i], ranks[i], reasons[i], humans[i] = d.Decided, rank.Safety, rank.Signal, rank.Weight(), d.Reason, int32(len(people))
-		s.Items++
+		v.judged[i], v.sourceOf[it.id] = it.id, it.source
+		v.decided[i], v.safety[i], v.signal[i], v.ranks[i], v.reasons[i], v.humans[i] = d.Decided, rank.Safety, rank.Signal, rank.Weight(), d.Reason, int32(len(people))
+		v.Items++
 		if !d.Decided {
-			open = append(open, it.id)
-			s.Queued++
+			v.open = append(v.open, it.id)
+			v.Queued++
 			continue
 		}
-		s.Automatic++
-		answers[it.id] = map[string]string{}
+		v.Automatic++
+		v.answers[it.id] = map[string]string{}
 		for _, ic := range d.Items {
-			gItems, gKeys, gValues, gNotes = append(gItems, it.id), append(gKeys, ic.Key), append(gValues, string(ic.Value)), append(gNotes, ic.Reason)
-			answers[it.id][ic.Key] = string(ic.Value)
+			v.gItems, v.gKeys, v.gValues, v.gNotes = append(v.gItems, it.id), append(v.gKeys, ic.Key), append(v.gValues, string(ic.Value)), append(v.gNotes, ic.Reason)
+			v.answers[it.id][ic.Key] = string(ic.Value)
 		}
 	}
-	b = &pgx.Batch{}
+	return v, nil
+}
+
+// queue adds the statements that write the verdicts to b; nothing when no
+// item was judged. read reads their results.
+func (v *verdicts) queue(b *pgx.Batch) {
+	if len(v.judged) == 0 {
+		return
+	}
 	// A person's gold is never replaced: the rule writes only where the
 	// gold is automatic or missing (and the items judged have none of a
 	// person's). Only what changes is written, and returned.
@@ -384,8 +425,8 @@ func settle(ctx context.Context, tx pgx.Tx, projectID int64, ids []int64) (settl
 		ON CONFLICT (item_id, rubric_item_key) DO UPDATE SET value = EXCLUDED.value, note = EXCLUDED.note, decided_at = now()
 		WHERE gold_labels.method = 'automatic' AND (gold_labels.value, gold_labels.note) IS DISTINCT FROM (EXCLUDED.value, EXCLUDED.note)
 		RETURNING item_id`,
-		rvID, gItems, gKeys, gValues, gNotes, projectID)
-	b.Queue(`DELETE FROM gold_labels WHERE item_id = ANY($1) AND method = 'automatic' RETURNING item_id`, open)
+		v.rvID, v.gItems, v.gKeys, v.gValues, v.gNotes, v.projectID)
+	b.Queue(`DELETE FROM gold_labels WHERE item_id = ANY($1) AND method = 'automatic' RETURNING item_id`, v.open)
 	// computed_at is when the verdict is written, after every answer it
 	// saw was committed: an answer set newer than it came after.
 	b.Queue(`
@@ -394,9 +435,16 @@ func settle(ctx context.Context, tx pgx.Tx, projectID int64, ids []int64) (settl
 		FROM unnest($3::bigint[], $4::bool[], $5::float8[], $6::bool[], $7::bool[], $8::text[], $9::int[]) AS t(i, d, r, s, sig, why, h)
 		ON CONFLICT (item_id) DO UPDATE SET decided = EXCLUDED.decided, rank = EXCLUDED.rank, safety = EXCLUDED.safety, signal = EXCLUDED.signal,
 			reason = EXCLUDED.reason, human_raters = EXCLUDED.human_raters, max_spread = EXCLUDED.max_spread, computed_at = EXCLUDED.computed_at`,
-		projectID, spread, judgedIDs, decided, ranks, safety, signal, reasons, humans)
-	br := tx.SendBatch(ctx, b)
-	defer br.Close()
+		v.projectID, v.spread, v.judged, v.decided, v.ranks, v.safety, v.signal, v.reasons, v.humans)
+}
+
+// read reads the results of the statements queue added, and says what the
+// settling did: which items' gold changed.
+func (v *verdicts) read(br pgx.BatchResults) (settlement, error) {
+	s := v.settlement
+	if len(v.judged) == 0 {
+		return s, nil
+	}
 	seen := map[int64]bool{}
 	for range 2 {
 		rows, err := br.Query()
@@ -420,9 +468,9 @@ func settle(ctx context.Context, tx pgx.Tx, projectID int64, ids []int64) (settl
 	slices.Sort(s.changed)
 	s.sources, s.gold = map[int64]string{}, map[int64]map[string]string{}
 	for _, id := range s.changed {
-		s.sources[id], s.gold[id] = sources[id], answers[id]
+		s.sources[id], s.gold[id] = v.sourceOf[id], v.answers[id]
 	}
-	return s, br.Close()
+	return s, nil
 }
 
 // GoldCounts say where a project's items stand on the way to a gold set.
