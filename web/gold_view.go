@@ -135,6 +135,9 @@ func (s *Server) queueView(r *http.Request, p *attune.Project) (goldview.QueuePa
 	if n < page.Pages {
 		page.Next = templ.SafeURL(fmt.Sprintf("%s?page=%d", queuePath(p.ID), n+1))
 	}
+	if total == 0 {
+		page.EmptyWhy = emptyQueueWhy(c)
+	}
 	if total > 0 {
 		head := ds
 		if n > 1 || len(head) == 0 {
@@ -147,6 +150,35 @@ func (s *Server) queueView(r *http.Request, p *attune.Project) (goldview.QueuePa
 		}
 	}
 	return page, nil
+}
+
+// emptyQueueWhy says where a project's items stand when no disagreement
+// waits: labels settle their items as they arrive, so an empty queue means
+// items still being labelled, or settled, or (after a change of the
+// setting or the overlap) waiting for a lead's run of the rule.
+func emptyQueueWhy(c store.GoldCounts) string {
+	if c.Items == 0 {
+		return "The project has no items yet."
+	}
+	var parts []string
+	if c.Labelling > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s still being labelled", c.Labelling, plural(c.Labelling, "item is", "items are")))
+	}
+	if c.Automatic > 0 {
+		parts = append(parts, fmt.Sprintf("%d settled by consensus", c.Automatic))
+	}
+	if c.Adjudicated > 0 {
+		parts = append(parts, fmt.Sprintf("%d settled by a lead", c.Adjudicated))
+	}
+	why := ""
+	if len(parts) > 0 { // each starts with its count
+		why = strings.Join(parts, "; ") + "."
+	}
+	if c.Pending > 0 {
+		why = strings.TrimSpace(why + fmt.Sprintf(" %d %s complete labels the rule has not judged as they are now (judged under another setting or overlap, or answered by a judge since): apply the consensus rule.",
+			c.Pending, plural(c.Pending, "item has", "items have")))
+	}
+	return why
 }
 
 // scoreView writes the engine's result in words.

@@ -510,6 +510,9 @@ const submitAttempts = 4
 // SubmitLabels stores the answers of an assignment in one transaction:
 // the answer set and one label per answer, the assignment closed, the
 // item's counters moved, and — with ClaimNext — the next item claimed.
+// The submission that completes an item (the overlap reached) has the
+// consensus rule settle it too (settle): gold when its people agree, else
+// a place in the queue of disagreements.
 // Submitting an assignment again (a double click, a second tab, a retry)
 // changes nothing and returns the answer set stored the first time. A
 // submission after the lease ran out is accepted while the item still has
@@ -576,7 +579,8 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 				FROM stored, unnest($6::text[], $7::text[], $8::text[]) AS t(k, v, n))
 			UPDATE assignments x SET state = 'submitted', finished_at = now(), answer_set_id = stored.id
 			FROM stored WHERE x.id = $1
-			RETURNING stored.id, (SELECT counted.done = a.overlap FROM counted JOIN a ON a.item_id = counted.item_id)`,
+			RETURNING stored.id, (SELECT counted.done = a.overlap FROM counted JOIN a ON a.item_id = counted.item_id),
+				(SELECT counted.done >= a.overlap FROM counted JOIN a ON a.item_id = counted.item_id)`,
 			s.AssignmentID, s.UserID, s.NoteRequired, s.Rationale, s.ActiveMS, keys, values, notes)
 		// A calibration item's answers, graded, go to calibration_answers
 		// instead: no answer set, no label, no count moved.
@@ -607,8 +611,10 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 			var itemID int64
 			var existing *int64
 			var pulled, opened, calib bool
-			// completed: this submission gave the item its k-th label.
-			var completed bool
+			// completed: this submission gave the item its k-th label;
+			// full: the item has k labels or more (a lead may have
+			// lowered the overlap while it was held).
+			var completed, full bool
 			c := claim{userID: s.UserID}
 			err := func() error {
 				defer br.Close()
@@ -635,7 +641,7 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 					return attune.NotFound("assignment")
 				}
 				projectID = assignmentProject
-				switch err := br.QueryRow().Scan(&res.AnswerSetID, &completed); {
+				switch err := br.QueryRow().Scan(&res.AnswerSetID, &completed, &full); {
 				case err == nil:
 					res.Created = true
 				case !errors.Is(err, pgx.ErrNoRows):
@@ -706,13 +712,47 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 					return err
 				}
 			}
+			if !full {
+				return nil
+			}
+			// The consensus rule settles the item now, under the lock on
+			// its counts the submission holds: gold when its people agree,
+			// else a place in the queue of disagreements. Its verdict is
+			// written in one round trip with the check for full overlap.
+			v, err := decide(ctx, tx, projectID, []int64{itemID})
+			if err != nil {
+				return err
+			}
+			b := &pgx.Batch{}
+			v.queue(b)
 			if completed {
 				// The project may now have every item's k labels. Checked
 				// last, so that the lock it takes is held while waiting for
 				// nothing but the commit: taken before the claim, a submit
 				// holding it could wait for an item another submit holds
 				// while that one waits for the lock.
-				return db.announceIfFullOverlap(ctx, tx, projectID, 1)
+				queueFullOverlap(b, projectID)
+			}
+			var settled settlement
+			var short, items int
+			if b.Len() > 0 {
+				br := tx.SendBatch(ctx, b)
+				settled, err = v.read(br)
+				if err == nil && completed {
+					short, items, err = readFullOverlap(br)
+				}
+				if cerr := br.Close(); err == nil {
+					err = cerr
+				}
+				if err != nil {
+					return err
+				}
+			}
+			if err := db.announceSettled(ctx, tx, projectID, settled); err != nil {
+				return err
+			}
+			if completed {
+				return db.announceFullOverlap(ctx, tx, projectID, 1, short, items)
 			}
 			return nil
 		})
@@ -837,7 +877,9 @@ type LabelEdit struct {
 
 // UpdateLabels edits a person's submitted answers for an item. Labels that
 // change keep their earlier value in the history; answers removed from the
-// set are deleted. It returns the answer set's id and new revision, or
+// set are deleted. An item with complete labels and no gold a person set
+// is judged again by the consensus rule in the same transaction (settle).
+// It returns the answer set's id and new revision, or
 // attune.ErrNotFound when the person has not submitted that item, and
 // attune.ErrForbidden when they are no longer an annotator of the project.
 func (db *DB) UpdateLabels(ctx context.Context, e LabelEdit) (answerSetID int64, revision int, err error) {
@@ -878,8 +920,16 @@ func (db *DB) UpdateLabels(ctx context.Context, e LabelEdit) (answerSetID int64,
 		if _, err := tx.Exec(ctx, `DELETE FROM labels WHERE answer_set_id = $1 AND NOT (rubric_item_key = ANY($2))`, answerSetID, keys); err != nil {
 			return err
 		}
-		return tx.QueryRow(ctx, `UPDATE answer_sets SET rationale = $2, active_ms = active_ms + $3, revision = revision + 1, updated_at = now()
-			WHERE id = $1 RETURNING revision`, answerSetID, e.Rationale, e.ActiveMS).Scan(&revision)
+		if err := tx.QueryRow(ctx, `UPDATE answer_sets SET rationale = $2, active_ms = active_ms + $3, revision = revision + 1, updated_at = now()
+			WHERE id = $1 RETURNING revision`, answerSetID, e.Rationale, e.ActiveMS).Scan(&revision); err != nil {
+			return err
+		}
+		// An item with complete labels is judged again as it is now,
+		// unless a person set its gold. settle waits for the lock on the
+		// item's counts, so that a submission or edit of the same item
+		// under way settles first and this one sees its labels.
+		_, err = db.settleLabelled(ctx, tx, e.ProjectID, []int64{e.ItemID})
+		return err
 	})
 	if err != nil {
 		return 0, 0, mapErr(err, "update labels", "")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -89,79 +90,111 @@ const stale = `
 
 // ApplyConsensus applies the project's consensus rule (package gold) to the
 // items with complete human labels — at least as many people's answer
-// sets as the overlap — and no adjudicated gold. Items the rule decides get
-// automatic gold on every rubric item, replacing earlier automatic gold;
-// the others lose any automatic gold and wait in the queue of
-// disagreements, ranked worst first. Only people's answers vote; every
-// rater's answers, judges' included, count towards a safety concern.
+// sets as the overlap — and no adjudicated gold, as settle does. Labels
+// that complete an item, and edits and imports of them, settle their
+// items as they are stored; a lead's run catches up with the rest: items
+// judged under another max spread, items labelled before the overlap was
+// lowered, and judges' answers since (which only move an item in the
+// queue), or with All every item again.
 //
 // Items are settled in batches, one transaction each, so a large project
 // never holds a long transaction; a failure keeps the batches done. Gold a
-// person set is never touched. The run is written to the audit log.
+// person set is never touched. The run is written to the audit log, and
+// announced when it changed some gold.
 func (db *DB) ApplyConsensus(ctx context.Context, projectID int64, opts ConsensusOptions) (ConsensusResult, error) {
-	var res ConsensusResult
 	p, err := db.FindProjectByID(ctx, projectID)
 	if err != nil {
-		return res, err
-	}
-	def, err := db.FindRubricByID(ctx, p.RubricVersionID)
-	if err != nil {
-		return res, err
+		return ConsensusResult{}, err
 	}
 	spread, err := db.GoldMaxSpread(ctx, projectID)
 	if err != nil {
-		return res, err
+		return ConsensusResult{}, err
 	}
 	batch := opts.BatchSize
 	if batch <= 0 {
 		batch = 2000
 	}
 	var after int64
+	var total settlement
 	for {
 		var n int
-		err := db.inTx(ctx, func(tx pgx.Tx) error {
-			rows, err := tx.Query(ctx, `SELECT i.id `+stale+` AND i.id > $5 ORDER BY i.id LIMIT $6`,
-				projectID, p.Overlap, spread, opts.All, after, batch)
-			if err != nil {
-				return err
-			}
-			ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-			if err != nil || len(ids) == 0 {
-				return err
-			}
-			n, after = len(ids), ids[len(ids)-1]
-			sets, err := answerSetsOf(ctx, tx, ids)
-			if err != nil {
-				return err
-			}
-			facts, err := factsOfItems(ctx, tx, ids)
-			if err != nil {
-				return err
-			}
-			return settle(ctx, tx, p, def, spread, ids, facts, sets, &res)
-		})
-		if err != nil {
-			return res, mapErr(err, "apply consensus", "")
+		var s settlement
+		once := func() error {
+			return db.inTx(ctx, func(tx pgx.Tx) error {
+				rows, err := tx.Query(ctx, `SELECT i.id `+stale+` AND i.id > $5 ORDER BY i.id LIMIT $6`,
+					projectID, p.Overlap, spread, opts.All, after, batch)
+				if err != nil {
+					return err
+				}
+				ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+				if err != nil || len(ids) == 0 {
+					return err
+				}
+				n = len(ids)
+				if s, err = settle(ctx, tx, projectID, ids); err != nil {
+					return err
+				}
+				after = ids[len(ids)-1]
+				return nil
+			})
 		}
+		// A batch locks its items' counts in order; an import or a lapsed
+		// lease's reclaim may hold some of them, taken in another order.
+		// The batch PostgreSQL ends to break such a deadlock is done again.
+		err := once()
+		for attempt := 1; isDeadlock(err) && attempt < submitAttempts; attempt++ {
+			n, s = 0, settlement{}
+			err = once()
+		}
+		if err != nil {
+			return total.ConsensusResult, mapErr(err, "apply consensus", "")
+		}
+		total.add(settlement{ConsensusResult: s.ConsensusResult, changed: s.changed})
 		if n < batch {
 			break
 		}
 	}
 	// The batches are committed one by one; the announcement comes with
 	// the audit entry, after the last.
+	res, changed := total.ConsensusResult, len(total.changed)
 	err = db.inTx(ctx, func(tx pgx.Tx) error {
 		if err := audit(ctx, tx, attune.AuditEvent{ActorID: opts.ActorID, Action: "gold.apply_consensus", ProjectID: &projectID,
 			Details: map[string]string{"items": fmt.Sprint(res.Items), "automatic": fmt.Sprint(res.Automatic), "queued": fmt.Sprint(res.Queued),
-				"max_spread": fmt.Sprint(spread), "all": fmt.Sprint(opts.All)}}); err != nil {
+				"changed": fmt.Sprint(changed), "max_spread": fmt.Sprint(spread), "all": fmt.Sprint(opts.All)}}); err != nil {
 			return err
 		}
-		if res.Items == 0 {
+		if changed == 0 {
 			return nil
 		}
 		return db.announce(ctx, tx, projectID, attune.EventGoldChanged, map[string]any{
-			"how": "consensus", "items": res.Items, "automatic": res.Automatic, "queued": res.Queued})
+			"how": "consensus", "items": res.Items, "automatic": res.Automatic, "queued": res.Queued, "changed": changed})
 	})
 	return res, mapErr(err, "apply consensus", "")
+}
+
+// settleLabelled settles items whose people's labels were just stored or
+// changed in tx (settle), and announces the gold it changed.
+func (db *DB) settleLabelled(ctx context.Context, tx pgx.Tx, projectID int64, ids []int64) (settlement, error) {
+	s, err := settle(ctx, tx, projectID, ids)
+	if err != nil {
+		return s, err
+	}
+	return s, db.announceSettled(ctx, tx, projectID, s)
+}
+
+// announceSettled announces the gold a settling changed, if any.
+func (db *DB) announceSettled(ctx context.Context, tx pgx.Tx, projectID int64, s settlement) error {
+	if len(s.changed) == 0 {
+		return nil
+	}
+	data := map[string]any{"how": "consensus", "items": s.Items, "automatic": s.Automatic, "queued": s.Queued, "changed": len(s.changed)}
+	if len(s.changed) == 1 {
+		// One item, as an adjudication is told: its gold, or null when
+		// the rule took its gold away.
+		id := s.changed[0]
+		data["item_id"], data["item"], data["gold"] = id, s.sources[id], s.gold[id]
+	}
+	return db.announce(ctx, tx, projectID, attune.EventGoldChanged, data)
 }
 
 // raterSet is one rater's answers on one item.
@@ -171,17 +204,9 @@ type raterSet struct {
 	answers rubric.Answers
 }
 
-// answerSetsOf reads every rater's answers on the items, by item, each
-// item's raters in id order.
-func answerSetsOf(ctx context.Context, tx pgx.Tx, ids []int64) (map[int64][]*raterSet, error) {
-	rows, err := tx.Query(ctx, `
-		SELECT s.item_id, s.rater_id, r.kind = 'human', l.rubric_item_key, l.value
-		FROM answer_sets s JOIN raters r ON r.id = s.rater_id JOIN labels l ON l.answer_set_id = s.id
-		WHERE s.item_id = ANY($1)
-		ORDER BY s.item_id, s.rater_id`, ids)
-	if err != nil {
-		return nil, err
-	}
+// readAnswerSets reads every rater's answers on the items from rows of
+// item, rater, human and one label, by item, each item's raters in order.
+func readAnswerSets(rows pgx.Rows) (map[int64][]*raterSet, error) {
 	defer rows.Close()
 	out := map[int64][]*raterSet{}
 	var cur *raterSet
@@ -202,57 +227,250 @@ func answerSetsOf(ctx context.Context, tx pgx.Tx, ids []int64) (map[int64][]*rat
 	return out, rows.Err()
 }
 
-// settle decides a batch of items and writes the verdicts.
-func settle(ctx context.Context, tx pgx.Tx, p *attune.Project, def *rubric.Definition, spread int, ids []int64, facts map[int64]rubric.Facts, sets map[int64][]*raterSet, res *ConsensusResult) error {
-	var gItems []int64
-	var gKeys, gValues, gNotes []string
-	var open []int64
-	n := len(ids)
-	decided, safety, signal := make([]bool, n), make([]bool, n), make([]bool, n)
-	ranks, reasons, humans := make([]float64, n), make([]string, n), make([]int32, n)
-	for i, id := range ids {
+// settlement is what settle did.
+type settlement struct {
+	ConsensusResult
+	// changed lists the items whose gold the rule set, changed or took
+	// away; sources and gold hold their ids in the dataset and their
+	// gold now (nil when they have none).
+	changed []int64
+	sources map[int64]string
+	gold    map[int64]map[string]string
+}
+
+// add counts another settling's work in s.
+func (s *settlement) add(o settlement) {
+	s.Items, s.Automatic, s.Queued = s.Items+o.Items, s.Automatic+o.Automatic, s.Queued+o.Queued
+	s.changed = append(s.changed, o.changed...)
+	if s.sources == nil {
+		s.sources, s.gold = map[int64]string{}, map[int64]map[string]string{}
+	}
+	maps.Copy(s.sources, o.sources)
+	maps.Copy(s.gold, o.gold)
+}
+
+// settle applies the project's consensus rule (gold.Decide) to the given
+// items and writes its verdicts, in tx. It is the one place where the rule
+// decides, whoever asks: a submission that completes an item, an edit of
+// labels, an import, a lead's run. Items with fewer people's answer sets
+// than the overlap, or with gold a person set, are left as they are. A
+// decided item gets automatic gold on every rubric item, replacing earlier
+// automatic gold; the others lose any automatic gold and wait in the queue
+// of disagreements, ranked worst first. Only people's answers vote; every
+// rater's answers, judges' included, count towards a safety concern.
+//
+// The items' counts rows are locked first, in id order, so that settlings
+// of one item follow each other and each sees the labels stored before
+// it: a submission holds its item's row already (it moved its counts),
+// and an edit or a lead's run waits for it. Not the items' rows: label
+// inserts key-share lock those, and a lock on them would deadlock with
+// submissions.
+func settle(ctx context.Context, tx pgx.Tx, projectID int64, ids []int64) (settlement, error) {
+	v, err := decide(ctx, tx, projectID, ids)
+	if err != nil {
+		return settlement{}, err
+	}
+	b := &pgx.Batch{}
+	v.queue(b)
+	if b.Len() == 0 {
+		return v.settlement, nil
+	}
+	br := tx.SendBatch(ctx, b)
+	s, err := v.read(br)
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	return s, err
+}
+
+// verdicts are the rule's verdicts on items, decided and not yet written.
+type verdicts struct {
+	settlement
+	projectID, rvID int64
+	spread          int
+	// The gold of the decided items, a row per rubric item.
+	gItems                 []int64
+	gKeys, gValues, gNotes []string
+	open                   []int64 // items not decided
+	// Every item judged, and the verdict on each.
+	judged                  []int64
+	decided, safety, signal []bool
+	ranks                   []float64
+	reasons                 []string
+	humans                  []int32
+	sourceOf                map[int64]string
+	answers                 map[int64]map[string]string
+}
+
+// decide locks the items' counts rows (settle says why), reads what the
+// rule needs and decides the items it may judge: one round trip.
+func decide(ctx context.Context, tx pgx.Tx, projectID int64, ids []int64) (*verdicts, error) {
+	v := &verdicts{projectID: projectID}
+	if len(ids) == 0 {
+		return v, nil
+	}
+	b := &pgx.Batch{}
+	b.Queue(`SELECT item_id FROM item_counts WHERE item_id = ANY($1) ORDER BY item_id FOR NO KEY UPDATE`, ids)
+	b.Queue(`SELECT p.rubric_version_id, p.gold_max_spread, rv.definition::text
+		FROM projects p JOIN rubric_versions rv ON rv.id = p.rubric_version_id WHERE p.id = $1`, projectID)
+	// The items the rule may judge: the overlap reached, no person's gold.
+	judged := `i.id = ANY($2) AND i.project_id = $1
+		AND (SELECT count(*) FROM answer_sets s JOIN raters r ON r.id = s.rater_id
+		     WHERE s.item_id = i.id AND r.kind = 'human') >= (SELECT overlap FROM projects WHERE id = $1)
+		AND NOT EXISTS (SELECT 1 FROM gold_labels g WHERE g.project_id = $1 AND g.item_id = i.id AND g.method = 'adjudicated')`
+	b.Queue(`SELECT i.id, i.source_id, i.turns, i.messages, i.sensitive FROM items i WHERE `+judged+` ORDER BY i.id`, projectID, ids)
+	b.Queue(`
+		SELECT s.item_id, s.rater_id, r.kind = 'human', l.rubric_item_key, l.value
+		FROM items i JOIN answer_sets s ON s.item_id = i.id JOIN raters r ON r.id = s.rater_id JOIN labels l ON l.answer_set_id = s.id
+		WHERE `+judged+`
+		ORDER BY s.item_id, s.rater_id`, projectID, ids)
+	type item struct {
+		id     int64
+		source string
+		facts  rubric.Facts
+	}
+	var items []item
+	var def *rubric.Definition
+	var sets map[int64][]*raterSet
+	err := func() error {
+		br := tx.SendBatch(ctx, b)
+		defer br.Close()
+		if _, err := br.Exec(); err != nil {
+			return err
+		}
+		var body []byte
+		if err := br.QueryRow().Scan(&v.rvID, &v.spread, &body); err != nil {
+			return err
+		}
+		var err error
+		if def, err = rubric.Parse(body); err != nil {
+			return fmt.Errorf("stored rubric %d does not parse: %w", v.rvID, err)
+		}
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		items, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (item, error) {
+			var it item
+			var turns int
+			var msgs []byte
+			var sensitive bool
+			if err := r.Scan(&it.id, &it.source, &turns, &msgs, &sensitive); err != nil {
+				return it, err
+			}
+			it.facts, err = factsOfMessages(turns, msgs, sensitive)
+			if err != nil {
+				return it, fmt.Errorf("item %d: %w", it.id, err)
+			}
+			return it, nil
+		})
+		if err != nil {
+			return err
+		}
+		rows, err = br.Query()
+		if err != nil {
+			return err
+		}
+		sets, err = readAnswerSets(rows)
+		return err
+	}()
+	if err != nil || len(items) == 0 {
+		return v, err
+	}
+	n := len(items)
+	v.judged = make([]int64, n)
+	v.decided, v.safety, v.signal = make([]bool, n), make([]bool, n), make([]bool, n)
+	v.ranks, v.reasons, v.humans = make([]float64, n), make([]string, n), make([]int32, n)
+	v.sourceOf, v.answers = make(map[int64]string, n), map[int64]map[string]string{}
+	for i, it := range items {
 		var people, all []rubric.Answers
-		for _, s := range sets[id] {
-			all = append(all, s.answers)
-			if s.human {
-				people = append(people, s.answers)
+		for _, set := range sets[it.id] {
+			all = append(all, set.answers)
+			if set.human {
+				people = append(people, set.answers)
 			}
 		}
-		d := gold.Decide(def, facts[id], people, spread)
-		rank := gold.RankOf(def, facts[id], d, all)
-		decided[i], safety[i], signal[i], ranks[i], reasons[i], humans[i] = d.Decided, rank.Safety, rank.Signal, rank.Weight(), d.Reason, int32(len(people))
-		res.Items++
+		d := gold.Decide(def, it.facts, people, v.spread)
+		rank := gold.RankOf(def, it.facts, d, all)
+		v.judged[i], v.sourceOf[it.id] = it.id, it.source
+		v.decided[i], v.safety[i], v.signal[i], v.ranks[i], v.reasons[i], v.humans[i] = d.Decided, rank.Safety, rank.Signal, rank.Weight(), d.Reason, int32(len(people))
+		v.Items++
 		if !d.Decided {
-			open = append(open, id)
-			res.Queued++
+			v.open = append(v.open, it.id)
+			v.Queued++
 			continue
 		}
-		res.Automatic++
+		v.Automatic++
+		v.answers[it.id] = map[string]string{}
 		for _, ic := range d.Items {
-			gItems, gKeys, gValues, gNotes = append(gItems, id), append(gKeys, ic.Key), append(gValues, string(ic.Value)), append(gNotes, ic.Reason)
+			v.gItems, v.gKeys, v.gValues, v.gNotes = append(v.gItems, it.id), append(v.gKeys, ic.Key), append(v.gValues, string(ic.Value)), append(v.gNotes, ic.Reason)
+			v.answers[it.id][ic.Key] = string(ic.Value)
 		}
 	}
+	return v, nil
+}
+
+// queue adds the statements that write the verdicts to b; nothing when no
+// item was judged. read reads their results.
+func (v *verdicts) queue(b *pgx.Batch) {
+	if len(v.judged) == 0 {
+		return
+	}
 	// A person's gold is never replaced: the rule writes only where the
-	// gold is automatic or missing.
-	if _, err := tx.Exec(ctx, `
+	// gold is automatic or missing (and the items judged have none of a
+	// person's). Only what changes is written, and returned.
+	b.Queue(`
 		INSERT INTO gold_labels (project_id, item_id, rubric_version_id, rubric_item_key, value, method, note)
 		SELECT $6, t.i, $1, t.k, t.v, 'automatic', t.n FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[]) AS t(i, k, v, n)
 		ON CONFLICT (item_id, rubric_item_key) DO UPDATE SET value = EXCLUDED.value, note = EXCLUDED.note, decided_at = now()
-		WHERE gold_labels.method = 'automatic' AND (gold_labels.value, gold_labels.note) IS DISTINCT FROM (EXCLUDED.value, EXCLUDED.note)`,
-		p.RubricVersionID, gItems, gKeys, gValues, gNotes, p.ID); err != nil {
-		return err
-	}
-	if _, err := tx.Exec(ctx, `DELETE FROM gold_labels WHERE item_id = ANY($1) AND method = 'automatic'`, open); err != nil {
-		return err
-	}
-	_, err := tx.Exec(ctx, `
+		WHERE gold_labels.method = 'automatic' AND (gold_labels.value, gold_labels.note) IS DISTINCT FROM (EXCLUDED.value, EXCLUDED.note)
+		RETURNING item_id`,
+		v.rvID, v.gItems, v.gKeys, v.gValues, v.gNotes, v.projectID)
+	b.Queue(`DELETE FROM gold_labels WHERE item_id = ANY($1) AND method = 'automatic' RETURNING item_id`, v.open)
+	// computed_at is when the verdict is written, after every answer it
+	// saw was committed: an answer set newer than it came after.
+	b.Queue(`
 		INSERT INTO gold_consensus (item_id, project_id, decided, rank, safety, signal, reason, human_raters, max_spread, computed_at)
-		SELECT t.i, $1, t.d, t.r, t.s, t.sig, t.why, t.h, $2, now()
+		SELECT t.i, $1, t.d, t.r, t.s, t.sig, t.why, t.h, $2, statement_timestamp()
 		FROM unnest($3::bigint[], $4::bool[], $5::float8[], $6::bool[], $7::bool[], $8::text[], $9::int[]) AS t(i, d, r, s, sig, why, h)
 		ON CONFLICT (item_id) DO UPDATE SET decided = EXCLUDED.decided, rank = EXCLUDED.rank, safety = EXCLUDED.safety, signal = EXCLUDED.signal,
 			reason = EXCLUDED.reason, human_raters = EXCLUDED.human_raters, max_spread = EXCLUDED.max_spread, computed_at = EXCLUDED.computed_at`,
-		p.ID, spread, ids, decided, ranks, safety, signal, reasons, humans)
-	return err
+		v.projectID, v.spread, v.judged, v.decided, v.ranks, v.safety, v.signal, v.reasons, v.humans)
+}
+
+// read reads the results of the statements queue added, and says what the
+// settling did: which items' gold changed.
+func (v *verdicts) read(br pgx.BatchResults) (settlement, error) {
+	s := v.settlement
+	if len(v.judged) == 0 {
+		return s, nil
+	}
+	seen := map[int64]bool{}
+	for range 2 {
+		rows, err := br.Query()
+		if err != nil {
+			return s, err
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return s, err
+		}
+		for _, id := range ids {
+			if !seen[id] {
+				seen[id] = true
+				s.changed = append(s.changed, id)
+			}
+		}
+	}
+	if _, err := br.Exec(); err != nil {
+		return s, err
+	}
+	slices.Sort(s.changed)
+	s.sources, s.gold = map[int64]string{}, map[int64]map[string]string{}
+	for _, id := range s.changed {
+		s.sources[id], s.gold[id] = v.sourceOf[id], v.answers[id]
+	}
+	return s, nil
 }
 
 // GoldCounts say where a project's items stand on the way to a gold set.

@@ -283,33 +283,6 @@ func importEvent(opts ImportOptions, projectID int64, res ImportResult) attune.A
 		Details: map[string]string{"read": fmt.Sprint(res.Read), "inserted": fmt.Sprint(res.Inserted), "updated": fmt.Sprint(res.Updated)}}
 }
 
-// factsOfItems returns the facts of the items (rubric.FactsOf: turns,
-// words of the wellbeing list in the messages, the lead's mark), by id, for
-// the paths that check answers inside a transaction.
-func factsOfItems(ctx context.Context, tx pgx.Tx, ids []int64) (map[int64]rubric.Facts, error) {
-	rows, err := tx.Query(ctx, `SELECT id, turns, messages, sensitive FROM items WHERE id = ANY($1)`, ids)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := make(map[int64]rubric.Facts, len(ids))
-	for rows.Next() {
-		var id int64
-		var turns int
-		var msgs []byte
-		var sensitive bool
-		if err := rows.Scan(&id, &turns, &msgs, &sensitive); err != nil {
-			return nil, err
-		}
-		f, err := factsOfMessages(turns, msgs, sensitive)
-		if err != nil {
-			return nil, fmt.Errorf("item %d: %w", id, err)
-		}
-		out[id] = f
-	}
-	return out, rows.Err()
-}
-
 // factsOfMessages works out rubric.FactsOf from an item's stored messages.
 func factsOfMessages(turns int, msgs []byte, sensitive bool) (rubric.Facts, error) {
 	var ms []attune.Message

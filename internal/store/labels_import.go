@@ -132,6 +132,9 @@ func (db *DB) ImportLabels(ctx context.Context, projectID int64, r io.Reader, op
 		if err := storeLabels(ctx, tx, p, opts, &res); err != nil {
 			return err
 		}
+		if err := db.settleImported(ctx, tx, p.ID); err != nil {
+			return err
+		}
 		if err := db.announce(ctx, tx, p.ID, attune.EventImportFinished, map[string]any{"kind": "labels", "labels": res.Labels}); err != nil {
 			return err
 		}
@@ -153,6 +156,34 @@ func (db *DB) ImportLabels(ctx context.Context, projectID int64, r io.Reader, op
 		return LabelsImportResult{}, mapErr(err, "import labels", "")
 	}
 	return res, nil
+}
+
+// settleImported has the consensus rule settle the items the import gave
+// answers (settle), a batch at a time: those it completed get gold or a
+// place in the queue, and those with complete labels already are judged
+// again with the new answers (a judge's only move an item in the queue).
+func (db *DB) settleImported(ctx context.Context, tx pgx.Tx, projectID int64) error {
+	rows, err := tx.Query(ctx, `SELECT DISTINCT i.id FROM import_labels t JOIN items i ON i.project_id = $1 AND i.source_id = t.item ORDER BY i.id`,
+		projectID)
+	if err != nil {
+		return err
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return err
+	}
+	var all settlement
+	const batch = 2000
+	for len(ids) > 0 {
+		n := min(batch, len(ids))
+		s, err := settle(ctx, tx, projectID, ids[:n])
+		if err != nil {
+			return err
+		}
+		all.add(s)
+		ids = ids[n:]
+	}
+	return db.announceSettled(ctx, tx, projectID, all)
 }
 
 // lineProblems collects a file's problems, keeping the first ones by line.

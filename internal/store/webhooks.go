@@ -317,23 +317,53 @@ func (db *DB) ListWebhookDeliveries(ctx context.Context, projectID, webhookID in
 // transactions that complete the last items take turns, the second after
 // the first's commit, so exactly one announces.
 func (db *DB) announceIfFullOverlap(ctx context.Context, tx pgx.Tx, projectID int64, pending int) error {
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('attune.full_overlap'), $1::int)`, projectID); err != nil {
+	b := &pgx.Batch{}
+	queueFullOverlap(b, projectID)
+	br := tx.SendBatch(ctx, b)
+	short, items, err := readFullOverlap(br)
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return err
 	}
-	short, items, err := overlapCounts(ctx, tx, projectID)
-	if err != nil || items == 0 || short != pending {
-		return err
+	return db.announceFullOverlap(ctx, tx, projectID, pending, short, items)
+}
+
+// queueFullOverlap adds to b the lock and the counts announceIfFullOverlap
+// checks, for a caller that sends them with statements of its own (before
+// them: the lock is to be held while waiting for nothing but the commit);
+// readFullOverlap reads them, announceFullOverlap announces.
+func queueFullOverlap(b *pgx.Batch, projectID int64) {
+	b.Queue(`SELECT pg_advisory_xact_lock(hashtext('attune.full_overlap'), $1::int)`, projectID)
+	b.Queue(overlapCountsSQL, projectID)
+}
+
+func readFullOverlap(br pgx.BatchResults) (short, items int, err error) {
+	if _, err := br.Exec(); err != nil {
+		return 0, 0, err
+	}
+	err = br.QueryRow().Scan(&short, &items)
+	return short, items, err
+}
+
+func (db *DB) announceFullOverlap(ctx context.Context, tx pgx.Tx, projectID int64, pending, short, items int) error {
+	if items == 0 || short != pending {
+		return nil
 	}
 	return db.announce(ctx, tx, projectID, attune.EventFullOverlap, map[string]any{"items": items})
 }
 
-// overlapCounts returns how many items in the project's pool have fewer
+// overlapCountsSQL selects how many items in project $1's pool have fewer
 // than k labels, and how many it has, from its label-count histogram (a
 // few rows) as committed.
+const overlapCountsSQL = `
+	SELECT coalesce(sum(g.items) FILTER (WHERE g.done < p.overlap), 0), coalesce(sum(g.items), 0)
+	FROM projects p LEFT JOIN project_progress g ON g.project_id = p.id AND NOT g.pulled
+	WHERE p.id = $1`
+
+// overlapCounts returns overlapCountsSQL's counts.
 func overlapCounts(ctx context.Context, tx pgx.Tx, projectID int64) (short, items int, err error) {
-	err = tx.QueryRow(ctx, `
-		SELECT coalesce(sum(g.items) FILTER (WHERE g.done < p.overlap), 0), coalesce(sum(g.items), 0)
-		FROM projects p LEFT JOIN project_progress g ON g.project_id = p.id AND NOT g.pulled
-		WHERE p.id = $1`, projectID).Scan(&short, &items)
+	err = tx.QueryRow(ctx, overlapCountsSQL, projectID).Scan(&short, &items)
 	return short, items, err
 }

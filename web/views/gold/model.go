@@ -86,6 +86,8 @@ type QueuePage struct {
 	Page, Pages int
 	Prev, Next  templ.SafeURL // other pages; empty when none
 	Start       templ.SafeURL // the worst disagreement; empty when the queue is empty
+	// EmptyWhy says, when the queue is empty, where the items are instead.
+	EmptyWhy string
 }
 
 // QueueRow is one item waiting for a lead.
