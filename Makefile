@@ -5,7 +5,7 @@ VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 HTMX    := 2.0.11
 
-.PHONY: run test build generate lint check-generated bench vendor
+.PHONY: run test build generate lint check-generated bench vendor screenshots
 
 ## run: serve attune on http://127.0.0.1:8080 against the local PostgreSQL
 ## (on an empty database it also sets up a demo)
@@ -41,6 +41,10 @@ check-generated:
 ## bench: every benchmark, with memory figures
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## screenshots: retake the documentation's screenshots (docs/img) from the pages as they are
+screenshots:
+	$(GO) test -count=1 -run 'TestBrowserScreenshots|TestDocScreenshots' ./web -update-docs
 
 ## vendor: fetch htmx from the npm registry into static/js
 vendor:

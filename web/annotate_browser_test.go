@@ -4,8 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -463,27 +461,21 @@ func TestBrowserContentNoteSkipAndFlag(t *testing.T) {
 	}
 }
 
-// TestBrowserScreenshots writes the workspace at a laptop's width and a
-// phone's, and checks that the rubric sits beside the dialogue on the one
-// and below it on the other. The images go to testdata/screenshots and,
-// with -update-docs, to docs/img for the README (committed images must not
-// change with every test run).
-var updateDocs = flag.Bool("update-docs", false, "also write the README's screenshots to docs/img")
+// updateDocs makes the screenshot tests also write the documentation's
+// images in docs/img (make screenshots); without it they write only to
+// testdata/screenshots, so committed images do not change with every run.
+var updateDocs = flag.Bool("update-docs", false, "also write the documentation's screenshots to docs/img")
 
+// TestBrowserScreenshots takes the workspace at a laptop's size and a
+// phone's, and checks that the rubric sits beside the dialogue on the one
+// and below it on the other.
 func TestBrowserScreenshots(t *testing.T) {
 	t.Parallel()
 	l := newLabelling(t, labellingOpts{rubric: "empathetic-dialogue@2", items: screenshotDialogue})
 	ctx := l.browse(t, l.anns[0])
 	keys(t, ctx, "4"+kbUp) // one answer chosen, back on the first item
-	shoot := func(w, h int64, name string) {
+	shootScreens(t, ctx, "annotate", func(w int64) {
 		t.Helper()
-		if err := chromedp.Do(ctx, chromedp.EmulateViewport(w, h)); err != nil {
-			t.Fatal(err)
-		}
-		// Let layout settle after the resize before measuring.
-		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`window.innerWidth === %d`, w))); err != nil {
-			t.Fatal(err)
-		}
 		side := eval[bool](t, ctx, `(() => {
 			const d = document.querySelector('[data-testid=dialogue]').getBoundingClientRect();
 			const r = document.querySelector('[data-testid=rubric]').getBoundingClientRect();
@@ -497,36 +489,13 @@ func TestBrowserScreenshots(t *testing.T) {
 		if w >= 1024 && !side || w < 600 && !below {
 			t.Fatalf("at %dpx the rubric is beside the dialogue: %v, below it: %v", w, side, below)
 		}
-		if sw := eval[int](t, ctx, `document.documentElement.scrollWidth`); sw > int(w) {
-			t.Fatalf("at %dpx the page is %dpx wide: it scrolls sideways", w, sw)
-		}
-		eval[int](t, ctx, `document.querySelector('#rubric-scroll').scrollTop = 0`)
-		browsertest.Screenshot(t, ctx, "testdata/screenshots", name+"-full")
+		eval[int](t, ctx, `document.querySelector('#rubric-scroll').scrollTop = 0; 0`)
+		browsertest.Screenshot(t, ctx, "testdata/screenshots", fmt.Sprintf("annotate-%d-full", w))
 		if below {
 			// Show where the rubric starts below the dialogue.
 			eval[float64](t, ctx, `window.scrollTo(0, document.querySelector('[data-testid=rubric]').getBoundingClientRect().top + window.scrollY - innerHeight * 0.45); window.scrollY`)
 		}
-		// What the screen shows, not the whole scrolled page: that is what
-		// the person sees at this size.
-		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-		if err != nil {
-			t.Fatal(err)
-		}
-		dirs := []string{"testdata/screenshots"}
-		if *updateDocs {
-			dirs = append(dirs, "../docs/img")
-		}
-		for _, dir := range dirs {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	shoot(1366, 768, "annotate-laptop")
-	shoot(390, 844, "annotate-narrow")
+	})
 }
 
 // screenshotDialogue is a reply of the kind the Likert rubric rates.
