@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -40,6 +41,14 @@ func TestBrowserReportVerdictsFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	browsertest.Screenshot(t, ctx, "testdata/screenshots", "report-verdicts")
+	// What the first screen shows, for people to look at.
+	first, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile("testdata/screenshots/report-verdicts-first-screen.png", first, 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	type box struct {
 		Judges, Items, Bands int
