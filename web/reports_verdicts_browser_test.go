@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -158,5 +159,65 @@ func TestBrowserReportVerdictsFirst(t *testing.T) {
 	}
 	if s.PageScrollX != 0 {
 		t.Errorf("the page scrolled %v px sideways", s.PageScrollX)
+	}
+}
+
+// TestBrowserImportRefusedBanner: after a refused upload the page shows,
+// on its first screen, a banner saying so, and its link brings the list
+// of problems, far below, into view.
+func TestBrowserImportRefusedBanner(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	lead := a.user("lee@example.org", attune.RoleLead)
+	p := a.project(lead, projectOpts{})
+	bad := filepath.Join(t.TempDir(), "broken.jsonl")
+	if err := os.WriteFile(bad, []byte(goodJSONL+`{"id":"a3","messages":[{"role":"user","content":"hello"}]}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := browsertest.New(t)
+	err := chromedp.Do(ctx,
+		chromedp.EmulateViewport(1366, 850),
+		chromedp.Navigate(a.srv.URL+projectPath(p, "")),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=login-form]`)),
+		chromedp.SendKeys(chromedp.CSS(`#email`), "lee@example.org"),
+		chromedp.SendKeys(chromedp.CSS(`#password`), "pw-lee@example.org"),
+		chromedp.Click(chromedp.CSS(`[data-testid=login-submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=import-form]`)),
+		chromedp.SetUploadFiles(chromedp.CSS(`#import-file`), []string{bad}),
+		chromedp.Click(chromedp.CSS(`[data-testid=import-submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=import-banner]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type where struct {
+		Banner, List, ScrollY float64
+		Text                  string
+	}
+	at := func() where {
+		w, err := chromedp.Run(ctx, chromedp.Evaluate[where](`({
+			Banner: document.querySelector('[data-testid=import-banner]').getBoundingClientRect().bottom,
+			List: document.getElementById('import-errors').getBoundingClientRect().top,
+			ScrollY: window.scrollY,
+			Text: document.querySelector('[data-testid=import-banner]').textContent,
+		})`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	before := at()
+	if before.Banner > 850 || before.ScrollY != 0 || !strings.Contains(before.Text, "The upload was refused: 1 problem") {
+		t.Fatalf("banner %q ends %v px down, page scrolled %v: want it on the first screen", before.Text, before.Banner, before.ScrollY)
+	}
+	if before.List < 850 {
+		t.Logf("the list is already on the first screen (%v px down)", before.List)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid=import-banner-link]`))); err != nil {
+		t.Fatal(err)
+	}
+	after := at()
+	if after.List < 0 || after.List > 850 {
+		t.Fatalf("after the banner's link the list is %v px down: want it in view", after.List)
 	}
 }
