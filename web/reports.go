@@ -170,7 +170,54 @@ func (s *Server) readReportQuery(r *http.Request, p *attune.Project) (*reportReq
 	f.Epsilon = epsilonOptions(rr.opts.Alt.Epsilon, p.Epsilon)
 	f.AltScoring = choices(rr.opts.Alt.Scoring, [][2]string{{"", "by item (default)"}, {"accuracy", "accuracy"}, {"neg_rmse", "negative RMSE"}})
 	f.Level = choices(rr.opts.Level, [][2]string{{"", "by item (default)"}, {"nominal", "nominal"}, {"ordinal", "ordinal"}, {"interval", "interval"}, {"ratio", "ratio"}})
+	f.Summary = filterSummary(rr.opts, f)
 	return rr, nil
+}
+
+// filterSummary says in a line what the filters keep, so that the closed
+// filter bar tells what the figures below cover: "All raters · all dates
+// · NA an answer · ε 0.15".
+func filterSummary(o report.Options, f *rview.Filters) string {
+	kept := func(cs []rview.Check) int {
+		n := 0
+		for _, c := range cs {
+			if c.Checked {
+				n++
+			}
+		}
+		return n
+	}
+	var parts []string
+	na, nj := kept(f.Annotators), kept(f.Judges)
+	if na == len(f.Annotators) && nj == len(f.Judges) {
+		parts = append(parts, "All raters")
+	} else {
+		parts = append(parts, fmt.Sprintf("%d of %d annotators", na, len(f.Annotators)),
+			fmt.Sprintf("%d of %d judges", nj, len(f.Judges)))
+	}
+	switch {
+	case f.From != "" && f.To != "":
+		parts = append(parts, "labels from "+f.From+" to "+f.To)
+	case f.From != "":
+		parts = append(parts, "labels from "+f.From)
+	case f.To != "":
+		parts = append(parts, "labels up to "+f.To)
+	default:
+		parts = append(parts, "all dates")
+	}
+	if f.NAMissing {
+		parts = append(parts, "NA missing")
+	} else {
+		parts = append(parts, "NA an answer")
+	}
+	parts = append(parts, "ε "+strconv.FormatFloat(o.Alt.Epsilon, 'f', -1, 64))
+	if o.Alt.Scoring != "" {
+		parts = append(parts, "alt-test by "+o.Alt.Scoring)
+	}
+	if o.Level != "" {
+		parts = append(parts, o.Level+" α")
+	}
+	return strings.Join(parts, " · ")
 }
 
 // epsilonOptions are the ε a lead chooses from, by who the annotators are

@@ -25,51 +25,7 @@ func TestBrowserReport(t *testing.T) {
 	p := a.project(lead, projectOpts{})
 	c := a.client()
 	c.mustSignIn(lead)
-	var items strings.Builder
-	for i := range 60 {
-		fmt.Fprintf(&items, `{"id":"c%d","messages":[{"role":"user","content":"I feel low %d"},{"role":"assistant","content":"That sounds hard."}]}`+"\n", i, i)
-	}
-	wantStatus(t, c.upload(projectPath(p, "/import"), nil, "pilot.jsonl", items.String()), http.StatusSeeOther)
-	// Three people and two judges near a per-item truth; one person says
-	// NO more often than the others, the second judge errs more.
-	keys := []string{"CQ1", "CQ2", "CQ3", "CQ4", "CQ5", "CQ6", "CQ7", "CQ8", "CQ9", "CP1", "CP2", "CP3"}
-	rng := rand.New(rand.NewPCG(1, 2))
-	pick := func(k string) string {
-		switch x := rng.IntN(10); {
-		case x < 7:
-			return "YES"
-		case x < 9 || k == "CQ8" || k == "CP2":
-			return "NO"
-		}
-		return "NA"
-	}
-	var b strings.Builder
-	b.WriteString("item,rater,rater_kind,rubric_item,value\n")
-	w := csv.NewWriter(&b)
-	for i := range 60 {
-		for _, k := range keys {
-			truth := pick(k)
-			for j, r := range []string{"Ann", "Bo", "Cy"} {
-				v := truth
-				if rng.IntN(6) == 0 {
-					v = pick(k)
-				}
-				if j == 2 && v == "YES" && rng.IntN(4) == 0 {
-					v = "NO"
-				}
-				w.Write([]string{fmt.Sprintf("c%d", i), r, "human", k, v})
-			}
-			for j, r := range []string{"judge-a", "judge-b"} {
-				v := truth
-				if rng.IntN(6-3*j) == 0 {
-					v = pick(k)
-				}
-				w.Write([]string{fmt.Sprintf("c%d", i), r, "judge", k, v})
-			}
-		}
-	}
-	w.Flush()
-	wantStatus(t, c.upload(projectPath(p, "/labels/import"), []formPart{{"confirm_warnings", "1"}}, "round1.csv", b.String()), http.StatusSeeOther)
+	seedBrowserReport(t, c, p)
 
 	ctx := browsertest.New(t)
 	err := chromedp.Do(ctx,
@@ -131,4 +87,56 @@ func TestBrowserReport(t *testing.T) {
 		t.Fatalf("explanation open = %v (%v)", open, err)
 	}
 	browsertest.Screenshot(t, ctx, "testdata/screenshots", "report-lead")
+}
+
+// seedBrowserReport imports 60 dialogues into p and labels them on every
+// criterion: three people and two judges near a per-item truth; one
+// person says NO more often than the others, the second judge errs more.
+func seedBrowserReport(t *testing.T, c *client, p *attune.Project) {
+	t.Helper()
+	var items strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&items, `{"id":"c%d","messages":[{"role":"user","content":"I feel low %d"},{"role":"assistant","content":"That sounds hard."}]}`+"\n", i, i)
+	}
+	wantStatus(t, c.upload(projectPath(p, "/import"), nil, "pilot.jsonl", items.String()), http.StatusSeeOther)
+	// Three people and two judges near a per-item truth; one person says
+	// NO more often than the others, the second judge errs more.
+	keys := []string{"CQ1", "CQ2", "CQ3", "CQ4", "CQ5", "CQ6", "CQ7", "CQ8", "CQ9", "CP1", "CP2", "CP3"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	pick := func(k string) string {
+		switch x := rng.IntN(10); {
+		case x < 7:
+			return "YES"
+		case x < 9 || k == "CQ8" || k == "CP2":
+			return "NO"
+		}
+		return "NA"
+	}
+	var b strings.Builder
+	b.WriteString("item,rater,rater_kind,rubric_item,value\n")
+	w := csv.NewWriter(&b)
+	for i := range 60 {
+		for _, k := range keys {
+			truth := pick(k)
+			for j, r := range []string{"Ann", "Bo", "Cy"} {
+				v := truth
+				if rng.IntN(6) == 0 {
+					v = pick(k)
+				}
+				if j == 2 && v == "YES" && rng.IntN(4) == 0 {
+					v = "NO"
+				}
+				w.Write([]string{fmt.Sprintf("c%d", i), r, "human", k, v})
+			}
+			for j, r := range []string{"judge-a", "judge-b"} {
+				v := truth
+				if rng.IntN(6-3*j) == 0 {
+					v = pick(k)
+				}
+				w.Write([]string{fmt.Sprintf("c%d", i), r, "judge", k, v})
+			}
+		}
+	}
+	w.Flush()
+	wantStatus(t, c.upload(projectPath(p, "/labels/import"), []formPart{{"confirm_warnings", "1"}}, "round1.csv", b.String()), http.StatusSeeOther)
 }

@@ -199,10 +199,11 @@ func TestReportJudgeFiguresLinkToTheirItems(t *testing.T) {
 		among := projectPath(p, "/report/items?a=people&b=people&item=CQ1"+extra)
 		consensus := projectPath(p, fmt.Sprintf("/report/items?a=%d&b=consensus&item=CQ1%s", judge, extra))
 		gold := projectPath(p, fmt.Sprintf("/report/items?a=%d&b=gold&item=CQ1%s", judge, extra))
-		// The row's cells: items (and gold), alt-test, ε, winning rate,
-		// advantage probability, α annotators, α with the judge, κ with
-		// annotators, their range, κ with their consensus.
-		want := [][]string{{people, gold}, {people}, nil, {people}, {people}, {among}, {people}, {people}, {among}, {consensus}}
+		// The row's cells: items judged, those also labelled by people
+		// (and gold), alt-test, ε, winning rate, advantage probability,
+		// α annotators, α with the judge, κ with annotators, their range,
+		// κ with their consensus.
+		want := [][]string{nil, {people, gold}, {people}, nil, {people}, {people}, {among}, {people}, {people}, {among}, {consensus}}
 		if got := cellLinks(row); !slices.EqualFunc(got, want, slices.Equal) {
 			t.Fatalf("na missing %v: the judge row links\n%q\nwant\n%q", na, got, want)
 		}

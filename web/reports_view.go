@@ -112,6 +112,11 @@ func (s *Server) reportView(r *http.Request, p *attune.Project, rr *reportReques
 		return page
 	}
 	page.Filters.Item = rep.RubricItems[cur].Key
+	page.Verdicts = reportVerdicts(rep, names,
+		func(key string) templ.SafeURL {
+			return templ.SafeURL(string(reportURL(p.ID, with("item", key))) + "#item")
+		},
+		func(key string, judge int64) templ.SafeURL { return drill(key, id(judge), "people") })
 
 	for i, it := range rep.RubricItems {
 		st := it.Statistics
@@ -219,7 +224,7 @@ func (s *Server) reportView(r *http.Request, p *attune.Project, rr *reportReques
 				// themselves; the consensus kappa to the items where the
 				// judge differs from the people's consensus.
 				people, among := drill(x.Key, id(rt.ID), "people"), drill(x.Key, "people", "people")
-				row := rview.JudgeRow{Key: x.Key, Items: j.Items, KappaMean: reportFigure(j.KappaMean, true), HumanRange: "—",
+				row := rview.JudgeRow{Key: x.Key, Items: j.Items, Shared: j.Shared, KappaMean: reportFigure(j.KappaMean, true), HumanRange: "—",
 					Consensus: reportFigure(j.Consensus.CohenKappa, true), Alpha: reportFigure(j.Alpha, true), AlphaWithJudge: reportFigure(j.AlphaWithJudge, true),
 					Alt: "cannot tell", AltClass: "unknown", Epsilon: strconv.FormatFloat(j.AltTest.Epsilon, 'f', -1, 64),
 					WinningRate: reportFigure(j.AltTest.WinningRate, false), Advantage: reportFigure(j.AltTest.AdvantageProbability, false),
@@ -287,6 +292,100 @@ func (s *Server) reportView(r *http.Request, p *attune.Project, rr *reportReques
 			Figures: []rview.Figure{reportFigure(j.Spearman, true)}})
 	}
 	return page
+}
+
+// Krippendorff's conventional reading of alpha: 0.800 and over is
+// reliable, from 0.667 good for tentative conclusions only, below that
+// not to be relied on.
+const (
+	alphaGood      = 0.8
+	alphaTentative = 0.667
+)
+
+// alphaBand reads an alpha in a word, and the class that colours it.
+func alphaBand(s report.Stat) (word, class string) {
+	switch {
+	case s.Value == nil:
+		return "undefined", "undefined"
+	case *s.Value >= alphaGood:
+		return "good", "good"
+	case *s.Value >= alphaTentative:
+		return "tentative", "fair"
+	}
+	return "poor", "poor"
+}
+
+// reportVerdicts are the report's conclusions, first on the page: each
+// judge's alt-test over every rubric item, and each rubric item's alpha
+// among the annotators with its band and each judge's alt-test there.
+// item links to a rubric item below, people to the items where a judge
+// and the people differ.
+func reportVerdicts(rep *report.Report, names map[int64]string, item func(key string) templ.SafeURL, people func(key string, judge int64) templ.SafeURL) rview.Verdicts {
+	v := rview.Verdicts{Epsilon: epsilonLabel(rep.AltTest.Epsilon)}
+	var judges []int64
+	for _, rt := range rep.Raters {
+		if rt.Kind == "judge" {
+			judges = append(judges, rt.ID)
+		}
+	}
+	counts := make([]rview.JudgeVerdict, len(judges))
+	seen := make([]bool, len(judges))
+	for _, it := range rep.RubricItems {
+		alpha := reportFigure(it.Statistics.KrippendorffAlpha, true)
+		alpha.URL = item(it.Key)
+		band, class := alphaBand(it.Statistics.KrippendorffAlpha)
+		alpha.Class = class
+		iv := rview.ItemVerdict{Key: it.Key, Label: it.Label, URL: item(it.Key), Alpha: alpha, Band: band}
+		for k, id := range judges {
+			cell := rview.AltCell{}
+			for _, j := range it.Judges {
+				if j.Rater != id {
+					continue
+				}
+				seen[k] = true
+				a := j.AltTest
+				cell = rview.AltCell{Word: "cannot tell", Class: "unknown", URL: people(it.Key, id)}
+				if a.WinningRate.Value == nil {
+					counts[k].Unknown++
+					cell.Title = fmt.Sprintf("%s on %s: no annotator has %d items in common with it and another annotator (%d of its %d items were labelled by people)",
+						names[id], it.Key, a.MinItems, j.Shared, j.Items)
+					break
+				}
+				cell.Rate = reportNum(*a.WinningRate.Value)
+				cell.Word, cell.Class = "failed", "failed"
+				if a.Passed {
+					cell.Word, cell.Class = "passed", "passed"
+					counts[k].Passed++
+				} else {
+					counts[k].Failed++
+				}
+				cell.Title = fmt.Sprintf("%s on %s: wins %s of the %d annotators tested at ε = %s (0.5 or more passes)",
+					names[id], it.Key, cell.Rate, a.Tested, strconv.FormatFloat(a.Epsilon, 'f', -1, 64))
+			}
+			iv.Judges = append(iv.Judges, cell)
+		}
+		v.Items = append(v.Items, iv)
+	}
+	for k, id := range judges {
+		jv := counts[k]
+		jv.Name = names[id]
+		rated := jv.Passed + jv.Failed + jv.Unknown
+		switch {
+		case !seen[k]:
+			jv.Result, jv.Class = "No labels under these filters", "unknown"
+		case jv.Passed == rated:
+			jv.Result, jv.Class = "Can replace an annotator on every rubric item", "passed"
+		case jv.Passed > 0:
+			jv.Result, jv.Class = fmt.Sprintf("Can replace an annotator on %d of %d rubric items", jv.Passed, rated), "mixed"
+		case jv.Failed > 0:
+			jv.Result, jv.Class = "Cannot replace an annotator", "failed"
+		default:
+			jv.Result, jv.Class = "Cannot tell yet: too few items shared with the people", "unknown"
+		}
+		v.Judges = append(v.Judges, jv)
+		v.JudgeNames = append(v.JudgeNames, jv.Name)
+	}
+	return v
 }
 
 func reportQuery(v url.Values) string {

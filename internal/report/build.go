@@ -397,7 +397,7 @@ func (f *fold) rubricItem(k int, b agreement.Bootstrap, fig figureOptions) Rubri
 		if kc.rated[r] == 0 {
 			continue
 		}
-		ji := JudgeItem{Rater: f.raters[r], Items: kc.rated[r], VsAnnotators: []Versus{}, AnnotatorKappaMin: hmin, AnnotatorKappaMax: hmax}
+		ji := JudgeItem{Rater: f.raters[r], Items: kc.rated[r], Shared: kc.shared[r], VsAnnotators: []Versus{}, AnnotatorKappaMin: hmin, AnnotatorKappaMax: hmax}
 		var kappas []float64
 		for h := range f.humans {
 			s := f.slotOf[h*len(f.raters)+r]

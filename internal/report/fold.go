@@ -100,9 +100,12 @@ type keyCounts struct {
 	cons      [][]int               // per judge: q×q, row judge, column consensus
 	alt       []*agreement.AltTally // per judge
 	rated     []int                 // per rater: items with an answer on the scale
-	shared    []int                 // per annotator: of those, items another annotator answered
-	errors    int
-	na        int
+	// shared is per rater: of the items rated, for an annotator those
+	// another annotator answered too, for a judge those at least one
+	// annotator answered.
+	shared []int
+	errors int
+	na     int
 }
 
 // patterns counts items by their count pattern. Patterns of up to eight
@@ -249,7 +252,7 @@ func newFold(def *rubric.Definition, humans, judges []int64, naMissing bool, alt
 			cons:      make([][]int, len(judges)),
 			alt:       make([]*agreement.AltTally, len(judges)),
 			rated:     make([]int, nr),
-			shared:    make([]int, len(humans)),
+			shared:    make([]int, nr),
 		}
 		is.alt = agreement.DefaultAltScoring(is.scale)
 		if alt != nil {
@@ -486,6 +489,11 @@ func (f *fold) countKey(k int) {
 	}
 	if nh >= 2 {
 		for _, x := range rv[:nh] {
+			kc.shared[x.r]++
+		}
+	}
+	if nh >= 1 {
+		for _, x := range rv[nh:] {
 			kc.shared[x.r]++
 		}
 	}

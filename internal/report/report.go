@@ -292,7 +292,11 @@ type Annotator struct {
 // JudgeItem is one judge against the annotators on one rubric item.
 type JudgeItem struct {
 	Rater int64 `json:"rater"`
-	Items int   `json:"n_items"`
+	// Items counts the items the judge answered here; Shared those of
+	// them at least one annotator answered too, the only ones it can be
+	// held against the people on.
+	Items  int `json:"n_items"`
+	Shared int `json:"n_shared"`
 	// VsAnnotators is the judge's kappa with each annotator.
 	VsAnnotators []Versus `json:"vs_annotators"`
 	// KappaMean is the mean of those kappas; AnnotatorKappaMin and Max the

@@ -28,7 +28,10 @@ type Page struct {
 	// by side on the gold items).
 	ExperimentURL templ.SafeURL
 	CSVURL        templ.SafeURL
-	Filters       Filters
+	// Verdicts open the page: per judge the alt-test's answer, per rubric
+	// item the annotators' agreement.
+	Verdicts Verdicts
+	Filters  Filters
 	// Empty says no rater has labels under the filters.
 	Empty bool
 	// Columns head the summary table, each with its explanation.
@@ -47,9 +50,57 @@ type Page struct {
 	Import      ImportForm
 }
 
+// Verdicts are the report's conclusions in words, shown before any table.
+type Verdicts struct {
+	// Epsilon is the alt-test's ε in words: "0.15 (trained annotators)".
+	Epsilon string
+	// Judges are each judge's answer to "can it replace an annotator?".
+	Judges []JudgeVerdict
+	// JudgeNames head the per-judge columns of Items, in the order of
+	// Judges.
+	JudgeNames []string
+	Items      []ItemVerdict
+}
+
+// JudgeVerdict is one judge's alt-test over every rubric item.
+type JudgeVerdict struct {
+	Name string
+	// Result is the answer in words ("Can replace an annotator on every
+	// rubric item"), Class passed, mixed, failed or unknown.
+	Result string
+	Class  string
+	// Passed, Failed and Unknown count the rubric items by the alt-test's
+	// answer.
+	Passed, Failed, Unknown int
+}
+
+// ItemVerdict is one rubric item: the annotators' Krippendorff's alpha,
+// its band, and each judge's alt-test on it.
+type ItemVerdict struct {
+	Key, Label string
+	URL        templ.SafeURL // shows this rubric item below
+	Alpha      Figure
+	// Band is the alpha's reading in a word: good, tentative, poor, or
+	// undefined.
+	Band   string
+	Judges []AltCell // one per Verdicts.JudgeNames
+}
+
+// AltCell is one judge's alt-test on one rubric item.
+type AltCell struct {
+	Word  string // passed, failed, cannot tell, or "" when the judge has no labels here
+	Class string // passed, failed or unknown
+	Rate  string // the winning rate, "0.67", or ""
+	Title string // the figures in a sentence
+	URL   templ.SafeURL
+}
+
 // Filters is the form that narrows the report; it reads what it shows
 // from the query.
 type Filters struct {
+	// Summary says what the filters keep, in a line: "All raters · all
+	// dates · NA an answer · ε 0.15".
+	Summary    string
 	Action     templ.SafeURL
 	Annotators []Check
 	Judges     []Check
@@ -219,8 +270,11 @@ type JudgeBlock struct {
 
 // JudgeRow is a judge on one rubric item.
 type JudgeRow struct {
-	Key            string
+	Key string
+	// Items counts the items the judge answered here; Shared those of
+	// them the people labelled too.
 	Items          int
+	Shared         int
 	KappaMean      Figure
 	HumanRange     string // the annotators' kappa range
 	Consensus      Figure // kappa against the annotators' consensus
