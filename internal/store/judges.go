@@ -292,8 +292,8 @@ func (db *DB) ListRuns(ctx context.Context, projectID int64) ([]*attune.JudgeRun
 // after the page whose Next is cursor ("" for the first), and the cursor
 // of the page after it ("" on the last), by keyset.
 func (db *DB) RunPage(ctx context.Context, projectID int64, cursor string, limit int) ([]*attune.JudgeRun, string, error) {
-	if limit < 1 || limit > MaxSearchPage {
-		return nil, "", attune.Invalid("limit", fmt.Sprintf("give a page size from 1 to %d", MaxSearchPage))
+	if err := checkPageLimit(limit); err != nil {
+		return nil, "", err
 	}
 	at, afterID, err := timeCursor(cursor, "runs")
 	if err != nil {
