@@ -251,6 +251,15 @@ func pageLimit(v string) (int, error) {
 	return n, nil
 }
 
+// nextCursor is a page's next_cursor as every paged list writes it: null
+// on the last page.
+func nextCursor(next string) *string {
+	if next == "" {
+		return nil
+	}
+	return &next
+}
+
 func pathInt(r *http.Request, name string) (int64, error) {
 	id, err := strconv.ParseInt(r.PathValue(name), 10, 64)
 	if err != nil || id <= 0 {
@@ -295,8 +304,15 @@ type apiProjectSummary struct {
 	Role     string `json:"role"`
 }
 
+// apiProjects lists the projects the user can see, archived ones last,
+// then by name, a page at a time.
 func (s *Server) apiProjects(r *http.Request, u *attune.User) (int, any, error) {
-	ps, err := s.db.ListProjectsForUser(r.Context(), u)
+	q := r.URL.Query()
+	limit, err := pageLimit(q.Get("limit"))
+	if err != nil {
+		return 0, nil, err
+	}
+	ps, next, err := s.db.ProjectPage(r.Context(), u, q.Get("cursor"), limit)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -308,7 +324,7 @@ func (s *Server) apiProjects(r *http.Request, u *attune.User) (int, any, error) 
 		}
 		out = append(out, apiProjectSummary{p.ID, p.Name, p.RubricRef, string(p.Status), p.Overlap, p.Items, p.Complete, role})
 	}
-	return http.StatusOK, out, nil
+	return http.StatusOK, map[string]any{"projects": out, "next_cursor": nextCursor(next)}, nil
 }
 
 type apiProgress struct {

@@ -109,7 +109,7 @@ func TestAPILabelling(t *testing.T) {
 	c := a.apiFor(ann)
 
 	status, body := c.call("GET", "/api/v1/projects", nil)
-	if status != 200 || !strings.Contains(body["_list"].(string), p.Name) {
+	if status != 200 || !strings.Contains(fmt.Sprint(body["projects"]), p.Name) {
 		t.Fatalf("projects: %d %v", status, body)
 	}
 	status, next := c.call("POST", fmt.Sprintf("/api/v1/projects/%d/next", p.ID), nil)

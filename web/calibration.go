@@ -227,6 +227,8 @@ type apiCalibrationSet struct {
 	Every       int                  `json:"every"`
 	PassPercent int                  `json:"pass_percent"`
 	Items       []apiCalibrationItem `json:"items"`
+	// NextCursor pages the items: the rules come with every page.
+	NextCursor *string `json:"next_cursor"`
 }
 
 // apiCalibration lists the project's calibration rules and set.
@@ -239,11 +241,16 @@ func (s *Server) apiCalibration(r *http.Request, u *attune.User) (int, any, erro
 	if err != nil {
 		return 0, nil, err
 	}
-	items, err := s.db.ListCalibration(r.Context(), p.ID)
+	q := r.URL.Query()
+	limit, err := pageLimit(q.Get("limit"))
 	if err != nil {
 		return 0, nil, err
 	}
-	out := apiCalibrationSet{Qualify: pol.Qualify, Every: pol.Every, PassPercent: pol.PassPercent, Items: []apiCalibrationItem{}}
+	items, next, err := s.db.CalibrationPage(r.Context(), p.ID, q.Get("cursor"), limit)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := apiCalibrationSet{NextCursor: nextCursor(next), Qualify: pol.Qualify, Every: pol.Every, PassPercent: pol.PassPercent, Items: []apiCalibrationItem{}}
 	for _, it := range items {
 		out.Items = append(out.Items, apiCalibrationItem{ItemID: it.ItemID, SourceID: it.SourceID, Gold: it.Gold,
 			Explanations: it.Explanations, AddedAt: it.AddedAt.UTC(), Answered: it.Answered, Passed: it.Passed})

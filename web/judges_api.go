@@ -3,7 +3,6 @@ package web
 import (
 	"cmp"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -153,7 +152,12 @@ func judgeJSON(j *attune.Judge, u *attune.User, totals map[int64]store.JudgeTota
 // apiJudges lists every judge, as the judges page does, with what each
 // has cost so far.
 func (s *Server) apiJudges(r *http.Request, u *attune.User) (int, any, error) {
-	judges, err := s.db.ListJudges(r.Context())
+	q := r.URL.Query()
+	limit, err := pageLimit(q.Get("limit"))
+	if err != nil {
+		return 0, nil, err
+	}
+	judges, next, err := s.db.JudgePage(r.Context(), q.Get("cursor"), limit)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -165,7 +169,7 @@ func (s *Server) apiJudges(r *http.Request, u *attune.User) (int, any, error) {
 	for _, j := range judges {
 		out = append(out, judgeJSON(j, u, totals))
 	}
-	return http.StatusOK, map[string]any{"judges": out}, nil
+	return http.StatusOK, map[string]any{"judges": out, "next_cursor": nextCursor(next)}, nil
 }
 
 // apiJudgeByPath loads the judge named in the path.
@@ -395,7 +399,12 @@ func (s *Server) apiPrompts(r *http.Request, u *attune.User) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	vs, err := s.db.ListJudgePrompts(r.Context(), j.ID, p.RubricVersionID)
+	q := r.URL.Query()
+	limit, err := pageLimit(q.Get("limit"))
+	if err != nil {
+		return 0, nil, err
+	}
+	vs, next, err := s.db.JudgePromptPage(r.Context(), j.ID, p.RubricVersionID, q.Get("cursor"), limit)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -403,7 +412,7 @@ func (s *Server) apiPrompts(r *http.Request, u *attune.User) (int, any, error) {
 	for _, v := range vs {
 		out = append(out, promptVersionJSON(v))
 	}
-	return http.StatusOK, map[string]any{"versions": out, "may_edit": j.MayEditPrompts(u)}, nil
+	return http.StatusOK, map[string]any{"versions": out, "may_edit": j.MayEditPrompts(u), "next_cursor": nextCursor(next)}, nil
 }
 
 // apiPrompt returns one prompt version with its templates and the rubric
@@ -790,31 +799,6 @@ type apiRunItem struct {
 	CostUSD  float64           `json:"cost_usd"`
 }
 
-// runItemsCursor is where a page of a run's items ended: the last item's
-// id, tied to the run and the filter it was made for.
-type runItemsCursor struct {
-	Run    int64 `json:"r"`
-	Errors bool  `json:"e,omitempty"`
-	After  int64 `json:"a"`
-}
-
-func (c runItemsCursor) encode() string {
-	b, _ := json.Marshal(c)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-func decodeRunItemsCursor(s string, run int64, errorsOnly bool) (int64, error) {
-	var c runItemsCursor
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err == nil {
-		err = json.Unmarshal(b, &c)
-	}
-	if err != nil || c.Run != run || c.Errors != errorsOnly || c.After <= 0 {
-		return 0, attune.Invalid("cursor", "this cursor does not belong to this list; start from the first page")
-	}
-	return c.After, nil
-}
-
 // apiRunItems lists the items of a run's scope with the judge's answers
 // (?errors=true: the items with an ERROR answer), a page of ?limit= (1 to
 // 100, default 50) at a time; next_cursor, passed as ?cursor= with the
@@ -825,42 +809,28 @@ func (s *Server) apiRunItems(r *http.Request, u *attune.User) (int, any, error) 
 		return 0, nil, err
 	}
 	q := r.URL.Query()
-	f := store.RunItemFilter{Limit: runItemsPerPage}
+	errorsOnly := false
 	switch v := q.Get("errors"); v {
 	case "", "false":
 	case "true":
-		f.ErrorsOnly = true
+		errorsOnly = true
 	default:
 		return 0, nil, attune.Invalid("errors", "use true or false")
 	}
-	if v := q.Get("limit"); v != "" {
-		if f.Limit, err = pageLimit(v); err != nil {
-			return 0, nil, err
-		}
-	}
-	if c := q.Get("cursor"); c != "" {
-		if f.After, err = decodeRunItemsCursor(c, run.ID, f.ErrorsOnly); err != nil {
-			return 0, nil, err
-		}
-	}
-	// One more than asked tells whether a next page exists.
-	f.Limit++
-	items, total, err := s.db.ListRunItems(r.Context(), run, f)
+	limit, err := pageLimit(q.Get("limit"))
 	if err != nil {
 		return 0, nil, err
 	}
-	var next *string
-	if len(items) == f.Limit {
-		items = items[:f.Limit-1]
-		c := runItemsCursor{Run: run.ID, Errors: f.ErrorsOnly, After: items[len(items)-1].ItemID}.encode()
-		next = &c
+	items, next, total, err := s.db.RunItemPage(r.Context(), run, errorsOnly, q.Get("cursor"), limit)
+	if err != nil {
+		return 0, nil, err
 	}
 	out := make([]apiRunItem, 0, len(items))
 	for _, it := range items {
 		out = append(out, apiRunItem{ItemID: it.ItemID, SourceID: it.SourceID, Answered: it.Answered, Answers: it.Values,
 			Errors: it.Errors, Calls: it.Calls, CostUSD: it.CostUSD})
 	}
-	return http.StatusOK, map[string]any{"items": out, "total": total, "next_cursor": next}, nil
+	return http.StatusOK, map[string]any{"items": out, "total": total, "next_cursor": nextCursor(next)}, nil
 }
 
 type apiRunAnswer struct {

@@ -206,7 +206,12 @@ func (s *Server) apiMembers(r *http.Request, u *attune.User) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	members, err := s.db.ListMembers(r.Context(), p.ID)
+	q := r.URL.Query()
+	limit, err := pageLimit(q.Get("limit"))
+	if err != nil {
+		return 0, nil, err
+	}
+	members, next, err := s.db.MemberPage(r.Context(), p.ID, q.Get("cursor"), limit)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -214,7 +219,7 @@ func (s *Server) apiMembers(r *http.Request, u *attune.User) (int, any, error) {
 	for _, m := range members {
 		out = append(out, apiMemberOf(m))
 	}
-	return http.StatusOK, map[string]any{"members": out}, nil
+	return http.StatusOK, map[string]any{"members": out, "next_cursor": nextCursor(next)}, nil
 }
 
 // apiAddMember adds an account, by email, as an annotator or a lead of the

@@ -58,7 +58,12 @@ func (s *Server) apiWebhooks(r *http.Request, u *attune.User) (int, any, error) 
 	if err != nil {
 		return 0, nil, err
 	}
-	hooks, err := s.db.ListWebhooks(r.Context(), p.ID)
+	q := r.URL.Query()
+	limit, err := pageLimit(q.Get("limit"))
+	if err != nil {
+		return 0, nil, err
+	}
+	hooks, next, err := s.db.WebhookPage(r.Context(), p.ID, q.Get("cursor"), limit)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -66,7 +71,7 @@ func (s *Server) apiWebhooks(r *http.Request, u *attune.User) (int, any, error) 
 	for _, h := range hooks {
 		out = append(out, apiWebhookOf(h))
 	}
-	return http.StatusOK, map[string]any{"webhooks": out}, nil
+	return http.StatusOK, map[string]any{"webhooks": out, "next_cursor": nextCursor(next)}, nil
 }
 
 // apiCreateWebhook adds a webhook: {"url", "events"}, checked by
@@ -155,11 +160,12 @@ func (s *Server) apiWebhookDeliveries(r *http.Request, u *attune.User) (int, any
 	if err != nil {
 		return 0, nil, err
 	}
-	limit, err := pageLimit(r.URL.Query().Get("limit"))
+	q := r.URL.Query()
+	limit, err := pageLimit(q.Get("limit"))
 	if err != nil {
 		return 0, nil, err
 	}
-	ds, err := s.db.ListWebhookDeliveries(r.Context(), p.ID, hook.ID, limit)
+	ds, next, err := s.db.WebhookDeliveryPage(r.Context(), p.ID, hook.ID, q.Get("cursor"), limit)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -171,5 +177,5 @@ func (s *Server) apiWebhookDeliveries(r *http.Request, u *attune.User) (int, any
 		}
 		out = append(out, dv)
 	}
-	return http.StatusOK, map[string]any{"deliveries": out}, nil
+	return http.StatusOK, map[string]any{"deliveries": out, "next_cursor": nextCursor(next)}, nil
 }

@@ -130,6 +130,33 @@ func (db *DB) RemoveCalibration(ctx context.Context, actorID *int64, projectID i
 // ListCalibration returns the project's calibration set in dataset id
 // order, with each item's gold and how it has fared.
 func (db *DB) ListCalibration(ctx context.Context, projectID int64) ([]CalibrationItem, error) {
+	return db.listCalibration(ctx, projectID, make([]any, 2), nil)
+}
+
+// CalibrationPage is one page of the project's calibration set in
+// ListCalibration's order: at most limit (1 to MaxSearchPage) after the
+// page whose cursor is cursor ("" for the first), and the next page's
+// cursor ("" on the last), by keyset.
+func (db *DB) CalibrationPage(ctx context.Context, projectID int64, cursor string, limit int) ([]CalibrationItem, string, error) {
+	if err := checkPageLimit(limit); err != nil {
+		return nil, "", err
+	}
+	after, err := afterRow(cursor, "calibration", 1)
+	if err != nil {
+		return nil, "", err
+	}
+	n := limit + 1
+	cs, err := db.listCalibration(ctx, projectID, after, &n)
+	if err != nil {
+		return nil, "", err
+	}
+	cs, next := keysetPage(cs, limit, func(c CalibrationItem) string { return nextRowCursor("calibration", c.ItemID, c.SourceID) })
+	return cs, next, nil
+}
+
+// listCalibration lists the set after the row after (afterRow's
+// arguments), at most limit (nil: all).
+func (db *DB) listCalibration(ctx context.Context, projectID int64, after []any, limit *int) ([]CalibrationItem, error) {
 	rows, err := db.pool.Query(ctx, `
 		SELECT k.item_id, i.source_id,
 		       coalesce((SELECT jsonb_object_agg(g.rubric_item_key, g.value) FROM gold_labels g WHERE g.item_id = k.item_id), '{}'),
@@ -137,8 +164,8 @@ func (db *DB) ListCalibration(ctx context.Context, projectID int64) ([]Calibrati
 		       (SELECT count(*) FROM calibration_answers c WHERE c.item_id = k.item_id),
 		       (SELECT count(*) FROM calibration_answers c WHERE c.item_id = k.item_id AND c.passed)
 		FROM calibration_items k JOIN items i ON i.id = k.item_id LEFT JOIN users u ON u.id = k.added_by
-		WHERE k.project_id = $1
-		ORDER BY i.source_id`, projectID)
+		WHERE k.project_id = $1 AND ($3::bigint IS NULL OR (i.source_id, k.item_id) > ($2, $3))
+		ORDER BY i.source_id, k.item_id LIMIT $4`, append(append([]any{projectID}, after...), limit)...)
 	if err != nil {
 		return nil, mapErr(err, "list calibration", "")
 	}

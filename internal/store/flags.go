@@ -79,8 +79,8 @@ func (db *DB) ListFlags(ctx context.Context, ff FlagFilter) ([]attune.Flag, erro
 // the cursor of the page after it ("" on the last). It pages by keyset,
 // the flag's time and id, so a page costs the same however deep it is.
 func (db *DB) FlagPage(ctx context.Context, ff FlagFilter, cursor string, limit int) ([]attune.Flag, string, error) {
-	if limit < 1 || limit > MaxSearchPage {
-		return nil, "", attune.Invalid("limit", fmt.Sprintf("give a page size from 1 to %d", MaxSearchPage))
+	if err := checkPageLimit(limit); err != nil {
+		return nil, "", err
 	}
 	at, afterID, err := timeCursor(cursor, "flags")
 	if err != nil {

@@ -570,8 +570,8 @@ func scanDisagreement(row pgx.Row) (Disagreement, error) {
 // last), and the queue's length. It pages by keyset on the queue's index
 // (rank, then item), so a deep page costs what the first does.
 func (db *DB) DisagreementPage(ctx context.Context, projectID int64, cursor string, limit int) ([]Disagreement, string, int, error) {
-	if limit < 1 || limit > MaxSearchPage {
-		return nil, "", 0, attune.Invalid("limit", fmt.Sprintf("give a page size from 1 to %d", MaxSearchPage))
+	if err := checkPageLimit(limit); err != nil {
+		return nil, "", 0, err
 	}
 	var rank *float64
 	var afterID int64

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -112,13 +113,11 @@ type RunItem struct {
 	CostUSD  float64
 }
 
-// RunItemFilter pages a run's items. ErrorsOnly keeps the items where the
-// judge answered ERROR on some rubric item. A page starts after the item
-// id After (keyset paging, for the API; 0 for the first page) and skips
-// Offset items more (the pages' numbered pages).
+// RunItemFilter pages a run's items for the pages' numbered pages (the
+// API pages by keyset: RunItemPage). ErrorsOnly keeps the items where the
+// judge answered ERROR on some rubric item.
 type RunItemFilter struct {
 	ErrorsOnly    bool
-	After         int64
 	Offset, Limit int
 }
 
@@ -136,21 +135,92 @@ func (db *DB) ListRunItems(ctx context.Context, run *attune.JudgeRun, f RunItemF
 			run.ProjectID, run.ItemsTotal, run.RaterID).Scan(&total); err != nil {
 			return nil, 0, mapErr(err, "run items", "")
 		}
-		rows, err = db.pool.Query(ctx, `SELECT i.id, i.source_id FROM `+scope+` WHERE `+hasError+` AND i.id > $6 ORDER BY i.id LIMIT $4 OFFSET $5`,
-			run.ProjectID, run.ItemsTotal, run.RaterID, f.Limit, f.Offset, f.After)
+		rows, err = db.pool.Query(ctx, `SELECT i.id, i.source_id FROM `+scope+` WHERE `+hasError+` ORDER BY i.id LIMIT $4 OFFSET $5`,
+			run.ProjectID, run.ItemsTotal, run.RaterID, f.Limit, f.Offset)
 	} else {
-		rows, err = db.pool.Query(ctx, `SELECT i.id, i.source_id FROM `+scope+` WHERE i.id > $5 ORDER BY i.id LIMIT $3 OFFSET $4`,
-			run.ProjectID, run.ItemsTotal, f.Limit, f.Offset, f.After)
+		rows, err = db.pool.Query(ctx, `SELECT i.id, i.source_id FROM `+scope+` ORDER BY i.id LIMIT $3 OFFSET $4`,
+			run.ProjectID, run.ItemsTotal, f.Limit, f.Offset)
 	}
 	if err != nil {
 		return nil, 0, mapErr(err, "run items", "")
 	}
+	items, err := collectRunItems(rows)
+	if err != nil {
+		return nil, 0, err
+	}
+	return items, total, db.runItemDetails(ctx, run, items)
+}
+
+// RunItemPage is one page of the items of a run's scope (the project's
+// first ItemsTotal items by id; with errorsOnly, those the judge answered
+// ERROR on some rubric item), by id: at most limit (1 to MaxSearchPage)
+// after the page whose cursor is cursor ("" for the first), the next
+// page's cursor ("" on the last), and how many items the filter matches
+// in all. It pages by keyset on the item's id: the first page finds the
+// scope's last item and the cursors carry it, so that a page reads only
+// its own items however deep it is. A cursor belongs to its run and
+// filter.
+func (db *DB) RunItemPage(ctx context.Context, run *attune.JudgeRun, errorsOnly bool, cursor string, limit int) ([]RunItem, string, int, error) {
+	if err := checkPageLimit(limit); err != nil {
+		return nil, "", 0, err
+	}
+	list := fmt.Sprintf("run %d items", run.ID)
+	if errorsOnly {
+		list += " with errors"
+	}
+	after, err := afterRow(cursor, list, 1)
+	if err != nil {
+		return nil, "", 0, err
+	}
+	var end int64
+	if after[1] == nil {
+		if err := db.pool.QueryRow(ctx, `SELECT coalesce(max(id), 0) FROM (SELECT id FROM items WHERE project_id = $1 ORDER BY id LIMIT $2) s`,
+			run.ProjectID, run.ItemsTotal).Scan(&end); err != nil {
+			return nil, "", 0, mapErr(err, "run items", "")
+		}
+	} else if end, err = strconv.ParseInt(after[0].(string), 10, 64); err != nil || end <= 0 {
+		return nil, "", 0, badCursor()
+	}
+	const page = `SELECT i.id, i.source_id FROM items i WHERE i.project_id = $1 AND i.id <= $2 AND ($3::bigint IS NULL OR i.id > $3)`
+	const pageErrors = ` AND EXISTS (SELECT 1 FROM labels l WHERE l.item_id = i.id AND l.rater_id = $5 AND l.value = 'ERROR')`
+	total := run.ItemsTotal
+	var rows pgx.Rows
+	if errorsOnly {
+		if err := db.pool.QueryRow(ctx, `SELECT count(*) FROM items i WHERE i.project_id = $1 AND i.id <= $2
+			AND EXISTS (SELECT 1 FROM labels l WHERE l.item_id = i.id AND l.rater_id = $3 AND l.value = 'ERROR')`,
+			run.ProjectID, end, run.RaterID).Scan(&total); err != nil {
+			return nil, "", 0, mapErr(err, "run items", "")
+		}
+		rows, err = db.pool.Query(ctx, page+pageErrors+` ORDER BY i.id LIMIT $4`, run.ProjectID, end, after[1], limit+1, run.RaterID)
+	} else {
+		rows, err = db.pool.Query(ctx, page+` ORDER BY i.id LIMIT $4`, run.ProjectID, end, after[1], limit+1)
+	}
+	if err != nil {
+		return nil, "", 0, mapErr(err, "run items", "")
+	}
+	items, err := collectRunItems(rows)
+	if err != nil {
+		return nil, "", 0, err
+	}
+	items, next := keysetPage(items, limit, func(it RunItem) string {
+		return nextRowCursor(list, it.ItemID, strconv.FormatInt(end, 10))
+	})
+	return items, next, total, db.runItemDetails(ctx, run, items)
+}
+
+func collectRunItems(rows pgx.Rows) ([]RunItem, error) {
 	items, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (RunItem, error) {
 		it := RunItem{Values: map[string]string{}}
 		return it, r.Scan(&it.ItemID, &it.SourceID)
 	})
-	if err != nil || len(items) == 0 {
-		return items, total, mapErr(err, "run items", "")
+	return items, mapErr(err, "run items", "")
+}
+
+// runItemDetails fills in the judge's answers and the run's calls of the
+// items.
+func (db *DB) runItemDetails(ctx context.Context, run *attune.JudgeRun, items []RunItem) error {
+	if len(items) == 0 {
+		return nil
 	}
 	ids := make([]int64, len(items))
 	at := make(map[int64]*RunItem, len(items))
@@ -161,7 +231,7 @@ func (db *DB) ListRunItems(ctx context.Context, run *attune.JudgeRun, f RunItemF
 	lrows, err := db.pool.Query(ctx, `SELECT l.item_id, l.rubric_item_key, l.value FROM labels l
 		WHERE l.rater_id = $1 AND l.item_id = ANY($2)`, run.RaterID, ids)
 	if err != nil {
-		return nil, 0, mapErr(err, "run items", "")
+		return mapErr(err, "run items", "")
 	}
 	var id int64
 	var key, value string
@@ -174,12 +244,12 @@ func (db *DB) ListRunItems(ctx context.Context, run *attune.JudgeRun, f RunItemF
 		return nil
 	})
 	if err != nil {
-		return nil, 0, mapErr(err, "run items", "")
+		return mapErr(err, "run items", "")
 	}
 	crows, err := db.pool.Query(ctx, `SELECT item_id, count(*), coalesce(sum(cost_usd), 0)::float8 FROM judge_calls
 		WHERE run_id = $1 AND item_id = ANY($2) GROUP BY item_id`, run.ID, ids)
 	if err != nil {
-		return nil, 0, mapErr(err, "run items", "")
+		return mapErr(err, "run items", "")
 	}
 	var calls int
 	var cost float64
@@ -187,7 +257,7 @@ func (db *DB) ListRunItems(ctx context.Context, run *attune.JudgeRun, f RunItemF
 		at[id].Calls, at[id].CostUSD = calls, cost
 		return nil
 	})
-	return items, total, mapErr(err, "run items", "")
+	return mapErr(err, "run items", "")
 }
 
 // JudgeAnswer is a judge's label for one rubric item with how it was

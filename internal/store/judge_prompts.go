@@ -77,13 +77,41 @@ func ensureFirstPrompt(ctx context.Context, tx pgx.Tx, judgeID, rubricVersionID 
 // version, oldest first. Version 1 (the rubric's own prompts) is stored
 // on first asking, so the list is never empty.
 func (db *DB) ListJudgePrompts(ctx context.Context, judgeID, rubricVersionID int64) ([]*attune.JudgePrompt, error) {
+	return db.listJudgePrompts(ctx, judgeID, rubricVersionID, nil, nil)
+}
+
+// JudgePromptPage is one page of the judge's prompt versions for the
+// rubric version, by version: at most limit (1 to MaxSearchPage) after
+// the page whose cursor is cursor ("" for the first), and the next page's
+// cursor ("" on the last), by keyset on the version.
+func (db *DB) JudgePromptPage(ctx context.Context, judgeID, rubricVersionID int64, cursor string, limit int) ([]*attune.JudgePrompt, string, error) {
+	if err := checkPageLimit(limit); err != nil {
+		return nil, "", err
+	}
+	after, err := afterRow(cursor, "prompts", 0)
+	if err != nil {
+		return nil, "", err
+	}
+	n := limit + 1
+	vs, err := db.listJudgePrompts(ctx, judgeID, rubricVersionID, after[0], &n)
+	if err != nil {
+		return nil, "", err
+	}
+	vs, next := keysetPage(vs, limit, func(v *attune.JudgePrompt) string { return nextRowCursor("prompts", int64(v.Version)) })
+	return vs, next, nil
+}
+
+// listJudgePrompts lists the versions after the version afterVersion (nil:
+// from the first), at most limit (nil: all).
+func (db *DB) listJudgePrompts(ctx context.Context, judgeID, rubricVersionID int64, afterVersion any, limit *int) ([]*attune.JudgePrompt, error) {
 	var out []*attune.JudgePrompt
 	err := db.inTx(ctx, func(tx pgx.Tx) error {
 		if err := ensureFirstPrompt(ctx, tx, judgeID, rubricVersionID); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, `SELECT `+promptColumns+promptFrom+` WHERE p.judge_id = $1 AND p.rubric_version_id = $2 ORDER BY p.version`,
-			judgeID, rubricVersionID)
+		rows, err := tx.Query(ctx, `SELECT `+promptColumns+promptFrom+`
+			WHERE p.judge_id = $1 AND p.rubric_version_id = $2 AND ($3::bigint IS NULL OR p.version > $3)
+			ORDER BY p.version LIMIT $4`, judgeID, rubricVersionID, afterVersion, limit)
 		if err != nil {
 			return err
 		}

@@ -150,7 +150,35 @@ func (db *DB) UpdateJudge(ctx context.Context, actorID *int64, policy attune.Jud
 
 // ListJudges returns every judge, by name.
 func (db *DB) ListJudges(ctx context.Context) ([]*attune.Judge, error) {
-	rows, err := db.pool.Query(ctx, `SELECT `+judgeColumns+judgeFrom+` ORDER BY j.name`)
+	return db.listJudges(ctx, make([]any, 2), nil)
+}
+
+// JudgePage is one page of the judges, by name: at most limit (1 to
+// MaxSearchPage) after the page whose cursor is cursor ("" for the
+// first), and the next page's cursor ("" on the last), by keyset.
+func (db *DB) JudgePage(ctx context.Context, cursor string, limit int) ([]*attune.Judge, string, error) {
+	if err := checkPageLimit(limit); err != nil {
+		return nil, "", err
+	}
+	after, err := afterRow(cursor, "judges", 1)
+	if err != nil {
+		return nil, "", err
+	}
+	n := limit + 1
+	js, err := db.listJudges(ctx, after, &n)
+	if err != nil {
+		return nil, "", err
+	}
+	js, next := keysetPage(js, limit, func(j *attune.Judge) string { return nextRowCursor("judges", j.ID, j.Name) })
+	return js, next, nil
+}
+
+// listJudges lists the judges by name after the row after (afterRow's
+// arguments), at most limit (nil: all).
+func (db *DB) listJudges(ctx context.Context, after []any, limit *int) ([]*attune.Judge, error) {
+	rows, err := db.pool.Query(ctx, `SELECT `+judgeColumns+judgeFrom+`
+		WHERE $2::bigint IS NULL OR (j.name, j.id) > ($1, $2)
+		ORDER BY j.name, j.id LIMIT $3`, append(after, limit)...)
 	if err != nil {
 		return nil, mapErr(err, "list judges", "")
 	}
@@ -264,8 +292,8 @@ func (db *DB) ListRuns(ctx context.Context, projectID int64) ([]*attune.JudgeRun
 // after the page whose Next is cursor ("" for the first), and the cursor
 // of the page after it ("" on the last), by keyset.
 func (db *DB) RunPage(ctx context.Context, projectID int64, cursor string, limit int) ([]*attune.JudgeRun, string, error) {
-	if limit < 1 || limit > MaxSearchPage {
-		return nil, "", attune.Invalid("limit", fmt.Sprintf("give a page size from 1 to %d", MaxSearchPage))
+	if err := checkPageLimit(limit); err != nil {
+		return nil, "", err
 	}
 	at, afterID, err := timeCursor(cursor, "runs")
 	if err != nil {

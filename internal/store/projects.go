@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -244,8 +245,40 @@ func (db *DB) RemoveMember(ctx context.Context, actorID *int64, projectID, userI
 
 // ListMembers returns a project's members, leads first, then by email.
 func (db *DB) ListMembers(ctx context.Context, projectID int64) ([]attune.Member, error) {
-	rows, err := db.pool.Query(ctx, `SELECT u.id, u.email, u.name, m.role, m.added_at, m.paused_at IS NOT NULL, m.paused_why FROM project_members m JOIN users u ON u.id = m.user_id
-		WHERE m.project_id = $1 ORDER BY m.role = 'annotator', u.email`, projectID)
+	return db.listMembers(ctx, projectID, make([]any, 3), nil)
+}
+
+// MemberPage is one page of a project's members in ListMembers' order: at
+// most limit (1 to MaxSearchPage) after the page whose cursor is cursor
+// ("" for the first), and the next page's cursor ("" on the last), by
+// keyset.
+func (db *DB) MemberPage(ctx context.Context, projectID int64, cursor string, limit int) ([]attune.Member, string, error) {
+	if err := checkPageLimit(limit); err != nil {
+		return nil, "", err
+	}
+	after, err := afterRow(cursor, "members", 2)
+	if err != nil {
+		return nil, "", err
+	}
+	n := limit + 1
+	ms, err := db.listMembers(ctx, projectID, after, &n)
+	if err != nil {
+		return nil, "", err
+	}
+	ms, next := keysetPage(ms, limit, func(m attune.Member) string {
+		return nextRowCursor("members", m.UserID, strconv.FormatBool(m.Role == attune.MemberAnnotator), m.Email)
+	})
+	return ms, next, nil
+}
+
+// listMembers lists the project's members after the row after (afterRow's
+// arguments) in their order, at most limit (nil: all). Leads come first:
+// "false" sorts before "true".
+func (db *DB) listMembers(ctx context.Context, projectID int64, after []any, limit *int) ([]attune.Member, error) {
+	rows, err := db.pool.Query(ctx, `SELECT u.id, u.email, u.name, m.role, m.added_at, m.paused_at IS NOT NULL, m.paused_why
+		FROM project_members m JOIN users u ON u.id = m.user_id
+		WHERE m.project_id = $1 AND ($4::bigint IS NULL OR ((m.role = 'annotator')::text, u.email, u.id) > ($2, $3, $4))
+		ORDER BY (m.role = 'annotator')::text, u.email, u.id LIMIT $5`, append(append([]any{projectID}, after...), limit)...)
 	if err != nil {
 		return nil, mapErr(err, "list members", "")
 	}
@@ -259,7 +292,7 @@ func (db *DB) ListMembers(ctx context.Context, projectID int64) ([]attune.Member
 
 // ListAllProjects returns every project, for the command line.
 func (db *DB) ListAllProjects(ctx context.Context) ([]attune.ProjectSummary, error) {
-	return db.listProjects(ctx, 0, true)
+	return db.listProjects(ctx, 0, true, make([]any, 3), nil)
 }
 
 // ListProjectsForUser returns the projects a user can open: every project
@@ -267,7 +300,34 @@ func (db *DB) ListAllProjects(ctx context.Context) ([]attune.ProjectSummary, err
 // Each summary's MemberRole is the user's effective role in the project
 // (attune.EffectiveMemberRole), "" where an admin is not a member.
 func (db *DB) ListProjectsForUser(ctx context.Context, u *attune.User) ([]attune.ProjectSummary, error) {
-	ps, err := db.listProjects(ctx, u.ID, u.Role == attune.RoleAdmin)
+	return db.projectsForUser(ctx, u, make([]any, 3), nil)
+}
+
+// ProjectPage is one page of the projects ListProjectsForUser lists, in
+// its order: at most limit (1 to MaxSearchPage) after the page whose
+// cursor is cursor ("" for the first), and the next page's cursor ("" on
+// the last), by keyset.
+func (db *DB) ProjectPage(ctx context.Context, u *attune.User, cursor string, limit int) ([]attune.ProjectSummary, string, error) {
+	if err := checkPageLimit(limit); err != nil {
+		return nil, "", err
+	}
+	after, err := afterRow(cursor, "projects", 2)
+	if err != nil {
+		return nil, "", err
+	}
+	n := limit + 1
+	ps, err := db.projectsForUser(ctx, u, after, &n)
+	if err != nil {
+		return nil, "", err
+	}
+	ps, next := keysetPage(ps, limit, func(p attune.ProjectSummary) string {
+		return nextRowCursor("projects", p.ID, strconv.FormatBool(p.Status == attune.ProjectArchived), p.Name)
+	})
+	return ps, next, nil
+}
+
+func (db *DB) projectsForUser(ctx context.Context, u *attune.User, after []any, limit *int) ([]attune.ProjectSummary, error) {
+	ps, err := db.listProjects(ctx, u.ID, u.Role == attune.RoleAdmin, after, limit)
 	for i, p := range ps {
 		if p.MemberRole != "" {
 			ps[i].MemberRole = string(attune.EffectiveMemberRole(u.Role, attune.MemberRole(p.MemberRole)))
@@ -276,7 +336,10 @@ func (db *DB) ListProjectsForUser(ctx context.Context, u *attune.User) ([]attune
 	return ps, err
 }
 
-func (db *DB) listProjects(ctx context.Context, userID int64, all bool) ([]attune.ProjectSummary, error) {
+// listProjects lists the projects after the row after (afterRow's
+// arguments) in their order, at most limit (nil: all): archived ones last
+// ("false" sorts before "true"), then by name.
+func (db *DB) listProjects(ctx context.Context, userID int64, all bool, after []any, limit *int) ([]attune.ProjectSummary, error) {
 	rows, err := db.pool.Query(ctx, `
 		SELECT p.id, p.name, rv.key || '@' || rv.version, p.status, p.overlap,
 		       coalesce(c.items, 0), coalesce(c.complete, 0), coalesce(m.role, '')
@@ -286,8 +349,9 @@ func (db *DB) listProjects(ctx context.Context, userID int64, all bool) ([]attun
 		LEFT JOIN LATERAL (
 			SELECT sum(g.items) AS items, sum(g.items) FILTER (WHERE g.done >= p.overlap) AS complete
 			FROM project_progress g WHERE g.project_id = p.id AND NOT g.pulled) c ON true
-		WHERE $2 OR m.user_id IS NOT NULL
-		ORDER BY p.status = 'archived', p.name`, userID, all)
+		WHERE ($2 OR m.user_id IS NOT NULL)
+		  AND ($5::bigint IS NULL OR ((p.status = 'archived')::text, p.name, p.id) > ($3, $4, $5))
+		ORDER BY (p.status = 'archived')::text, p.name, p.id LIMIT $6`, append(append([]any{userID, all}, after...), limit)...)
 	if err != nil {
 		return nil, mapErr(err, "list projects", "")
 	}

@@ -64,9 +64,36 @@ func (db *DB) CreateWebhook(ctx context.Context, actorID *int64, policy attune.J
 
 // ListWebhooks returns the project's webhooks, oldest first.
 func (db *DB) ListWebhooks(ctx context.Context, projectID int64) ([]attune.Webhook, error) {
+	return db.listWebhooks(ctx, projectID, nil, nil)
+}
+
+// WebhookPage is one page of the project's webhooks, by id: at most limit
+// (1 to MaxSearchPage) after the page whose cursor is cursor ("" for the
+// first), and the next page's cursor ("" on the last), by keyset.
+func (db *DB) WebhookPage(ctx context.Context, projectID int64, cursor string, limit int) ([]attune.Webhook, string, error) {
+	if err := checkPageLimit(limit); err != nil {
+		return nil, "", err
+	}
+	after, err := afterRow(cursor, "webhooks", 0)
+	if err != nil {
+		return nil, "", err
+	}
+	n := limit + 1
+	ws, err := db.listWebhooks(ctx, projectID, after[0], &n)
+	if err != nil {
+		return nil, "", err
+	}
+	ws, next := keysetPage(ws, limit, func(w attune.Webhook) string { return nextRowCursor("webhooks", w.ID) })
+	return ws, next, nil
+}
+
+// listWebhooks lists the project's webhooks by id, after the id afterID
+// (nil: from the first), at most limit (nil: all).
+func (db *DB) listWebhooks(ctx context.Context, projectID int64, afterID any, limit *int) ([]attune.Webhook, error) {
 	rows, err := db.pool.Query(ctx, `
 		SELECT id, project_id, url, events, enabled FROM webhooks
-		WHERE project_id = $1 ORDER BY id`, projectID)
+		WHERE project_id = $1 AND ($2::bigint IS NULL OR id > $2)
+		ORDER BY id LIMIT $3`, projectID, afterID, limit)
 	if err != nil {
 		return nil, mapErr(err, "list webhooks", "")
 	}
@@ -272,6 +299,32 @@ type WebhookDelivery struct {
 // ListWebhookDeliveries returns the webhook's latest deliveries (at most
 // limit), newest first, when the webhook belongs to the project.
 func (db *DB) ListWebhookDeliveries(ctx context.Context, projectID, webhookID int64, limit int) ([]WebhookDelivery, error) {
+	return db.listWebhookDeliveries(ctx, projectID, webhookID, nil, limit)
+}
+
+// WebhookDeliveryPage is one page of the webhook's deliveries, newest
+// first: at most limit (1 to MaxSearchPage) after the page whose cursor
+// is cursor ("" for the first), and the next page's cursor ("" on the
+// last), by keyset on the delivery's id.
+func (db *DB) WebhookDeliveryPage(ctx context.Context, projectID, webhookID int64, cursor string, limit int) ([]WebhookDelivery, string, error) {
+	if err := checkPageLimit(limit); err != nil {
+		return nil, "", err
+	}
+	after, err := afterRow(cursor, "deliveries", 0)
+	if err != nil {
+		return nil, "", err
+	}
+	ds, err := db.listWebhookDeliveries(ctx, projectID, webhookID, after[0], limit+1)
+	if err != nil {
+		return nil, "", err
+	}
+	ds, next := keysetPage(ds, limit, func(d WebhookDelivery) string { return nextRowCursor("deliveries", d.ID) })
+	return ds, next, nil
+}
+
+// listWebhookDeliveries lists the webhook's deliveries newest first, older
+// than the delivery beforeID (nil: from the newest), at most limit.
+func (db *DB) listWebhookDeliveries(ctx context.Context, projectID, webhookID int64, beforeID any, limit int) ([]WebhookDelivery, error) {
 	rows, err := db.pool.Query(ctx, `
 		SELECT d.id, d.uuid::text, d.event, d.created_at, d.state,
 		       coalesce(jsonb_agg(jsonb_build_object('attempt', a.attempt, 'started_at', a.started_at,
@@ -280,8 +333,8 @@ func (db *DB) ListWebhookDeliveries(ctx context.Context, projectID, webhookID in
 		FROM webhook_deliveries d
 		JOIN webhooks w ON w.id = d.webhook_id AND w.project_id = $1
 		LEFT JOIN webhook_attempts a ON a.delivery_id = d.id
-		WHERE d.webhook_id = $2
-		GROUP BY d.id ORDER BY d.id DESC LIMIT $3`, projectID, webhookID, limit)
+		WHERE d.webhook_id = $2 AND ($4::bigint IS NULL OR d.id < $4)
+		GROUP BY d.id ORDER BY d.id DESC LIMIT $3`, projectID, webhookID, limit, beforeID)
 	if err != nil {
 		return nil, mapErr(err, "list webhook deliveries", "")
 	}
