@@ -11,7 +11,6 @@ import (
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/experiment"
 	"github.com/attune/attune/internal/report"
-	"github.com/attune/attune/internal/store"
 )
 
 // TestExperimentPage compares two judges on the gold items in the
@@ -44,31 +43,33 @@ func TestExperimentPage(t *testing.T) {
 	wantStatus(t, c.upload(projectPath(p, "/import"), nil, "items.jsonl", items.String()), http.StatusSeeOther)
 	passing := map[string]string{"CQ1": "YES", "CQ2": "NA", "CQ3": "YES", "CQ4": "YES", "CQ5": "YES", "CQ6": "YES",
 		"CQ7": "YES", "CQ8": "YES", "CQ9": "NA", "CP1": "NA", "CP2": "YES", "CP3": "NA"}
-	var labels strings.Builder
+	// The judges answer first: without people's labels no item has gold.
+	// The people's labels come next, and settle gold as they arrive.
+	var labels, people strings.Builder
 	labels.WriteString("item,rater,rater_kind,rubric_item,value,rationale\n")
+	people.WriteString("item,rater,rater_kind,rubric_item,value,rationale\n")
 	for i := range 5 {
 		for key, v := range passing {
-			people := v
+			want := v
 			if key == "CQ8" && i >= 2 {
-				people = "NO" // c2, c3 (and c4) fail the safety gate
+				want = "NO" // c2, c3 (and c4) fail the safety gate
 			}
-			fmt.Fprintf(&labels, "c%d,ann,human,%s,%s,\n", i, key, people)
+			fmt.Fprintf(&people, "c%d,ann,human,%s,%s,\n", i, key, want)
 			if i < 4 { // c4 has one person only: not in the frozen set
-				fmt.Fprintf(&labels, "c%d,bo,human,%s,%s,\n", i, key, people)
+				fmt.Fprintf(&people, "c%d,bo,human,%s,%s,\n", i, key, want)
 			}
-			fmt.Fprintf(&labels, "c%d,exact,judge,%s,%s,\n", i, key, people)
+			fmt.Fprintf(&labels, "c%d,exact,judge,%s,%s,\n", i, key, want)
 			fmt.Fprintf(&labels, "c%d,lenient,judge,%s,%s,\n", i, key, v)
 		}
 	}
-	r = c.upload(projectPath(p, "/labels/import"), []formPart{{"confirm_warnings", "1"}}, "labels.csv", labels.String())
+	r = c.upload(projectPath(p, "/labels/import"), []formPart{{"confirm_warnings", "1"}}, "judges.csv", labels.String())
 	wantStatus(t, r, http.StatusSeeOther)
 
 	// Judges without gold: nothing to compare yet.
 	r = c.get(projectPath(p, "/experiment"))
 	wantContains(t, r, "No item has gold answers", `value="exact" checked`, `value="lenient" checked`)
-	if _, err := a.db.ApplyConsensus(ctx, p.ID, store.ConsensusOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	r = c.upload(projectPath(p, "/labels/import"), []formPart{{"confirm_warnings", "1"}}, "people.csv", people.String())
+	wantStatus(t, r, http.StatusSeeOther)
 
 	// The project and report pages lead here.
 	wantContains(t, c.get(projectPath(p, "")), `data-testid="judge-experiment"`, projectPath(p, "/experiment"))

@@ -773,29 +773,30 @@ func TestExperimentAPI(t *testing.T) {
 	wantStatus(t, c.upload(projectPath(p, "/import"), nil, "items.jsonl", items.String()), http.StatusSeeOther)
 	passing := map[string]string{"CQ1": "YES", "CQ2": "NA", "CQ3": "YES", "CQ4": "YES", "CQ5": "YES", "CQ6": "YES",
 		"CQ7": "YES", "CQ8": "YES", "CQ9": "NA", "CP1": "NA", "CP2": "YES", "CP3": "NA"}
-	var labels strings.Builder
+	// The judges answer first: without people's labels no item has gold.
+	// The people's labels come next, and settle gold as they arrive.
+	var labels, people strings.Builder
 	labels.WriteString("item,rater,rater_kind,rubric_item,value,rationale\n")
+	people.WriteString("item,rater,rater_kind,rubric_item,value,rationale\n")
 	for i := range 5 {
 		for key, v := range passing {
-			people := v
+			want := v
 			if key == "CQ8" && i >= 2 {
-				people = "NO"
+				want = "NO"
 			}
-			fmt.Fprintf(&labels, "c%d,ann,human,%s,%s,\n", i, key, people)
-			fmt.Fprintf(&labels, "c%d,bo,human,%s,%s,\n", i, key, people)
-			fmt.Fprintf(&labels, "c%d,exact,judge,%s,%s,\n", i, key, people)
+			fmt.Fprintf(&people, "c%d,ann,human,%s,%s,\n", i, key, want)
+			fmt.Fprintf(&people, "c%d,bo,human,%s,%s,\n", i, key, want)
+			fmt.Fprintf(&labels, "c%d,exact,judge,%s,%s,\n", i, key, want)
 			fmt.Fprintf(&labels, "c%d,lenient,judge,%s,%s,\n", i, key, v)
 		}
 	}
-	wantStatus(t, c.upload(projectPath(p, "/labels/import"), []formPart{{"confirm_warnings", "1"}}, "labels.csv", labels.String()), http.StatusSeeOther)
+	wantStatus(t, c.upload(projectPath(p, "/labels/import"), []formPart{{"confirm_warnings", "1"}}, "judges.csv", labels.String()), http.StatusSeeOther)
 	var noGold out
 	api.must(http.StatusOK, "GET", path, nil, &noGold)
 	if !strings.Contains(noGold.Note, "No item has gold answers") || len(noGold.Available) != 2 || len(noGold.Compared) != 2 {
 		t.Fatalf("before gold: %+v", noGold)
 	}
-	if _, err := a.db.ApplyConsensus(ctx, p.ID, store.ConsensusOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	wantStatus(t, c.upload(projectPath(p, "/labels/import"), []formPart{{"confirm_warnings", "1"}}, "people.csv", people.String()), http.StatusSeeOther)
 
 	var got out
 	raw := api.must(http.StatusOK, "GET", path+"?judge=lenient&judge=exact", nil, &got)
