@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 )
 
@@ -143,5 +145,61 @@ func TestBrowserCompactRubric(t *testing.T) {
 	keys(t, ctx, "y")
 	if got := chosen(t, ctx)["CQ1"]; got != "YES" {
 		t.Fatalf("Y on CQ1 chose %q", got)
+	}
+}
+
+// TestBrowserCompactRubricWithoutScript: without the page's script the
+// compact rubric still opens the criterion the keyboard is on, closes it
+// when the focus moves on, opens one asked for with its Definition link,
+// and answers on a click.
+func TestBrowserCompactRubricWithoutScript(t *testing.T) {
+	t.Parallel()
+	l := newLabelling(t, labellingOpts{rubric: "coaching-conversation@2.0", items: conversation("c12", 12, "")})
+	ctx := l.browse(t, l.anns[0])
+	err := chromedp.Do(ctx,
+		chromedp.EmulateViewport(compactW, compactH),
+		chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+			_, err := cdp.Call(ctx, t, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true})
+			return err
+		}),
+		chromedp.Reload(),
+		chromedp.WaitVisible(`#workspace[data-item]`),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if eval[bool](t, ctx, `document.querySelector('#label-form').elements.clock.value === 'js'`) {
+		t.Fatal("the page's script ran")
+	}
+	// Nothing is in hand: every criterion is closed.
+	onlyShown(t, shows(t, ctx, ".rtext"))
+	// Tab from the top of the page to the first criterion, then on to the
+	// next: the one the keyboard is on opens, the one before closes.
+	tabTo := func(key string) {
+		t.Helper()
+		for range 40 {
+			keys(t, ctx, "\t")
+			if eval[string](t, ctx, `document.activeElement.closest('fieldset.ritem')?.dataset.key || ''`) == key {
+				return
+			}
+		}
+		t.Fatalf("Tab did not reach %s", key)
+	}
+	tabTo("CQ1")
+	onlyShown(t, shows(t, ctx, ".rtext"), "CQ1")
+	onlyShown(t, shows(t, ctx, ".odesc"), "CQ1")
+	tabTo("CQ2")
+	onlyShown(t, shows(t, ctx, ".rtext"), "CQ2")
+	// The Definition link opens the criterion it names.
+	if err := chromedp.Do(ctx, chromedp.ScrollIntoView(`#item-CQ9 [data-action=more]`), chromedp.Click(`#item-CQ9 [data-action=more]`)); err != nil {
+		t.Fatal(err)
+	}
+	onlyShown(t, shows(t, ctx, ".rtext"), "CQ9")
+	// A click on a closed criterion's answer chooses it.
+	if err := chromedp.Do(ctx, chromedp.ScrollIntoView(`label[for="answer-CP2-NO"]`), chromedp.Click(`label[for="answer-CP2-NO"]`)); err != nil {
+		t.Fatal(err)
+	}
+	if got := chosen(t, ctx); !sameAnswers(got, map[string]string{"CP2": "NO"}) {
+		t.Fatalf("chosen %v", got)
 	}
 }
