@@ -27,7 +27,8 @@ func (s *Server) accountPage(w http.ResponseWriter, r *http.Request) error {
 // accountView builds the account page with the viewer's tokens.
 func (s *Server) accountView(r *http.Request) (account.Page, error) {
 	u := userFrom(r.Context())
-	page := account.Page{Chrome: s.chrome(r, "Account", "account"), Email: u.Email, Name: u.Name, Role: string(u.Role)}
+	page := account.Page{Chrome: s.chrome(r, "Account", "account"), Email: u.Email, Name: u.Name, Role: string(u.Role),
+		RubricExpanded: u.RubricExpanded}
 	tokens, err := s.db.ListAPITokens(r.Context(), u.ID)
 	if err != nil {
 		return page, err
@@ -178,6 +179,29 @@ func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.sessions.Put(ctx, sessionFlash, msg)
 	http.Redirect(w, r, "/account", http.StatusSeeOther)
+	return nil
+}
+
+// setRubricExpanded stores the viewer's own choice between the compact
+// rubric on the annotate page (expanded=0) and every criterion in full
+// (expanded=1), then returns to back: the annotate page the toggle was on,
+// or else the account page. back is held to a path on this site.
+func (s *Server) setRubricExpanded(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	u := userFrom(ctx)
+	on := r.PostFormValue("expanded") == "1"
+	if err := s.db.SetRubricExpanded(ctx, u.ID, on); err != nil {
+		return err
+	}
+	back := "/account"
+	if b := r.PostFormValue("back"); b != "" {
+		back = safeNext(b)
+	} else if on {
+		s.sessions.Put(ctx, sessionFlash, "The annotate page now shows every rubric criterion in full.")
+	} else {
+		s.sessions.Put(ctx, sessionFlash, "The annotate page now shows a compact rubric: a criterion opens when you reach it.")
+	}
+	http.Redirect(w, r, back, http.StatusSeeOther)
 	return nil
 }
 

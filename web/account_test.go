@@ -139,3 +139,70 @@ func TestReadOnlyToken(t *testing.T) {
 		t.Fatalf("import with a read-write token: %d", status)
 	}
 }
+
+// TestAccountRubricExpanded: the preference "keep every criterion
+// expanded" is set from the account page and from the annotate page's
+// toggle, is the user's own (another annotator's page stays compact), is
+// refused from another site, and returns only to a path on this site.
+func TestAccountRubricExpanded(t *testing.T) {
+	t.Parallel()
+	l := newLabelling(t, labellingOpts{rubric: "coaching-conversation@2.0", items: conversation("c12", 12, "") + conversation("d12", 12, ""), annotators: 2})
+	ann, other := l.anns[0], l.anns[1]
+	stored := func(u *attune.User) bool {
+		t.Helper()
+		var on bool
+		if err := l.a.db.Pool().QueryRow(context.Background(), `SELECT rubric_expanded FROM users WHERE id = $1`, u.ID).Scan(&on); err != nil {
+			t.Fatal(err)
+		}
+		return on
+	}
+	c := l.signedIn(ann)
+	page := c.get("/account")
+	wantContains(t, page, `data-testid="rubric-pref"`, `id="rubric-compact" name="expanded" value="0" checked`)
+	path, item := l.start(c)
+	wantContains(t, item, `class="pane rubric-pane"`, `data-testid="rubric-toggle"`, `name="expanded" value="1"`)
+
+	// Another site's form is refused, and changes nothing.
+	wantStatus(t, c.postWith("/account/rubric", url.Values{"expanded": {"1"}}, map[string]string{"Sec-Fetch-Site": "cross-site"}), http.StatusForbidden)
+	if stored(ann) {
+		t.Fatal("a cross-site post set the preference")
+	}
+
+	// From the account page: back to it, with the choice shown.
+	r := c.post("/account/rubric", url.Values{"expanded": {"1"}})
+	wantStatus(t, r, http.StatusSeeOther)
+	if loc := r.Header.Get("Location"); loc != "/account" {
+		t.Fatalf("the account form went on to %q", loc)
+	}
+	if !stored(ann) || stored(other) {
+		t.Fatalf("after ann's choice: ann %v, other %v; want true, false", stored(ann), stored(other))
+	}
+	wantContains(t, c.get("/account"), `id="rubric-expanded" name="expanded" value="1" checked`)
+	item = c.get(path)
+	wantContains(t, item, `class="pane rubric-pane expanded"`, `name="expanded" value="0"`)
+	// The other annotator's rubric stays compact.
+	oc := l.signedIn(other)
+	_, otherItem := l.start(oc)
+	if strings.Contains(otherItem.body, "rubric-pane expanded") {
+		t.Fatal("ann's preference expanded the other annotator's rubric")
+	}
+
+	// From the annotate page's toggle: back to the item; an address off
+	// the site is not followed.
+	for _, tc := range []struct{ back, want string }{
+		{path, path},
+		{"//evil.example/x", "/"},
+		{"https://evil.example/", "/"},
+	} {
+		r := c.post("/account/rubric", url.Values{"expanded": {"0"}, "back": {tc.back}})
+		wantStatus(t, r, http.StatusSeeOther)
+		if loc := r.Header.Get("Location"); loc != tc.want {
+			t.Fatalf("back %q went to %q, want %q", tc.back, loc, tc.want)
+		}
+	}
+	if stored(ann) {
+		t.Fatal("the toggle did not turn the preference off")
+	}
+	// Signed out, nothing is stored.
+	wantStatus(t, l.a.client().post("/account/rubric", url.Values{"expanded": {"1"}}), http.StatusUnauthorized)
+}

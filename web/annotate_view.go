@@ -227,6 +227,7 @@ func (ws *workspace) view(r *http.Request, p *attune.Project, wk *store.Workspac
 		OpenedAt:    now.UnixMilli(),
 		Restored:    st.restoresWork(wk.Answers),
 		Dialogue:    dialogueView(def, item, found),
+		Expanded:    u.RubricExpanded,
 		URLs: annotate.URLs{
 			Item:      templ.SafeURL(itemPath(p.ID, item.ID)),
 			Submit:    itemPath(p.ID, item.ID) + "/labels",
@@ -236,6 +237,7 @@ func (ws *workspace) view(r *http.Request, p *attune.Project, wk *store.Workspac
 			Project:   templ.SafeURL(projectPath(p.ID)),
 			Annotate:  templ.SafeURL(annotatePath(p.ID)),
 			KeepGoing: templ.SafeURL(fmt.Sprintf("/projects/%d/break", p.ID)),
+			Expand:    templ.SafeURL("/account/rubric"),
 		},
 		Progress: annotate.Progress{Submitted: wk.Submitted, Left: max(counts.Open-wk.SeenOpen, 0)},
 	}

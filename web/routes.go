@@ -121,6 +121,7 @@ func (s *Server) table() []route {
 		{"POST /account/password", signedIn, s.changePassword, nil},
 		{"POST /account/tokens", signedIn, s.createToken, nil},
 		{"POST /account/tokens/{id}/revoke", signedIn, s.revokeToken, nil},
+		{"POST /account/rubric", signedIn, s.setRubricExpanded, nil},
 
 		// Projects: creation, the project page with progress, members,
 		// import, editing and status (web/projects.go).

@@ -62,6 +62,9 @@ type User struct {
 	// SessionEpoch moves on whenever the account's password changes: a
 	// browser session signed in under an earlier epoch has ended.
 	SessionEpoch int64
+	// RubricExpanded: the annotate page shows every rubric criterion in
+	// full, not only the one in hand (the user's own preference).
+	RubricExpanded bool
 }
 
 // Disabled reports whether the account may no longer sign in.

@@ -11,13 +11,13 @@ import (
 	"github.com/attune/attune/internal/attune"
 )
 
-const userColumns = `id, email, name, role, password_hash, disabled_at, created_at, session_epoch`
+const userColumns = `id, email, name, role, password_hash, disabled_at, created_at, session_epoch, rubric_expanded`
 
 // scanUser reads userColumns, and then into more the columns a query
 // selects after them.
 func scanUser(row pgx.Row, more ...any) (*attune.User, error) {
 	var u attune.User
-	err := row.Scan(append([]any{&u.ID, &u.Email, &u.Name, &u.Role, &u.PasswordHash, &u.DisabledAt, &u.CreatedAt, &u.SessionEpoch}, more...)...)
+	err := row.Scan(append([]any{&u.ID, &u.Email, &u.Name, &u.Role, &u.PasswordHash, &u.DisabledAt, &u.CreatedAt, &u.SessionEpoch, &u.RubricExpanded}, more...)...)
 	return &u, err
 }
 
@@ -100,6 +100,20 @@ func (db *DB) EnsureAdmin(ctx context.Context, nu NewUser) (created bool, err er
 func (db *DB) FindUserByID(ctx context.Context, id int64) (*attune.User, error) {
 	u, err := scanUser(db.pool.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE id = $1`, id))
 	return u, mapErr(err, "find user", "")
+}
+
+// SetRubricExpanded stores whether the annotate page shows user userID
+// every rubric criterion in full (on) or the compact rubric (off). It is
+// the user's own preference: it changes nothing of anyone else's.
+func (db *DB) SetRubricExpanded(ctx context.Context, userID int64, on bool) error {
+	tag, err := db.pool.Exec(ctx, `UPDATE users SET rubric_expanded = $2 WHERE id = $1`, userID, on)
+	if err != nil {
+		return mapErr(err, "set rubric preference", "")
+	}
+	if tag.RowsAffected() == 0 {
+		return attune.NotFound("set rubric preference: user not found")
+	}
+	return nil
 }
 
 // FindUserByEmail returns the account with the given normalised email.

@@ -253,3 +253,45 @@ func TestDemotionEndsProjectLeads(t *testing.T) {
 		t.Fatalf("demoted while the request ran: role %q, want annotator", role)
 	}
 }
+
+// TestSetRubricExpanded: the preference starts off, is stored per user, and
+// reads back with the account (the session loads it from there).
+func TestSetRubricExpanded(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := dbtest.New(t)
+	mk := func(email string) *attune.User {
+		t.Helper()
+		u, err := db.CreateUser(ctx, nil, store.NewUser{Email: email, Role: attune.RoleAnnotator, PasswordHash: "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u.RubricExpanded {
+			t.Fatalf("%s starts with every criterion expanded", email)
+		}
+		return u
+	}
+	a, b := mk("a@x.org"), mk("b@x.org")
+	expanded := func(u *attune.User) bool {
+		t.Helper()
+		got, err := db.FindUserByID(ctx, u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.RubricExpanded
+	}
+	for _, on := range []bool{true, true, false, true} {
+		if err := db.SetRubricExpanded(ctx, a.ID, on); err != nil {
+			t.Fatal(err)
+		}
+		if got := expanded(a); got != on {
+			t.Fatalf("after setting %v, a reads %v", on, got)
+		}
+		if expanded(b) {
+			t.Fatal("setting a's preference changed b's")
+		}
+	}
+	if err := db.SetRubricExpanded(ctx, b.ID+1000, true); !errors.Is(err, attune.ErrNotFound) {
+		t.Fatalf("a user that does not exist: %v", err)
+	}
+}

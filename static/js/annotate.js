@@ -64,6 +64,18 @@
       var fs = e.target.closest && e.target.closest("fieldset.ritem");
       if (fs) { setCurrent(st, st.items.indexOf(fs), false); }
     });
+    // A click on a criterion's text, or on its Definition link, makes it
+    // the one in hand, which opens it; the link's own jump is not needed.
+    form.addEventListener("click", function (e) {
+      var fs = e.target.closest && e.target.closest("fieldset.ritem");
+      if (!fs) { return; }
+      var more = e.target.closest("[data-action=more]");
+      if (more) { e.preventDefault(); }
+      if (more || (fs !== st.items[st.index] && !e.target.closest("label, input, textarea, summary, a"))) {
+        setCurrent(st, st.items.indexOf(fs), false);
+        focusItem(st, true);
+      }
+    });
     // A content note hides the dialogue and locks the answers until the
     // person opens it; the server records the opening, so the page comes
     // without the note afterwards.
@@ -164,11 +176,28 @@
 
   // ---- The current rubric item ---------------------------------------------
 
+  // setCurrent makes item i the one in hand. The compact rubric opens it
+  // and closes the one before, which moves what follows: unless the focus
+  // and the scroll go to the item anyway, it is kept where it was on the
+  // screen, so that what the pointer is over stays under it.
   function setCurrent(st, i, focus) {
     if (i < 0 || i >= st.items.length) { return; }
-    st.items.forEach(function (fs, j) { fs.classList.toggle("current", j === i); });
+    var fs = st.items[i];
+    var top = fs.getBoundingClientRect().top;
+    st.items.forEach(function (f, j) { f.classList.toggle("current", j === i); });
     st.index = i;
-    if (focus) { focusItem(st); }
+    if (focus) { focusItem(st); } else { keepPlace(st, fs, top); }
+  }
+
+  function keepPlace(st, fs, top) {
+    var shift = fs.getBoundingClientRect().top - top;
+    if (Math.abs(shift) < 1) { return; }
+    var sc = $("#rubric-scroll", st.ws);
+    if (sc && sc.scrollHeight > sc.clientHeight && getComputedStyle(sc).overflowY !== "visible") {
+      sc.scrollTop += shift;
+    } else {
+      window.scrollBy(0, shift);
+    }
   }
 
   // focusItem puts the focus on the current item's answer and, unless

@@ -46,6 +46,10 @@ type Workspace struct {
 	Break    *Break       // a break is due; nil otherwise
 	Note     *ContentNote // the dialogue is announced first; nil otherwise
 	Flags    []Flag
+	// Expanded shows every rubric criterion in full (the person's
+	// preference); otherwise the rubric is compact and a criterion opens
+	// when it is the one in hand.
+	Expanded bool
 }
 
 // URLs are the addresses the workspace links and posts to.
@@ -62,6 +66,9 @@ type URLs struct {
 	Project   templ.SafeURL
 	Annotate  templ.SafeURL
 	KeepGoing templ.SafeURL
+	// Expand posts the preference between the compact rubric and every
+	// criterion in full.
+	Expand templ.SafeURL
 	// Prev and Next are the person's own labelled items before and after
 	// this one; Back returns to the item being labelled. Empty when none.
 	Prev templ.SafeURL
