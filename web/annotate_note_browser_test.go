@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+
+	"github.com/attune/attune/internal/browsertest"
 )
 
 // noteItems are three dialogues the wellbeing list announces with a
@@ -227,4 +230,95 @@ func TestBrowserContentNoteStaysOpen(t *testing.T) {
 	}
 	waitItem(t, octx, "")
 	wantNote(t, octx, "an item labelled through the API", item, "shown")
+}
+
+// TestBrowserContentNoteStaysOpenWithoutScript: with the page's scripts
+// off, Show the conversation is a plain form post; the item then shows its
+// dialogue, after a submit and on the way back to it too.
+func TestBrowserContentNoteStaysOpenWithoutScript(t *testing.T) {
+	t.Parallel()
+	l := newLabelling(t, labellingOpts{items: noteItems})
+	u := l.anns[0]
+	ctx := browsertest.New(t)
+	onItem := `(() => { const ws = document.querySelector('#workspace[data-item]'); return ws && location.pathname.endsWith('/items/' + ws.dataset.item) ? ws.dataset.item : ''; })()`
+	// wait returns the item on screen once it is other than prev.
+	wait := func(prev string) string {
+		t.Helper()
+		js := fmt.Sprintf(`(() => { const id = %s; return id !== %q ? id : ''; })()`, onItem, prev)
+		for attempt := 0; ; attempt++ {
+			id, err := chromedp.Run(ctx, chromedp.Poll[string](js))
+			if err == nil {
+				return id
+			}
+			if attempt == 5 || !navigated(err) {
+				t.Fatalf("waiting for an item after %q: %v", prev, err)
+			}
+		}
+	}
+	if _, err := chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
+		t.Fatal(err)
+	}
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(l.a.srv.URL+projectPath(l.p, "/annotate")),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=login-form]`)),
+		chromedp.SendKeys(chromedp.CSS(`input[name=email]`), u.Email),
+		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), "pw-"+u.Email+"\r"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-reason=ready] [data-testid=start-labelling]`)),
+		chromedp.Click(chromedp.CSS(`[data-testid=start-labelling]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := wait("")
+	if ran := eval[string](t, ctx, `document.querySelector('#label-form').elements.clock.value`); ran != "" {
+		t.Fatalf("the page's script ran (clock %q)", ran)
+	}
+	wantNote(t, ctx, "first visit", first, "note")
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid=show-conversation]`))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](noteState+` === 'shown'`)); err != nil && !navigated(err) {
+		t.Fatal(err)
+	}
+	wait("")
+	wantNote(t, ctx, "after the form post", first, "shown")
+	if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
+		t.Fatal(err)
+	}
+	wait("")
+	wantNote(t, ctx, "reload", first, "shown")
+
+	// Answer with the mouse and submit: the next item, then back.
+	for k, v := range likertAnswers {
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(fmt.Sprintf(`input[name="answer.%s"][value="%s"]`, k, v)))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid=submit]`))); err != nil {
+		t.Fatal(err)
+	}
+	second := wait(first)
+	wantNote(t, ctx, "the next item", second, "note")
+	if n := l.answerSets(itemIDOfString(t, first)); n != 1 {
+		t.Fatalf("%d answer sets after the submit", n)
+	}
+	if err := chromedp.Do(ctx, chromedp.NavigateBack()); err != nil {
+		t.Fatal(err)
+	}
+	wait(second)
+	wantNote(t, ctx, "back to the submitted item", first, "shown")
+	if err := chromedp.Do(ctx, chromedp.NavigateForward()); err != nil {
+		t.Fatal(err)
+	}
+	wait(first)
+	wantNote(t, ctx, "forward to the next item", second, "note")
+}
+
+func itemIDOfString(t *testing.T, id string) int64 {
+	t.Helper()
+	var n int64
+	if _, err := fmt.Sscan(id, &n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
