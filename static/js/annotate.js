@@ -573,6 +573,13 @@
     lastTick = Date.now();
   });
   window.addEventListener("pagehide", flush);
+  // A page the browser restores from its back-forward cache is the page as
+  // it was left, not as the server would show it now: a content note opened
+  // since (in a later page, another tab) would come back. Such a page is
+  // loaded afresh.
+  window.addEventListener("pageshow", function (e) {
+    if (e.persisted && document.querySelector("#content-note")) { window.location.reload(); }
+  });
   setInterval(tick, 1000);
 
   if (window.htmx) {
