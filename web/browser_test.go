@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -16,19 +17,7 @@ func TestBrowserSignIn(t *testing.T) {
 	t.Parallel()
 	a := newApp(t)
 	a.user("lee@example.org", attune.RoleLead)
-	ctx := browsertest.New(t)
-
-	err := chromedp.Do(ctx,
-		chromedp.Navigate(a.srv.URL+"/"),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid=login-form]`)),
-		chromedp.SendKeys(chromedp.CSS(`#email`), "lee@example.org"),
-		chromedp.SendKeys(chromedp.CSS(`#password`), "pw-lee@example.org"),
-		chromedp.Click(chromedp.CSS(`[data-testid=login-submit]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid=whoami]`)),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx := signInBrowser(t, a, "lee@example.org", "/")
 	who, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid=whoami]`)))
 	if err != nil {
 		t.Fatal(err)
@@ -53,4 +42,23 @@ func TestBrowserSignIn(t *testing.T) {
 		t.Fatalf("topbar display = %q, %v: the stylesheet did not apply", display, err)
 	}
 	browsertest.Screenshot(t, ctx, "testdata/screenshots", "home-lead")
+}
+
+// signInBrowser opens path in a new Chromium, signs in as email through
+// the sign-in page it is sent to, and returns the browser on path.
+func signInBrowser(t *testing.T, a *app, email, path string) context.Context {
+	t.Helper()
+	ctx := browsertest.New(t)
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(a.srv.URL+path),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=login-form]`)),
+		chromedp.SendKeys(chromedp.CSS(`#email`), email),
+		chromedp.SendKeys(chromedp.CSS(`#password`), "pw-"+email),
+		chromedp.Click(chromedp.CSS(`[data-testid=login-submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=whoami]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx
 }

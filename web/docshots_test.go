@@ -17,7 +17,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/attune/attune/internal/attune"
-	"github.com/attune/attune/internal/browsertest"
 )
 
 // docShots names every screenshot in docs/img, each taken at a laptop's
@@ -173,14 +172,8 @@ func TestDocScreenshots(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ctx := browsertest.New(t)
+	ctx := signInBrowser(t, a, lead.Email, "/login")
 	err := chromedp.Do(ctx,
-		chromedp.Navigate(a.srv.URL+"/login"),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid=login-form]`)),
-		chromedp.SendKeys(chromedp.CSS(`#email`), lead.Email),
-		chromedp.SendKeys(chromedp.CSS(`#password`), "pw-"+lead.Email),
-		chromedp.Click(chromedp.CSS(`[data-testid=login-submit]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid=whoami]`)),
 		chromedp.Navigate(a.srv.URL+projectPath(p, "/report")),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=summary]`)),
 	)

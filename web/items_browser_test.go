@@ -17,14 +17,8 @@ import (
 func TestBrowserItemsBrowser(t *testing.T) {
 	t.Parallel()
 	a, p, _, _, _, _ := browseApp(t)
-	ctx := browsertest.New(t)
+	ctx := signInBrowser(t, a, "lee@example.org", "/")
 	err := chromedp.Do(ctx,
-		chromedp.Navigate(a.srv.URL+"/"),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid=login-form]`)),
-		chromedp.SendKeys(chromedp.CSS(`#email`), "lee@example.org"),
-		chromedp.SendKeys(chromedp.CSS(`#password`), "pw-lee@example.org"),
-		chromedp.Click(chromedp.CSS(`[data-testid=login-submit]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid=whoami]`)),
 		chromedp.Navigate(a.srv.URL+projectPath(p, "")),
 		chromedp.Click(chromedp.CSS(`[data-testid=items-browser]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=browse-form]`)),

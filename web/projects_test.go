@@ -566,14 +566,8 @@ func TestBrowserProjectImport(t *testing.T) {
 	if err := os.WriteFile(changed, []byte(strings.Replace(goodJSONL, "I feel alone", "I feel so alone", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx := browsertest.New(t)
-
+	ctx := signInBrowser(t, a, "lee@example.org", projectPath(p, ""))
 	err := chromedp.Do(ctx,
-		chromedp.Navigate(a.srv.URL+projectPath(p, "")),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid=login-form]`)),
-		chromedp.SendKeys(chromedp.CSS(`#email`), "lee@example.org"),
-		chromedp.SendKeys(chromedp.CSS(`#password`), "pw-lee@example.org"),
-		chromedp.Click(chromedp.CSS(`[data-testid=login-submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=import-form]`)),
 		chromedp.SetUploadFiles(chromedp.CSS(`#import-file`), []string{file}),
 		chromedp.Click(chromedp.CSS(`[data-testid=import-submit]`)),

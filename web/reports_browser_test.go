@@ -27,14 +27,8 @@ func TestBrowserReport(t *testing.T) {
 	c.mustSignIn(lead)
 	seedBrowserReport(t, c, p)
 
-	ctx := browsertest.New(t)
+	ctx := signInBrowser(t, a, "lee@example.org", "/")
 	err := chromedp.Do(ctx,
-		chromedp.Navigate(a.srv.URL+"/"),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid=login-form]`)),
-		chromedp.SendKeys(chromedp.CSS(`#email`), "lee@example.org"),
-		chromedp.SendKeys(chromedp.CSS(`#password`), "pw-lee@example.org"),
-		chromedp.Click(chromedp.CSS(`[data-testid=login-submit]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid=whoami]`)),
 		chromedp.Navigate(a.srv.URL+projectPath(p, "")),
 		chromedp.Click(chromedp.CSS(`[data-testid=agreement-report]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=summary]`)),

@@ -26,15 +26,9 @@ func TestBrowserReportVerdictsFirst(t *testing.T) {
 	c.mustSignIn(lead)
 	seedBrowserReport(t, c, p)
 
-	ctx := browsertest.New(t)
+	ctx := signInBrowser(t, a, "lee@example.org", "/")
 	err := chromedp.Do(ctx,
 		chromedp.EmulateViewport(1366, 850),
-		chromedp.Navigate(a.srv.URL+"/"),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid=login-form]`)),
-		chromedp.SendKeys(chromedp.CSS(`#email`), "lee@example.org"),
-		chromedp.SendKeys(chromedp.CSS(`#password`), "pw-lee@example.org"),
-		chromedp.Click(chromedp.CSS(`[data-testid=login-submit]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid=whoami]`)),
 		chromedp.Navigate(a.srv.URL+projectPath(p, "/report")),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=verdicts]`)),
 	)
@@ -174,14 +168,9 @@ func TestBrowserImportRefusedBanner(t *testing.T) {
 	if err := os.WriteFile(bad, []byte(goodJSONL+`{"id":"a3","messages":[{"role":"user","content":"hello"}]}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx := browsertest.New(t)
+	ctx := signInBrowser(t, a, "lee@example.org", projectPath(p, ""))
 	err := chromedp.Do(ctx,
 		chromedp.EmulateViewport(1366, 850),
-		chromedp.Navigate(a.srv.URL+projectPath(p, "")),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid=login-form]`)),
-		chromedp.SendKeys(chromedp.CSS(`#email`), "lee@example.org"),
-		chromedp.SendKeys(chromedp.CSS(`#password`), "pw-lee@example.org"),
-		chromedp.Click(chromedp.CSS(`[data-testid=login-submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=import-form]`)),
 		chromedp.SetUploadFiles(chromedp.CSS(`#import-file`), []string{bad}),
 		chromedp.Click(chromedp.CSS(`[data-testid=import-submit]`)),
