@@ -174,8 +174,13 @@ func (p *messageParser) escaped(start int) ([]byte, error) {
 		case c < 0x20:
 			return nil, errMessages
 		case c != '\\':
-			out = append(out, c)
-			p.i++
+			// Copy the run up to the next quote, escape or control byte.
+			j := p.i + 1
+			for j < len(p.b) && p.b[j] >= 0x20 && p.b[j] != '"' && p.b[j] != '\\' {
+				j++
+			}
+			out = append(out, p.b[p.i:j]...)
+			p.i = j
 			continue
 		}
 		if p.i+1 >= len(p.b) {
