@@ -174,8 +174,13 @@ func (p *messageParser) escaped(start int) ([]byte, error) {
 		case c < 0x20:
 			return nil, errMessages
 		case c != '\\':
-			out = append(out, c)
-			p.i++
+			// Copy the run up to the next quote, escape or control byte.
+			j := p.i + 1
+			for j < len(p.b) && p.b[j] >= 0x20 && p.b[j] != '"' && p.b[j] != '\\' {
+				j++
+			}
+			out = append(out, p.b[p.i:j]...)
+			p.i = j
 			continue
 		}
 		if p.i+1 >= len(p.b) {
@@ -246,4 +251,96 @@ func (p *messageParser) hex4() (rune, bool) {
 	}
 	p.i += 4
 	return r, true
+}
+
+// appendCanonicalMessages appends the dialogue b as the dataset export
+// writes it ([{"role":…,"content":…},…]) straight from the stored text, and
+// reports whether it could: b must be exactly as PostgreSQL writes a jsonb
+// array of {"role", "content"} objects (keys in that order, ", " and ": "
+// between tokens) and its strings must use only the escapes the export
+// writes itself (\" \\ \n \r \t). Such a string is copied as it is: decoding
+// it and encoding it again would give the same bytes. Anything else is left
+// to the parser, whose output this equals byte for byte; on false, out's
+// contents past its length are garbage and out must be used as it was.
+func appendCanonicalMessages(out, b []byte) ([]byte, bool) {
+	if len(b) < 2 || b[0] != '[' || b[len(b)-1] != ']' || !utf8.Valid(b) {
+		return out, false
+	}
+	out = append(out, '[')
+	i := 1
+	if len(b) == 2 {
+		return append(out, ']'), true
+	}
+	for {
+		if !hasPrefixAt(b, i, `{"role": `) {
+			return out, false
+		}
+		out = append(out, `{"role":`...)
+		var ok bool
+		if out, i, ok = appendCanonicalString(out, b, i+len(`{"role": `)); !ok {
+			return out, false
+		}
+		if !hasPrefixAt(b, i, `, "content": `) {
+			return out, false
+		}
+		out = append(out, `,"content":`...)
+		if out, i, ok = appendCanonicalString(out, b, i+len(`, "content": `)); !ok {
+			return out, false
+		}
+		if i >= len(b) || b[i] != '}' {
+			return out, false
+		}
+		out = append(out, '}')
+		i++
+		switch {
+		case i == len(b)-1:
+			return append(out, ']'), true
+		case hasPrefixAt(b, i, ", "):
+			out = append(out, ',')
+			i += 2
+		default:
+			return out, false
+		}
+	}
+}
+
+func hasPrefixAt(b []byte, i int, prefix string) bool {
+	return i+len(prefix) <= len(b) && string(b[i:i+len(prefix)]) == prefix
+}
+
+// appendCanonicalString copies the JSON string at b[i] to out when its
+// bytes are those appendJSONString would write for its text; b is valid
+// UTF-8. It returns the index past the closing quote.
+func appendCanonicalString(out, b []byte, i int) ([]byte, int, bool) {
+	if i >= len(b) || b[i] != '"' {
+		return out, i, false
+	}
+	start := i
+	i++
+	for i < len(b) {
+		c := b[i]
+		switch {
+		case c == '"':
+			i++
+			return append(out, b[start:i]...), i, true
+		case c == '\\':
+			if i+1 >= len(b) {
+				return out, i, false
+			}
+			switch b[i+1] {
+			case '"', '\\', 'n', 'r', 't':
+				i += 2
+			default:
+				return out, i, false
+			}
+		case c < 0x20:
+			return out, i, false
+		case c == 0xE2 && i+2 < len(b) && b[i+1] == 0x80 && (b[i+2] == 0xA8 || b[i+2] == 0xA9):
+			// U+2028 and U+2029 are written escaped.
+			return out, i, false
+		default:
+			i++
+		}
+	}
+	return out, i, false
 }

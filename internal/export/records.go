@@ -155,13 +155,19 @@ type recordBuilder struct {
 	allowed [][]rubric.Value // each rubric item's answers, in scale order
 	gated   bool
 
-	parser  messageParser
-	scores  map[string]*scoring.Result
-	keyBuf  []byte
-	answers rubric.Answers
+	parser messageParser
+	// copyMessages is set by the JSON Lines writer: a dialogue stored in
+	// the canonical shape is then copied into msgJSON, already encoded,
+	// instead of being parsed into msgs.
+	copyMessages bool
+	scores       map[string]*scoring.Result
+	keyBuf       []byte
+	answers      rubric.Answers
 
 	// Of the record being written:
 	msgs     []Message
+	msgJSON  []byte // the encoded dialogue, when copied
+	copied   bool
 	complete bool
 	result   *scoring.Result
 	soft     [][]SoftAnswer
@@ -193,11 +199,18 @@ func (b *recordBuilder) build(rec *Record) (bool, error) {
 	if b.opts.Which == WhichGold && !b.complete {
 		return false, nil
 	}
-	msgs, err := b.parser.parse(rec.Messages)
-	if err != nil {
-		return false, fmt.Errorf("export: item %s: %w", rec.ItemID, err)
+	var err error
+	b.msgJSON, b.copied = b.msgJSON[:0], false
+	if b.copyMessages {
+		b.msgJSON, b.copied = appendCanonicalMessages(b.msgJSON, rec.Messages)
 	}
-	b.msgs = msgs
+	if !b.copied {
+		msgs, err := b.parser.parse(rec.Messages)
+		if err != nil {
+			return false, fmt.Errorf("export: item %s: %w", rec.ItemID, err)
+		}
+		b.msgs = msgs
+	}
 	b.result = nil
 	if b.complete {
 		if b.result, err = b.score(rec.Gold); err != nil {
@@ -287,6 +300,7 @@ type recordJSONL struct {
 }
 
 func newRecordJSONL(w io.Writer, b *recordBuilder) *recordJSONL {
+	b.copyMessages = true
 	return &recordJSONL{b: b, w: w}
 }
 
@@ -320,7 +334,20 @@ func (j *recordJSONL) Close() error { return j.flush() }
 func (b *recordBuilder) appendJSON(out []byte, rec *Record) []byte {
 	out = append(out, `{"id":`...)
 	out = appendJSONString(out, rec.ItemID)
-	out = append(out, `,"messages":[`...)
+	out = append(out, `,"messages":`...)
+	if b.copied {
+		out = append(out, b.msgJSON...)
+	} else {
+		out = b.appendMessages(out)
+	}
+	out = append(out, `,"meta":`...)
+	out = appendJSONString(out, rec.Meta)
+	return b.appendRest(out, rec)
+}
+
+// appendMessages appends the dialogue parsed last as a JSON array.
+func (b *recordBuilder) appendMessages(out []byte) []byte {
+	out = append(out, '[')
 	for i, m := range b.msgs {
 		if i > 0 {
 			out = append(out, ',')
@@ -331,8 +358,12 @@ func (b *recordBuilder) appendJSON(out []byte, rec *Record) []byte {
 		out = appendJSONString(out, m.Content)
 		out = append(out, '}')
 	}
-	out = append(out, `],"meta":`...)
-	out = appendJSONString(out, rec.Meta)
+	return append(out, ']')
+}
+
+// appendRest appends the record's fields after its meta, to the end of
+// the line.
+func (b *recordBuilder) appendRest(out []byte, rec *Record) []byte {
 	out = append(out, `,"rubric":`...)
 	out = appendJSONString(out, b.ref)
 	out = append(out, `,"gold":`...)

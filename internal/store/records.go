@@ -2,12 +2,15 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/attune/attune/internal/export"
@@ -152,10 +155,12 @@ func (db *DB) exportRecords(ctx context.Context, projectID int64, keys []string,
 	n := 0
 	for items.Next() {
 		var id int64
-		if err := items.Scan(&id, &rec.ItemID, nil, nil); err != nil {
+		raw := items.RawValues()
+		if fd := items.FieldDescriptions(); len(raw) == 4 && binaryInt8(fd[0], raw[0]) && raw[1] != nil {
+			id, rec.ItemID = int64(binary.BigEndian.Uint64(raw[0])), string(raw[1])
+		} else if err := items.Scan(&id, &rec.ItemID, nil, nil); err != nil {
 			return n, err
 		}
-		raw := items.RawValues()
 		rec.Messages, rec.Meta = raw[2], raw[3]
 		clear(rec.Gold)
 		rec.Decided = ""
@@ -263,7 +268,19 @@ func (s *answerStream) advance() error {
 	if !s.ok {
 		return s.rows.Err()
 	}
+	// Two bigints in binary, read without Scan, which boxes its arguments
+	// and so allocates on every one of the export's many answer rows.
+	raw := s.rows.RawValues()
+	if fd := s.rows.FieldDescriptions(); len(raw) == 5 && binaryInt8(fd[0], raw[0]) && binaryInt8(fd[1], raw[1]) {
+		s.item, s.rater = int64(binary.BigEndian.Uint64(raw[0])), int64(binary.BigEndian.Uint64(raw[1]))
+		return nil
+	}
 	return s.rows.Scan(&s.item, &s.rater, nil, nil, nil)
+}
+
+// binaryInt8 reports whether v is a bigint sent in the binary format.
+func binaryInt8(fd pgconn.FieldDescription, v []byte) bool {
+	return fd.DataTypeOID == pgtype.Int8OID && fd.Format == pgtype.BinaryFormatCode && len(v) == 8
 }
 
 // each hands fn the rows of item id, skipping those of items before it
