@@ -138,20 +138,11 @@ func (db *DB) ListCalibration(ctx context.Context, projectID int64) ([]Calibrati
 // page whose cursor is cursor ("" for the first), and the next page's
 // cursor ("" on the last), by keyset.
 func (db *DB) CalibrationPage(ctx context.Context, projectID int64, cursor string, limit int) ([]CalibrationItem, string, error) {
-	if err := checkPageLimit(limit); err != nil {
-		return nil, "", err
-	}
-	after, err := afterRow(cursor, "calibration", 1)
-	if err != nil {
-		return nil, "", err
-	}
-	n := limit + 1
-	cs, err := db.listCalibration(ctx, projectID, after, &n)
-	if err != nil {
-		return nil, "", err
-	}
-	cs, next := keysetPage(cs, limit, func(c CalibrationItem) string { return nextRowCursor("calibration", c.ItemID, c.SourceID) })
-	return cs, next, nil
+	return keysetList(cursor, "calibration", 1, limit,
+		func(after []any, n int) ([]CalibrationItem, error) {
+			return db.listCalibration(ctx, projectID, after, &n)
+		},
+		func(c CalibrationItem) (int64, []string) { return c.ItemID, []string{c.SourceID} })
 }
 
 // listCalibration lists the set after the row after (afterRow's

@@ -85,20 +85,11 @@ func (db *DB) ListJudgePrompts(ctx context.Context, judgeID, rubricVersionID int
 // the page whose cursor is cursor ("" for the first), and the next page's
 // cursor ("" on the last), by keyset on the version.
 func (db *DB) JudgePromptPage(ctx context.Context, judgeID, rubricVersionID int64, cursor string, limit int) ([]*attune.JudgePrompt, string, error) {
-	if err := checkPageLimit(limit); err != nil {
-		return nil, "", err
-	}
-	after, err := afterRow(cursor, "prompts", 0)
-	if err != nil {
-		return nil, "", err
-	}
-	n := limit + 1
-	vs, err := db.listJudgePrompts(ctx, judgeID, rubricVersionID, after[0], &n)
-	if err != nil {
-		return nil, "", err
-	}
-	vs, next := keysetPage(vs, limit, func(v *attune.JudgePrompt) string { return nextRowCursor("prompts", int64(v.Version)) })
-	return vs, next, nil
+	return keysetList(cursor, "prompts", 0, limit,
+		func(after []any, n int) ([]*attune.JudgePrompt, error) {
+			return db.listJudgePrompts(ctx, judgeID, rubricVersionID, after[0], &n)
+		},
+		func(v *attune.JudgePrompt) (int64, []string) { return int64(v.Version), nil })
 }
 
 // listJudgePrompts lists the versions after the version afterVersion (nil:

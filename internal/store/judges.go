@@ -157,20 +157,9 @@ func (db *DB) ListJudges(ctx context.Context) ([]*attune.Judge, error) {
 // MaxSearchPage) after the page whose cursor is cursor ("" for the
 // first), and the next page's cursor ("" on the last), by keyset.
 func (db *DB) JudgePage(ctx context.Context, cursor string, limit int) ([]*attune.Judge, string, error) {
-	if err := checkPageLimit(limit); err != nil {
-		return nil, "", err
-	}
-	after, err := afterRow(cursor, "judges", 1)
-	if err != nil {
-		return nil, "", err
-	}
-	n := limit + 1
-	js, err := db.listJudges(ctx, after, &n)
-	if err != nil {
-		return nil, "", err
-	}
-	js, next := keysetPage(js, limit, func(j *attune.Judge) string { return nextRowCursor("judges", j.ID, j.Name) })
-	return js, next, nil
+	return keysetList(cursor, "judges", 1, limit,
+		func(after []any, n int) ([]*attune.Judge, error) { return db.listJudges(ctx, after, &n) },
+		func(j *attune.Judge) (int64, []string) { return j.ID, []string{j.Name} })
 }
 
 // listJudges lists the judges by name after the row after (afterRow's

@@ -85,3 +85,28 @@ func keysetPage[T any](rows []T, limit int, next func(T) string) ([]T, string) {
 	rows = rows[:limit]
 	return rows, next(rows[limit-1])
 }
+
+// keysetList is one page of a list ordered by a stable key: it checks the
+// page size, reads cursor (made for list, with keys sort values before the
+// unique one), has fetch read at most n rows after that row (afterRow's
+// arguments; n is one more than limit, to learn whether a next page
+// exists), and makes the next page's cursor from the last row's unique
+// value and sort key, as last gives them.
+func keysetList[T any](cursor, list string, keys, limit int, fetch func(after []any, n int) ([]T, error), last func(T) (int64, []string)) ([]T, string, error) {
+	if err := checkPageLimit(limit); err != nil {
+		return nil, "", err
+	}
+	after, err := afterRow(cursor, list, keys)
+	if err != nil {
+		return nil, "", err
+	}
+	rows, err := fetch(after, limit+1)
+	if err != nil {
+		return nil, "", err
+	}
+	rows, next := keysetPage(rows, limit, func(r T) string {
+		id, key := last(r)
+		return nextRowCursor(list, id, key...)
+	})
+	return rows, next, nil
+}

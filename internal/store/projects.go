@@ -253,22 +253,11 @@ func (db *DB) ListMembers(ctx context.Context, projectID int64) ([]attune.Member
 // ("" for the first), and the next page's cursor ("" on the last), by
 // keyset.
 func (db *DB) MemberPage(ctx context.Context, projectID int64, cursor string, limit int) ([]attune.Member, string, error) {
-	if err := checkPageLimit(limit); err != nil {
-		return nil, "", err
-	}
-	after, err := afterRow(cursor, "members", 2)
-	if err != nil {
-		return nil, "", err
-	}
-	n := limit + 1
-	ms, err := db.listMembers(ctx, projectID, after, &n)
-	if err != nil {
-		return nil, "", err
-	}
-	ms, next := keysetPage(ms, limit, func(m attune.Member) string {
-		return nextRowCursor("members", m.UserID, strconv.FormatBool(m.Role == attune.MemberAnnotator), m.Email)
-	})
-	return ms, next, nil
+	return keysetList(cursor, "members", 2, limit,
+		func(after []any, n int) ([]attune.Member, error) { return db.listMembers(ctx, projectID, after, &n) },
+		func(m attune.Member) (int64, []string) {
+			return m.UserID, []string{strconv.FormatBool(m.Role == attune.MemberAnnotator), m.Email}
+		})
 }
 
 // listMembers lists the project's members after the row after (afterRow's
@@ -308,22 +297,13 @@ func (db *DB) ListProjectsForUser(ctx context.Context, u *attune.User) ([]attune
 // cursor is cursor ("" for the first), and the next page's cursor ("" on
 // the last), by keyset.
 func (db *DB) ProjectPage(ctx context.Context, u *attune.User, cursor string, limit int) ([]attune.ProjectSummary, string, error) {
-	if err := checkPageLimit(limit); err != nil {
-		return nil, "", err
-	}
-	after, err := afterRow(cursor, "projects", 2)
-	if err != nil {
-		return nil, "", err
-	}
-	n := limit + 1
-	ps, err := db.projectsForUser(ctx, u, after, &n)
-	if err != nil {
-		return nil, "", err
-	}
-	ps, next := keysetPage(ps, limit, func(p attune.ProjectSummary) string {
-		return nextRowCursor("projects", p.ID, strconv.FormatBool(p.Status == attune.ProjectArchived), p.Name)
-	})
-	return ps, next, nil
+	return keysetList(cursor, "projects", 2, limit,
+		func(after []any, n int) ([]attune.ProjectSummary, error) {
+			return db.projectsForUser(ctx, u, after, &n)
+		},
+		func(p attune.ProjectSummary) (int64, []string) {
+			return p.ID, []string{strconv.FormatBool(p.Status == attune.ProjectArchived), p.Name}
+		})
 }
 
 func (db *DB) projectsForUser(ctx context.Context, u *attune.User, after []any, limit *int) ([]attune.ProjectSummary, error) {

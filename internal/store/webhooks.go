@@ -71,20 +71,11 @@ func (db *DB) ListWebhooks(ctx context.Context, projectID int64) ([]attune.Webho
 // (1 to MaxSearchPage) after the page whose cursor is cursor ("" for the
 // first), and the next page's cursor ("" on the last), by keyset.
 func (db *DB) WebhookPage(ctx context.Context, projectID int64, cursor string, limit int) ([]attune.Webhook, string, error) {
-	if err := checkPageLimit(limit); err != nil {
-		return nil, "", err
-	}
-	after, err := afterRow(cursor, "webhooks", 0)
-	if err != nil {
-		return nil, "", err
-	}
-	n := limit + 1
-	ws, err := db.listWebhooks(ctx, projectID, after[0], &n)
-	if err != nil {
-		return nil, "", err
-	}
-	ws, next := keysetPage(ws, limit, func(w attune.Webhook) string { return nextRowCursor("webhooks", w.ID) })
-	return ws, next, nil
+	return keysetList(cursor, "webhooks", 0, limit,
+		func(after []any, n int) ([]attune.Webhook, error) {
+			return db.listWebhooks(ctx, projectID, after[0], &n)
+		},
+		func(w attune.Webhook) (int64, []string) { return w.ID, nil })
 }
 
 // listWebhooks lists the project's webhooks by id, after the id afterID
@@ -307,19 +298,11 @@ func (db *DB) ListWebhookDeliveries(ctx context.Context, projectID, webhookID in
 // is cursor ("" for the first), and the next page's cursor ("" on the
 // last), by keyset on the delivery's id.
 func (db *DB) WebhookDeliveryPage(ctx context.Context, projectID, webhookID int64, cursor string, limit int) ([]WebhookDelivery, string, error) {
-	if err := checkPageLimit(limit); err != nil {
-		return nil, "", err
-	}
-	after, err := afterRow(cursor, "deliveries", 0)
-	if err != nil {
-		return nil, "", err
-	}
-	ds, err := db.listWebhookDeliveries(ctx, projectID, webhookID, after[0], limit+1)
-	if err != nil {
-		return nil, "", err
-	}
-	ds, next := keysetPage(ds, limit, func(d WebhookDelivery) string { return nextRowCursor("deliveries", d.ID) })
-	return ds, next, nil
+	return keysetList(cursor, "deliveries", 0, limit,
+		func(after []any, n int) ([]WebhookDelivery, error) {
+			return db.listWebhookDeliveries(ctx, projectID, webhookID, after[0], n)
+		},
+		func(d WebhookDelivery) (int64, []string) { return d.ID, nil })
 }
 
 // listWebhookDeliveries lists the webhook's deliveries newest first, older
