@@ -253,7 +253,7 @@ func (ws *workspace) submit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	def, err := ws.rubricByID(ctx, p.RubricVersionID)
+	def, err := ws.db.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
 		return err
 	}
@@ -320,7 +320,7 @@ func sameAsStored(stored *store.AnswerSet, in labelInput) bool {
 // the new ones as an edit of the stored ones (the edit path, history kept)
 // and a way on that discards them (409).
 func (ws *workspace) resubmitted(w http.ResponseWriter, r *http.Request, p *attune.Project, wk *store.Workspace, form labelForm, res store.SubmitResult) error {
-	def, err := ws.rubricByID(r.Context(), p.RubricVersionID)
+	def, err := ws.db.FindRubricByID(r.Context(), p.RubricVersionID)
 	if err != nil {
 		return err
 	}
@@ -537,7 +537,7 @@ func (ws *workspace) draft(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	def, err := ws.rubricByID(ctx, p.RubricVersionID)
+	def, err := ws.db.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
 		return err
 	}

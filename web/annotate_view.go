@@ -201,7 +201,7 @@ var flagLabels = map[string]string{
 // view builds the workspace for one item as the viewer sees it.
 func (ws *workspace) view(r *http.Request, p *attune.Project, wk *store.Workspace, st formState, x viewExtras) (annotate.Workspace, error) {
 	ctx := r.Context()
-	def, err := ws.rubricByID(ctx, p.RubricVersionID)
+	def, err := ws.db.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
 		return annotate.Workspace{}, err
 	}

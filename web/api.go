@@ -574,7 +574,7 @@ func (s *Server) apiOwnLabels(r *http.Request, u *attune.User) (int, any, error)
 	if err != nil {
 		return 0, nil, err
 	}
-	def, err := s.rubricByID(r.Context(), p.RubricVersionID)
+	def, err := s.db.FindRubricByID(r.Context(), p.RubricVersionID)
 	if err != nil {
 		return 0, nil, err
 	}

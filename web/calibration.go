@@ -38,7 +38,7 @@ func (s *Server) calibrationPage(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) calibrationView(r *http.Request, p *attune.Project) (goldview.CalibrationPage, error) {
 	ctx := r.Context()
-	def, err := s.rubricByID(ctx, p.RubricVersionID)
+	def, err := s.db.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
 		return goldview.CalibrationPage{}, err
 	}
@@ -134,7 +134,7 @@ func (s *Server) promote(ctx context.Context, actor *int64, p *attune.Project, s
 	if source == "" {
 		return attune.Invalid("item", "enter the item's id from the dataset")
 	}
-	def, err := s.rubricByID(ctx, p.RubricVersionID)
+	def, err := s.db.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
 		return err
 	}

@@ -71,7 +71,7 @@ type experimentRun struct {
 // equal in every answer.
 func (s *Server) experimentOf(r *http.Request, p *attune.Project) (*experimentRun, error) {
 	ctx := r.Context()
-	def, err := s.rubricByID(ctx, p.RubricVersionID)
+	def, err := s.db.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
 		return nil, err
 	}

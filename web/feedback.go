@@ -50,7 +50,7 @@ func (ws *workspace) feedback(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	def, err := ws.rubricByID(ctx, p.RubricVersionID)
+	def, err := ws.db.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
 		return err
 	}

@@ -226,7 +226,7 @@ func (s *Server) storeGold(r *http.Request, p *attune.Project, u *attune.User, i
 	if err != nil {
 		return nil, err
 	}
-	def, err := s.rubricByID(ctx, p.RubricVersionID)
+	def, err := s.db.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
 		return nil, err
 	}

@@ -80,7 +80,7 @@ func (s *Server) goldSetView(r *http.Request, p *attune.Project) (goldview.SetPa
 	if err != nil {
 		return goldview.SetPage{}, err
 	}
-	def, err := s.rubricByID(ctx, p.RubricVersionID)
+	def, err := s.db.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
 		return goldview.SetPage{}, err
 	}
@@ -209,7 +209,7 @@ func (s *Server) adjudicationView(r *http.Request, p *attune.Project, itemID int
 	if err != nil {
 		return page, err
 	}
-	def, err := s.rubricByID(ctx, p.RubricVersionID)
+	def, err := s.db.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
 		return page, err
 	}

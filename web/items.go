@@ -126,7 +126,7 @@ func (s *Server) browserProject(r *http.Request) (*attune.Project, *rubric.Defin
 		}
 		return nil, nil, err
 	}
-	def, err := s.rubricByID(r.Context(), p.RubricVersionID)
+	def, err := s.db.FindRubricByID(r.Context(), p.RubricVersionID)
 	return p, def, err
 }
 

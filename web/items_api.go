@@ -18,7 +18,7 @@ func (s *Server) apiBrowserProject(r *http.Request, u *attune.User) (*attune.Pro
 	if err != nil {
 		return nil, nil, err
 	}
-	def, err := s.rubricByID(r.Context(), p.RubricVersionID)
+	def, err := s.db.FindRubricByID(r.Context(), p.RubricVersionID)
 	return p, def, err
 }
 

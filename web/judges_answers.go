@@ -27,7 +27,7 @@ func (s *Server) runItems(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	def, err := s.rubricByID(ctx, p.RubricVersionID)
+	def, err := s.db.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func (s *Server) readRunItem(r *http.Request, p *attune.Project, run *attune.Jud
 	if x.item, err = s.db.FindItem(ctx, p.ID, itemID); err != nil {
 		return nil, err
 	}
-	if x.def, err = s.rubricByID(ctx, p.RubricVersionID); err != nil {
+	if x.def, err = s.db.FindRubricByID(ctx, p.RubricVersionID); err != nil {
 		return nil, err
 	}
 	if x.answers, err = s.db.JudgeItemAnswers(ctx, run.RaterID, x.item.ID); err != nil {

@@ -544,7 +544,7 @@ func (s *Server) apiEstimateRun(r *http.Request, u *attune.User) (int, any, erro
 	if err != nil {
 		return 0, nil, err
 	}
-	def, err := s.rubricByID(ctx, p.RubricVersionID)
+	def, err := s.db.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -646,7 +646,7 @@ func (s *Server) runStatusJSON(ctx context.Context, p *attune.Project, run *attu
 	if err != nil {
 		return out, err
 	}
-	def, err := s.rubricByID(ctx, p.RubricVersionID)
+	def, err := s.db.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
 		return out, err
 	}

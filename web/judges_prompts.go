@@ -48,7 +48,7 @@ func (s *Server) promptJudge(r *http.Request, p *attune.Project) (*rubric.Defini
 	if err != nil {
 		return nil, nil, err
 	}
-	def, err := s.rubricByID(r.Context(), p.RubricVersionID)
+	def, err := s.db.FindRubricByID(r.Context(), p.RubricVersionID)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -254,7 +254,7 @@ func (s *Server) estimateRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	def, err := s.rubricByID(ctx, p.RubricVersionID)
+	def, err := s.db.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
 		return err
 	}
@@ -349,7 +349,7 @@ func (s *Server) progressView(ctx context.Context, p *attune.Project, run *attun
 	if err != nil {
 		return judgeview.Progress{}, err
 	}
-	def, err := s.rubricByID(ctx, p.RubricVersionID)
+	def, err := s.db.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
 		return judgeview.Progress{}, err
 	}

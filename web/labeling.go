@@ -45,25 +45,11 @@ func (p *labelProblems) Error() string {
 
 func (p *labelProblems) Is(target error) bool { return target == attune.ErrInvalid }
 
-// rubricByID returns a rubric version's definition. Versions never change,
-// so each is parsed once and kept for the life of the server.
-func (s *Server) rubricByID(ctx context.Context, id int64) (*rubric.Definition, error) {
-	if def, ok := s.rubrics.Load(id); ok {
-		return def.(*rubric.Definition), nil
-	}
-	def, err := s.db.FindRubricByID(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	s.rubrics.Store(id, def)
-	return def, nil
-}
-
 // checkLabels validates answers against the project's rubric version as a
 // person's (ERROR is a judge's value only) and scores them. Errors always
 // block; warnings block until confirmed.
 func (s *Server) checkLabels(ctx context.Context, p *attune.Project, item *attune.Item, in labelInput) (scoring.Result, error) {
-	def, err := s.rubricByID(ctx, p.RubricVersionID)
+	def, err := s.db.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
 		return scoring.Result{}, err
 	}
@@ -154,7 +140,7 @@ func (s *Server) submitLoaded(ctx context.Context, u *attune.User, p *attune.Pro
 		NoteRequired: behindNote(factsOf(item)),
 	}
 	if key != nil {
-		def, err := s.rubricByID(ctx, p.RubricVersionID)
+		def, err := s.db.FindRubricByID(ctx, p.RubricVersionID)
 		if err != nil {
 			return store.SubmitResult{}, scoring.Result{}, err
 		}
@@ -179,7 +165,7 @@ func (s *Server) announceCalibrationAlert(ctx context.Context, p *attune.Project
 		if err != nil || len(h.Records) == 0 {
 			return err
 		}
-		def, err := s.rubricByID(ctx, p.RubricVersionID)
+		def, err := s.db.FindRubricByID(ctx, p.RubricVersionID)
 		if err != nil {
 			return err
 		}

@@ -273,7 +273,7 @@ func (s *Server) calibrationAlerts(ctx context.Context, p *attune.Project, membe
 	if err != nil || len(history) == 0 {
 		return nil, err
 	}
-	def, err := s.rubricByID(ctx, p.RubricVersionID)
+	def, err := s.db.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
 		return nil, err
 	}

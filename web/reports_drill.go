@@ -167,7 +167,7 @@ func (s *Server) reportItems(w http.ResponseWriter, r *http.Request) error {
 		}
 		return err
 	}
-	def, err := s.rubricByID(ctx, p.RubricVersionID)
+	def, err := s.db.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
 		return err
 	}

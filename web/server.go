@@ -8,7 +8,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/alexedwards/scs/v2"
@@ -65,8 +64,6 @@ type Server struct {
 	stopGC  func()
 	handler http.Handler
 	now     func() time.Time
-	// rubrics caches parsed rubric versions by id; versions are immutable.
-	rubrics sync.Map
 	// experiments keeps the last experiment pages' results by their whole
 	// input, for a page viewed again.
 	experiments *experiment.Cache

@@ -719,7 +719,7 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 			// its counts the submission holds: gold when its people agree,
 			// else a place in the queue of disagreements. Its verdict is
 			// written in one round trip with the check for full overlap.
-			v, err := decide(ctx, tx, projectID, []int64{itemID})
+			v, err := db.decide(ctx, tx, projectID, []int64{itemID})
 			if err != nil {
 				return err
 			}

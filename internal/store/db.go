@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -32,6 +33,10 @@ type DB struct {
 	// a job announcing a change is queued exactly when the change commits.
 	// It works none: workers run elsewhere.
 	jobs *river.Client[pgx.Tx]
+	// rubrics holds parsed rubric versions by id: versions never change
+	// (a trigger refuses it), and parsing one is too slow to repeat on
+	// every submission that settles an item or every page.
+	rubrics sync.Map
 }
 
 // DefaultMaxConns is the size of the pool when the database URL does not

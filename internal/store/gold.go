@@ -131,7 +131,7 @@ func (db *DB) ApplyConsensus(ctx context.Context, projectID int64, opts Consensu
 					return err
 				}
 				n = len(ids)
-				if s, err = settle(ctx, tx, projectID, ids); err != nil {
+				if s, err = db.settle(ctx, tx, projectID, ids); err != nil {
 					return err
 				}
 				after = ids[len(ids)-1]
@@ -175,7 +175,7 @@ func (db *DB) ApplyConsensus(ctx context.Context, projectID int64, opts Consensu
 // settleLabelled settles items whose people's labels were just stored or
 // changed in tx (settle), and announces the gold it changed.
 func (db *DB) settleLabelled(ctx context.Context, tx pgx.Tx, projectID int64, ids []int64) (settlement, error) {
-	s, err := settle(ctx, tx, projectID, ids)
+	s, err := db.settle(ctx, tx, projectID, ids)
 	if err != nil {
 		return s, err
 	}
@@ -265,8 +265,8 @@ func (s *settlement) add(o settlement) {
 // and an edit or a lead's run waits for it. Not the items' rows: label
 // inserts key-share lock those, and a lock on them would deadlock with
 // submissions.
-func settle(ctx context.Context, tx pgx.Tx, projectID int64, ids []int64) (settlement, error) {
-	v, err := decide(ctx, tx, projectID, ids)
+func (db *DB) settle(ctx context.Context, tx pgx.Tx, projectID int64, ids []int64) (settlement, error) {
+	v, err := db.decide(ctx, tx, projectID, ids)
 	if err != nil {
 		return settlement{}, err
 	}
@@ -304,15 +304,14 @@ type verdicts struct {
 
 // decide locks the items' counts rows (settle says why), reads what the
 // rule needs and decides the items it may judge: one round trip.
-func decide(ctx context.Context, tx pgx.Tx, projectID int64, ids []int64) (*verdicts, error) {
+func (db *DB) decide(ctx context.Context, tx pgx.Tx, projectID int64, ids []int64) (*verdicts, error) {
 	v := &verdicts{projectID: projectID}
 	if len(ids) == 0 {
 		return v, nil
 	}
 	b := &pgx.Batch{}
 	b.Queue(`SELECT item_id FROM item_counts WHERE item_id = ANY($1) ORDER BY item_id FOR NO KEY UPDATE`, ids)
-	b.Queue(`SELECT p.rubric_version_id, p.gold_max_spread, rv.definition::text
-		FROM projects p JOIN rubric_versions rv ON rv.id = p.rubric_version_id WHERE p.id = $1`, projectID)
+	b.Queue(`SELECT rubric_version_id, gold_max_spread FROM projects WHERE id = $1`, projectID)
 	// The items the rule may judge: the overlap reached, no person's gold.
 	judged := `i.id = ANY($2) AND i.project_id = $1
 		AND (SELECT count(*) FROM answer_sets s JOIN raters r ON r.id = s.rater_id
@@ -330,7 +329,6 @@ func decide(ctx context.Context, tx pgx.Tx, projectID int64, ids []int64) (*verd
 		facts  rubric.Facts
 	}
 	var items []item
-	var def *rubric.Definition
 	var sets map[int64][]*raterSet
 	err := func() error {
 		br := tx.SendBatch(ctx, b)
@@ -338,13 +336,8 @@ func decide(ctx context.Context, tx pgx.Tx, projectID int64, ids []int64) (*verd
 		if _, err := br.Exec(); err != nil {
 			return err
 		}
-		var body []byte
-		if err := br.QueryRow().Scan(&v.rvID, &v.spread, &body); err != nil {
+		if err := br.QueryRow().Scan(&v.rvID, &v.spread); err != nil {
 			return err
-		}
-		var err error
-		if def, err = rubric.Parse(body); err != nil {
-			return fmt.Errorf("stored rubric %d does not parse: %w", v.rvID, err)
 		}
 		rows, err := br.Query()
 		if err != nil {
@@ -375,6 +368,10 @@ func decide(ctx context.Context, tx pgx.Tx, projectID int64, ids []int64) (*verd
 		return err
 	}()
 	if err != nil || len(items) == 0 {
+		return v, err
+	}
+	def, err := db.FindRubricByID(ctx, v.rvID)
+	if err != nil {
 		return v, err
 	}
 	n := len(items)

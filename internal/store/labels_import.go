@@ -176,7 +176,7 @@ func (db *DB) settleImported(ctx context.Context, tx pgx.Tx, projectID int64) er
 	const batch = 2000
 	for len(ids) > 0 {
 		n := min(batch, len(ids))
-		s, err := settle(ctx, tx, projectID, ids[:n])
+		s, err := db.settle(ctx, tx, projectID, ids[:n])
 		if err != nil {
 			return err
 		}

@@ -196,8 +196,12 @@ func nextVersion(v string) string {
 	return v + ".1"
 }
 
-// FindRubricByID returns the stored definition with the given id.
+// FindRubricByID returns the stored definition with the given id, parsed
+// once per process. Callers share it and must not change it.
 func (db *DB) FindRubricByID(ctx context.Context, id int64) (*rubric.Definition, error) {
+	if def, ok := db.rubrics.Load(id); ok {
+		return def.(*rubric.Definition), nil
+	}
 	var body []byte
 	err := db.pool.QueryRow(ctx, `SELECT definition::text FROM rubric_versions WHERE id = $1`, id).Scan(&body)
 	if err != nil {
@@ -207,5 +211,6 @@ func (db *DB) FindRubricByID(ctx context.Context, id int64) (*rubric.Definition,
 	if err != nil {
 		return nil, fmt.Errorf("store: stored rubric %d does not parse: %w", id, err)
 	}
+	db.rubrics.Store(id, def)
 	return def, nil
 }
