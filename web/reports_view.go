@@ -226,7 +226,7 @@ func (s *Server) reportView(r *http.Request, p *attune.Project, rr *reportReques
 				people, among := drill(x.Key, id(rt.ID), "people"), drill(x.Key, "people", "people")
 				row := rview.JudgeRow{Key: x.Key, Items: j.Items, Shared: j.Shared, KappaMean: reportFigure(j.KappaMean, true), HumanRange: "—",
 					Consensus: reportFigure(j.Consensus.CohenKappa, true), Alpha: reportFigure(j.Alpha, true), AlphaWithJudge: reportFigure(j.AlphaWithJudge, true),
-					Alt: "cannot tell", AltClass: "unknown", Epsilon: strconv.FormatFloat(j.AltTest.Epsilon, 'f', -1, 64),
+					Epsilon:     strconv.FormatFloat(j.AltTest.Epsilon, 'f', -1, 64),
 					WinningRate: reportFigure(j.AltTest.WinningRate, false), Advantage: reportFigure(j.AltTest.AdvantageProbability, false),
 					Current:   k == cur,
 					PeopleURL: people, PeopleAmongURL: among,
@@ -239,12 +239,9 @@ func (s *Server) reportView(r *http.Request, p *attune.Project, rr *reportReques
 				if j.AnnotatorKappaMin != nil {
 					row.HumanRange = reportNum(*j.AnnotatorKappaMin) + " to " + reportNum(*j.AnnotatorKappaMax)
 				}
-				if j.AltTest.WinningRate.Value != nil {
-					row.Alt, row.AltClass = "failed", "failed"
-					if j.AltTest.Passed {
-						row.Alt, row.AltClass = "passed", "passed"
-						passed++
-					}
+				row.Alt, row.AltClass = altResult(j.AltTest)
+				if row.AltClass == "passed" {
+					passed++
 				}
 				if j.Alpha.Value != nil && j.AlphaWithJudge.Value != nil && *j.AlphaWithJudge.Value >= *j.Alpha.Value {
 					raises++
@@ -302,6 +299,19 @@ const (
 	alphaTentative = 0.667
 )
 
+// altResult reads a judge's alternative annotator test on one rubric item
+// in a word, and the class that colours it: without a winning rate there
+// was too little in common with the people to tell.
+func altResult(a report.AltTest) (word, class string) {
+	switch {
+	case a.WinningRate.Value == nil:
+		return "cannot tell", "unknown"
+	case a.Passed:
+		return "passed", "passed"
+	}
+	return "failed", "failed"
+}
+
 // alphaBand reads an alpha in a word, and the class that colours it.
 func alphaBand(s report.Stat) (word, class string) {
 	switch {
@@ -344,21 +354,20 @@ func reportVerdicts(rep *report.Report, names map[int64]string, item func(key st
 				}
 				seen[k] = true
 				a := j.AltTest
-				cell = rview.AltCell{Word: "cannot tell", Class: "unknown", URL: people(it.Key, id)}
-				if a.WinningRate.Value == nil {
+				cell = rview.AltCell{URL: people(it.Key, id)}
+				cell.Word, cell.Class = altResult(a)
+				switch cell.Class {
+				case "unknown":
 					counts[k].Unknown++
 					cell.Title = fmt.Sprintf("%s on %s: no annotator has %d items in common with it and another annotator (%d of its %d items were labelled by people)",
 						names[id], it.Key, a.MinItems, j.Shared, j.Items)
-					break
-				}
-				cell.Rate = reportNum(*a.WinningRate.Value)
-				cell.Word, cell.Class = "failed", "failed"
-				if a.Passed {
-					cell.Word, cell.Class = "passed", "passed"
+					continue
+				case "passed":
 					counts[k].Passed++
-				} else {
+				default:
 					counts[k].Failed++
 				}
+				cell.Rate = reportNum(*a.WinningRate.Value)
 				cell.Title = fmt.Sprintf("%s on %s: wins %s of the %d annotators tested at ε = %s (0.5 or more passes)",
 					names[id], it.Key, cell.Rate, a.Tested, strconv.FormatFloat(a.Epsilon, 'f', -1, 64))
 			}
