@@ -548,18 +548,23 @@ func fieldName(key []byte) string {
 
 // AppendMessagesJSON appends messages to dst as a JSON array of
 // {"role", "content"} objects, the shape items are stored in, and returns
-// the extended slice. Texts must be valid UTF-8, as Read hands them on:
-// each is written as it is, escaping only what JSON requires.
+// the extended slice. Texts must be valid UTF-8, as Read hands them on.
+//
+// The layout is the one PostgreSQL's jsonb prints (", " and ": " between
+// tokens, "role" before "content", its escapes): items keep this text as
+// it is, and the dataset export copies a dialogue in that layout without
+// decoding it, so a dialogue imported now reads exactly as one converted
+// from jsonb when the column changed type.
 func AppendMessagesJSON(dst []byte, messages []Message) []byte {
 	dst = append(dst, '[')
 	for i, m := range messages {
 		if i > 0 {
-			dst = append(dst, ',')
+			dst = append(dst, ", "...)
 		}
-		dst = append(dst, `{"role":`...)
-		dst = appendString(dst, m.Role)
-		dst = append(dst, `,"content":`...)
-		dst = appendString(dst, m.Content)
+		dst = append(dst, `{"role": `...)
+		dst = appendStoredString(dst, m.Role)
+		dst = append(dst, `, "content": `...)
+		dst = appendStoredString(dst, m.Content)
 		dst = append(dst, '}')
 	}
 	return append(dst, ']')

@@ -45,3 +45,17 @@ func TestAppendMessagesJSON(t *testing.T) {
 		})
 	}
 }
+
+// TestAppendMessagesJSONLayout holds the stored form to the layout
+// PostgreSQL's jsonb prints: items keep that text, and the dataset export
+// copies it without decoding only when it is exactly that.
+func TestAppendMessagesJSONLayout(t *testing.T) {
+	msgs := []dataset.Message{
+		{Role: "user", Content: "a\"b\\c\nd\re\tf\bg\fh\x01i\x1fj\x7fk é ☕"},
+		{Role: "assistant", Content: ""},
+	}
+	want := `[{"role": "user", "content": "a\"b\\c\nd\re\tf\bg\fh\u0001i\u001fj` + "\x7f" + `k é ☕"}, {"role": "assistant", "content": ""}]`
+	if got := string(dataset.AppendMessagesJSON(nil, msgs)); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}

@@ -453,8 +453,26 @@ func unquoteKey(q []byte) []byte {
 
 // appendString appends s, valid UTF-8, as a canonical JSON string: only
 // the quote, the backslash and control characters are escaped, always the
-// same way.
+// same way. Hashes are made of this form, so it never changes.
 func appendString[S ~string | ~[]byte](dst []byte, s S) []byte {
+	return appendEscaped(dst, s, &hashEscapes)
+}
+
+// appendStoredString appends s, valid UTF-8, as PostgreSQL's jsonb prints a
+// string: as appendString does, but with \b and \f for backspace and form
+// feed.
+func appendStoredString[S ~string | ~[]byte](dst []byte, s S) []byte {
+	return appendEscaped(dst, s, &storedEscapes)
+}
+
+// hashEscapes and storedEscapes give, for each control character, the
+// letter of its two-character escape, or 0 where it is written \u00XX.
+var (
+	hashEscapes   = [0x20]byte{'\n': 'n', '\r': 'r', '\t': 't'}
+	storedEscapes = [0x20]byte{'\b': 'b', '\f': 'f', '\n': 'n', '\r': 'r', '\t': 't'}
+)
+
+func appendEscaped[S ~string | ~[]byte](dst []byte, s S, short *[0x20]byte) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); i++ {
@@ -463,15 +481,11 @@ func appendString[S ~string | ~[]byte](dst []byte, s S) []byte {
 			continue
 		}
 		dst = append(dst, s[start:i]...)
-		switch c {
-		case '"', '\\':
+		switch {
+		case c == '"' || c == '\\':
 			dst = append(dst, '\\', c)
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
+		case short[c] != 0:
+			dst = append(dst, '\\', short[c])
 		default:
 			const hex = "0123456789abcdef"
 			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])

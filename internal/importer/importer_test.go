@@ -3,6 +3,7 @@ package importer_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -69,6 +70,75 @@ func TestImportChecksAgainstTheRubric(t *testing.T) {
 	it, err := db.FindItem(ctx, p.ID, 1)
 	if err == nil && (it.Messages[0].Content != "I feel, honestly, tired" || it.Kind != "reply") {
 		t.Fatalf("stored item = %+v", it)
+	}
+}
+
+// TestStoredDialoguesReadAsJSONBPrintsThem imports dialogues whose texts
+// need every kind of escape, by each of the import's paths (into an empty
+// project, beside existing items, replacing a changed item), and checks
+// that each is stored exactly as PostgreSQL's jsonb prints it: the layout
+// the dataset export copies without decoding, and that of the items the
+// column's change from jsonb converted. Their texts read back unchanged.
+func TestStoredDialoguesReadAsJSONBPrintsThem(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := dbtest.New(t)
+	p := newProject(t, db, "empathetic-dialogue@2")
+	texts := []string{ // as written in the file, escapes and all
+		`he said \"no\" \\ then left`,
+		`line\none\r\n\ttab \b\f \u0001\u001f\u007f`,
+		`café ☕ 😢 \u2028 \u2029 <b>&amp;</b> \/ \u00e9`,
+		`plain`,
+	}
+	line := func(id, text string) string {
+		return `{"id":"` + id + `","messages":[{"role":"user","content":"` + text + `"},{"role":"assistant","content":"I hear you."}]}` + "\n"
+	}
+	var first, second strings.Builder
+	for i, text := range texts {
+		first.WriteString(line(fmt.Sprintf("a%d", i), text))
+		second.WriteString(line(fmt.Sprintf("b%d", i), text))
+	}
+	second.WriteString(line("a3", texts[1])) // a changed item nobody labelled
+	for i, file := range []string{first.String(), second.String()} {
+		if _, err := importer.Import(ctx, db, p, strings.NewReader(file), importer.Options{Update: true}); err != nil {
+			t.Fatalf("import %d: %v", i+1, err)
+		}
+	}
+	var items, unlike int
+	if err := db.Pool().QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE messages::text <> messages::jsonb::text)
+		FROM items WHERE project_id = $1`, p.ID).Scan(&items, &unlike); err != nil {
+		t.Fatal(err)
+	}
+	if items != 2*len(texts) || unlike != 0 {
+		t.Fatalf("%d items, %d of them not stored as jsonb prints them", items, unlike)
+	}
+	rows, err := db.Pool().Query(ctx, `SELECT source_id, messages::text FROM items WHERE project_id = $1 ORDER BY id`, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) ([2]string, error) {
+		var v [2]string
+		return v, r.Scan(&v[0], &v[1])
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range stored {
+		want := texts[v[0][1]-'0'] // a0…b3: the text of its index
+		if v[0] == "a3" {
+			want = texts[1]
+		}
+		var msgs []struct{ Role, Content string }
+		if err := json.Unmarshal([]byte(v[1]), &msgs); err != nil {
+			t.Fatalf("%s: %v", v[0], err)
+		}
+		var decoded string
+		if err := json.Unmarshal([]byte(`"`+want+`"`), &decoded); err != nil {
+			t.Fatal(err)
+		}
+		if len(msgs) != 2 || msgs[0].Content != decoded {
+			t.Errorf("%s reads back as %q, want %q", v[0], msgs[0].Content, decoded)
+		}
 	}
 }
 

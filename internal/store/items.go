@@ -95,7 +95,7 @@ func (db *DB) ImportItems(ctx context.Context, projectID int64, opts ImportOptio
 			return db.importDone(ctx, tx, opts, projectID, res)
 		}
 		if _, err := tx.Exec(ctx, `CREATE TEMP TABLE import_items (
-			line int NOT NULL, source_id text NOT NULL, kind text NOT NULL, messages jsonb NOT NULL,
+			line int NOT NULL, source_id text NOT NULL, kind text NOT NULL, messages json NOT NULL,
 			meta jsonb NOT NULL, turns int NOT NULL, sha256 text NOT NULL) ON COMMIT DROP`); err != nil {
 			return err
 		}
