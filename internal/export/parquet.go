@@ -153,8 +153,15 @@ func newRecordParquet(w io.Writer, b *recordBuilder) (*recordParquet, error) {
 	if err != nil {
 		return nil, err
 	}
-	pw := parquet.NewWriter(w, schema, parquet.Compression(&parquet.Snappy),
-		parquet.CreatedBy("attune", "", ""))
+	// The dialogue's texts and the meta are blobs: their pages' minimum
+	// and maximum would help no reader skip a page, and computing them
+	// compares every text.
+	blobs := [][]string{{"messages", "list", "element", "content"}, {"meta"}}
+	opts := []parquet.WriterOption{parquet.Compression(&parquet.Snappy), parquet.CreatedBy("attune", "", "")}
+	for _, path := range blobs {
+		opts = append(opts, parquet.SkipPageBounds(path...), parquet.SkipPageStatistics(path...))
+	}
+	pw := parquet.NewWriter(w, append([]parquet.WriterOption{schema}, opts...)...)
 	return &recordParquet{b: b, w: pw, cols: cols, columns: make([][]parquet.Value, cols.numColumns)}, nil
 }
 
