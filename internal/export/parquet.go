@@ -139,10 +139,20 @@ type recordParquet struct {
 	w        *parquet.Writer
 	cols     parquetColumns
 	columns  [][]parquet.Value // the row being assembled, per column
-	row      parquet.Row
 	rows     int
 	buffered int // bytes of text in the row group being built
+	// Rows assembled and not yet handed to the writer, which takes them
+	// parquetBatch at a time: it works column by column, so one row per
+	// call paid its cost per column on every row. The texts the rows'
+	// values point to are copied into arena, since a record's bytes do
+	// not outlive its Write.
+	pending []parquet.Row
+	values  []parquet.Value
+	arena   []byte
 }
+
+// parquetBatch is how many rows are handed to the Parquet writer at once.
+const parquetBatch = 128
 
 func newRecordParquet(w io.Writer, b *recordBuilder) (*recordParquet, error) {
 	if len(b.keys) == 0 {
@@ -169,8 +179,15 @@ func (p *recordParquet) add(col, rep, def int, v parquet.Value) {
 	p.columns[col] = append(p.columns[col], v.Level(rep, def, col))
 }
 
+// kept returns a copy of b in the arena, for a value of a pending row.
+func (p *recordParquet) kept(b []byte) []byte {
+	start := len(p.arena)
+	p.arena = append(p.arena, b...)
+	return p.arena[start:len(p.arena):len(p.arena)]
+}
+
 func (p *recordParquet) text(col int, s []byte) {
-	p.add(col, 0, 0, parquet.ByteArrayValue(s))
+	p.add(col, 0, 0, parquet.ByteArrayValue(p.kept(s)))
 	p.buffered += len(s)
 }
 
@@ -200,8 +217,8 @@ func (p *recordParquet) Write(rec *Record) error {
 	}
 	for i, m := range b.msgs {
 		rep := min(i, 1)
-		p.add(c.role, rep, 1, parquet.ByteArrayValue(m.Role))
-		p.add(c.content, rep, 1, parquet.ByteArrayValue(m.Content))
+		p.add(c.role, rep, 1, parquet.ByteArrayValue(p.kept(m.Role)))
+		p.add(c.content, rep, 1, parquet.ByteArrayValue(p.kept(m.Content)))
 		p.buffered += len(m.Content)
 	}
 	p.text(c.meta, rec.Meta)
@@ -266,21 +283,40 @@ func (p *recordParquet) Write(rec *Record) error {
 			}
 		}
 	}
-	row := p.row[:0]
+	start := len(p.values)
 	for _, vs := range p.columns {
-		row = append(row, vs...)
+		p.values = append(p.values, vs...)
 	}
-	p.row = row
-	if _, err := p.w.WriteRows([]parquet.Row{row}); err != nil {
-		return fmt.Errorf("export: parquet row %d: %w", p.rows+1, err)
-	}
+	// A row keeps its own values when p.values grows into a new array.
+	p.pending = append(p.pending, p.values[start:len(p.values):len(p.values)])
 	p.rows++
+	if len(p.pending) < parquetBatch && p.buffered < rowGroupBytes {
+		return nil
+	}
+	if err := p.writePending(); err != nil {
+		return err
+	}
 	if p.buffered >= rowGroupBytes {
 		p.buffered = 0
 		if err := p.w.Flush(); err != nil {
 			return fmt.Errorf("export: parquet: %w", err)
 		}
 	}
+	return nil
+}
+
+// writePending hands the pending rows to the writer, which copies their
+// values into its column buffers.
+func (p *recordParquet) writePending() error {
+	if len(p.pending) == 0 {
+		return nil
+	}
+	first := p.rows - len(p.pending) + 1
+	if _, err := p.w.WriteRows(p.pending); err != nil {
+		return fmt.Errorf("export: parquet rows %d to %d: %w", first, p.rows, err)
+	}
+	clear(p.values) // let go of arenas the rows' texts were copied to
+	p.pending, p.values, p.arena = p.pending[:0], p.values[:0], p.arena[:0]
 	return nil
 }
 
@@ -291,6 +327,9 @@ func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)
 func (p *recordParquet) Rows() int { return p.rows }
 
 func (p *recordParquet) Close() error {
+	if err := p.writePending(); err != nil {
+		return err
+	}
 	if err := p.w.Close(); err != nil {
 		return fmt.Errorf("export: parquet: %w", err)
 	}

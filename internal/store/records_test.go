@@ -279,6 +279,18 @@ func TestExportRecordsParquet(t *testing.T) {
 	if n != 3 || len(want) != 3 {
 		t.Fatalf("%d parquet records, %d JSON lines, want 3", n, len(want))
 	}
+	compareRecords(t, "parquet-go", parquetRecords(t, pq, def, true), want)
+
+	t.Run("hyparquet", func(t *testing.T) {
+		got := readWithHyparquet(t, pq)
+		compareRecords(t, "hyparquet", got, want)
+	})
+}
+
+// parquetRecords reads a dataset export's Parquet file back with the
+// library that wrote it, each row as the JSON Lines record it should equal.
+func parquetRecords(t *testing.T, pq []byte, def *rubric.Definition, soft bool) []map[string]any {
+	t.Helper()
 	keys := make([]string, len(def.Items))
 	for i, it := range def.Items {
 		keys[i] = it.Key
@@ -291,7 +303,7 @@ func TestExportRecordsParquet(t *testing.T) {
 	defer r.Close()
 	var got []map[string]any
 	for {
-		v := reflect.New(export.RecordType(keys, true))
+		v := reflect.New(export.RecordType(keys, soft))
 		if err := r.Read(v.Interface()); err == io.EOF {
 			break
 		} else if err != nil {
@@ -302,12 +314,7 @@ func TestExportRecordsParquet(t *testing.T) {
 		json.Unmarshal(b, &m)
 		got = append(got, emptyLists(m))
 	}
-	compareRecords(t, "parquet-go", got, want)
-
-	t.Run("hyparquet", func(t *testing.T) {
-		got := readWithHyparquet(t, pq)
-		compareRecords(t, "hyparquet", got, want)
-	})
+	return got
 }
 
 // emptyLists turns the nil lists of a Go reader into the empty lists JSON
@@ -577,6 +584,23 @@ func TestExportRecordsManyBatches(t *testing.T) {
 			}
 		}
 	}
+
+	// The same records as Parquet, which hands its rows to the writer in
+	// batches of its own: each row reads back as its
+	// JSON line.
+	var pq bytes.Buffer
+	if got, err := db.WriteRecords(ctx, &pq, projectID, export.Parquet, export.RecordOptions{Which: export.WhichGold}); err != nil || got != n {
+		t.Fatalf("parquet: %d records, %v", got, err)
+	}
+	p, err := db.FindProjectByID(ctx, projectID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, err := db.FindRubricByID(ctx, p.RubricVersionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compareRecords(t, "parquet-go", parquetRecords(t, pq.Bytes(), def, false), jsonLines(t, out.Bytes()))
 
 	// A destination that fails part-way stops the export with its error,
 	// in either format, and leaves no connection behind.
