@@ -71,7 +71,7 @@ func seedRecords(b testing.TB, db *store.DB, name string, n int, raters []int64)
 // ratio: the export against the fastest the database hands over the
 // dialogues alone. The peak must not grow with the items. Run with
 //
-//	go test -run '^$' -bench ExportRecords -benchtime 1x ./internal/store
+//	go test -run '^$' -bench ExportRecords -benchtime 3x ./internal/store
 func BenchmarkExportRecords(b *testing.B) {
 	db := dbtest.New(b)
 	ctx := context.Background()
