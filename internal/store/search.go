@@ -265,16 +265,24 @@ func (db *DB) SearchItems(ctx context.Context, projectID int64, s ItemSearch) (I
 			where = append(where, "("+humanSets+" < "+na+" OR ("+humanSets+" = "+na+" AND i.id > "+id+"))")
 		}
 	}
+	// The page is chosen first, and only its rows get their opening line
+	// and counts: the dialogue is stored as text, and reading its first
+	// message for every match before the sort cost a text query as much as
+	// the search itself. The outer ORDER BY keeps the page's order (it
+	// sorts no more than a page).
 	query := `
-		SELECT i.id, i.source_id, i.kind, i.turns, left(coalesce(i.messages -> 0 ->> 'content', ''), 300), i.meta,
-		       ` + humanSets + `,
-		       (SELECT count(*) FROM answer_sets js JOIN raters jr ON jr.id = js.rater_id WHERE js.item_id = i.id AND jr.kind = 'judge'),
-		       coalesce((SELECT max(g.method) FROM gold_labels g WHERE g.project_id = i.project_id AND g.item_id = i.id), ''),
-		       (SELECT count(*) FROM assignments fa WHERE fa.item_id = i.id AND fa.flag IS NOT NULL),
-		       i.pulled_at IS NOT NULL, i.created_at
-		FROM items i
-		WHERE ` + strings.Join(where, " AND ") + `
-		ORDER BY ` + order + ` LIMIT ` + args.add(s.Limit+1)
+		SELECT q.id, q.source_id, q.kind, q.turns, left(coalesce(q.messages -> 0 ->> 'content', ''), 300), q.meta, q.people,
+		       (SELECT count(*) FROM answer_sets js JOIN raters jr ON jr.id = js.rater_id WHERE js.item_id = q.id AND jr.kind = 'judge'),
+		       coalesce((SELECT max(g.method) FROM gold_labels g WHERE g.project_id = q.project_id AND g.item_id = q.id), ''),
+		       (SELECT count(*) FROM assignments fa WHERE fa.item_id = q.id AND fa.flag IS NOT NULL),
+		       q.pulled, q.created_at
+		FROM (
+			SELECT i.id, i.project_id, i.source_id, i.kind, i.turns, i.messages, i.meta, ` + humanSets + ` AS people,
+			       i.pulled_at IS NOT NULL AS pulled, i.created_at
+			FROM items i
+			WHERE ` + strings.Join(where, " AND ") + `
+			ORDER BY ` + order + ` LIMIT ` + args.add(s.Limit+1) + `) q
+		ORDER BY ` + strings.NewReplacer(humanSets, "q.people", "i.", "q.").Replace(order)
 	rows, err := db.pool.Query(ctx, query, args...)
 	if err != nil {
 		return ItemPage{}, mapErr(err, "search items", "")
