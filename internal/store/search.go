@@ -234,16 +234,18 @@ func (db *DB) SearchItems(ctx context.Context, projectID int64, s ItemSearch) (I
 		where = append(where, "EXISTS (SELECT 1 FROM answer_sets ra WHERE ra.item_id = i.id AND ra.rater_id = "+args.add(s.RaterID)+")")
 	}
 
+	// The order names the page's columns, so that the query below sorts
+	// its candidates and then its page by the same words.
 	var order string
 	switch s.Sort {
 	case SortOldest:
-		order = "i.id"
+		order = "id"
 	case SortNewest:
-		order = "i.id DESC"
+		order = "id DESC"
 	case SortSource:
-		order = "i.source_id, i.id"
+		order = "source_id, id"
 	case SortLabels:
-		order = humanSets + " DESC, i.id"
+		order = "people DESC, id"
 	default:
 		return ItemPage{}, attune.Invalid("sort", fmt.Sprintf("%q is not an order: %s", s.Sort, strings.Join(SearchSorts, ", ")))
 	}
@@ -282,7 +284,7 @@ func (db *DB) SearchItems(ctx context.Context, projectID int64, s ItemSearch) (I
 			FROM items i
 			WHERE ` + strings.Join(where, " AND ") + `
 			ORDER BY ` + order + ` LIMIT ` + args.add(s.Limit+1) + `) q
-		ORDER BY ` + strings.NewReplacer(humanSets, "q.people", "i.", "q.").Replace(order)
+		ORDER BY ` + order
 	rows, err := db.pool.Query(ctx, query, args...)
 	if err != nil {
 		return ItemPage{}, mapErr(err, "search items", "")
