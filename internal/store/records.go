@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -25,7 +26,8 @@ import (
 // emit is returned as it is.
 //
 // Three ordered streams are read side by side and merged by item id: the
-// items with their dialogue, the gold labels, and every rater's labels.
+// items with their dialogue, the gold labels, and every rater's answer
+// set with its copy of its answers (one row per rater and item).
 // Each is a plain index-ordered scan on its own connection, so PostgreSQL
 // neither sorts nor aggregates, works on up to three cores, and sends rows
 // as they are read; the connections share one snapshot
@@ -131,11 +133,13 @@ func (db *DB) exportRecords(ctx context.Context, projectID int64, keys []string,
 		return 0, err
 	}
 	defer gold.rows.Close()
+	// Each answer set's copy of its labels (migration 00038): one row per
+	// rater and item. Raters are put in order per item below.
 	labels, err := openAnswerStream(ctx, labelTx, `
-		SELECT l.item_id, l.rater_id, l.rubric_item_key, l.value
-		FROM labels l
-		WHERE l.project_id = $1
-		ORDER BY l.item_id, l.rater_id`, projectID)
+		SELECT s.item_id, s.rater_id, s.answers
+		FROM answer_sets s
+		WHERE s.project_id = $1
+		ORDER BY s.item_id`, projectID)
 	if err != nil {
 		return 0, err
 	}
@@ -170,7 +174,8 @@ func (db *DB) exportRecords(ctx context.Context, projectID int64, keys []string,
 		rec.Messages, rec.Meta = raw[2], raw[3]
 		clear(rec.Gold)
 		rec.Decided = ""
-		if err := gold.each(id, func(_ int64, key, value, method []byte) error {
+		if err := gold.each(id, func(_ int64, raw [][]byte) error {
+			key, value, method := raw[2], raw[3], raw[4]
 			if k, ok := keyIndex[string(key)]; ok {
 				rec.Gold[k] = intern(value)
 				// One adjudicated rubric item makes the item's gold a lead's.
@@ -183,25 +188,31 @@ func (db *DB) exportRecords(ctx context.Context, projectID int64, keys []string,
 			return n, err
 		}
 		rec.Ratings = rec.Ratings[:0]
-		if err := labels.each(id, func(rater int64, key, value, _ []byte) error {
-			k, ok := keyIndex[string(key)]
+		if err := labels.each(id, func(rater int64, raw [][]byte) error {
 			r := raters[rater]
-			if !ok || r == nil {
+			if r == nil {
 				return nil
 			}
-			if len(rec.Ratings) == 0 || rec.Ratings[len(rec.Ratings)-1].Rater != r.Rater {
-				if len(rec.Ratings) < len(pool) {
-					rec.Ratings = append(rec.Ratings, pool[len(rec.Ratings)])
-				} else {
-					rec.Ratings = append(rec.Ratings, export.Rating{Values: make([]string, len(keys))})
-					pool = append(pool, rec.Ratings[len(rec.Ratings)-1])
+			var values []string // this rater's, once one of their keys is the rubric's
+			return eachAnswer(raw[2], func(key, value []byte) {
+				k, ok := keyIndex[string(key)]
+				if !ok {
+					return
 				}
-				last := &rec.Ratings[len(rec.Ratings)-1]
-				last.Rater = r.Rater
-				clear(last.Values)
-			}
-			rec.Ratings[len(rec.Ratings)-1].Values[k] = intern(value)
-			return nil
+				if values == nil {
+					if len(rec.Ratings) < len(pool) {
+						rec.Ratings = append(rec.Ratings, pool[len(rec.Ratings)])
+					} else {
+						rec.Ratings = append(rec.Ratings, export.Rating{Values: make([]string, len(keys))})
+						pool = append(pool, rec.Ratings[len(rec.Ratings)-1])
+					}
+					last := &rec.Ratings[len(rec.Ratings)-1]
+					last.Rater = r.Rater
+					clear(last.Values)
+					values = last.Values
+				}
+				values[k] = intern(value)
+			})
 		}); err != nil {
 			return n, err
 		}
@@ -250,8 +261,10 @@ func recordRaters(ctx context.Context, tx pgx.Tx, projectID int64) (map[int64]*r
 	return out, nil
 }
 
-// answerStream reads rows (item id, rater id, rubric item key, value and,
-// for gold, method) ordered by item id, one item's rows at a time.
+// answerStream reads rows that start with an item id and a rater id,
+// ordered by item id, one item's rows at a time: the gold (rubric item
+// key, value, method) and the answer sets (their answers as one JSON
+// object).
 type answerStream struct {
 	rows pgx.Rows
 	// The row read ahead, not yet handed out.
@@ -277,7 +290,7 @@ func (s *answerStream) advance() error {
 	// Two bigints in binary, read without Scan, which boxes its arguments
 	// and so allocates on every one of the export's many answer rows.
 	raw := s.rows.RawValues()
-	if fd := s.rows.FieldDescriptions(); len(raw) >= 4 && binaryInt8(fd[0], raw[0]) && binaryInt8(fd[1], raw[1]) {
+	if fd := s.rows.FieldDescriptions(); len(raw) >= 3 && binaryInt8(fd[0], raw[0]) && binaryInt8(fd[1], raw[1]) {
 		s.item, s.rater = int64(binary.BigEndian.Uint64(raw[0])), int64(binary.BigEndian.Uint64(raw[1]))
 		return nil
 	}
@@ -290,17 +303,12 @@ func binaryInt8(fd pgconn.FieldDescription, v []byte) bool {
 }
 
 // each hands fn the rows of item id, skipping those of items before it
-// (items the selection left out). The byte slices are valid only during
-// the call.
-func (s *answerStream) each(id int64, fn func(rater int64, key, value, method []byte) error) error {
+// (items the selection left out), with the row's raw columns. The byte
+// slices are valid only during the call.
+func (s *answerStream) each(id int64, fn func(rater int64, raw [][]byte) error) error {
 	for s.ok && s.item <= id {
 		if s.item == id {
-			raw := s.rows.RawValues()
-			var method []byte
-			if len(raw) > 4 {
-				method = raw[4]
-			}
-			if err := fn(s.rater, raw[2], raw[3], method); err != nil {
+			if err := fn(s.rater, s.rows.RawValues()); err != nil {
 				return err
 			}
 		}
@@ -309,6 +317,104 @@ func (s *answerStream) each(id int64, fn func(rater int64, key, value, method []
 		}
 	}
 	return nil
+}
+
+// eachAnswer hands fn each key and value of an answer set's answers, the
+// JSON object of strings PostgreSQL built (json_object_agg). A string
+// with escapes is decoded by encoding/json; the rest, nearly all, are
+// handed over as they stand. The byte slices are valid only during the
+// call.
+func eachAnswer(obj []byte, fn func(key, value []byte)) error {
+	p := answerParser{b: obj}
+	p.ws()
+	if !p.take('{') {
+		return p.fail()
+	}
+	if p.ws(); p.take('}') {
+		return p.end()
+	}
+	for {
+		key, ok := p.str()
+		if !ok {
+			return p.fail()
+		}
+		if p.ws(); !p.take(':') {
+			return p.fail()
+		}
+		p.ws()
+		value, ok := p.str()
+		if !ok {
+			return p.fail()
+		}
+		fn(key, value)
+		p.ws()
+		if p.take('}') {
+			return p.end()
+		}
+		if !p.take(',') {
+			return p.fail()
+		}
+		p.ws()
+	}
+}
+
+// answerParser reads the flat JSON object of eachAnswer.
+type answerParser struct {
+	b []byte
+	i int
+}
+
+func (p *answerParser) ws() {
+	for p.i < len(p.b) && (p.b[p.i] == ' ' || p.b[p.i] == '\t' || p.b[p.i] == '\n' || p.b[p.i] == '\r') {
+		p.i++
+	}
+}
+
+func (p *answerParser) take(c byte) bool {
+	if p.i < len(p.b) && p.b[p.i] == c {
+		p.i++
+		return true
+	}
+	return false
+}
+
+// str reads a JSON string and returns its value.
+func (p *answerParser) str() ([]byte, bool) {
+	if !p.take('"') {
+		return nil, false
+	}
+	start, escaped := p.i, false
+	for ; p.i < len(p.b); p.i++ {
+		switch c := p.b[p.i]; {
+		case c == '\\':
+			escaped = true
+			p.i++
+		case c == '"':
+			p.i++
+			if !escaped {
+				return p.b[start : p.i-1], true
+			}
+			var v string
+			if json.Unmarshal(p.b[start-1:p.i], &v) != nil {
+				return nil, false
+			}
+			return []byte(v), true
+		case c < 0x20:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+func (p *answerParser) end() error {
+	if p.ws(); p.i != len(p.b) {
+		return p.fail()
+	}
+	return nil
+}
+
+func (p *answerParser) fail() error {
+	return fmt.Errorf("export: an answer set's stored answers are not a JSON object of strings at byte %d: %.80q", p.i, p.b)
 }
 
 // quoteLiteral quotes s as an SQL string literal. SET TRANSACTION SNAPSHOT

@@ -1,0 +1,120 @@
+package store_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/attune/attune/internal/dbtest"
+	"github.com/attune/attune/internal/store"
+)
+
+// answerCopiesBehind counts the answer sets whose copy of their answers
+// (migration 00038, read by the dataset export) differs from their labels.
+func answerCopiesBehind(t *testing.T, db *store.DB) int {
+	t.Helper()
+	var n int
+	if err := db.Pool().QueryRow(context.Background(), `
+		SELECT count(*) FROM answer_sets s
+		WHERE s.answers::jsonb IS DISTINCT FROM
+		      (SELECT coalesce(jsonb_object_agg(l.rubric_item_key, l.value), '{}') FROM labels l WHERE l.answer_set_id = s.id)`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestAnswerSetsKeepACopyOfTheirLabels writes labels by every path that
+// writes them (a submission, an edit that drops an answer and changes
+// another, a judge's answers, a labels import, and plain SQL) and checks
+// after each that every answer set's copy says what its labels say.
+func TestAnswerSetsKeepACopyOfTheirLabels(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newProject(t, dbtest.New(t), projectOpts{overlap: 2, items: 4, annotators: 2})
+	check := func(step string) {
+		t.Helper()
+		if n := answerCopiesBehind(t, f.db); n != 0 {
+			t.Fatalf("after %s: %d answer sets' copies differ from their labels", step, n)
+		}
+	}
+	ann := f.annotators[0]
+	a, err := f.db.NextAssignment(ctx, f.project.ID, ann.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.submit(t, a, ann)
+	if n := f.count(t, `SELECT count(*) FROM answer_sets WHERE answers::text <> '{}'`); n != 1 {
+		t.Fatalf("%d answer sets with answers after one submission", n)
+	}
+	check("a submission")
+
+	edited := changed(fullAnswers, "CQ1", "NO")
+	delete(edited, "CQ2")
+	if _, _, err := f.db.UpdateLabels(ctx, store.LabelEdit{ProjectID: f.project.ID, ItemID: a.ItemID, UserID: ann.ID, Answers: edited}); err != nil {
+		t.Fatal(err)
+	}
+	var cq1, cq2 string
+	if err := f.db.Pool().QueryRow(ctx, `SELECT coalesce(answers->>'CQ1', 'nothing'), coalesce(answers->>'CQ2', 'nothing') FROM answer_sets WHERE item_id = $1 AND rater_id = (SELECT id FROM raters WHERE user_id = $2)`,
+		a.ItemID, ann.ID).Scan(&cq1, &cq2); err != nil {
+		t.Fatal(err)
+	}
+	if cq1 != "NO" || cq2 != "nothing" {
+		t.Fatalf("after the edit the copy says CQ1 %s, CQ2 %s; want NO and nothing", cq1, cq2)
+	}
+	check("an edit")
+
+	f.judgeLabels(t, "a-judge", map[string]map[string]string{"item-001": fullAnswers, "item-002": changed(fullAnswers, "CQ8", "ERROR")})
+	check("a judge's answers")
+
+	if _, err := f.importLabelsCSV(t, goodLabels); err != nil {
+		t.Fatal(err)
+	}
+	check("a labels import")
+
+	// Plain SQL too: the copy is the database's to keep.
+	if _, err := f.db.Pool().Exec(ctx, `UPDATE labels SET value = 'NA' WHERE rubric_item_key = 'CQ8'`); err != nil {
+		t.Fatal(err)
+	}
+	check("an update in SQL")
+	if _, err := f.db.Pool().Exec(ctx, `DELETE FROM labels WHERE rubric_item_key = 'CQ1'`); err != nil {
+		t.Fatal(err)
+	}
+	check("a delete in SQL")
+	if n := f.count(t, `SELECT count(*) FROM answer_sets WHERE answers->>'CQ1' IS NOT NULL`); n != 0 {
+		t.Fatalf("%d copies still hold a deleted answer", n)
+	}
+}
+
+// TestAnswerCopiesUnderConcurrentEdits: two transactions editing the same
+// answer set, each a different answer, leave a copy holding both.
+func TestAnswerCopiesUnderConcurrentEdits(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newProject(t, dbtest.New(t), projectOpts{overlap: 1, items: 1, annotators: 1})
+	ann := f.annotators[0]
+	a, err := f.db.NextAssignment(ctx, f.project.ID, ann.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.submit(t, a, ann)
+	keys := make([]string, 0, len(fullAnswers))
+	for k := range fullAnswers {
+		keys = append(keys, k)
+	}
+	for round := range 20 {
+		var wg sync.WaitGroup
+		for _, k := range keys {
+			wg.Go(func() {
+				value := []string{"YES", "NO"}[round%2]
+				if _, err := f.db.Pool().Exec(ctx, `UPDATE labels SET value = $1 WHERE item_id = $2 AND rubric_item_key = $3 AND value <> 'NA'`,
+					value, a.ItemID, k); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		if n := answerCopiesBehind(t, f.db); n != 0 {
+			t.Fatalf("round %d: the copy lost an edit made beside another", round)
+		}
+	}
+}
