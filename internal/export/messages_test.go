@@ -1,6 +1,7 @@
 package export
 
 import (
+	"bytes"
 	"testing"
 )
 
@@ -73,6 +74,51 @@ func FuzzCanonicalMessages(f *testing.F) {
 		want, parsed := slowMessages(t, b)
 		if !parsed || string(got) != string(want) {
 			t.Fatalf("%q: copied as %q, the parser gives %q (%v)", b, got, want, parsed)
+		}
+	})
+}
+
+// plainRunEndByByte is plainRunEnd one byte at a time, as it was written
+// before.
+func plainRunEndByByte(b []byte, i int) int {
+	for ; i < len(b); i++ {
+		if c := b[i]; c == '"' || c == '\\' || c < 0x20 {
+			return i
+		}
+	}
+	return i
+}
+
+// TestPlainRunEnd puts each byte value at each place of runs of several
+// lengths around the eight-byte words, after plain bytes of both halves
+// of the byte range, and from every start.
+func TestPlainRunEnd(t *testing.T) {
+	for _, fill := range []byte{'a', 0x20, 0x7f, 0x80, 0xe2, 0xff} {
+		for n := range 19 {
+			for at := range n {
+				for c := range 256 {
+					b := bytes.Repeat([]byte{fill}, n)
+					b[at] = byte(c)
+					for i := 0; i <= n; i++ {
+						if got, want := plainRunEnd(b, i), plainRunEndByByte(b, i); got != want {
+							t.Fatalf("%q from %d: %d, want %d", b, i, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func FuzzPlainRunEnd(f *testing.F) {
+	f.Add([]byte(`plain text, then "a quote`), 0)
+	f.Add([]byte("a long run of letters\x1f\\\""), 3)
+	f.Fuzz(func(t *testing.T, b []byte, i int) {
+		if i < 0 || i > len(b) {
+			return
+		}
+		if got, want := plainRunEnd(b, i), plainRunEndByByte(b, i); got != want {
+			t.Fatalf("%q from %d: %d, want %d", b, i, got, want)
 		}
 	})
 }
