@@ -118,3 +118,107 @@ func TestAnswerCopiesUnderConcurrentEdits(t *testing.T) {
 		}
 	}
 }
+
+// goldCopiesBehind counts the items whose copy of their gold (migration
+// 00039) differs from their gold labels, or that have one without gold or
+// gold without one.
+func goldCopiesBehind(t *testing.T, db *store.DB) int {
+	t.Helper()
+	var n int
+	if err := db.Pool().QueryRow(context.Background(), `
+		SELECT count(*)
+		FROM (SELECT item_id, jsonb_object_agg(rubric_item_key, value) AS gold, bool_or(method = 'adjudicated') AS adjudicated
+		      FROM gold_labels GROUP BY item_id) l
+		FULL JOIN item_gold c ON c.item_id = l.item_id
+		WHERE l.item_id IS NULL OR c.item_id IS NULL
+		   OR l.gold IS DISTINCT FROM c.gold::jsonb OR l.adjudicated IS DISTINCT FROM c.adjudicated`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestItemsKeepACopyOfTheirGold writes gold by every path that writes it
+// (the consensus rule, a lead's adjudication, one that leaves rubric items
+// out, and plain SQL) and checks after each that every item's copy says
+// what its gold says.
+func TestItemsKeepACopyOfTheirGold(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newProject(t, dbtest.New(t), projectOpts{overlap: 2, items: 3, annotators: 2})
+	check := func(step string, items int) {
+		t.Helper()
+		if n := goldCopiesBehind(t, f.db); n != 0 {
+			t.Fatalf("after %s: %d items' copies differ from their gold", step, n)
+		}
+		if n := f.count(t, `SELECT count(*) FROM item_gold WHERE project_id = $1`, f.project.ID); n != items {
+			t.Fatalf("after %s: %d items with a copy of their gold, want %d", step, n, items)
+		}
+	}
+	answers := map[string][]map[string]string{
+		"item-000": {fullAnswers, fullAnswers},
+		"item-001": {fullAnswers, changed(fullAnswers, "CQ3", "NO")},
+		"item-002": {fullAnswers, changed(fullAnswers, "CQ1", "NO")},
+	}
+	f.labelWith(t, func(a int, source string) map[string]string { return answers[source][a] }, nil)
+	if _, err := f.db.ApplyConsensus(ctx, f.project.ID, store.ConsensusOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	check("the consensus rule", f.count(t, `SELECT count(DISTINCT item_id) FROM gold_labels`))
+	if n := f.count(t, `SELECT count(*) FROM item_gold WHERE adjudicated`); n != 0 {
+		t.Fatalf("%d items' automatic gold copied as a lead's", n)
+	}
+
+	if err := f.db.Adjudicate(ctx, store.Adjudication{ProjectID: f.project.ID, ItemID: f.itemID(t, "item-001"), ActorID: f.lead.ID,
+		Answers: fullAnswers}); err != nil {
+		t.Fatal(err)
+	}
+	check("an adjudication", f.count(t, `SELECT count(DISTINCT item_id) FROM gold_labels`))
+	if n := f.count(t, `SELECT count(*) FROM item_gold WHERE adjudicated AND gold->>'CQ3' = 'YES'`); n != 1 {
+		t.Fatal("the lead's gold is not in the copy")
+	}
+	fewer := changed(fullAnswers, "CQ1", "NO")
+	delete(fewer, "CQ8")
+	if err := f.db.Adjudicate(ctx, store.Adjudication{ProjectID: f.project.ID, ItemID: f.itemID(t, "item-002"), ActorID: f.lead.ID,
+		Answers: fewer}); err != nil {
+		t.Fatal(err)
+	}
+	check("an adjudication of fewer rubric items", 3)
+
+	if _, err := f.db.Pool().Exec(ctx, `UPDATE gold_labels SET value = 'NO' WHERE rubric_item_key = 'CQ4'`); err != nil {
+		t.Fatal(err)
+	}
+	check("an update in SQL", 3)
+	if _, err := f.db.Pool().Exec(ctx, `DELETE FROM gold_labels WHERE item_id = $1`, f.itemID(t, "item-000")); err != nil {
+		t.Fatal(err)
+	}
+	check("a delete in SQL", 2)
+}
+
+// TestGoldCopiesUnderConcurrentEdits: transactions editing the gold of
+// one item side by side, each a different rubric item, leave a copy
+// holding every edit.
+func TestGoldCopiesUnderConcurrentEdits(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newProject(t, dbtest.New(t), projectOpts{overlap: 1, items: 1, annotators: 1})
+	item := f.itemID(t, "item-000")
+	if err := f.db.Adjudicate(ctx, store.Adjudication{ProjectID: f.project.ID, ItemID: item, ActorID: f.lead.ID, Answers: fullAnswers}); err != nil {
+		t.Fatal(err)
+	}
+	for round := range 20 {
+		var wg sync.WaitGroup
+		for k := range fullAnswers {
+			wg.Go(func() {
+				value := []string{"NO", "YES"}[round%2]
+				if _, err := f.db.Pool().Exec(ctx, `UPDATE gold_labels SET value = $1 WHERE item_id = $2 AND rubric_item_key = $3 AND value <> 'NA'`,
+					value, item, k); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		if n := goldCopiesBehind(t, f.db); n != 0 {
+			t.Fatalf("round %d: the copy lost an edit made beside another", round)
+		}
+	}
+}

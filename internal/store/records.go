@@ -26,8 +26,9 @@ import (
 // emit is returned as it is.
 //
 // Three ordered streams are read side by side and merged by item id: the
-// items with their dialogue, the gold labels, and every rater's answer
-// set with its copy of its answers (one row per rater and item).
+// items with their dialogue, each item's copy of its gold, and every
+// rater's answer set with its copy of its answers (one row per rater and
+// item).
 // Each is a plain index-ordered scan on its own connection, so PostgreSQL
 // neither sorts nor aggregates, works on up to three cores, and sends rows
 // as they are read; the connections share one snapshot
@@ -108,14 +109,12 @@ func (db *DB) exportRecords(ctx context.Context, projectID int64, keys []string,
 		return 0, err
 	}
 
-	onlyGold := which == export.WhichGold
-	// Only items with gold: a merge join with the gold index's item ids,
-	// read in the same order, which costs the database a third of what
-	// probing that index once per item did.
+	// Only items with gold: a merge join with the ids of the gold's copy
+	// (migration 00039), read in the same order.
 	itemsSQL := `SELECT i.id, i.source_id, i.messages::text, i.meta::text FROM items i WHERE i.project_id = $1 ORDER BY i.id`
-	if onlyGold {
+	if which == export.WhichGold {
 		itemsSQL = `SELECT i.id, i.source_id, i.messages::text, i.meta::text
-			FROM items i JOIN (SELECT DISTINCT g.item_id FROM gold_labels g WHERE g.project_id = $1) g ON g.item_id = i.id
+			FROM items i JOIN item_gold g ON g.item_id = i.id AND g.project_id = $1
 			WHERE i.project_id = $1
 			ORDER BY i.id`
 	}
@@ -124,9 +123,10 @@ func (db *DB) exportRecords(ctx context.Context, projectID int64, keys []string,
 		return 0, err
 	}
 	defer items.Close()
+	// Each item's copy of its gold: one row per item.
 	gold, err := openAnswerStream(ctx, goldTx, `
-		SELECT g.item_id, 0::bigint, g.rubric_item_key, g.value, g.method
-		FROM gold_labels g
+		SELECT g.item_id, 0::bigint, g.gold, CASE WHEN g.adjudicated THEN 'adjudicated' ELSE 'automatic' END
+		FROM item_gold g
 		WHERE g.project_id = $1
 		ORDER BY g.item_id`, projectID)
 	if err != nil {
@@ -175,15 +175,11 @@ func (db *DB) exportRecords(ctx context.Context, projectID int64, keys []string,
 		clear(rec.Gold)
 		rec.Decided = ""
 		if err := gold.each(id, func(_ int64, raw [][]byte) error {
-			key, value, method := raw[2], raw[3], raw[4]
-			if k, ok := keyIndex[string(key)]; ok {
-				rec.Gold[k] = intern(value)
-				// One adjudicated rubric item makes the item's gold a lead's.
-				if m := intern(method); rec.Decided == "" || m == export.DecidedAdjudicated {
-					rec.Decided = m
+			return eachAnswer(raw[2], func(key, value []byte) {
+				if k, ok := keyIndex[string(key)]; ok {
+					rec.Gold[k], rec.Decided = intern(value), intern(raw[3])
 				}
-			}
-			return nil
+			})
 		}); err != nil {
 			return n, err
 		}
@@ -262,9 +258,8 @@ func recordRaters(ctx context.Context, tx pgx.Tx, projectID int64) (map[int64]*r
 }
 
 // answerStream reads rows that start with an item id and a rater id,
-// ordered by item id, one item's rows at a time: the gold (rubric item
-// key, value, method) and the answer sets (their answers as one JSON
-// object).
+// ordered by item id, one item's rows at a time: the items' gold and the
+// answer sets, each with its answers as one JSON object.
 type answerStream struct {
 	rows pgx.Rows
 	// The row read ahead, not yet handed out.

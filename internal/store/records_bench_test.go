@@ -52,7 +52,7 @@ func seedRecords(b testing.TB, db *store.DB, name string, n int, raters []int64)
 		  FROM items i CROSS JOIN rubric_items k WHERE i.project_id = $1 AND k.rubric_version_id = $2`, []any{p.ID, rvID}},
 		// As autovacuum leaves a settled table: the visibility map set, so
 		// that labels are read from their covering index alone.
-		{`VACUUM ANALYZE items, answer_sets, labels, gold_labels`, nil},
+		{`VACUUM ANALYZE items, answer_sets, labels, gold_labels, item_gold`, nil},
 	}
 	for _, st := range steps {
 		if _, err := db.Pool().Exec(ctx, st.sql, st.args...); err != nil {
