@@ -23,22 +23,31 @@ BEGIN
     -- Statements writing the gold of the same items are made to take
     -- turns, in one order, so that the copy below is read after the other
     -- transaction has ended: under READ COMMITTED each statement takes a
-    -- new snapshot. An advisory lock, because the copy's row may not
-    -- exist yet.
-    PERFORM pg_advisory_xact_lock(hashtext('attune.item_gold'), (x.item_id % 2147483648)::int)
-        FROM (SELECT DISTINCT item_id FROM changed ORDER BY item_id) x;
+    -- new snapshot. The turns are taken on the copy's rows, made first
+    -- where missing (a row lock costs no shared memory, which a lock per
+    -- item of a large settle would exhaust, and only this trigger takes
+    -- it, so it cannot deadlock with the locks the code takes on items).
+    INSERT INTO item_gold (item_id, project_id, gold, adjudicated)
+        SELECT c.item_id, min(c.project_id), '{}', false FROM changed c
+        WHERE EXISTS (SELECT 1 FROM gold_labels l WHERE l.item_id = c.item_id)
+        GROUP BY c.item_id ORDER BY c.item_id
+        ON CONFLICT (item_id) DO NOTHING;
+    PERFORM 1 FROM item_gold g
+        WHERE g.item_id IN (SELECT item_id FROM changed)
+        ORDER BY g.item_id FOR NO KEY UPDATE;
     DELETE FROM item_gold g
         WHERE g.item_id IN (SELECT item_id FROM changed)
           AND NOT EXISTS (SELECT 1 FROM gold_labels l WHERE l.item_id = g.item_id);
-    INSERT INTO item_gold (item_id, project_id, gold, adjudicated)
-        SELECT l.item_id, min(l.project_id),
-               json_object_agg(l.rubric_item_key, l.value ORDER BY l.rubric_item_key),
-               bool_or(l.method = 'adjudicated')
-        FROM gold_labels l
-        WHERE l.item_id IN (SELECT item_id FROM changed)
-        GROUP BY l.item_id
-    ON CONFLICT (item_id) DO UPDATE SET gold = EXCLUDED.gold, adjudicated = EXCLUDED.adjudicated
-        WHERE (item_gold.gold::text, item_gold.adjudicated) IS DISTINCT FROM (EXCLUDED.gold::text, EXCLUDED.adjudicated);
+    UPDATE item_gold g
+        SET gold = c.gold, adjudicated = c.adjudicated
+        FROM (SELECT l.item_id,
+                     json_object_agg(l.rubric_item_key, l.value ORDER BY l.rubric_item_key) AS gold,
+                     bool_or(l.method = 'adjudicated') AS adjudicated
+              FROM gold_labels l
+              WHERE l.item_id IN (SELECT item_id FROM changed)
+              GROUP BY l.item_id) c
+        WHERE g.item_id = c.item_id
+          AND (g.gold::text, g.adjudicated) IS DISTINCT FROM (c.gold::text, c.adjudicated);
     RETURN NULL;
 END;
 $$;

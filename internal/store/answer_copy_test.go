@@ -192,6 +192,11 @@ func TestItemsKeepACopyOfTheirGold(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("a delete in SQL", 2)
+	// An item deleted takes its gold and its copy with it.
+	if _, err := f.db.Pool().Exec(ctx, `DELETE FROM items WHERE id = $1`, f.itemID(t, "item-001")); err != nil {
+		t.Fatal(err)
+	}
+	check("an item's deletion", 1)
 }
 
 // TestGoldCopiesUnderConcurrentEdits: transactions editing the gold of
