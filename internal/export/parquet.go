@@ -141,16 +141,28 @@ type recordParquet struct {
 	b    *recordBuilder
 	w    *parquet.Writer
 	cols parquetColumns
-	// The values of the rows not yet handed to the writer, per column.
-	// They go to each column's writer parquetBatch rows at a time: the
-	// writer works column by column, and rows handed to it whole were
-	// split into columns again. The texts the values point to are copied
-	// into arena, since a record's bytes do not outlive its Write.
+	// The rows are assembled into cur, column by column, and handed to
+	// the column writers parquetBatch at a time: the writer works column
+	// by column, and rows handed to it whole were split into columns
+	// again. A batch is written on its own goroutine while the next is
+	// assembled (the two cost about the same), one batch at a time, so
+	// that on a machine of few cores the export does not wait on one of
+	// them; spare is the batch not being assembled.
+	cur, spare *parquetRows
+	encoding   chan error // the written batch's result
+	inFlight   bool       // a batch is being written
+	rows       int
+	buffered   int // bytes of text in the row group being built
+}
+
+// parquetRows is a run of rows as the values of each column, with the
+// texts they point to: a record's bytes do not outlive its Write.
+type parquetRows struct {
 	columns  [][]parquet.Value
-	pending  int // rows in columns
-	rows     int
-	buffered int // bytes of text in the row group being built
 	arena    []byte
+	rows     int
+	last     int  // the number of its last row in the export
+	endGroup bool // the row group ends after it
 }
 
 // parquetBatch is how many rows are handed to the Parquet writer at once.
@@ -186,18 +198,21 @@ func newRecordParquet(w io.Writer, b *recordBuilder) (*recordParquet, error) {
 		opts = append(opts, parquet.SkipPageBounds(path...))
 	}
 	pw := parquet.NewWriter(w, append([]parquet.WriterOption{schema}, opts...)...)
-	return &recordParquet{b: b, w: pw, cols: cols, columns: make([][]parquet.Value, cols.numColumns)}, nil
+	return &recordParquet{b: b, w: pw, cols: cols, encoding: make(chan error, 1),
+		cur:   &parquetRows{columns: make([][]parquet.Value, cols.numColumns)},
+		spare: &parquetRows{columns: make([][]parquet.Value, cols.numColumns)}}, nil
 }
 
 func (p *recordParquet) add(col, rep, def int, v parquet.Value) {
-	p.columns[col] = append(p.columns[col], v.Level(rep, def, col))
+	p.cur.columns[col] = append(p.cur.columns[col], v.Level(rep, def, col))
 }
 
 // kept returns a copy of b in the arena, for a value of a pending row.
 func (p *recordParquet) kept(b []byte) []byte {
-	start := len(p.arena)
-	p.arena = append(p.arena, b...)
-	return p.arena[start:len(p.arena):len(p.arena)]
+	a := &p.cur.arena
+	start := len(*a)
+	*a = append(*a, b...)
+	return (*a)[start:len(*a):len(*a)]
 }
 
 func (p *recordParquet) text(col int, s []byte) {
@@ -294,38 +309,57 @@ func (p *recordParquet) Write(rec *Record) error {
 			}
 		}
 	}
-	p.pending++
+	p.cur.rows++
 	p.rows++
-	if p.pending < parquetBatch && p.buffered < rowGroupBytes {
+	if p.cur.rows < parquetBatch && p.buffered < rowGroupBytes {
 		return nil
 	}
-	if err := p.writePending(); err != nil {
+	if p.buffered >= rowGroupBytes {
+		p.cur.endGroup, p.buffered = true, 0
+	}
+	return p.send()
+}
+
+// send starts writing the batch assembled, once the one before is
+// written, and makes the other batch the one to assemble.
+func (p *recordParquet) send() error {
+	if err := p.wait(); err != nil {
 		return err
 	}
-	if p.buffered >= rowGroupBytes {
-		p.buffered = 0
+	bt := p.cur
+	bt.last = p.rows
+	p.cur, p.spare = p.spare, bt
+	p.inFlight = true
+	go func() { p.encoding <- p.writeBatch(bt) }()
+	return nil
+}
+
+// wait waits for the batch being written, if any, and returns its error.
+func (p *recordParquet) wait() error {
+	if !p.inFlight {
+		return nil
+	}
+	p.inFlight = false
+	return <-p.encoding
+}
+
+// writeBatch hands a batch's rows to the column writers, which copy their
+// values into their buffers, and empties it.
+func (p *recordParquet) writeBatch(bt *parquetRows) error {
+	for i, w := range p.w.ColumnWriters() {
+		if _, err := w.WriteRowValues(bt.columns[i]); err != nil {
+			return fmt.Errorf("export: parquet rows %d to %d: %w", bt.last-bt.rows+1, bt.last, err)
+		}
+		clear(bt.columns[i]) // let go of arenas the texts were copied to
+		bt.columns[i] = bt.columns[i][:0]
+	}
+	end := bt.endGroup
+	bt.rows, bt.arena, bt.endGroup = 0, bt.arena[:0], false
+	if end {
 		if err := p.w.Flush(); err != nil {
 			return fmt.Errorf("export: parquet: %w", err)
 		}
 	}
-	return nil
-}
-
-// writePending hands the pending rows to the column writers, which copy
-// their values into their buffers.
-func (p *recordParquet) writePending() error {
-	if p.pending == 0 {
-		return nil
-	}
-	first := p.rows - p.pending + 1
-	for i, w := range p.w.ColumnWriters() {
-		if _, err := w.WriteRowValues(p.columns[i]); err != nil {
-			return fmt.Errorf("export: parquet rows %d to %d: %w", first, p.rows, err)
-		}
-		clear(p.columns[i]) // let go of arenas the texts were copied to
-		p.columns[i] = p.columns[i][:0]
-	}
-	p.pending, p.arena = 0, p.arena[:0]
 	return nil
 }
 
@@ -336,7 +370,12 @@ func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)
 func (p *recordParquet) Rows() int { return p.rows }
 
 func (p *recordParquet) Close() error {
-	if err := p.writePending(); err != nil {
+	if p.cur.rows > 0 {
+		if err := p.send(); err != nil {
+			return err
+		}
+	}
+	if err := p.wait(); err != nil {
 		return err
 	}
 	if err := p.w.Close(); err != nil {
