@@ -9,3 +9,9 @@ func OpenPool(pool *pgxpool.Pool) (*DB, error) { return newDB(pool) }
 // ExportLabelsQuery is the query ExportLabels runs, for a benchmark that
 // compares it with COPY of the same SELECT.
 const ExportLabelsQuery = exportLabelsQuery
+
+// RecordStreamsSQL are the dataset export's queries, for a test of their
+// plans under RecordPlanSettings.
+var RecordStreamsSQL = []string{recordItemsSQL, recordGoldItemsSQL, recordGoldSQL, recordAnswersSQL}
+
+const RecordPlanSettings = recordPlanSettings
