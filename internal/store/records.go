@@ -42,6 +42,17 @@ func (db *DB) ExportRecords(ctx context.Context, projectID int64, keys []string,
 	return n, mapErr(err, "export records", "")
 }
 
+// keyedAnswer is one answer of a JSON object of answers: the rubric
+// item's place in the export's keys and the value.
+type keyedAnswer struct {
+	key   int
+	value string
+}
+
+// maxAnswerObjects bounds the distinct objects of answers an export
+// remembers: 4,096 take well under a megabyte.
+const maxAnswerObjects = 4096
+
 // recordConns is how many connections a dataset export holds.
 const recordConns = 3
 
@@ -179,6 +190,29 @@ func (db *DB) exportRecords(ctx context.Context, projectID int64, keys []string,
 		interned[s] = s
 		return s
 	}
+	// The answers of a project's answer sets, and its gold, repeat the same
+	// few JSON objects over and over: each is read once, into the rubric
+	// items' places and the values' strings, and looked up after that,
+	// which costs a fifth of reading it again. The cache stops growing at
+	// maxAnswerObjects; the objects after that are read each time.
+	objects := map[string][]keyedAnswer{}
+	decode := func(obj []byte) ([]keyedAnswer, error) {
+		if kv, ok := objects[string(obj)]; ok {
+			return kv, nil
+		}
+		var kv []keyedAnswer
+		if err := eachAnswer(obj, func(key, value []byte) {
+			if k, ok := keyIndex[string(key)]; ok {
+				kv = append(kv, keyedAnswer{k, intern(value)})
+			}
+		}); err != nil {
+			return nil, err
+		}
+		if len(objects) < maxAnswerObjects {
+			objects[string(obj)] = kv
+		}
+		return kv, nil
+	}
 	var rec export.Record
 	rec.Gold = make([]string, len(keys))
 	var pool []export.Rating // ratings reused from item to item
@@ -195,11 +229,11 @@ func (db *DB) exportRecords(ctx context.Context, projectID int64, keys []string,
 		clear(rec.Gold)
 		rec.Decided = ""
 		if err := gold.each(id, func(_ int64, raw [][]byte) error {
-			return eachAnswer(raw[2], func(key, value []byte) {
-				if k, ok := keyIndex[string(key)]; ok {
-					rec.Gold[k], rec.Decided = intern(value), intern(raw[3])
-				}
-			})
+			kv, err := decode(raw[2])
+			for _, a := range kv {
+				rec.Gold[a.key], rec.Decided = a.value, intern(raw[3])
+			}
+			return err
 		}); err != nil {
 			return n, err
 		}
@@ -209,26 +243,23 @@ func (db *DB) exportRecords(ctx context.Context, projectID int64, keys []string,
 			if r == nil {
 				return nil
 			}
-			var values []string // this rater's, once one of their keys is the rubric's
-			return eachAnswer(raw[2], func(key, value []byte) {
-				k, ok := keyIndex[string(key)]
-				if !ok {
-					return
-				}
-				if values == nil {
-					if len(rec.Ratings) < len(pool) {
-						rec.Ratings = append(rec.Ratings, pool[len(rec.Ratings)])
-					} else {
-						rec.Ratings = append(rec.Ratings, export.Rating{Values: make([]string, len(keys))})
-						pool = append(pool, rec.Ratings[len(rec.Ratings)-1])
-					}
-					last := &rec.Ratings[len(rec.Ratings)-1]
-					last.Rater = r.Rater
-					clear(last.Values)
-					values = last.Values
-				}
-				values[k] = intern(value)
-			})
+			kv, err := decode(raw[2])
+			if err != nil || len(kv) == 0 {
+				return err // no rating without one of the rubric's answers
+			}
+			if len(rec.Ratings) < len(pool) {
+				rec.Ratings = append(rec.Ratings, pool[len(rec.Ratings)])
+			} else {
+				rec.Ratings = append(rec.Ratings, export.Rating{Values: make([]string, len(keys))})
+				pool = append(pool, rec.Ratings[len(rec.Ratings)-1])
+			}
+			last := &rec.Ratings[len(rec.Ratings)-1]
+			last.Rater = r.Rater
+			clear(last.Values)
+			for _, a := range kv {
+				last.Values[a.key] = a.value
+			}
+			return nil
 		}); err != nil {
 			return n, err
 		}
