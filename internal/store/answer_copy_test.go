@@ -13,11 +13,17 @@ import (
 // (migration 00038, read by the dataset export) differs from their labels.
 func answerCopiesBehind(t *testing.T, db *store.DB) int {
 	t.Helper()
-	var n int
-	if err := db.Pool().QueryRow(context.Background(), `
+	return countRows(t, db, `
 		SELECT count(*) FROM answer_sets s
 		WHERE s.answers::jsonb IS DISTINCT FROM
-		      (SELECT coalesce(jsonb_object_agg(l.rubric_item_key, l.value), '{}') FROM labels l WHERE l.answer_set_id = s.id)`).Scan(&n); err != nil {
+		      (SELECT coalesce(jsonb_object_agg(l.rubric_item_key, l.value), '{}') FROM labels l WHERE l.answer_set_id = s.id)`)
+}
+
+// countRows runs a count query.
+func countRows(t *testing.T, db *store.DB, sql string) int {
+	t.Helper()
+	var n int
+	if err := db.Pool().QueryRow(context.Background(), sql).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -124,17 +130,13 @@ func TestAnswerCopiesUnderConcurrentEdits(t *testing.T) {
 // gold without one.
 func goldCopiesBehind(t *testing.T, db *store.DB) int {
 	t.Helper()
-	var n int
-	if err := db.Pool().QueryRow(context.Background(), `
+	return countRows(t, db, `
 		SELECT count(*)
 		FROM (SELECT item_id, jsonb_object_agg(rubric_item_key, value) AS gold, bool_or(method = 'adjudicated') AS adjudicated
 		      FROM gold_labels GROUP BY item_id) l
 		FULL JOIN item_gold c ON c.item_id = l.item_id
 		WHERE l.item_id IS NULL OR c.item_id IS NULL
-		   OR l.gold IS DISTINCT FROM c.gold::jsonb OR l.adjudicated IS DISTINCT FROM c.adjudicated`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
+		   OR l.gold IS DISTINCT FROM c.gold::jsonb OR l.adjudicated IS DISTINCT FROM c.adjudicated`)
 }
 
 // TestItemsKeepACopyOfTheirGold writes gold by every path that writes it

@@ -62,6 +62,30 @@ func seedRecords(b testing.TB, db *store.DB, name string, n int, raters []int64)
 	return p.ID
 }
 
+// recordsDB makes a database with the built-in rubrics and three
+// annotators for seedRecords, and returns their raters.
+func recordsDB(tb testing.TB) (*store.DB, []int64) {
+	tb.Helper()
+	db := dbtest.New(tb)
+	ctx := context.Background()
+	if err := db.LoadBuiltinRubrics(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	var raters []int64
+	for i := range 3 {
+		u, err := db.CreateUser(ctx, nil, store.NewUser{Email: fmt.Sprintf("r%d@example.org", i), Role: attune.RoleAnnotator, PasswordHash: "x"})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		var id int64
+		if err := db.Pool().QueryRow(ctx, `SELECT id FROM raters WHERE user_id = $1`, u.ID).Scan(&id); err != nil {
+			tb.Fatal(err)
+		}
+		raters = append(raters, id)
+	}
+	return db, raters
+}
+
 // BenchmarkExportRecords streams the dataset export of 50,000 and of
 // 100,000 items (dialogues of about 1.2 kB, three people's answers and
 // gold on five rubric items) to io.Discard, as JSON Lines and as Parquet.
@@ -73,23 +97,8 @@ func seedRecords(b testing.TB, db *store.DB, name string, n int, raters []int64)
 //
 //	go test -run '^$' -bench ExportRecords -benchtime 3x ./internal/store
 func BenchmarkExportRecords(b *testing.B) {
-	db := dbtest.New(b)
+	db, raters := recordsDB(b)
 	ctx := context.Background()
-	if err := db.LoadBuiltinRubrics(ctx); err != nil {
-		b.Fatal(err)
-	}
-	var raters []int64
-	for i := range 3 {
-		u, err := db.CreateUser(ctx, nil, store.NewUser{Email: fmt.Sprintf("r%d@example.org", i), Role: attune.RoleAnnotator, PasswordHash: "x"})
-		if err != nil {
-			b.Fatal(err)
-		}
-		var id int64
-		if err := db.Pool().QueryRow(ctx, `SELECT id FROM raters WHERE user_id = $1`, u.ID).Scan(&id); err != nil {
-			b.Fatal(err)
-		}
-		raters = append(raters, id)
-	}
 	sizes := []struct {
 		name  string
 		items int

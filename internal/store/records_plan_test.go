@@ -2,14 +2,11 @@ package store_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/attune/attune/internal/attune"
-	"github.com/attune/attune/internal/dbtest"
 	"github.com/attune/attune/internal/store"
 )
 
@@ -20,19 +17,7 @@ import (
 func TestExportRecordsPlans(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := dbtest.New(t)
-	if err := db.LoadBuiltinRubrics(ctx); err != nil {
-		t.Fatal(err)
-	}
-	var raters []int64
-	for i := range 3 {
-		u := newUser(t, db, fmt.Sprintf("plan%d@example.org", i), attune.RoleAnnotator)
-		var id int64
-		if err := db.Pool().QueryRow(ctx, `SELECT id FROM raters WHERE user_id = $1`, u.ID).Scan(&id); err != nil {
-			t.Fatal(err)
-		}
-		raters = append(raters, id)
-	}
+	db, raters := recordsDB(t)
 	seedRecords(t, db, "first", 4000, raters)
 	second := seedRecords(t, db, "second", 2000, raters)
 	if err := pgx.BeginFunc(ctx, db.Pool(), func(tx pgx.Tx) error {
