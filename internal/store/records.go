@@ -365,8 +365,9 @@ func (s *answerStream) each(id int64, fn func(rater int64, raw [][]byte) error) 
 	return nil
 }
 
-// eachAnswer hands fn each key and value of an answer set's answers, the
-// JSON object of strings PostgreSQL built (json_object_agg). A string
+// eachAnswer hands fn each key and value of an answer set's answers or an
+// item's gold, the JSON object of strings PostgreSQL built
+// (json_object_agg). A string
 // with escapes is decoded by encoding/json; the rest, nearly all, are
 // handed over as they stand. The byte slices are valid only during the
 // call.
@@ -460,7 +461,7 @@ func (p *answerParser) end() error {
 }
 
 func (p *answerParser) fail() error {
-	return fmt.Errorf("export: an answer set's stored answers are not a JSON object of strings at byte %d: %.80q", p.i, p.b)
+	return fmt.Errorf("export: stored answers are not a JSON object of strings at byte %d: %.80q", p.i, p.b)
 }
 
 // quoteLiteral quotes s as an SQL string literal. SET TRANSACTION SNAPSHOT
