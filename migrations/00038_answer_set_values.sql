@@ -47,6 +47,18 @@ CREATE TRIGGER labels_copy_deleted AFTER DELETE ON labels
     REFERENCING OLD TABLE AS changed
     FOR EACH STATEMENT EXECUTE FUNCTION answer_sets_copy_labels();
 
+-- TRUNCATE fires no DELETE trigger: it empties every copy.
+-- +goose StatementBegin
+CREATE FUNCTION answer_sets_clear_answers() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE answer_sets SET answers = '{}' WHERE answers::text <> '{}';
+    RETURN NULL;
+END;
+$$;
+-- +goose StatementEnd
+CREATE TRIGGER labels_copy_truncated AFTER TRUNCATE ON labels
+    FOR EACH STATEMENT EXECUTE FUNCTION answer_sets_clear_answers();
+
 UPDATE answer_sets s
     SET answers = c.answers
     FROM (SELECT l.answer_set_id AS id, json_object_agg(l.rubric_item_key, l.value ORDER BY l.rubric_item_key) AS answers
@@ -54,6 +66,8 @@ UPDATE answer_sets s
     WHERE s.id = c.id;
 
 -- +goose Down
+DROP TRIGGER labels_copy_truncated ON labels;
+DROP FUNCTION answer_sets_clear_answers();
 DROP TRIGGER labels_copy_deleted ON labels;
 DROP TRIGGER labels_copy_updated ON labels;
 DROP TRIGGER labels_copy_inserted ON labels;

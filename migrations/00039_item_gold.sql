@@ -64,6 +64,18 @@ CREATE TRIGGER gold_labels_copy_deleted AFTER DELETE ON gold_labels
     REFERENCING OLD TABLE AS changed
     FOR EACH STATEMENT EXECUTE FUNCTION item_gold_copy();
 
+-- TRUNCATE fires no DELETE trigger: it takes every copy with it.
+-- +goose StatementBegin
+CREATE FUNCTION item_gold_clear() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM item_gold;
+    RETURN NULL;
+END;
+$$;
+-- +goose StatementEnd
+CREATE TRIGGER gold_labels_copy_truncated AFTER TRUNCATE ON gold_labels
+    FOR EACH STATEMENT EXECUTE FUNCTION item_gold_clear();
+
 INSERT INTO item_gold (item_id, project_id, gold, adjudicated)
     SELECT l.item_id, min(l.project_id),
            json_object_agg(l.rubric_item_key, l.value ORDER BY l.rubric_item_key),
@@ -72,6 +84,8 @@ INSERT INTO item_gold (item_id, project_id, gold, adjudicated)
     GROUP BY l.item_id;
 
 -- +goose Down
+DROP TRIGGER gold_labels_copy_truncated ON gold_labels;
+DROP FUNCTION item_gold_clear();
 DROP TRIGGER gold_labels_copy_deleted ON gold_labels;
 DROP TRIGGER gold_labels_copy_updated ON gold_labels;
 DROP TRIGGER gold_labels_copy_inserted ON gold_labels;

@@ -89,6 +89,10 @@ func TestAnswerSetsKeepACopyOfTheirLabels(t *testing.T) {
 	if n := f.count(t, `SELECT count(*) FROM answer_sets WHERE answers->>'CQ1' IS NOT NULL`); n != 0 {
 		t.Fatalf("%d copies still hold a deleted answer", n)
 	}
+	if _, err := f.db.Pool().Exec(ctx, `TRUNCATE labels CASCADE`); err != nil {
+		t.Fatal(err)
+	}
+	check("a truncation")
 }
 
 // TestAnswerCopiesUnderConcurrentEdits: two transactions editing the same
@@ -199,6 +203,10 @@ func TestItemsKeepACopyOfTheirGold(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("an item's deletion", 1)
+	if _, err := f.db.Pool().Exec(ctx, `TRUNCATE gold_labels CASCADE`); err != nil {
+		t.Fatal(err)
+	}
+	check("a truncation", 0)
 }
 
 // TestGoldCopiesUnderConcurrentEdits: transactions editing the gold of
