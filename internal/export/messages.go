@@ -140,6 +140,52 @@ func (p *messageParser) next() byte {
 
 func (p *messageParser) expect(c byte) bool { return p.next() == c }
 
+// EachAnswer hands fn each key and value of obj, a JSON object of strings:
+// a stored copy of an answer set's answers or an item's gold, as
+// PostgreSQL's json_object_agg writes it. It reads the strings as the
+// dialogues are read. The byte slices are valid only during the call.
+func EachAnswer(obj []byte, fn func(key, value []byte)) error {
+	p := messageParser{b: obj}
+	if !p.expect('{') {
+		return p.notAnswers()
+	}
+	if p.peek() == '}' {
+		p.i++
+		return p.answersEnd()
+	}
+	for {
+		p.ws()
+		key, err := p.str()
+		if err != nil || !p.expect(':') {
+			return p.notAnswers()
+		}
+		p.ws()
+		value, err := p.str()
+		if err != nil {
+			return p.notAnswers()
+		}
+		fn(key, value)
+		switch p.next() {
+		case ',':
+			continue
+		case '}':
+			return p.answersEnd()
+		}
+		return p.notAnswers()
+	}
+}
+
+func (p *messageParser) answersEnd() error {
+	if p.end() != nil {
+		return p.notAnswers()
+	}
+	return nil
+}
+
+func (p *messageParser) notAnswers() error {
+	return fmt.Errorf("export: stored answers are not a JSON object of strings at byte %d: %.80q", p.i, p.b)
+}
+
 // str reads a JSON string at p.i: a slice of the input when it has no
 // escapes, else its unquoted text appended to scratch.
 func (p *messageParser) str() ([]byte, error) {

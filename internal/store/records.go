@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -201,7 +200,7 @@ func (db *DB) exportRecords(ctx context.Context, projectID int64, keys []string,
 			return kv, nil
 		}
 		var kv []keyedAnswer
-		if err := eachAnswer(obj, func(key, value []byte) {
+		if err := export.EachAnswer(obj, func(key, value []byte) {
 			if k, ok := keyIndex[string(key)]; ok {
 				kv = append(kv, keyedAnswer{k, intern(value)})
 			}
@@ -363,105 +362,6 @@ func (s *answerStream) each(id int64, fn func(rater int64, raw [][]byte) error) 
 		}
 	}
 	return nil
-}
-
-// eachAnswer hands fn each key and value of an answer set's answers or an
-// item's gold, the JSON object of strings PostgreSQL built
-// (json_object_agg). A string
-// with escapes is decoded by encoding/json; the rest, nearly all, are
-// handed over as they stand. The byte slices are valid only during the
-// call.
-func eachAnswer(obj []byte, fn func(key, value []byte)) error {
-	p := answerParser{b: obj}
-	p.ws()
-	if !p.take('{') {
-		return p.fail()
-	}
-	if p.ws(); p.take('}') {
-		return p.end()
-	}
-	for {
-		key, ok := p.str()
-		if !ok {
-			return p.fail()
-		}
-		if p.ws(); !p.take(':') {
-			return p.fail()
-		}
-		p.ws()
-		value, ok := p.str()
-		if !ok {
-			return p.fail()
-		}
-		fn(key, value)
-		p.ws()
-		if p.take('}') {
-			return p.end()
-		}
-		if !p.take(',') {
-			return p.fail()
-		}
-		p.ws()
-	}
-}
-
-// answerParser reads the flat JSON object of eachAnswer.
-type answerParser struct {
-	b []byte
-	i int
-}
-
-func (p *answerParser) ws() {
-	for p.i < len(p.b) && (p.b[p.i] == ' ' || p.b[p.i] == '\t' || p.b[p.i] == '\n' || p.b[p.i] == '\r') {
-		p.i++
-	}
-}
-
-func (p *answerParser) take(c byte) bool {
-	if p.i < len(p.b) && p.b[p.i] == c {
-		p.i++
-		return true
-	}
-	return false
-}
-
-// str reads a JSON string and returns its value.
-func (p *answerParser) str() ([]byte, bool) {
-	if !p.take('"') {
-		return nil, false
-	}
-	start, escaped := p.i, false
-	for ; p.i < len(p.b); p.i++ {
-		switch c := p.b[p.i]; {
-		case c == '\\':
-			escaped = true
-			p.i++
-		case c == '"':
-			p.i++
-			if !escaped {
-				return p.b[start : p.i-1], true
-			}
-			var v string
-			if json.Unmarshal(p.b[start-1:p.i], &v) != nil {
-				return nil, false
-			}
-			return []byte(v), true
-		case c < 0x20:
-			return nil, false
-		}
-	}
-	return nil, false
-}
-
-func (p *answerParser) end() error {
-	if p.ws(); p.i != len(p.b) {
-		return p.fail()
-	}
-	return nil
-}
-
-func (p *answerParser) fail() error {
-	return fmt.Errorf("export: stored answers are not a JSON object of strings at byte %d: %.80q", p.i, p.b)
 }
 
 // quoteLiteral quotes s as an SQL string literal. SET TRANSACTION SNAPSHOT

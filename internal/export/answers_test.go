@@ -1,4 +1,4 @@
-package store
+package export
 
 import (
 	"encoding/json"
@@ -8,11 +8,11 @@ import (
 	"unicode/utf8"
 )
 
-// parseAnswers collects eachAnswer's pairs, the last of a repeated key
+// parseAnswers collects EachAnswer's pairs, the last of a repeated key
 // winning as in encoding/json.
 func parseAnswers(b []byte) (map[string]string, error) {
 	m := map[string]string{}
-	err := eachAnswer(b, func(k, v []byte) { m[string(k)] = string(v) })
+	err := EachAnswer(b, func(k, v []byte) { m[string(k)] = string(v) })
 	return m, err
 }
 
@@ -54,8 +54,8 @@ func TestEachAnswer(t *testing.T) {
 	}
 }
 
-// FuzzEachAnswer: whatever eachAnswer reads, encoding/json reads the same,
-// and an object of strings encoding/json reads, eachAnswer reads too.
+// FuzzEachAnswer: whatever EachAnswer reads, encoding/json reads the same,
+// and an object of strings encoding/json reads, EachAnswer reads too.
 func FuzzEachAnswer(f *testing.F) {
 	for _, s := range []string{`{}`, `{ "CQ1" : "YES", "CQ2" : "NA" }`, `{"a":"\u00e9\"","b":"\\"}`, `{ "k" : 1 }`, `{"k":"\ud800"}`} {
 		f.Add([]byte(s))
