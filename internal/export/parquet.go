@@ -170,7 +170,7 @@ const parquetBatch = 128
 
 // fastSnappy is Snappy compression by the block encoder of the s2 package
 // at its fastest setting; the library's Snappy codec uses its "better"
-// one, which cost the export a tenth of its time for files a few percent
+// one, which cost the export a tenth of its time for files about 15%
 // smaller. Any Snappy reader reads either; decoding is the library's.
 type fastSnappy struct{ snappy.Codec }
 

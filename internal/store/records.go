@@ -230,7 +230,10 @@ func (db *DB) exportRecords(ctx context.Context, projectID int64, keys []string,
 		if err := gold.each(id, func(_ int64, raw [][]byte) error {
 			kv, err := decode(raw[2])
 			for _, a := range kv {
-				rec.Gold[a.key], rec.Decided = a.value, intern(raw[3])
+				rec.Gold[a.key] = a.value
+			}
+			if len(kv) > 0 {
+				rec.Decided = intern(raw[3])
 			}
 			return err
 		}); err != nil {
