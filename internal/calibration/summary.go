@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/attune/attune/internal/gold"
 	"github.com/attune/attune/internal/rubric"
 )
 
@@ -31,18 +32,38 @@ type Summary struct {
 	Leniency *float64 `json:"leniency"`
 	// Drifting reports whether any rubric item's accuracy or leniency chart
 	// has signalled; DriftingOn names those rubric items, in the rubric's
-	// order.
+	// order. A steady person is flagged by chance with probability at most
+	// FalseAlarm within their first Horizon answers.
 	Drifting   bool     `json:"drifting"`
 	DriftingOn []string `json:"drifting_on"`
 }
 
 // Summarize grades a rater's calibration records, oldest first, against
 // the gold stored with each, and runs every rubric item's series through
-// the drift charts: accuracy (a fall signals) and, on numeric rubric items,
-// leniency (a rise or a fall signals). Charts are per rubric item because a
-// person can drift on one dimension while holding steady on the rest.
+// the drift charts: accuracy on every rubric item and leniency on numeric
+// ones. Charts are per rubric item because a person can drift on one
+// dimension while holding steady on the rest; the rubric's charts share
+// FalseAlarm equally (ChartAlpha), so that a steady person is flagged by
+// chance at most that often over their first Horizon answers, not that
+// often on each chart.
 func Summarize(def *rubric.Definition, records []Record) Summary {
+	s, _ := summarize(def, records)
+	return s
+}
+
+// summarize is Summarize, and the index of the first observation at which
+// some chart signalled (-1: none). The charts look only backwards, so the
+// summary of the first n records drifts exactly when that index is below
+// n (with gold on every rubric item of every record).
+func summarize(def *rubric.Definition, records []Record) (Summary, int) {
 	s := Summary{N: len(records), DriftingOn: []string{}}
+	first := -1
+	earliest := func(c Chart) bool {
+		if c.AlarmAt >= 0 && (first < 0 || c.AlarmAt < first) {
+			first = c.AlarmAt
+		}
+		return c.Drifting()
+	}
 	matches := make(map[string][]bool, len(def.Items))
 	diffs := make(map[string][]int, len(def.Items))
 	var matched, compared, diffSum, diffN int
@@ -67,9 +88,10 @@ func Summarize(def *rubric.Definition, records []Record) Summary {
 		l := float64(diffSum) / float64(diffN)
 		s.Leniency = &l
 	}
+	alpha := ChartAlpha(def)
 	for _, it := range def.Items {
-		drifting := AccuracyChart(matches[it.Key]).Drifting()
-		if d := diffs[it.Key]; len(d) > 0 && LeniencyChart(d).Drifting() {
+		drifting := earliest(AccuracyChart(matches[it.Key], alpha))
+		if d := diffs[it.Key]; len(d) > 0 && earliest(LeniencyChart(d, alpha)) {
 			drifting = true
 		}
 		if drifting {
@@ -77,7 +99,30 @@ func Summarize(def *rubric.Definition, records []Record) Summary {
 		}
 	}
 	s.Drifting = len(s.DriftingOn) > 0
-	return s
+	return s, first
+}
+
+// Charts is how many drift charts a rubric gives each rater: an accuracy
+// chart per rubric item and a leniency chart per numeric one. It is fixed
+// by the rubric, not by the answers, so that the share of each chart does
+// not depend on what the rater did.
+func Charts(def *rubric.Definition) int {
+	n := len(def.Items)
+	for i := range def.Items {
+		if gold.Numeric(def, &def.Items[i]) {
+			n++
+		}
+	}
+	return n
+}
+
+// ChartAlpha is each of a rubric's drift charts' share of FalseAlarm:
+// FalseAlarm / Charts (Bonferroni), which bounds the chance that any chart
+// of a steady person signals by FalseAlarm whatever the dependence between
+// the charts (an item's accuracy and leniency charts watch the same
+// answers).
+func ChartAlpha(def *rubric.Definition) float64 {
+	return FalseAlarm / float64(max(1, Charts(def)))
 }
 
 // AlertMinAnswers is how many calibration answer sets a person gives before

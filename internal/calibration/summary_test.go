@@ -47,22 +47,22 @@ func TestSummarizeNoNumericItemsHasNoLeniency(t *testing.T) {
 }
 
 // TestSummarizeNamesTheRubricItemThatDrifts simulates a person who agrees
-// with gold on every dimension for 100 items and then starts rating
-// emotion two points high: only emotion drifts.
+// with gold on every dimension for FirstLook items and then starts rating
+// emotion two points high: only emotion drifts, once the charts look.
 func TestSummarizeNamesTheRubricItemThatDrifts(t *testing.T) {
 	def := builtin(t, "empathetic-dialogue@2")
 	gold := map[string]string{"emotion": "3", "validation": "3", "helpfulness": "3", "safety": "3", "overall": "3"}
 	steady := map[string]string{"emotion": "3", "validation": "3", "helpfulness": "3", "safety": "3", "overall": "3"}
 	drifted := map[string]string{"emotion": "5", "validation": "3", "helpfulness": "3", "safety": "3", "overall": "3"}
 	var records []Record
-	for i := range 160 {
+	for i := range FirstLook + 60 {
 		given := steady
-		if i >= 100 {
+		if i >= FirstLook {
 			given = drifted
 		}
 		records = append(records, Record{Given: given, Gold: gold})
 	}
-	got := Summarize(def, records[:100])
+	got := Summarize(def, records[:FirstLook])
 	if got.Drifting {
 		t.Fatalf("steady series drifts: %+v", got)
 	}

@@ -2865,7 +2865,7 @@ func calibration(rows []CalibrationRow) templ.Component {
 			templ_7745c5c3_Var150 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 253, "<section class=\"panel\" aria-labelledby=\"calibration-heading\" data-testid=\"calibration\"><h2 id=\"calibration-heading\">Against gold, on the calibration items</h2><p class=\"help\">Each rater's answers to the calibration items, held against gold (exact on YES/NO/NA, within one point on 1–5), over their whole history. Leniency is the mean of given − gold on 1–5 rubric items. A rubric item drifts when its control chart leaves its limits. Every judge run asks the calibration items afresh: a judge's accuracy is shown run by run, and a run whose accuracy stepped away from the runs before it (as when a provider changes the model behind its name) is named with its date.</p><div class=\"table-scroll\"><table class=\"figures\"><thead><tr><th scope=\"col\">Rater</th><th scope=\"col\" class=\"num\">Answered</th><th scope=\"col\" class=\"num\">Accuracy</th><th scope=\"col\" class=\"num\">Leniency</th><th scope=\"col\">Drifting on</th><th scope=\"col\">Judge runs</th></tr></thead> <tbody>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 253, "<section class=\"panel\" aria-labelledby=\"calibration-heading\" data-testid=\"calibration\"><h2 id=\"calibration-heading\">Against gold, on the calibration items</h2><p class=\"help\">Each rater's answers to the calibration items, held against gold (exact on YES/NO/NA, within one point on 1–5), over their whole history. Leniency is the mean of given − gold on 1–5 rubric items. A rubric item drifts when its chart finds the rater's newest 150 answers on it (from their 200th) further from gold, or more lenient or more severe, than their own earlier answers allow by chance. A steady annotator is flagged this way by chance with probability at most 5% over their first 1,000 calibration answers, shared among all their rubric items (so ARL₀, the answers a steady annotator gives on average before a chance flag, is at least 10,000); a flag asks a lead to look, it does not prove a change. Every judge run asks the calibration items afresh: a judge's accuracy is shown run by run, and a run whose accuracy stepped away from the runs before it (as when a provider changes the model behind its name) is named with its date.</p><div class=\"table-scroll\"><table class=\"figures\"><thead><tr><th scope=\"col\">Rater</th><th scope=\"col\" class=\"num\">Answered</th><th scope=\"col\" class=\"num\">Accuracy</th><th scope=\"col\" class=\"num\">Leniency</th><th scope=\"col\">Drifting on</th><th scope=\"col\">Judge runs</th></tr></thead> <tbody>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -2877,7 +2877,7 @@ func calibration(rows []CalibrationRow) templ.Component {
 			var templ_7745c5c3_Var151 string
 			templ_7745c5c3_Var151, templ_7745c5c3_Err = templ.JoinStringErrs(r.Rater)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 541, Col: 32}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 544, Col: 32}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var151))
 			if templ_7745c5c3_Err != nil {
@@ -2890,7 +2890,7 @@ func calibration(rows []CalibrationRow) templ.Component {
 			var templ_7745c5c3_Var152 string
 			templ_7745c5c3_Var152, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(r.N))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 542, Col: 40}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 545, Col: 40}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var152))
 			if templ_7745c5c3_Err != nil {
@@ -2903,7 +2903,7 @@ func calibration(rows []CalibrationRow) templ.Component {
 			var templ_7745c5c3_Var153 string
 			templ_7745c5c3_Var153, templ_7745c5c3_Err = templ.JoinStringErrs(r.Accuracy)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 543, Col: 35}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 546, Col: 35}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var153))
 			if templ_7745c5c3_Err != nil {
@@ -2934,7 +2934,7 @@ func calibration(rows []CalibrationRow) templ.Component {
 				var templ_7745c5c3_Var154 string
 				templ_7745c5c3_Var154, templ_7745c5c3_Err = templ.JoinStringErrs(r.DriftingOn)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 551, Col: 66}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 554, Col: 66}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var154))
 				if templ_7745c5c3_Err != nil {
@@ -2952,7 +2952,7 @@ func calibration(rows []CalibrationRow) templ.Component {
 			var templ_7745c5c3_Var155 string
 			templ_7745c5c3_Var155, templ_7745c5c3_Err = templ.JoinStringErrs(r.Runs)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 555, Col: 16}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 558, Col: 16}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var155))
 			if templ_7745c5c3_Err != nil {
@@ -2970,7 +2970,7 @@ func calibration(rows []CalibrationRow) templ.Component {
 				var templ_7745c5c3_Var156 string
 				templ_7745c5c3_Var156, templ_7745c5c3_Err = templ.JoinStringErrs(r.Steps)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 557, Col: 82}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 560, Col: 82}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var156))
 				if templ_7745c5c3_Err != nil {
@@ -3022,7 +3022,7 @@ func engine(e Engine) templ.Component {
 		var templ_7745c5c3_Var158 string
 		templ_7745c5c3_Var158, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(e.Scored))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 572, Col: 109}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 575, Col: 109}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var158))
 		if templ_7745c5c3_Err != nil {
@@ -3040,7 +3040,7 @@ func engine(e Engine) templ.Component {
 			var templ_7745c5c3_Var159 string
 			templ_7745c5c3_Var159, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(e.Incomplete))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 574, Col: 32}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 577, Col: 32}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var159))
 			if templ_7745c5c3_Err != nil {
@@ -3063,7 +3063,7 @@ func engine(e Engine) templ.Component {
 			var templ_7745c5c3_Var160 string
 			templ_7745c5c3_Var160, templ_7745c5c3_Err = templ.JoinStringErrs(o.Name)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 579, Col: 15}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 582, Col: 15}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var160))
 			if templ_7745c5c3_Err != nil {
@@ -3076,7 +3076,7 @@ func engine(e Engine) templ.Component {
 			var templ_7745c5c3_Var161 string
 			templ_7745c5c3_Var161, templ_7745c5c3_Err = templ.JoinStringErrs("engine-" + o.Key + "-summary")
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 581, Col: 71}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 584, Col: 71}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var161))
 			if templ_7745c5c3_Err != nil {
@@ -3089,7 +3089,7 @@ func engine(e Engine) templ.Component {
 			var templ_7745c5c3_Var162 string
 			templ_7745c5c3_Var162, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(o.Items))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 595, Col: 44}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 598, Col: 44}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var162))
 			if templ_7745c5c3_Err != nil {
@@ -3102,7 +3102,7 @@ func engine(e Engine) templ.Component {
 			var templ_7745c5c3_Var163 string
 			templ_7745c5c3_Var163, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(o.Raters))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 596, Col: 45}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 599, Col: 45}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var163))
 			if templ_7745c5c3_Err != nil {
@@ -3152,7 +3152,7 @@ func engine(e Engine) templ.Component {
 				var templ_7745c5c3_Var164 string
 				templ_7745c5c3_Var164, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(len(o.Pairs)))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 612, Col: 62}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 615, Col: 62}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var164))
 				if templ_7745c5c3_Err != nil {
@@ -3209,7 +3209,7 @@ func engine(e Engine) templ.Component {
 			var templ_7745c5c3_Var165 string
 			templ_7745c5c3_Var165, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(len(e.Scores)))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 626, Col: 62}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 629, Col: 62}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var165))
 			if templ_7745c5c3_Err != nil {
@@ -3264,7 +3264,7 @@ func pairTable(rows []PairRow, heads []string, testid string) templ.Component {
 		var templ_7745c5c3_Var167 string
 		templ_7745c5c3_Var167, templ_7745c5c3_Err = templ.JoinStringErrs(testid)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 635, Col: 45}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 638, Col: 45}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var167))
 		if templ_7745c5c3_Err != nil {
@@ -3282,7 +3282,7 @@ func pairTable(rows []PairRow, heads []string, testid string) templ.Component {
 			var templ_7745c5c3_Var168 string
 			templ_7745c5c3_Var168, templ_7745c5c3_Err = templ.JoinStringErrs(h)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 642, Col: 25}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 645, Col: 25}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var168))
 			if templ_7745c5c3_Err != nil {
@@ -3305,7 +3305,7 @@ func pairTable(rows []PairRow, heads []string, testid string) templ.Component {
 			var templ_7745c5c3_Var169 string
 			templ_7745c5c3_Var169, templ_7745c5c3_Err = templ.JoinStringErrs(r.A)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 649, Col: 15}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 652, Col: 15}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var169))
 			if templ_7745c5c3_Err != nil {
@@ -3318,7 +3318,7 @@ func pairTable(rows []PairRow, heads []string, testid string) templ.Component {
 			var templ_7745c5c3_Var170 string
 			templ_7745c5c3_Var170, templ_7745c5c3_Err = templ.JoinStringErrs(r.B)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 650, Col: 15}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 653, Col: 15}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var170))
 			if templ_7745c5c3_Err != nil {
@@ -3336,7 +3336,7 @@ func pairTable(rows []PairRow, heads []string, testid string) templ.Component {
 				var templ_7745c5c3_Var171 templ.SafeURL
 				templ_7745c5c3_Var171, templ_7745c5c3_Err = templ.JoinURLErrs(r.URL)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 653, Col: 23}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 656, Col: 23}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var171))
 				if templ_7745c5c3_Err != nil {
@@ -3349,7 +3349,7 @@ func pairTable(rows []PairRow, heads []string, testid string) templ.Component {
 				var templ_7745c5c3_Var172 string
 				templ_7745c5c3_Var172, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(r.N))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 653, Col: 104}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 656, Col: 104}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var172))
 				if templ_7745c5c3_Err != nil {
@@ -3363,7 +3363,7 @@ func pairTable(rows []PairRow, heads []string, testid string) templ.Component {
 				var templ_7745c5c3_Var173 string
 				templ_7745c5c3_Var173, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(r.N))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 655, Col: 25}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 658, Col: 25}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var173))
 				if templ_7745c5c3_Err != nil {
@@ -3505,7 +3505,7 @@ func importFields(f ImportForm) templ.Component {
 		var templ_7745c5c3_Var177 templ.SafeURL
 		templ_7745c5c3_Var177, templ_7745c5c3_Err = templ.JoinURLErrs(f.Action)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 688, Col: 38}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 691, Col: 38}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var177))
 		if templ_7745c5c3_Err != nil {
@@ -3518,7 +3518,7 @@ func importFields(f ImportForm) templ.Component {
 		var templ_7745c5c3_Var178 string
 		templ_7745c5c3_Var178, templ_7745c5c3_Err = templ.JoinStringErrs(f.Header)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 690, Col: 98}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 693, Col: 98}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var178))
 		if templ_7745c5c3_Err != nil {
@@ -3573,7 +3573,7 @@ func Import(p ImportPage) templ.Component {
 			var templ_7745c5c3_Var181 templ.SafeURL
 			templ_7745c5c3_Var181, templ_7745c5c3_Err = templ.JoinURLErrs(p.ProjectURL)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 710, Col: 72}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 713, Col: 72}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var181))
 			if templ_7745c5c3_Err != nil {
@@ -3586,7 +3586,7 @@ func Import(p ImportPage) templ.Component {
 			var templ_7745c5c3_Var182 string
 			templ_7745c5c3_Var182, templ_7745c5c3_Err = templ.JoinStringErrs(p.ProjectName)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 710, Col: 90}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 713, Col: 90}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var182))
 			if templ_7745c5c3_Err != nil {
@@ -3599,7 +3599,7 @@ func Import(p ImportPage) templ.Component {
 			var templ_7745c5c3_Var183 templ.SafeURL
 			templ_7745c5c3_Var183, templ_7745c5c3_Err = templ.JoinURLErrs(p.ReportURL)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 710, Col: 122}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 713, Col: 122}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var183))
 			if templ_7745c5c3_Err != nil {
@@ -3617,7 +3617,7 @@ func Import(p ImportPage) templ.Component {
 				var templ_7745c5c3_Var184 string
 				templ_7745c5c3_Var184, templ_7745c5c3_Err = templ.JoinStringErrs(p.Source)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 714, Col: 26}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 717, Col: 26}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var184))
 				if templ_7745c5c3_Err != nil {
@@ -3641,7 +3641,7 @@ func Import(p ImportPage) templ.Component {
 				var templ_7745c5c3_Var185 string
 				templ_7745c5c3_Var185, templ_7745c5c3_Err = templ.JoinStringErrs(p.Message)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 719, Col: 19}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 722, Col: 19}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var185))
 				if templ_7745c5c3_Err != nil {
@@ -3665,7 +3665,7 @@ func Import(p ImportPage) templ.Component {
 					var templ_7745c5c3_Var186 string
 					templ_7745c5c3_Var186, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(l.Line))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 725, Col: 41}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 728, Col: 41}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var186))
 					if templ_7745c5c3_Err != nil {
@@ -3683,7 +3683,7 @@ func Import(p ImportPage) templ.Component {
 						var templ_7745c5c3_Var187 string
 						templ_7745c5c3_Var187, templ_7745c5c3_Err = templ.JoinStringErrs(l.Field)
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 727, Col: 24}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 730, Col: 24}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var187))
 						if templ_7745c5c3_Err != nil {
@@ -3697,7 +3697,7 @@ func Import(p ImportPage) templ.Component {
 					var templ_7745c5c3_Var188 string
 					templ_7745c5c3_Var188, templ_7745c5c3_Err = templ.JoinStringErrs(l.Message)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 729, Col: 19}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 732, Col: 19}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var188))
 					if templ_7745c5c3_Err != nil {
@@ -3721,7 +3721,7 @@ func Import(p ImportPage) templ.Component {
 				var templ_7745c5c3_Var189 string
 				templ_7745c5c3_Var189, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(p.More))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 735, Col: 36}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 738, Col: 36}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var189))
 				if templ_7745c5c3_Err != nil {
@@ -3782,7 +3782,7 @@ func selectField(id, name, label string, opts []Option) templ.Component {
 		var templ_7745c5c3_Var191 string
 		templ_7745c5c3_Var191, templ_7745c5c3_Err = templ.JoinStringErrs(id)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 747, Col: 17}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 750, Col: 17}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var191))
 		if templ_7745c5c3_Err != nil {
@@ -3795,7 +3795,7 @@ func selectField(id, name, label string, opts []Option) templ.Component {
 		var templ_7745c5c3_Var192 string
 		templ_7745c5c3_Var192, templ_7745c5c3_Err = templ.JoinStringErrs(label)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 747, Col: 27}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 750, Col: 27}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var192))
 		if templ_7745c5c3_Err != nil {
@@ -3808,7 +3808,7 @@ func selectField(id, name, label string, opts []Option) templ.Component {
 		var templ_7745c5c3_Var193 string
 		templ_7745c5c3_Var193, templ_7745c5c3_Err = templ.JoinStringErrs(id)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 748, Col: 17}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 751, Col: 17}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var193))
 		if templ_7745c5c3_Err != nil {
@@ -3821,7 +3821,7 @@ func selectField(id, name, label string, opts []Option) templ.Component {
 		var templ_7745c5c3_Var194 string
 		templ_7745c5c3_Var194, templ_7745c5c3_Err = templ.JoinStringErrs(name)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 748, Col: 31}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 751, Col: 31}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var194))
 		if templ_7745c5c3_Err != nil {
@@ -3834,7 +3834,7 @@ func selectField(id, name, label string, opts []Option) templ.Component {
 		var templ_7745c5c3_Var195 string
 		templ_7745c5c3_Var195, templ_7745c5c3_Err = templ.JoinStringErrs(id)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 748, Col: 50}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 751, Col: 50}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var195))
 		if templ_7745c5c3_Err != nil {
@@ -3852,7 +3852,7 @@ func selectField(id, name, label string, opts []Option) templ.Component {
 			var templ_7745c5c3_Var196 string
 			templ_7745c5c3_Var196, templ_7745c5c3_Err = templ.JoinStringErrs(o.Value)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 750, Col: 27}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 753, Col: 27}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var196))
 			if templ_7745c5c3_Err != nil {
@@ -3875,7 +3875,7 @@ func selectField(id, name, label string, opts []Option) templ.Component {
 			var templ_7745c5c3_Var197 string
 			templ_7745c5c3_Var197, templ_7745c5c3_Err = templ.JoinStringErrs(o.Label)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 750, Col: 64}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 753, Col: 64}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var197))
 			if templ_7745c5c3_Err != nil {
@@ -3937,7 +3937,7 @@ func boundaries(b *BoundaryTable) templ.Component {
 			var templ_7745c5c3_Var199 string
 			templ_7745c5c3_Var199, templ_7745c5c3_Err = templ.JoinStringErrs(j)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 769, Col: 37}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 772, Col: 37}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var199))
 			if templ_7745c5c3_Err != nil {
@@ -3960,7 +3960,7 @@ func boundaries(b *BoundaryTable) templ.Component {
 			var templ_7745c5c3_Var200 string
 			templ_7745c5c3_Var200, templ_7745c5c3_Err = templ.JoinStringErrs(r.Boundary)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 777, Col: 34}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 780, Col: 34}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var200))
 			if templ_7745c5c3_Err != nil {
@@ -3983,7 +3983,7 @@ func boundaries(b *BoundaryTable) templ.Component {
 					var templ_7745c5c3_Var201 templ.SafeURL
 					templ_7745c5c3_Var201, templ_7745c5c3_Err = templ.JoinURLErrs(sh.URL)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 781, Col: 25}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 784, Col: 25}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var201))
 					if templ_7745c5c3_Err != nil {
@@ -3996,7 +3996,7 @@ func boundaries(b *BoundaryTable) templ.Component {
 					var templ_7745c5c3_Var202 string
 					templ_7745c5c3_Var202, templ_7745c5c3_Err = templ.JoinStringErrs(sh.Title)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 781, Col: 44}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 784, Col: 44}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var202))
 					if templ_7745c5c3_Err != nil {
@@ -4009,7 +4009,7 @@ func boundaries(b *BoundaryTable) templ.Component {
 					var templ_7745c5c3_Var203 string
 					templ_7745c5c3_Var203, templ_7745c5c3_Err = templ.JoinStringErrs(sh.Text)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 781, Col: 85}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 784, Col: 85}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var203))
 					if templ_7745c5c3_Err != nil {
@@ -4023,7 +4023,7 @@ func boundaries(b *BoundaryTable) templ.Component {
 					var templ_7745c5c3_Var204 string
 					templ_7745c5c3_Var204, templ_7745c5c3_Err = templ.JoinStringErrs(sh.Text)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 783, Col: 18}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 786, Col: 18}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var204))
 					if templ_7745c5c3_Err != nil {
@@ -4047,7 +4047,7 @@ func boundaries(b *BoundaryTable) templ.Component {
 				var templ_7745c5c3_Var205 string
 				templ_7745c5c3_Var205, templ_7745c5c3_Err = templ.JoinStringErrs(g)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 789, Col: 14}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/report/report.templ`, Line: 792, Col: 14}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var205))
 				if templ_7745c5c3_Err != nil {
