@@ -156,6 +156,7 @@ func TestReportShowsCalibration(t *testing.T) {
 	page := lead.get(projectPath(l.p, "/report"))
 	wantStatus(t, page, http.StatusOK)
 	wantContains(t, page, `data-testid="calibration-row"`, "80%", "-0.40")
+	wantContains(t, page, `<span data-testid="drift-rate">with probability at most 5% over their first 1,000 calibration answers</span>`)
 	csvReport := lead.get(projectPath(l.p, "/report.csv"))
 	wantStatus(t, csvReport, http.StatusOK)
 	wantContains(t, csvReport, ",calibration_accuracy,", ",1,0.8,,,", ",calibration_leniency,", ",1,-0.4,,,", ",calibration_drifting,", ",1,0,,,")
@@ -215,6 +216,13 @@ func TestCalibrationAlertAndPause(t *testing.T) {
 	page := lead.get(projectPath(l.p, ""))
 	wantStatus(t, page, http.StatusOK)
 	wantContains(t, page, `data-testid="calibration-alert"`, "0% against gold over 5 calibration items, below the pass mark of 80%")
+	// The page states the drift charts' false-alarm rate; the constants
+	// (held by the calibration package's simulations) must say the same.
+	const stated = `<span data-testid="drift-rate">with probability at most 5% over their first 1,000 calibration answers</span>`
+	wantContains(t, page, stated)
+	if calibration.FalseAlarm != 0.05 || calibration.Horizon != 1000 {
+		t.Errorf("the page states 5%% over 1,000 answers; the charts hold %v over %d", calibration.FalseAlarm, calibration.Horizon)
+	}
 
 	uid := l.anns[0].ID
 	queue := projectPath(l.p, fmt.Sprintf("/members/%d/queue", uid))

@@ -571,7 +571,7 @@ func leadView(p Page) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, "</ul><p class=\"help\" data-testid=\"calibration-alerts-rate\">\"Drifting\" means an annotator's newest 150 calibration answers on a rubric item are further from gold, or more lenient or severe, than their own earlier answers allow by chance. A steady annotator is flagged this way by chance with probability at most 5% over their first 1,000 calibration answers, across all rubric items. The <a href=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, "</ul><p class=\"help\" data-testid=\"calibration-alerts-rate\">\"Drifting\" means an annotator's newest 150 calibration answers on a rubric item are further from gold, or more lenient or severe, than their own earlier answers allow by chance. A steady annotator is flagged this way by chance <span data-testid=\"drift-rate\">with probability at most 5% over their first 1,000 calibration answers</span>, across all rubric items. The <a href=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
