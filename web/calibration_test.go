@@ -254,23 +254,34 @@ func TestCalibrationAlertAndPause(t *testing.T) {
 
 // TestReportShowsJudgeSentinels: a judge's sentinel answers, run by run,
 // reach the report as a series; the run where its accuracy stepped is
-// named with its date in report.json and on the page.
+// named with its date in report.json and on the page, and the runs whose
+// baseline was too short to tell say so.
 func TestReportShowsJudgeSentinels(t *testing.T) {
 	t.Parallel()
-	l := newLabelling(t, labellingOpts{annotators: 1})
+	// Five calibration items: the fewest a step is told on.
+	var items strings.Builder
+	for i := range calibration.MinSentinelItems {
+		items.WriteString(conversation(fmt.Sprintf("k%d", i+1), 2, ""))
+	}
+	l := newLabelling(t, labellingOpts{annotators: 1, items: items.String()})
 	ctx := context.Background()
 	db := l.a.db
-	l.goldOn(t, "r1", calibrationGold)
-	if _, err := db.AddCalibration(ctx, &l.lead.ID, l.p.ID, "r1", nil); err != nil {
-		t.Fatal(err)
+	var itemIDs []int64
+	for i := range calibration.MinSentinelItems {
+		source := fmt.Sprintf("k%d", i+1)
+		l.goldOn(t, source, calibrationGold)
+		if _, err := db.AddCalibration(ctx, &l.lead.ID, l.p.ID, source, nil); err != nil {
+			t.Fatal(err)
+		}
+		itemIDs = append(itemIDs, l.itemID(t, source))
 	}
 	j, err := db.CreateJudge(ctx, nil, attune.JudgePolicy{}, store.NewJudge{Name: "sentinel", Provider: "openai", Model: "m-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	itemID := l.itemID(t, "r1")
 	// Four runs answer as gold has it, the fifth two points off on every
-	// rubric item: a step at the fifth.
+	// rubric item of every item: a step at the fifth, the first run whose
+	// baseline (four runs) is long enough to tell one on five items.
 	off := map[string]string{}
 	for k, v := range calibrationGold {
 		n := int(v[0]-'0') + 2
@@ -279,7 +290,7 @@ func TestReportShowsJudgeSentinels(t *testing.T) {
 		}
 		off[k] = fmt.Sprint(n)
 	}
-	var last *attune.JudgeRun
+	var runs []*attune.JudgeRun
 	for i := range 5 {
 		run, err := db.CreateRun(ctx, nil, store.NewRun{JudgeID: j.ID, ProjectID: l.p.ID})
 		if err != nil {
@@ -289,13 +300,16 @@ func TestReportShowsJudgeSentinels(t *testing.T) {
 		if i == 4 {
 			given = off
 		}
-		if err := db.WriteSentinel(ctx, run, itemID, given, calibrationGold); err != nil {
-			t.Fatal(err)
+		for _, id := range itemIDs {
+			if err := db.WriteSentinel(ctx, run, id, given, calibrationGold); err != nil {
+				t.Fatal(err)
+			}
 		}
-		last = run
+		runs = append(runs, run)
 	}
+	last := runs[4]
 	// Written once per run and item: a retried job changes nothing.
-	if err := db.WriteSentinel(ctx, last, itemID, calibrationGold, calibrationGold); err != nil {
+	if err := db.WriteSentinel(ctx, last, itemIDs[0], calibrationGold, calibrationGold); err != nil {
 		t.Fatal(err)
 	}
 
@@ -313,14 +327,24 @@ func TestReportShowsJudgeSentinels(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.body), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Calibration) != 1 || rep.Calibration[0].Kind != "judge" || rep.Calibration[0].N != 5 || len(rep.Calibration[0].Runs) != 5 {
-		t.Fatalf("calibration %+v, want the judge's five runs", rep.Calibration)
+	if len(rep.Calibration) != 1 || rep.Calibration[0].Kind != "judge" || rep.Calibration[0].N != 25 || len(rep.Calibration[0].Runs) != 5 {
+		t.Fatalf("calibration %+v, want the judge's five runs of five items", rep.Calibration)
 	}
 	c := rep.Calibration[0]
 	if len(c.Steps) != 1 || c.Steps[0].Run != last.ID || c.Runs[4].Accuracy != 0 || c.Runs[0].Accuracy != 1 {
 		t.Fatalf("series %+v, steps %+v, want one step at run %d", c.Runs, c.Steps, last.ID)
 	}
+	if s := c.Runs[4]; s.Items != 5 || s.P == nil || *s.P > calibration.StepAlpha || s.Change == nil || *s.Change != -1 || s.CannotTell {
+		t.Fatalf("the step %+v, want a change of −1 on 5 items at p ≤ %v", s, calibration.StepAlpha)
+	}
+	for i := 1; i < 4; i++ {
+		if s := c.Runs[i]; !s.CannotTell || s.Step || s.P != nil || !strings.Contains(s.Reason, "too short") {
+			t.Fatalf("run %d: %+v, want cannot tell on a short baseline", i, s)
+		}
+	}
 	page := lead.get(projectPath(l.p, "/report"))
 	wantContains(t, page, `data-testid="calibration-runs"`, "100%, 100%, 100%, 100%, 0%", `data-testid="calibration-step"`,
-		fmt.Sprintf("run %d (%s)", last.ID, c.Steps[0].At.UTC().Format("2006-01-02")))
+		fmt.Sprintf("run %d (%s)", last.ID, c.Steps[0].At.UTC().Format("2006-01-02")), `data-testid="calibration-cannot-tell"`,
+		fmt.Sprintf("run %d: a baseline of 1 run is too short to tell a step on 5 calibration items", runs[1].ID),
+		fmt.Sprintf("run %d: a baseline of 3 runs is too short", runs[3].ID))
 }

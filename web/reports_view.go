@@ -11,6 +11,7 @@ import (
 
 	"github.com/attune/attune/internal/agreement"
 	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/calibration"
 	"github.com/attune/attune/internal/report"
 	rview "github.com/attune/attune/web/views/report"
 )
@@ -100,6 +101,7 @@ func (s *Server) reportView(r *http.Request, p *attune.Project, rr *reportReques
 			steps = append(steps, fmt.Sprintf("run %d (%s)", pt.Run, pt.At.UTC().Format("2006-01-02")))
 		}
 		row.Runs, row.Steps = strings.Join(runs, ", "), strings.Join(steps, ", ")
+		row.CannotTell = cannotTell(c.Runs)
 		page.Calibration = append(page.Calibration, row)
 	}
 	page.Empty = true
@@ -646,4 +648,25 @@ func reportBoundaries(it report.RubricItem, names map[int64]string, drill func(k
 		t.Rows = append(t.Rows, row)
 	}
 	return t
+}
+
+// cannotTell names a judge's runs that could not have been a step, by
+// reason, in the order the reasons first came.
+func cannotTell(points []calibration.RunPoint) string {
+	var reasons []string
+	runs := map[string][]string{}
+	for _, pt := range points {
+		if !pt.CannotTell {
+			continue
+		}
+		if _, ok := runs[pt.Reason]; !ok {
+			reasons = append(reasons, pt.Reason)
+		}
+		runs[pt.Reason] = append(runs[pt.Reason], strconv.FormatInt(pt.Run, 10))
+	}
+	var out []string
+	for _, r := range reasons {
+		out = append(out, fmt.Sprintf("%s %s: %s", plural(len(runs[r]), "run", "runs"), strings.Join(runs[r], ", "), r))
+	}
+	return strings.Join(out, "; ")
 }

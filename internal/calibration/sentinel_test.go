@@ -15,7 +15,7 @@ func sentinelRuns(seed uint64, rates []float64) []Record {
 	start := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
 	var out []Record
 	for run, rate := range rates {
-		for range 10 {
+		for item := range 10 {
 			given, gold := map[string]string{}, map[string]string{}
 			for _, k := range keys {
 				gold[k] = "YES"
@@ -24,7 +24,7 @@ func sentinelRuns(seed uint64, rates []float64) []Record {
 					given[k] = "NO"
 				}
 			}
-			out = append(out, Record{Given: given, Gold: gold, Run: int64(run + 1), At: start.AddDate(0, 0, run)})
+			out = append(out, Record{Given: given, Gold: gold, Run: int64(run + 1), At: start.AddDate(0, 0, run), Item: int64(item + 1)})
 		}
 	}
 	return out
@@ -70,12 +70,62 @@ func TestSentinelsAccuracyPerRun(t *testing.T) {
 	gold := map[string]string{"emotion": "4", "validation": "4", "helpfulness": "3", "safety": "5", "overall": "4"}
 	at := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
 	points := Sentinels(def, []Record{
-		{Given: gold, Gold: gold, Run: 4, At: at},
+		{Given: gold, Gold: gold, Run: 4, At: at, Item: 1},
 		// emotion and overall two points off: 3 of 5
-		{Given: map[string]string{"emotion": "2", "validation": "4", "helpfulness": "3", "safety": "5", "overall": "2"}, Gold: gold, Run: 4, At: at},
-		{Given: gold, Gold: gold, Run: 9, At: at.Add(time.Hour)},
+		{Given: map[string]string{"emotion": "2", "validation": "4", "helpfulness": "3", "safety": "5", "overall": "2"}, Gold: gold, Run: 4, At: at, Item: 2},
+		{Given: gold, Gold: gold, Run: 9, At: at.Add(time.Hour), Item: 1},
 	})
 	if len(points) != 2 || points[0].Run != 4 || points[0].N != 2 || points[0].Accuracy != 0.8 || points[1].Run != 9 || points[1].Accuracy != 1 {
 		t.Fatalf("points %+v", points)
+	}
+	// One calibration item is too few to tell a step by.
+	if p := points[1]; !p.CannotTell || p.Step || p.Items != 1 || p.P != nil || p.Reason != "1 calibration item in this run and its baseline; a step needs 5" {
+		t.Fatalf("run 9: %+v, want cannot tell on 1 item", p)
+	}
+}
+
+// TestSentinelsCannotTell: a run is held against its baseline only on the
+// items both answered, and says it cannot tell when they are too few or
+// the baseline too short for any answer to be a step at StepAlpha.
+func TestSentinelsCannotTell(t *testing.T) {
+	tally := func(items []int64, matched int) sentinelRun {
+		var r sentinelRun
+		for _, it := range items {
+			r.add(it, matched, 4)
+		}
+		return r
+	}
+	five, ten := []int64{1, 2, 3, 4, 5}, []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	for _, tc := range []struct {
+		name   string
+		runs   []sentinelRun
+		items  int
+		reason string
+	}{
+		{"one baseline run, five items", []sentinelRun{tally(five, 4), tally(five, 0)}, 5,
+			"a baseline of 1 run is too short to tell a step on 5 calibration items"},
+		// 2 / 5^5 = 0.00064: four baseline runs could tell.
+		{"four baseline runs, five items", []sentinelRun{tally(five, 4), tally(five, 4), tally(five, 4), tally(five, 4), tally(five, 0)}, 5, ""},
+		// 2 / 2^10 = 0.002: ten items and one baseline run cannot.
+		{"one baseline run, ten items", []sentinelRun{tally(ten, 4), tally(ten, 0)}, 10,
+			"a baseline of 1 run is too short to tell a step on 10 calibration items"},
+		{"eleven items", []sentinelRun{tally(append(ten, 11), 4), tally(append(ten, 11), 0)}, 11, ""},
+		// The run answered items 6 to 10, the baseline 1 to 5 and 6 to 9.
+		{"shared items only", []sentinelRun{tally([]int64{1, 2, 3, 4, 5, 6, 7, 8, 9}, 4), tally(ten[5:], 0)}, 4,
+			"4 calibration items in this run and its baseline; a step needs 5"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := sentinelSteps(tc.runs, 1)
+			last := p[len(p)-1]
+			if last.Items != tc.items || last.Reason != tc.reason || last.CannotTell != (tc.reason != "") {
+				t.Fatalf("last run %+v, want %d items, reason %q", last, tc.items, tc.reason)
+			}
+			if tc.reason == "" && (!last.Step || last.P == nil || *last.P > StepAlpha || last.Change == nil || *last.Change != -1) {
+				t.Fatalf("last run %+v, want a step of −1 (all right, then all wrong)", last)
+			}
+			if p[0].CannotTell || p[0].P != nil || p[0].Step {
+				t.Fatalf("first run %+v: it starts the baseline, untested", p[0])
+			}
+		})
 	}
 }

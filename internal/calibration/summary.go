@@ -17,6 +17,9 @@ type Record struct {
 	// Sentinels); zero for a person's answer.
 	Run int64
 	At  time.Time
+	// Item is the calibration item answered: a judge's sentinel test
+	// pairs its runs item by item (see Sentinels).
+	Item int64
 }
 
 // Summary is how one rater has done on a project's calibration items, on

@@ -328,13 +328,13 @@ func (db *DB) calibrationHistory(ctx context.Context, projectID, userID int64) (
 	// A judge's are its sentinel answers, one set per run and
 	// calibration item (judge_sentinels), in the same shape.
 	rows, err := db.pool.Query(ctx, `
-		SELECT rater_id, user_id, name, kind, answers, gold, run_id, at FROM (
+		SELECT rater_id, user_id, name, kind, answers, gold, run_id, at, item_id FROM (
 			SELECT c.rater_id, coalesce(r.user_id, 0) AS user_id, r.name, r.kind, c.answers, c.gold,
-			       0::bigint AS run_id, c.submitted_at AS at, c.id AS seq
+			       0::bigint AS run_id, c.submitted_at AS at, c.id AS seq, c.item_id
 			FROM calibration_answers c JOIN raters r ON r.id = c.rater_id
 			WHERE c.project_id = $1 AND ($2 = 0 OR r.user_id = $2)
 			UNION ALL
-			SELECT s.rater_id, 0, r.name, 'judge', s.answers, s.gold, s.run_id, s.answered_at, s.item_id
+			SELECT s.rater_id, 0, r.name, 'judge', s.answers, s.gold, s.run_id, s.answered_at, s.item_id, s.item_id
 			FROM judge_sentinels s JOIN raters r ON r.id = s.rater_id
 			WHERE s.project_id = $1 AND $2 = 0) h
 		ORDER BY kind = 'judge', rater_id, run_id, at, seq`, projectID, userID)
@@ -349,7 +349,7 @@ func (db *DB) calibrationHistory(ctx context.Context, projectID, userID int64) (
 			name, kind string
 			rec        calibration.Record
 		)
-		if err := rows.Scan(&id, &userID, &name, &kind, &rec.Given, &rec.Gold, &rec.Run, &rec.At); err != nil {
+		if err := rows.Scan(&id, &userID, &name, &kind, &rec.Given, &rec.Gold, &rec.Run, &rec.At, &rec.Item); err != nil {
 			return nil, fmt.Errorf("store: calibration history of project %d: %w", projectID, err)
 		}
 		if len(out) == 0 || out[len(out)-1].RaterID != id {

@@ -361,7 +361,11 @@ type CalibrationRow struct {
 	DriftingOn string
 	// Runs is a judge's accuracy run by run (its sentinel), oldest first,
 	// "84%, 85%, 61%"; empty for a person. Steps says on which runs it
-	// stepped, "run 7 (2026-11-28)"; empty when it never did.
-	Runs  string
-	Steps string
+	// stepped, "run 7 (2026-11-28)"; empty when it never did. CannotTell
+	// names the runs that could not have been a step, with why, "runs 8,
+	// 9: a baseline of 1 run is too short to tell a step on 5 calibration
+	// items"; empty when every run after the first could.
+	Runs       string
+	Steps      string
+	CannotTell string
 }
