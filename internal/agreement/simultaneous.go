@@ -92,3 +92,33 @@ func BootstrapItemReplicates(n int, b Bootstrap, workers int, groups ...ItemStat
 	}
 	return full, reps, nil
 }
+
+// StudentTQuantile returns the p-quantile of Student's t distribution with
+// df > 0 degrees of freedom, for p strictly between 0 and 1 (NaN
+// otherwise), to about 1e-12. It lets a critical value found on the normal
+// scale — by a bootstrap of a maximum, say — be carried to the t scale,
+// which allows for the standard errors being estimated from n items.
+func StudentTQuantile(p, df float64) float64 {
+	if !(p > 0 && p < 1) || !(df > 0) {
+		return math.NaN()
+	}
+	if p < 0.5 {
+		return -StudentTQuantile(1-p, df)
+	}
+	lo, hi := 0.0, 1.0
+	for studentTCDF(hi, df) < p {
+		hi *= 2
+	}
+	for range 200 {
+		mid := (lo + hi) / 2
+		if mid == lo || mid == hi {
+			break
+		}
+		if studentTCDF(mid, df) < p {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return (lo + hi) / 2
+}

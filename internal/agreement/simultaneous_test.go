@@ -99,3 +99,24 @@ func TestBootstrapItemReplicatesAreTheGroupsResamples(t *testing.T) {
 		t.Errorf("no items: %v, %v, %v", full, got[0][0], err)
 	}
 }
+
+// Quantiles of Student's t from published tables, symmetric about 0.
+func TestStudentTQuantile(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ p, df, want float64 }{
+		{0.975, 1, 12.706204736},
+		{0.975, 10, 2.228138852},
+		{0.975, 99, 1.984216952},
+		{0.995, 30, 2.749995654},
+		{0.5, 7, 0},
+		{0.975, 1000, 1.962339081},
+		{0.025, 10, -2.228138852},
+	} {
+		if got := StudentTQuantile(c.p, c.df); math.Abs(got-c.want) > 1e-8 {
+			t.Errorf("t quantile %v with %v df = %.10f, want %.10f", c.p, c.df, got, c.want)
+		}
+	}
+	if !math.IsNaN(StudentTQuantile(1, 3)) || !math.IsNaN(StudentTQuantile(0.9, 0)) {
+		t.Error("p = 1 or df = 0: want NaN")
+	}
+}

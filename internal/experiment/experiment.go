@@ -225,7 +225,7 @@ func Run(in Input) (*Result, error) {
 	res := &Result{Items: len(in.Items), Variants: in.Variants, RubricItems: make([]RubricItem, nk)}
 	for k := range nk {
 		res.RubricItems[k] = parts[k].item
-		diffs, verdicts := versusBest(est[k], replicates(k), parts[k].best, false, in.Bootstrap.Level,
+		diffs, verdicts := versusBest(est[k], replicates(k), parts[k].best, false, in.Bootstrap.Level, len(in.Items),
 			"no variant has a defined kappa with gold", "the variant's kappa with gold is undefined")
 		for v := range res.RubricItems[k].Variants {
 			row := &res.RubricItems[k].Variants[v]
@@ -233,7 +233,7 @@ func Run(in Input) (*Result, error) {
 		}
 	}
 	res.Scores = parts[nk].scores
-	diffs, verdicts := versusBest(est[nk], replicates(nk), parts[nk].best, true, in.Bootstrap.Level,
+	diffs, verdicts := versusBest(est[nk], replicates(nk), parts[nk].best, true, in.Bootstrap.Level, len(in.Items),
 		"no variant has a final score", "the variant has no final score on an item gold scores")
 	for v := range res.Scores {
 		res.Scores[v].MAE, res.Scores[v].MAEDiff, res.Scores[v].VersusBest = stat(est[nk][v]), diffs[v], verdicts[v]
@@ -423,12 +423,7 @@ func rubricItem(in Input, it *rubric.Item, codes itemCodes) (part, error) {
 	}
 	full := make([]agreement.Estimate, nv)
 	kg.eval(ones, full)
-	best := -1
-	for v := range nv {
-		if e := full[v]; e.Defined && (best < 0 || e.Value > full[best].Value) {
-			best = v
-		}
-	}
+	best := bestOf(full, false)
 	out := RubricItem{Key: it.Key}
 	if best >= 0 {
 		out.Best = in.Variants[best]
@@ -561,12 +556,7 @@ func scores(in Input) (part, error) {
 	}
 	full := make([]agreement.Estimate, nv)
 	ma.eval(ones, full)
-	best := -1
-	for v := range nv {
-		if e := full[v]; e.Defined && (best < 0 || e.Value < full[best].Value) {
-			best = v
-		}
-	}
+	best := bestOf(full, true)
 	hasGate := len(in.Def.Scoring.Gate) > 0
 	var rows []ScoreRow
 	for v := range nv {
@@ -671,6 +661,18 @@ func (m *mae) eval(w []int, out []agreement.Estimate) {
 			out[v] = agreement.Estimate{Value: m.sum[v] / float64(m.n[v]), Defined: true}
 		}
 	}
+}
+
+// bestOf is the variant with the highest defined figure (the lowest when
+// lowerBetter), the first of equals, or -1 when none is defined.
+func bestOf(full []agreement.Estimate, lowerBetter bool) int {
+	best := -1
+	for v, e := range full {
+		if e.Defined && (best < 0 || (!lowerBetter && e.Value > full[best].Value) || (lowerBetter && e.Value < full[best].Value)) {
+			best = v
+		}
+	}
+	return best
 }
 
 func ratio(num, den int, reason string) Stat {

@@ -34,7 +34,8 @@ func comparisonMethod(level float64) string {
 // on the data (full, with best the index of the best, -1 for none) and on
 // the bootstrap replicates (reps[r][v], NaN where undefined), and returns
 // each variant's difference from the best with its interval and verdict.
-// lowerBetter says that a lower figure is better (an error).
+// lowerBetter says that a lower figure is better (an error); n is the
+// number of items resampled.
 //
 // Choosing the best and calling others worse on the same data is a
 // multiple comparison: with k equal variants the best is the luckiest of
@@ -54,7 +55,15 @@ func comparisonMethod(level float64) string {
 // as best — is at most 1 − level (TestEqualVariantsFamilyWise holds it).
 // Studentizing keeps a pair that moves together (a prompt version close
 // to its judge) from being judged by the spread of noisier pairs.
-func versusBest(full []agreement.Estimate, reps [][]float64, best int, lowerBetter bool, level float64, noBest, undefined string) ([]Stat, []string) {
+//
+// On 100 items the bootstrap alone called some equal variant worse in
+// 6–10 % of simulated experiments, not 5 %: the bootstrap's spread is
+// itself an estimate (the replicates' standard deviation understates
+// the standard error by √((n−1)/n), and treating it as known gives normal
+// rather than t tails). So s is scaled by √(n/(n−1)) and c is carried to
+// the t scale with n − 1 degrees of freedom at the same tail probability
+// (c′ = t⁻¹(Φ(c)); about 3 % wider at n = 100, nothing at n = 2,000).
+func versusBest(full []agreement.Estimate, reps [][]float64, best int, lowerBetter bool, level float64, n int, noBest, undefined string) ([]Stat, []string) {
 	nv := len(full)
 	diffs, verdicts := make([]Stat, nv), make([]string, nv)
 	for v := range nv {
@@ -133,7 +142,17 @@ func versusBest(full []agreement.Estimate, reps [][]float64, best int, lowerBett
 		return diffs, verdicts
 	}
 	slices.Sort(maxT)
-	c := quantile7(maxT, level)
+	c, scale := quantile7(maxT, level), 1.0
+	if n >= 2 {
+		tail := 0.5 * math.Erfc(c/math.Sqrt2)
+		c = agreement.StudentTQuantile(1-tail, float64(n-1))
+		scale = math.Sqrt(float64(n) / float64(n-1))
+		if math.IsNaN(c) {
+			// A tail below the t function's precision: the bootstrap's c
+			// is then far out already.
+			c = quantile7(maxT, level)
+		}
+	}
 	method := comparisonMethod(level)
 	for v := range nv {
 		if v == best || diffs[v].Value == nil {
@@ -149,7 +168,7 @@ func versusBest(full []agreement.Estimate, reps [][]float64, best int, lowerBett
 			continue
 		}
 		d := sign * p.diff
-		lo, hi := d-c*p.sd, d+c*p.sd
+		lo, hi := d-c*scale*p.sd, d+c*scale*p.sd
 		diffs[v].Lower, diffs[v].Upper, diffs[v].Method = &lo, &hi, method
 		verdicts[v] = VerdictTied
 		if (!lowerBetter && hi < 0) || (lowerBetter && lo > 0) {
