@@ -167,7 +167,7 @@ func direct(t *testing.T, in Input, it *rubric.Item) ([]agreement.Estimate, []St
 		}
 		reps = all[0]
 	}
-	diffs, verdicts := maxT(figs, reps, best, it == nil, in.Bootstrap.Level)
+	diffs, verdicts := maxT(figs, reps, best, it == nil, in.Bootstrap.Level, len(in.Items))
 	return figs, diffs, verdicts
 }
 
@@ -175,9 +175,10 @@ func direct(t *testing.T, in Input, it *rubric.Item) ([]agreement.Estimate, []St
 // reads, pair by pair, with no shared work: for every pair of variants
 // defined on the data, its standard deviation over the replicates that
 // define both; the level quantile c of each replicate's largest
-// |difference − the data's| / sd; the best's difference from every other
-// ± c·sd, and worse when that excludes 0.
-func maxT(figs []agreement.Estimate, reps [][]float64, best int, lowerBetter bool, level float64) ([]Stat, []string) {
+// |difference − the data's| / sd, carried to Student's t with n − 1
+// degrees of freedom at the same tail; the best's difference from every
+// other ± c·sd·√(n/(n−1)), and worse when that excludes 0.
+func maxT(figs []agreement.Estimate, reps [][]float64, best int, lowerBetter bool, level float64, n int) ([]Stat, []string) {
 	nv := len(figs)
 	diffs, verdicts := make([]Stat, nv), make([]string, nv)
 	for v := range nv {
@@ -240,6 +241,8 @@ func maxT(figs []agreement.Estimate, reps [][]float64, best int, lowerBetter boo
 	if k := int(h); k < len(maxima)-1 {
 		c = maxima[k] + (h-float64(k))*(maxima[k+1]-maxima[k])
 	}
+	normalTail := 1 - 0.5*(1+math.Erf(c/math.Sqrt2))
+	c = agreement.StudentTQuantile(1-normalTail, float64(n-1)) * math.Sqrt(float64(n)/float64(n-1))
 	for v := range nv {
 		s, ok := sd(v, best)
 		if v == best || diffs[v].Value == nil || !ok {
