@@ -192,8 +192,10 @@ func variantLabel(v experiment.Variant) string {
 func experimentView(projectID int64, in experiment.Input, raters store.ExperimentRaters, names map[int64]string, res *experiment.Result) *eview.Result {
 	out := &eview.Result{Items: res.Items, Variants: len(res.Variants), Epsilon: strconv.FormatFloat(in.Alt.Epsilon, 'f', -1, 64)}
 	if b := in.Bootstrap; b.Replicates > 0 {
-		out.Intervals = fmt.Sprintf("Intervals are %.0f%% paired bootstrap intervals over the frozen items (%d replicates, the same resamples for every variant).",
-			b.Level*100, b.Replicates)
+		out.Intervals = fmt.Sprintf("Kappa with gold and the mean absolute error carry each its own %.0f%% bootstrap interval over the frozen items (%d replicates, the same resamples for every variant). "+
+			"A difference from the best carries a simultaneous %.0f%% interval (max-t bootstrap over all pairs of variants): a variant is marked worse only when it excludes 0, "+
+			"so the chance that any variant as good as the best is marked worse is at most %.0f%%, however many are compared.",
+			b.Level*100, b.Replicates, b.Level*100, (1-b.Level)*100)
 	}
 	rater := func(v int) string { return strconv.FormatInt(raters.Variants[v], 10) }
 	drill := func(key, a, b string, extra ...string) templ.SafeURL {
@@ -222,7 +224,8 @@ func experimentView(projectID int64, in experiment.Input, raters store.Experimen
 				alt.Verdict = "not passed"
 			}
 			ir := eview.ItemRow{Variant: row.Variant, Best: row.Variant == ri.Best, Answered: row.Answered,
-				Kappa: experimentFigure(row.KappaGold, gold), KappaDiff: experimentFigure(row.KappaDiff, gold), Alt: alt}
+				Kappa: experimentFigure(row.KappaGold, gold), KappaDiff: experimentFigure(row.KappaDiff, gold),
+				VersusBest: row.VersusBest, Alt: alt}
 			lo, hi := math.Inf(1), math.Inf(-1)
 			for h, pk := range row.KappaPeople {
 				person := raters.Humans[h]
@@ -250,15 +253,9 @@ func experimentView(projectID int64, in experiment.Input, raters store.Experimen
 		}
 		out.RubricItems = append(out.RubricItems, it)
 	}
-	best := -1
-	for v, row := range res.Scores {
-		if row.MAE.Value != nil && (best < 0 || *row.MAE.Value < *res.Scores[best].MAE.Value) {
-			best = v
-		}
-	}
 	criteria := in.Def.Kind == rubric.Criteria
 	for v, row := range res.Scores {
-		sr := eview.ScoreRow{Variant: row.Variant, Best: v == best, Misses: len(row.Gate.Misses), GoldFailed: row.Gate.GoldFailed,
+		sr := eview.ScoreRow{Variant: row.Variant, Best: row.VersusBest == experiment.VerdictBest, VersusBest: row.VersusBest, Misses: len(row.Gate.Misses), GoldFailed: row.Gate.GoldFailed,
 			Sensitivity: experimentFigure(row.Gate.Sensitivity, ""), Specificity: experimentFigure(row.Gate.Specificity, ""),
 			PassAgreement: experimentFigure(row.PassAgreement, ""), MAE: experimentFigure(row.MAE, ""), MAEDiff: experimentFigure(row.MAEDiff, ""),
 			Cost: "—", Latency: "—"}

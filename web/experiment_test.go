@@ -77,7 +77,7 @@ func TestExperimentPage(t *testing.T) {
 
 	r = c.get(projectPath(p, "/experiment?judge=exact&judge=lenient"))
 	wantStatus(t, r, http.StatusOK)
-	wantContains(t, r, "4 frozen items, 2 variants.", "Alt-test ε = ")
+	wantContains(t, r, "4 frozen items, 2 variants.", "Alt-test ε = ", "simultaneous 95% interval (max-t bootstrap over all pairs of variants)")
 
 	// The same input through experiment.Run gives the figures shown.
 	vs := []experiment.Variant{{Judge: "exact", Version: 1}, {Judge: "lenient", Version: 1}}
@@ -136,6 +136,7 @@ func TestExperimentPage(t *testing.T) {
 			tr := row("item-row", ri.Key, v.Variant)
 			cell(tr, "kappa", v.KappaGold)
 			cell(tr, "kappa-diff", v.KappaDiff)
+			verdictShown(t, tr, v.VersusBest)
 			cell(tr, "winning-rate", v.AltTest.WinningRate)
 			cell(tr, "advantage", v.AltTest.AdvantageProbability)
 			if best := strings.Contains(tr, `data-testid="best"`); best != (v.Variant == ri.Best) {
@@ -163,6 +164,7 @@ func TestExperimentPage(t *testing.T) {
 		cell(tr, "pass-agreement", s.PassAgreement)
 		cell(tr, "mae", s.MAE)
 		cell(tr, "mae-diff", s.MAEDiff)
+		verdictShown(t, tr, s.VersusBest)
 		wantIn(t, tr, fmt.Sprintf("%d of %d</a>", len(s.Gate.Misses), s.Gate.GoldFailed),
 			fmt.Sprintf(`/report/items?a=%d&amp;b=gold&amp;item=%%40gate&amp;set=frozen&amp;va=held&amp;vb=failed`, raters.Variants[v]))
 	}
@@ -257,6 +259,19 @@ func TestExperimentPage(t *testing.T) {
 	co := a.client()
 	co.mustSignIn(other)
 	wantStatus(t, co.get(projectPath(p, "/experiment")), http.StatusNotFound)
+}
+
+// verdictShown checks that a row shows the verdict against the best that
+// the simultaneous interval gives, and none for the best itself.
+func verdictShown(t *testing.T, row, verdict string) {
+	t.Helper()
+	shown := regexp.MustCompile(`data-testid="verdict-vs-best"[^>]*>([^<]*)<`).FindStringSubmatch(row)
+	switch {
+	case verdict == experiment.VerdictBest && shown != nil:
+		t.Errorf("the best shows a verdict %q", shown[1])
+	case verdict != experiment.VerdictBest && (shown == nil || shown[1] != verdict):
+		t.Errorf("verdict %q not shown in %s", verdict, row)
+	}
 }
 
 func wantIn(t *testing.T, s string, parts ...string) {

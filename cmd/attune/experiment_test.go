@@ -55,6 +55,7 @@ func TestJudgeExperiment(t *testing.T) {
 	type stat struct {
 		Value        *float64
 		Lower, Upper *float64
+		Method       string
 	}
 	var res struct {
 		Items       int
@@ -64,8 +65,9 @@ func TestJudgeExperiment(t *testing.T) {
 			Best     string
 			Variants []struct {
 				Variant   string
-				KappaGold stat `json:"kappa_gold"`
-				KappaDiff stat `json:"kappa_diff_from_best"`
+				KappaGold stat   `json:"kappa_gold"`
+				KappaDiff stat   `json:"kappa_diff_from_best"`
+				Verdict   string `json:"verdict_vs_best"`
 				AltTest   struct {
 					Epsilon float64
 					Humans  int
@@ -98,6 +100,12 @@ func TestJudgeExperiment(t *testing.T) {
 		if ri.Best != "exact" || *ri.Variants[0].KappaGold.Value != 1 || *ri.Variants[1].KappaGold.Value != 0 ||
 			*ri.Variants[1].KappaDiff.Value != -1 || ri.Variants[1].KappaDiff.Lower == nil {
 			t.Errorf("CQ8: %+v", ri)
+		}
+		// Lenient differs from gold on every resample that has both
+		// answers: worse, by the simultaneous interval, which says so.
+		if v := ri.Variants; v[0].Verdict != "best" || v[1].Verdict != "worse" ||
+			!strings.HasPrefix(v[1].KappaDiff.Method, "simultaneous max-t bootstrap") {
+			t.Errorf("CQ8 verdicts: %+v", v)
 		}
 		if a := ri.Variants[0].AltTest; a.Epsilon != 0.15 {
 			t.Errorf("CQ8 alt-test: %+v, want ε 0.15", a)

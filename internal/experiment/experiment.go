@@ -2,8 +2,10 @@
 // judge with several prompt versions — on one frozen set of items that
 // have gold answers and at least two people's answers: per rubric item,
 // kappa with gold, the alternative annotator test against the people and
-// a paired bootstrap of each variant's kappa against the best one's; over
-// the final score, its mean absolute error from gold, pass/fail agreement,
+// each variant's kappa against the best one's, with simultaneous paired
+// bootstrap intervals and a verdict (see versusBest); over the final
+// score, its mean absolute error from gold (against the best likewise),
+// pass/fail agreement,
 // the safety gate's sensitivity and specificity against gold (the misses
 // first), and cost and latency per item; and each variant's kappa with
 // each person. It is pure: the store reads the answers, the CLI prints the
@@ -58,11 +60,14 @@ type Input struct {
 }
 
 // Stat is a figure with its interval, as JSON: Value is null when the
-// figure is undefined, and Reason says why.
+// figure is undefined, and Reason says why. Method names the interval
+// when it is not the figure's own bootstrap interval: a difference from
+// the best carries comparisonMethod's name for its simultaneous interval.
 type Stat struct {
 	Value  *float64 `json:"value"`
 	Lower  *float64 `json:"lower,omitempty"`
 	Upper  *float64 `json:"upper,omitempty"`
+	Method string   `json:"method,omitempty"`
 	Reason string   `json:"reason,omitempty"`
 }
 
@@ -95,14 +100,16 @@ type RubricItem struct {
 }
 
 // ItemRow is one variant on one rubric item. KappaDiff is its kappa with
-// gold minus the best variant's, with a paired bootstrap interval (the
-// same resampled items for every variant); 0 for the best itself.
+// gold minus the best variant's, with the simultaneous interval of
+// versusBest (0, without an interval, for the best itself); VersusBest is
+// the verdict that interval gives, one of the Verdict constants.
 type ItemRow struct {
-	Variant   string  `json:"variant"`
-	Answered  int     `json:"answered"`
-	KappaGold Stat    `json:"kappa_gold"`
-	KappaDiff Stat    `json:"kappa_diff_from_best"`
-	AltTest   AltTest `json:"alt_test"`
+	Variant    string  `json:"variant"`
+	Answered   int     `json:"answered"`
+	KappaGold  Stat    `json:"kappa_gold"`
+	KappaDiff  Stat    `json:"kappa_diff_from_best"`
+	VersusBest string  `json:"verdict_vs_best"`
+	AltTest    AltTest `json:"alt_test"`
 	// KappaPeople is Cohen's kappa with each person, on the items both
 	// answered, in the order of Input.Humans (no interval).
 	KappaPeople []PersonKappa `json:"kappa_people"`
@@ -126,12 +133,14 @@ type AltTest struct {
 }
 
 // ScoreRow is one variant's final scores against gold's. MAEDiff is its
-// mean absolute error minus the best (lowest) one's, paired as KappaDiff.
+// mean absolute error minus the best (lowest) one's, with its interval
+// and verdict VersusBest as KappaDiff's.
 type ScoreRow struct {
 	Variant       string  `json:"variant"`
 	Gate          Gate    `json:"safety_gate"`
 	MAE           Stat    `json:"mae"`
 	MAEDiff       Stat    `json:"mae_diff_from_best"`
+	VersusBest    string  `json:"verdict_vs_best"`
 	PassAgreement Stat    `json:"pass_agreement"`
 	CostPerItem   *Money  `json:"cost_per_item_usd"`
 	LatencyMS     float64 `json:"latency_per_item_ms"`
@@ -198,28 +207,48 @@ func Run(in Input) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The differences from the best need the replicates of every variant
+	// together, which the figures' own intervals do not give: a second
+	// pass over the same resamples collects them.
+	var reps [][][]float64
+	if in.Bootstrap.Replicates > 0 {
+		if _, reps, err = agreement.BootstrapItemReplicates(len(in.Items), in.Bootstrap, workers, groups...); err != nil {
+			return nil, err
+		}
+	}
+	replicates := func(k int) [][]float64 {
+		if reps == nil {
+			return nil
+		}
+		return reps[k]
+	}
 	res := &Result{Items: len(in.Items), Variants: in.Variants, RubricItems: make([]RubricItem, nk)}
 	for k := range nk {
 		res.RubricItems[k] = parts[k].item
+		diffs, verdicts := versusBest(est[k], replicates(k), parts[k].best, false, in.Bootstrap.Level, len(in.Items),
+			"no variant has a defined kappa with gold", "the variant's kappa with gold is undefined")
 		for v := range res.RubricItems[k].Variants {
 			row := &res.RubricItems[k].Variants[v]
-			row.KappaGold, row.KappaDiff = stat(est[k][v]), stat(est[k][nv+v])
+			row.KappaGold, row.KappaDiff, row.VersusBest = stat(est[k][v]), diffs[v], verdicts[v]
 		}
 	}
 	res.Scores = parts[nk].scores
+	diffs, verdicts := versusBest(est[nk], replicates(nk), parts[nk].best, true, in.Bootstrap.Level, len(in.Items),
+		"no variant has a final score", "the variant has no final score on an item gold scores")
 	for v := range res.Scores {
-		res.Scores[v].MAE, res.Scores[v].MAEDiff = stat(est[nk][v]), stat(est[nk][nv+v])
+		res.Scores[v].MAE, res.Scores[v].MAEDiff, res.Scores[v].VersusBest = stat(est[nk][v]), diffs[v], verdicts[v]
 	}
 	return res, nil
 }
 
 // part is a rubric item's or the final score's share of an experiment:
 // its figures but the resampled ones, which stats computes (variant v's
-// figure is statistic v, its difference from the best one's nv+v).
+// figure is statistic v), and the best variant on the data (-1 for none).
 type part struct {
 	item   RubricItem
 	scores []ScoreRow
 	stats  agreement.ItemStats
+	best   int
 }
 
 // each calls f(0) … f(n-1) on up to workers goroutines.
@@ -259,21 +288,6 @@ func bootstrapped(in Input, workers int, groups []agreement.ItemStats) ([][]agre
 	return agreement.BootstrapItemGroups(len(in.Items), in.Bootstrap, workers, groups...)
 }
 
-// diffFromBest sets out[nv+v] to out[v] minus out[best] for every variant
-// v, or says why it is undefined.
-func diffFromBest(out []agreement.Estimate, nv, best int, noBest, undefined string) {
-	for v := range nv {
-		switch a := out[v]; {
-		case best < 0:
-			out[nv+v] = agreement.Estimate{Reason: noBest}
-		case !a.Defined || !out[best].Defined:
-			out[nv+v] = agreement.Estimate{Reason: undefined}
-		default:
-			out[nv+v] = agreement.Estimate{Value: a.Value - out[best].Value, Defined: true}
-		}
-	}
-}
-
 // kappaGold computes every variant's kappa with gold on a rubric item,
 // resample after resample. Items that answered alike — gold and every
 // variant in the same categories — fall in the same contingency cells,
@@ -287,12 +301,11 @@ type kappaGold struct {
 	cells  []int // per tuple and variant, the cell gold·q+variant; -1 when either has no answer
 	weight []int // per tuple, on the resample being evaluated
 	counts []int // a q×q table
-	best   int
 }
 
 func newKappaGold(q int, gold []int, vals [][]int) *kappaGold {
 	nv := len(vals)
-	k := &kappaGold{q: q, nv: nv, tuple: make([]int, len(gold)), counts: make([]int, q*q), best: -1}
+	k := &kappaGold{q: q, nv: nv, tuple: make([]int, len(gold)), counts: make([]int, q*q)}
 	seen := map[string]int{}
 	key := make([]byte, 0, 2*(nv+1))
 	for i, g := range gold {
@@ -333,7 +346,6 @@ func (k *kappaGold) eval(w []int, out []agreement.Estimate) {
 		}
 		out[v] = agreement.CohenKappaCounts(k.counts, k.q)
 	}
-	diffFromBest(out, k.nv, k.best, "no variant has a defined kappa with gold", "kappa undefined on this resample")
 }
 
 // itemCodes are the answers to one rubric item as category indices on
@@ -409,16 +421,12 @@ func rubricItem(in Input, it *rubric.Item, codes itemCodes) (part, error) {
 	for i := range ones {
 		ones[i] = 1
 	}
-	full := make([]agreement.Estimate, 2*nv)
+	full := make([]agreement.Estimate, nv)
 	kg.eval(ones, full)
-	for v := range nv {
-		if e := full[v]; e.Defined && (kg.best < 0 || e.Value > full[kg.best].Value) {
-			kg.best = v
-		}
-	}
+	best := bestOf(full, false)
 	out := RubricItem{Key: it.Key}
-	if kg.best >= 0 {
-		out.Best = in.Variants[kg.best]
+	if best >= 0 {
+		out.Best = in.Variants[best]
 	}
 	altScoring := agreement.DefaultAltScoring(scale)
 	counts := make([]int, q*q)
@@ -463,7 +471,7 @@ func rubricItem(in Input, it *rubric.Item, codes itemCodes) (part, error) {
 			WinningRate: stat(alt.WinningRate), AdvantageProbability: stat(alt.AdvantageProbability), Passed: alt.Passed}
 		out.Variants = append(out.Variants, row)
 	}
-	return part{item: out, stats: agreement.ItemStats{N: 2 * nv, Eval: kg.eval}}, nil
+	return part{item: out, stats: agreement.ItemStats{N: nv, Eval: kg.eval}, best: best}, nil
 }
 
 // scored is one answer set's final score, pass and gate.
@@ -546,13 +554,9 @@ func scores(in Input) (part, error) {
 	for i := range ones {
 		ones[i] = 1
 	}
-	full := make([]agreement.Estimate, 2*nv)
+	full := make([]agreement.Estimate, nv)
 	ma.eval(ones, full)
-	for v := range nv {
-		if e := full[v]; e.Defined && (ma.best < 0 || e.Value < full[ma.best].Value) {
-			ma.best = v
-		}
-	}
+	best := bestOf(full, true)
 	hasGate := len(in.Def.Scoring.Gate) > 0
 	var rows []ScoreRow
 	for v := range nv {
@@ -602,7 +606,7 @@ func scores(in Input) (part, error) {
 		}
 		rows = append(rows, row)
 	}
-	return part{scores: rows, stats: agreement.ItemStats{N: 2 * nv, Eval: ma.eval}}, nil
+	return part{scores: rows, stats: agreement.ItemStats{N: nv, Eval: ma.eval}, best: best}, nil
 }
 
 // mae computes every variant's mean absolute error from gold's final
@@ -615,12 +619,11 @@ type mae struct {
 	errs []float64 // per such item and variant, the absolute error; NaN when the variant has no score
 	sum  []float64
 	n    []int
-	best int
 }
 
 func newMAE(gold []scored, vs [][]scored) *mae {
 	nv := len(vs)
-	m := &mae{nv: nv, sum: make([]float64, nv), n: make([]int, nv), best: -1}
+	m := &mae{nv: nv, sum: make([]float64, nv), n: make([]int, nv)}
 	for i, g := range gold {
 		if !g.hasScore {
 			continue
@@ -658,7 +661,18 @@ func (m *mae) eval(w []int, out []agreement.Estimate) {
 			out[v] = agreement.Estimate{Value: m.sum[v] / float64(m.n[v]), Defined: true}
 		}
 	}
-	diffFromBest(out, m.nv, m.best, "no variant has a final score", "undefined on this resample")
+}
+
+// bestOf is the variant with the highest defined figure (the lowest when
+// lowerBetter), the first of equals, or -1 when none is defined.
+func bestOf(full []agreement.Estimate, lowerBetter bool) int {
+	best := -1
+	for v, e := range full {
+		if e.Defined && (best < 0 || (!lowerBetter && e.Value > full[best].Value) || (lowerBetter && e.Value < full[best].Value)) {
+			best = v
+		}
+	}
+	return best
 }
 
 func ratio(num, den int, reason string) Stat {
