@@ -274,6 +274,8 @@ var coverageShortfalls = map[string]float64{
 	"likert/balanced/apart/raters=2/n=30 ac2":         0.85,
 	"likert/balanced/apart/raters=3/n=30 ac2":         0.85,
 	"likert/balanced/apart/raters=3/n=30 cohen kappa": 0.85,
+	"likert/90%/apart/raters=2/n=30 ac2":              0.85,
+	"likert/90%/apart/raters=2/n=30 cohen kappa":      0.80,
 }
 
 // TestIntervalCoverage holds the coverage of the intervals of every
