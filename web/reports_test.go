@@ -193,10 +193,16 @@ func TestReportDownloads(t *testing.T) {
 		var s struct {
 			Value  *float64 `json:"value"`
 			Reason string   `json:"reason"`
-			CI     *struct{ Lower, Upper float64 }
+			CI     *struct {
+				Lower, Upper float64
+				Method       string
+			}
 		}
 		if err := json.Unmarshal(cq1.Statistics[k], &s); err != nil || (s.Value == nil && s.Reason == "") {
 			t.Errorf("CQ1 %s: %s", k, cq1.Statistics[k])
+		}
+		if s.CI != nil && s.CI.Method != "bca" {
+			t.Errorf("CQ1 %s: interval method %q, want bca", k, s.CI.Method)
 		}
 	}
 

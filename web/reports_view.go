@@ -79,7 +79,7 @@ func (s *Server) reportView(r *http.Request, p *attune.Project, rr *reportReques
 		Import:        labelsImportForm(p.ID),
 	}
 	if b := rep.Bootstrap; b.Replicates > 0 {
-		page.Intervals = fmt.Sprintf("Intervals are %.0f%% bootstrap intervals over items (%d replicates, fixed seed).", b.Level*100, b.Replicates)
+		page.Intervals = fmt.Sprintf("Intervals are %.0f%% BCa (bias-corrected and accelerated) bootstrap intervals over items (%d replicates, fixed seed); a figure no resample of the items moves, as when no item shows a disagreement, gets none.", b.Level*100, b.Replicates)
 	} else {
 		page.Intervals = "No intervals were computed."
 	}
@@ -429,6 +429,7 @@ func reportFigure(s report.Stat, graded bool) rview.Figure {
 	if s.CI != nil {
 		f.Interval = reportNum(s.CI.Lower) + " to " + reportNum(s.CI.Upper)
 	}
+	f.NoInterval = s.CIReason
 	if graded {
 		switch v := *s.Value; {
 		case v >= 0.8:
@@ -533,6 +534,9 @@ func reportFigureText(s report.Stat) string {
 	}
 	if f.Interval != "" {
 		return f.Value + " (" + f.Interval + ")"
+	}
+	if f.NoInterval != "" {
+		return f.Value + " (no interval: " + f.NoInterval + ")"
 	}
 	return f.Value
 }

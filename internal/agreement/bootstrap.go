@@ -2,13 +2,15 @@ package agreement
 
 import (
 	"errors"
+	"math"
 	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"sync"
 )
 
-// Bootstrap configures a nonparametric percentile bootstrap over items.
+// Bootstrap configures a nonparametric bootstrap over items, whose
+// intervals are bias-corrected and accelerated (MethodBCa).
 type Bootstrap struct {
 	// Replicates is the number of resamples B; at least 1 (1000 or more for
 	// a report).
@@ -16,9 +18,16 @@ type Bootstrap struct {
 	// Level is the confidence level, strictly between 0 and 1 (e.g. 0.95).
 	Level float64
 	// Seed fixes the resamples: the same data, configuration and seed give
-	// the same interval on every run and machine.
+	// the same interval on every run.
 	Seed uint64
 }
+
+// MethodBCa is the Method of a bias-corrected and accelerated bootstrap
+// interval (Efron 1987; DiCiccio and Efron 1996): the percentiles of the
+// replicates are moved by the bias z₀ (the normal quantile of the share
+// of replicates below the estimate, ties counted half) and the
+// acceleration a (the skewness of the jackknife over items).
+const MethodBCa = "bca"
 
 // seedStream is the PCG stream constant paired with Seed; any fixed value
 // works, it only has to never change.
@@ -34,15 +43,18 @@ func (b Bootstrap) validate() error {
 	return nil
 }
 
-// BootstrapUnits computes each statistic on u and attaches a percentile
-// bootstrap interval to every defined one. A replicate draws Items() items
-// with replacement from u (each unit with probability proportional to its
-// weight, so resampling works on counts, not on labels) and evaluates every
-// statistic on the same resample. The interval bounds are the (1-Level)/2
-// and (1+Level)/2 quantiles (R's type 7) of the replicates where the
-// statistic is defined; an estimate whose replicates are all undefined gets
-// no interval. stats must be pure functions of their argument and must not
-// keep it. It fails only for an invalid configuration.
+// BootstrapUnits computes each statistic on u and attaches a BCa bootstrap
+// interval to every defined one. A replicate draws Items() items with
+// replacement from u (each unit with probability proportional to its
+// weight, so resampling works on counts, not on labels: a replicate takes
+// time in proportion to the number of units, not of items) and evaluates
+// every statistic on the same resample; the replicates where a statistic
+// is undefined are left out. The acceleration comes from the jackknife
+// over items, computed once per unit (leaving out any one item of a unit
+// gives the same value) and weighted by the unit's weight. An estimate
+// whose replicates are all undefined gets no interval. stats must be pure
+// functions of their argument and must not keep it. It fails only for an
+// invalid configuration.
 func BootstrapUnits(u Units, b Bootstrap, stats ...func(Units) Estimate) ([]Estimate, error) {
 	if err := b.validate(); err != nil {
 		return nil, err
@@ -51,35 +63,99 @@ func BootstrapUnits(u Units, b Bootstrap, stats ...func(Units) Estimate) ([]Esti
 	for i, x := range u.list {
 		weights[i] = x.Weight
 	}
-	return bootstrap(weights, b, len(stats),
-		func(i int) Estimate { return stats[i](u) },
-		func(w []int) func(int) Estimate {
-			r := u.withWeights(w, nil)
-			return func(i int) Estimate { return stats[i](r) }
-		})
+	var dst []Unit
+	eval := func(w []int, out []Estimate) {
+		r := u.withWeights(w, dst)
+		dst = r.list
+		for i, f := range stats {
+			out[i] = f(r)
+		}
+	}
+	return bootstrap(weights, b, len(stats), eval), nil
 }
 
 // BootstrapPairs is BootstrapUnits for pairwise statistics: a replicate
 // draws N() items with replacement from the cells of c, in proportion to
-// their counts.
+// their counts, and the jackknife leaves out one item of each non-empty
+// cell in turn.
 func BootstrapPairs(c Contingency, b Bootstrap, stats ...func(Contingency) Estimate) ([]Estimate, error) {
 	if err := b.validate(); err != nil {
 		return nil, err
 	}
 	q := len(c.cells)
-	weights := make([]int, 0, q*q)
-	for _, row := range c.cells {
-		weights = append(weights, row...)
-	}
-	return bootstrap(weights, b, len(stats),
-		func(i int) Estimate { return stats[i](c) },
-		func(w []int) func(int) Estimate {
-			r := Contingency{scale: c.scale, cells: make([][]int, q), n: c.n}
-			for k := range r.cells {
-				r.cells[k] = w[k*q : (k+1)*q : (k+1)*q]
+	// Only the cells that hold items can be drawn: a table over many
+	// categories (final scores) is mostly empty.
+	var weights, at []int
+	for k, row := range c.cells {
+		for l, x := range row {
+			if x > 0 {
+				weights = append(weights, x)
+				at = append(at, k*q+l)
 			}
-			return func(i int) Estimate { return stats[i](r) }
-		})
+		}
+	}
+	flat := make([]int, q*q)
+	r := Contingency{scale: c.scale, cells: make([][]int, q)}
+	for k := range r.cells {
+		r.cells[k] = flat[k*q : (k+1)*q : (k+1)*q]
+	}
+	eval := func(w []int, out []Estimate) {
+		r.n = 0
+		for i, x := range w {
+			flat[at[i]] = x
+			r.n += x
+		}
+		for i, f := range stats {
+			out[i] = f(r)
+		}
+	}
+	return bootstrap(weights, b, len(stats), eval), nil
+}
+
+// bootstrap runs the replicates over cells of the given weights (items
+// sharing a count pattern or a table cell) drawn as multinomial counts,
+// and sets the BCa interval of every defined estimate. eval evaluates
+// every statistic on multiplicities (weights themselves for the data).
+func bootstrap(weights []int, b Bootstrap, nstats int, eval func(w []int, out []Estimate)) []Estimate {
+	out := make([]Estimate, nstats)
+	eval(weights, out)
+	m := newMultinomial(weights, b.Seed)
+	if m.n == 0 {
+		// No items: nothing to resample, and every estimate is undefined.
+		return out
+	}
+	reps := make([][]float64, nstats)
+	for i := range out {
+		if out[i].Defined {
+			reps[i] = make([]float64, 0, b.Replicates)
+		}
+	}
+	w := make([]int, len(weights))
+	scratch := make([]Estimate, nstats)
+	for range b.Replicates {
+		m.draw(w)
+		eval(w, scratch)
+		for i, e := range scratch {
+			if out[i].Defined && e.Defined {
+				reps[i] = append(reps[i], e.Value)
+			}
+		}
+	}
+	jack := newJackknife(nstats)
+	copy(w, weights)
+	for k, x := range weights {
+		if x == 0 {
+			continue
+		}
+		w[k]--
+		eval(w, scratch)
+		w[k]++
+		jack.add(scratch, float64(x))
+	}
+	for i := range out {
+		interval(&out[i], reps[i], jack.acceleration(i), b, true)
+	}
+	return out
 }
 
 // BootstrapItems is the paired bootstrap over n items: a replicate draws
@@ -87,8 +163,10 @@ func BootstrapPairs(c Contingency, b Bootstrap, stats ...func(Contingency) Estim
 // resample, given as the multiplicity of each item (w[i] copies of item
 // i; all ones for the data themselves). Statistics that compare variants
 // on the same items (a difference of two variants' errors, say) thus get
-// intervals that keep the pairing. Intervals are as in BootstrapUnits;
-// stats must not keep w. It fails only for an invalid configuration.
+// intervals that keep the pairing. Intervals are BCa as in
+// BootstrapUnits, the acceleration from a jackknife over items (grouped
+// when n is large, see BootstrapItemGroups); stats must not keep w. It
+// fails only for an invalid configuration.
 func BootstrapItems(n int, b Bootstrap, stats ...func(w []int) Estimate) ([]Estimate, error) {
 	out, err := BootstrapItemGroups(n, b, 1, ItemStats{N: len(stats), Eval: func(w []int, out []Estimate) {
 		for i, f := range stats {
@@ -107,16 +185,29 @@ func BootstrapItems(n int, b Bootstrap, stats ...func(w []int) Estimate) ([]Esti
 // figure and its difference from the best one's — do it once per
 // resample. Eval is called by one goroutine at a time and must keep
 // neither w nor out; it may keep scratch space of its own between calls.
+// Besides resamples, Eval is given the jackknife's weights: all ones but
+// zeros for the items left out.
 type ItemStats struct {
 	N    int
 	Eval func(w []int, out []Estimate)
 }
 
+// jackknifeGroups bounds the leave-out evaluations of BootstrapItemGroups:
+// up to this many items each item is left out in turn; beyond, items are
+// left out in this many groups (item i in group i mod jackknifeGroups).
+// A grouped jackknife estimates the same acceleration — the third moment
+// of the influence over the second to the power 3/2, in which a group's
+// influence is the sum of its items' — at a tenth of the cost of 1,000
+// replicates.
+const jackknifeGroups = 100
+
 // BootstrapItemGroups is BootstrapItems for several groups of statistics
 // on the same resamples, drawn once: each group's estimates are exactly
 // those BootstrapItems gives its statistics with the same n and b.
 // Groups are evaluated on up to workers goroutines at a time (at least
-// one). It fails only for an invalid configuration.
+// one). Resamples are drawn item by item with integer arithmetic only,
+// so a seed gives the same resamples on every machine. It fails only for
+// an invalid configuration.
 func BootstrapItemGroups(n int, b Bootstrap, workers int, groups ...ItemStats) ([][]Estimate, error) {
 	if err := b.validate(); err != nil {
 		return nil, err
@@ -140,6 +231,7 @@ func BootstrapItemGroups(n int, b Bootstrap, workers int, groups ...ItemStats) (
 	}
 	reps := make([][][]float64, len(groups))
 	scratch := make([][]Estimate, len(groups))
+	jacks := make([]*jackknife, len(groups))
 	for g, st := range groups {
 		reps[g] = make([][]float64, st.N)
 		for i := range reps[g] {
@@ -148,19 +240,10 @@ func BootstrapItemGroups(n int, b Bootstrap, workers int, groups ...ItemStats) (
 			}
 		}
 		scratch[g] = make([]Estimate, st.N)
+		jacks[g] = newJackknife(st.N)
 	}
-	// Replicates are drawn in batches, one after the other from the one
-	// generator (the draws of a replicate depend on all before it), and
-	// every group then evaluates the batch; a batch holds at most a few
-	// megabytes of multiplicities whatever n is.
-	batch := max(1, min(64, (1<<19)/max(n, 1)))
-	w := make([]int, batch*n)
 	workers = max(1, min(workers, len(groups)))
-	for done := 0; done < b.Replicates; done += batch {
-		k := min(batch, b.Replicates-done)
-		for r := range k {
-			s.resample(w[r*n : (r+1)*n])
-		}
+	parallel := func(k int, run func(g int, scratch []Estimate)) {
 		next := make(chan int, len(groups))
 		for g := range groups {
 			next <- g
@@ -170,79 +253,180 @@ func BootstrapItemGroups(n int, b Bootstrap, workers int, groups ...ItemStats) (
 		for range workers {
 			wg.Go(func() {
 				for g := range next {
-					for r := range k {
-						groups[g].Eval(w[r*n:(r+1)*n:(r+1)*n], scratch[g])
-						for i, e := range scratch[g] {
-							if out[g][i].Defined && e.Defined {
-								reps[g][i] = append(reps[g][i], e.Value)
-							}
-						}
-					}
+					run(g, scratch[g])
 				}
 			})
 		}
 		wg.Wait()
 	}
+	// Replicates are drawn in batches, one after the other from the one
+	// generator (the draws of a replicate depend on all before it), and
+	// every group then evaluates the batch; a batch holds at most a few
+	// megabytes of multiplicities whatever n is.
+	batch := max(1, min(64, (1<<19)/max(n, 1)))
+	w := make([]int, batch*n)
+	for done := 0; done < b.Replicates; done += batch {
+		k := min(batch, b.Replicates-done)
+		for r := range k {
+			s.resample(w[r*n : (r+1)*n])
+		}
+		parallel(k, func(g int, sc []Estimate) {
+			for r := range k {
+				groups[g].Eval(w[r*n:(r+1)*n:(r+1)*n], sc)
+				for i, e := range sc {
+					if out[g][i].Defined && e.Defined {
+						reps[g][i] = append(reps[g][i], e.Value)
+					}
+				}
+			}
+		})
+	}
+	// The jackknife: leave-out weights, a batch at a time as above.
+	m := min(n, jackknifeGroups)
+	for done := 0; done < m; done += batch {
+		k := min(batch, m-done)
+		for r := range k {
+			row := w[r*n : (r+1)*n]
+			for i := range row {
+				row[i] = 1
+			}
+			for i := done + r; i < n; i += m {
+				row[i] = 0
+			}
+		}
+		parallel(k, func(g int, sc []Estimate) {
+			for r := range k {
+				groups[g].Eval(w[r*n:(r+1)*n:(r+1)*n], sc)
+				jacks[g].add(sc, 1)
+			}
+		})
+	}
 	for g := range groups {
 		for i := range out[g] {
-			interval(&out[g][i], reps[g][i], b)
+			interval(&out[g][i], reps[g][i], jacks[g].acceleration(i), b, false)
 		}
 	}
 	return out, nil
 }
 
-// interval attaches to a defined estimate the percentile interval of its
-// defined replicates, if any.
-func interval(e *Estimate, reps []float64, b Bootstrap) {
+// jackknife accumulates the leave-out values of several statistics, each
+// with the weight of the items it stands for, for the acceleration.
+type jackknife struct {
+	values, weights [][]float64
+}
+
+func newJackknife(n int) *jackknife {
+	return &jackknife{values: make([][]float64, n), weights: make([][]float64, n)}
+}
+
+// add records one leave-out evaluation; undefined values are left out.
+func (j *jackknife) add(es []Estimate, weight float64) {
+	for i, e := range es {
+		if e.Defined {
+			j.values[i] = append(j.values[i], e.Value)
+			j.weights[i] = append(j.weights[i], weight)
+		}
+	}
+}
+
+// acceleration is a = Σ w d³ / (6 (Σ w d²)^{3/2}) over the leave-out
+// values of statistic i, d the weighted mean of the values minus each;
+// 0 when the jackknife shows no spread.
+func (j *jackknife) acceleration(i int) float64 {
+	v, w := j.values[i], j.weights[i]
+	var mean, total float64
+	for k := range v {
+		mean += w[k] * v[k]
+		total += w[k]
+	}
+	if total == 0 {
+		return 0
+	}
+	mean /= total
+	var s2, s3 float64
+	for k := range v {
+		d := mean - v[k]
+		s2 += w[k] * d * d
+		s3 += w[k] * d * d * d
+	}
+	if !(s2 > 0) {
+		return 0
+	}
+	a := s3 / (6 * math.Pow(s2, 1.5))
+	if math.IsNaN(a) || math.IsInf(a, 0) {
+		return 0
+	}
+	return a
+}
+
+// interval attaches to a defined estimate the BCa interval of its defined
+// replicates, if any, with acceleration a. With withhold, an estimate
+// every replicate reproduces gets no interval but the reason: agreement
+// figures do so when no item shows a disagreement, where a resample can
+// show none either and [v, v] would claim a certainty the items do not
+// give. Statistics over items (BootstrapItemGroups) keep [v, v]: there a
+// difference that holds on every item is exact.
+func interval(e *Estimate, reps []float64, a float64, b Bootstrap, withhold bool) {
 	if !e.Defined || len(reps) == 0 {
 		return
 	}
-	lo, hi := (1-b.Level)/2, (1+b.Level)/2
 	slices.Sort(reps)
+	lo, hi := bcaLevels(e.Value, reps, a, b.Level)
+	if withhold && same(reps[0], e.Value) && same(reps[len(reps)-1], e.Value) {
+		e.NoCI = ReasonNoResampleSpread
+		return
+	}
 	e.CI = &ConfidenceInterval{
 		Lower:      quantile(reps, lo),
 		Upper:      quantile(reps, hi),
 		Level:      b.Level,
 		Replicates: b.Replicates,
 		Defined:    len(reps),
+		Method:     MethodBCa,
 	}
 }
 
-// bootstrap runs the replicates. weights are the multiplicities of the
-// resampling cells; full evaluates statistic i on the data, resampled
-// returns the evaluator over a resample given its multiplicities.
-func bootstrap(weights []int, b Bootstrap, nstats int, full func(int) Estimate, resampled func([]int) func(int) Estimate) ([]Estimate, error) {
-	out := make([]Estimate, nstats)
-	for i := range out {
-		out[i] = full(i)
-	}
-	s, err := newSampler(weights, b.Seed)
-	if err != nil {
-		return nil, err
-	}
-	if s == nil {
-		// No items: nothing to resample, and every estimate is undefined.
-		return out, nil
-	}
-	reps := make([][]float64, nstats)
-	for range b.Replicates {
-		w := make([]int, len(weights))
-		s.resample(w)
-		eval := resampled(w)
-		for i := range out {
-			if !out[i].Defined {
-				continue
+// same reports whether x and y differ by no more than rounding: a figure
+// recomputed from other counts in the same proportions may differ from
+// itself in the last bits.
+func same(x, y float64) bool { return math.Abs(x-y) <= 1e-9*max(1, math.Abs(y)) }
+
+// bcaLevels returns the levels of the quantiles of sorted reps that bound
+// the BCa interval of estimate t: Φ(z₀ + (z₀ + z)/(1 − a(z₀ + z))) for z
+// the normal quantiles of (1 ∓ level)/2.
+func bcaLevels(t float64, reps []float64, a, level float64) (lo, hi float64) {
+	below := float64(sortedBelow(reps, t))
+	ties := float64(sortedBelow(reps, math.Nextafter(t, math.Inf(1)))) - below
+	r := float64(len(reps))
+	// The share is kept off 0 and 1, where z₀ is infinite: an estimate
+	// beyond every replicate moves the interval as far as B allows.
+	share := min(max((below+ties/2)/r, 0.5/r), 1-0.5/r)
+	z0 := normalQuantile(share)
+	adjust := func(p float64) float64 {
+		z := z0 + normalQuantile(p)
+		d := 1 - a*z
+		if d <= 0 {
+			// Past the pole of the transformation the interval has run
+			// to the end of the replicates.
+			if a*z > 0 {
+				return 1
 			}
-			if e := eval(i); e.Defined {
-				reps[i] = append(reps[i], e.Value)
-			}
+			return 0
 		}
+		return normalCDF(z0 + z/d)
 	}
-	for i := range out {
-		interval(&out[i], reps[i], b)
-	}
-	return out, nil
+	return adjust((1 - level) / 2), adjust((1 + level) / 2)
 }
+
+// sortedBelow returns how many of sorted x are below t.
+func sortedBelow(x []float64, t float64) int {
+	i, _ := slices.BinarySearch(x, t)
+	return i
+}
+
+func normalCDF(x float64) float64 { return 0.5 * math.Erfc(-x/math.Sqrt2) }
+
+func normalQuantile(p float64) float64 { return -math.Sqrt2 * math.Erfcinv(2*p) }
 
 // quantile returns the p-quantile of sorted x by linear interpolation
 // between order statistics (Hyndman and Fan's type 7, R's default).

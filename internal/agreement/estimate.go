@@ -32,20 +32,27 @@ const (
 	// ReasonNegative: the ratio level or ratio weights asked of a scale with
 	// negative values or only zero.
 	ReasonNegative = "ratio metrics need non-negative values, not all zero"
+	// ReasonNoResampleSpread is the NoCI of an agreement figure whose every
+	// bootstrap replicate equals it, as when no item shows a disagreement:
+	// the resamples cannot tell how far off the figure may be.
+	ReasonNoResampleSpread = "too few items for an interval: no resample of them gives another value (no item shows a disagreement)"
 )
 
 // Estimate is the value of one statistic on one data set. When Defined is
 // false, Value is 0 and Reason says why (one of the Reason constants); Value
 // is never NaN or infinite. CI is set only when a bootstrap was asked for and
-// at least one replicate was defined.
+// at least one replicate was defined; NoCI says why a defined estimate
+// that was bootstrapped has none when the replicates were defined but no
+// interval could be trusted (ReasonNoResampleSpread).
 type Estimate struct {
 	Value   float64
 	Defined bool
 	Reason  string
 	CI      *ConfidenceInterval
+	NoCI    string
 }
 
-// ConfidenceInterval is a bootstrap percentile confidence interval.
+// ConfidenceInterval is a bootstrap confidence interval.
 type ConfidenceInterval struct {
 	// Lower and Upper bound the interval.
 	Lower float64 `json:"lower"`
@@ -58,6 +65,9 @@ type ConfidenceInterval struct {
 	// are taken over those. Fewer than Replicates means some resamples had,
 	// say, no variation, and the interval should be read with care.
 	Defined int `json:"defined"`
+	// Method names how the bounds were taken from the replicates:
+	// MethodBCa for every interval this package computes.
+	Method string `json:"method"`
 }
 
 func defined(v float64) Estimate {

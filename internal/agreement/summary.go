@@ -195,6 +195,7 @@ func (s Summary) MarshalJSON() ([]byte, error) {
 		KendallTauB       Estimate                       `json:"kendall_tau_b"`
 		Notes             map[string]string              `json:"notes"`
 		Intervals         map[string]*ConfidenceInterval `json:"intervals,omitempty"`
+		IntervalNotes     map[string]string              `json:"interval_notes,omitempty"`
 	}{
 		Items: s.Items, Raters: s.Raters,
 		PercentAgreement: s.PercentAgreement, KrippendorffAlpha: s.KrippendorffAlpha,
@@ -211,6 +212,12 @@ func (s Summary) MarshalJSON() ([]byte, error) {
 				out.Intervals = map[string]*ConfidenceInterval{}
 			}
 			out.Intervals[f.name] = f.e.CI
+		}
+		if f.e.Defined && f.e.NoCI != "" {
+			if out.IntervalNotes == nil {
+				out.IntervalNotes = map[string]string{}
+			}
+			out.IntervalNotes[f.name] = f.e.NoCI
 		}
 	}
 	return json.Marshal(out)

@@ -163,6 +163,9 @@ type Stat struct {
 	Value  *float64                      `json:"value"`
 	Reason string                        `json:"reason,omitempty"`
 	CI     *agreement.ConfidenceInterval `json:"ci,omitempty"`
+	// CIReason says why a figure that was bootstrapped has no interval
+	// (agreement.ReasonNoResampleSpread).
+	CIReason string `json:"ci_reason,omitempty"`
 }
 
 // stat turns an agreement estimate into a Stat.
@@ -171,7 +174,7 @@ func stat(e agreement.Estimate) Stat {
 		return Stat{Reason: e.Reason}
 	}
 	v := e.Value
-	return Stat{Value: &v, CI: e.CI}
+	return Stat{Value: &v, CI: e.CI, CIReason: e.NoCI}
 }
 
 // value is a Stat without an interval.

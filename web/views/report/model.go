@@ -141,8 +141,11 @@ type Explained struct {
 type Figure struct {
 	Value    string // "0.74", or "—" when undefined
 	Interval string // "0.71–0.77", or "" when none
-	Reason   string // why it is undefined, or ""
-	Class    string // "good", "fair", "poor" or "" for colouring
+	// NoInterval says why a defined figure has no interval although
+	// intervals were computed, or "".
+	NoInterval string
+	Reason     string // why it is undefined, or ""
+	Class      string // "good", "fair", "poor" or "" for colouring
 	// URL, when set, lists the items behind the figure.
 	URL templ.SafeURL
 }
