@@ -235,7 +235,7 @@ func TestAgreementAltTest(t *testing.T) {
 			t.Errorf("%s is %s, want {\"value\": v}", k, shape.AltTest[k])
 		}
 	}
-	if out, err := runCmd(t, noDB, "", "agreement", "--judge", "model", "--epsilon", "0.5", "--alt-unusual-epsilon", file); err != nil || !strings.Contains(out, `"epsilon_unusual":true`) {
+	if out, err := runCmd(t, noDB, "", "agreement", "--judge", "model", "--epsilon", "0.5", "--alt-unusual-epsilon", file); err != nil || !strings.Contains(out, `"epsilon_unusual": true`) {
 		t.Errorf("ε 0.5 with --alt-unusual-epsilon: %v %.300s", err, out)
 	}
 	for _, args := range [][]string{
