@@ -113,7 +113,9 @@ func (s *Server) experimentOf(r *http.Request, p *attune.Project) (*experimentRu
 		return x, nil
 	}
 	in.Def = def
-	in.Alt = agreement.AltOptions{Epsilon: p.Epsilon}
+	// The project's ε is the lead's own setting: an unusual one is used,
+	// and marked.
+	in.Alt = agreement.AltOptions{Epsilon: p.Epsilon, AllowUnusualEpsilon: true}
 	if in.Alt.Epsilon == 0 {
 		in.Alt.Epsilon = report.DefaultEpsilon
 	}
@@ -218,6 +220,10 @@ func experimentView(projectID int64, in experiment.Input, raters store.Experimen
 			switch {
 			case row.AltTest.WinningRate.Value == nil:
 				alt.Verdict = "not tested"
+			case row.AltTest.Result == string(agreement.AltCannotTell):
+				alt.Verdict = "cannot tell: " + row.AltTest.Reason
+			case row.AltTest.Passed && row.AltTest.FewHumans:
+				alt.Verdict = fmt.Sprintf("passed, but on %d annotators", row.AltTest.Humans)
 			case row.AltTest.Passed:
 				alt.Verdict = "passed"
 			default:

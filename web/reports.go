@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net/http"
 	"net/url"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/a-h/templ"
 
+	"github.com/attune/attune/internal/agreement"
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/report"
 	"github.com/attune/attune/internal/store"
@@ -49,7 +51,9 @@ func (s *Server) readReportQuery(r *http.Request, p *attune.Project) (*reportReq
 	rr.opts.Bootstrap = report.DefaultBootstrap
 	// The project's ε, chosen by who its annotators are, unless the URL
 	// asks for another.
-	rr.opts.Alt.Epsilon = p.Epsilon
+	// The project's ε is the lead's own setting: an unusual one is used,
+	// and marked.
+	rr.opts.Alt.Epsilon, rr.opts.Alt.AllowUnusualEpsilon = p.Epsilon, true
 	if rr.opts.Alt.Epsilon == 0 {
 		rr.opts.Alt.Epsilon = report.DefaultEpsilon
 	}
@@ -135,12 +139,30 @@ func (s *Server) readReportQuery(r *http.Request, p *attune.Project) (*reportReq
 		rr.opts.Bootstrap.Replicates = n
 		rr.query.Set("replicates", v)
 	}
+	// alt_unusual_epsilon=1 accepts an ε outside 0.05 to 0.3 asked for in
+	// the URL; alt_allow_few=1 gives a verdict on one or two annotators.
+	unusual, few := q.Get("alt_unusual_epsilon"), q.Get("alt_allow_few")
+	for name, v := range map[string]string{"alt_unusual_epsilon": unusual, "alt_allow_few": few} {
+		switch v {
+		case "":
+		case "1":
+			rr.query.Set(name, v)
+		default:
+			return nil, attune.Invalid(name, "give 1 to ask for it, or leave it out")
+		}
+	}
+	rr.opts.Alt.AllowFewHumans = few == "1"
 	if v := strings.TrimSpace(q.Get("epsilon")); v != "" {
 		e, err := strconv.ParseFloat(v, 64)
-		if err != nil || !(e >= 0 && e <= 1) {
-			return nil, attune.Invalid("epsilon", "give ε as a number from 0 to 1 (0.2 for experts, 0.15 for trained annotators, 0.1 for a crowd)")
+		if err != nil {
+			e = math.NaN()
 		}
-		rr.opts.Alt.Epsilon = e
+		// The project's own ε, sent back by the form, is allowed as it is.
+		allow := unusual == "1" || e == p.Epsilon
+		if msg := agreement.AltEpsilonProblem(e, allow); msg != "" {
+			return nil, attune.Invalid("epsilon", msg+" (alt_unusual_epsilon=1).")
+		}
+		rr.opts.Alt.Epsilon, rr.opts.Alt.AllowUnusualEpsilon = e, allow
 		rr.query.Set("epsilon", v)
 	}
 	if v := strings.TrimSpace(q.Get("alt_min_items")); v != "" {

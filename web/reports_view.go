@@ -255,7 +255,7 @@ func (s *Server) reportView(r *http.Request, p *attune.Project, rr *reportReques
 			}
 		}
 		jb.Summary = fmt.Sprintf("Passes the alternative annotator test at ε = %s on %d of %d rubric items; adding it as a rater keeps or raises alpha on %d.",
-			epsilonLabel(rep.AltTest.Epsilon), passed, rated, raises)
+			altEpsilonLabel(rep.AltTest.Epsilon, rep.AltTest.EpsilonUnusual), passed, rated, raises)
 		page.Judges = append(page.Judges, jb)
 	}
 
@@ -304,14 +304,37 @@ const (
 // altResult reads a judge's alternative annotator test on one rubric item
 // in a word, and the class that colours it: without a winning rate there
 // was too little in common with the people to tell.
+//
+// With one or two annotators tested the test gives no verdict ("cannot
+// tell") unless the lead allowed one, and then it says what it rests on.
 func altResult(a report.AltTest) (word, class string) {
 	switch {
-	case a.WinningRate.Value == nil:
+	case a.WinningRate.Value == nil, a.Result == "cannot_tell":
 		return "cannot tell", "unknown"
+	case a.Passed && a.FewHumans:
+		return fmt.Sprintf("passed, but on %d %s", a.Tested, annotatorWord(a.Tested)), "passed"
 	case a.Passed:
 		return "passed", "passed"
+	case a.FewHumans:
+		return fmt.Sprintf("failed, on %d %s", a.Tested, annotatorWord(a.Tested)), "failed"
 	}
 	return "failed", "failed"
+}
+
+func annotatorWord(n int) string {
+	if n == 1 {
+		return "annotator"
+	}
+	return "annotators"
+}
+
+// altEpsilonLabel is epsilonLabel, marked when ε is outside the usual
+// 0.05 to 0.3 (the lead asked for it).
+func altEpsilonLabel(e float64, unusual bool) string {
+	if unusual {
+		return epsilonLabel(e) + ", an unusual ε (the usual are 0.05 to 0.3)"
+	}
+	return epsilonLabel(e)
 }
 
 // alphaBand reads an alpha in a word, and the class that colours it.
@@ -333,7 +356,7 @@ func alphaBand(s report.Stat) (word, class string) {
 // item links to a rubric item below, people to the items where a judge
 // and the people differ.
 func reportVerdicts(rep *report.Report, names map[int64]string, item func(key string) templ.SafeURL, people func(key string, judge int64) templ.SafeURL) rview.Verdicts {
-	v := rview.Verdicts{Epsilon: epsilonLabel(rep.AltTest.Epsilon)}
+	v := rview.Verdicts{Epsilon: altEpsilonLabel(rep.AltTest.Epsilon, rep.AltTest.EpsilonUnusual)}
 	var judges []int64
 	for _, rt := range rep.Raters {
 		if rt.Kind == "judge" {
@@ -342,6 +365,9 @@ func reportVerdicts(rep *report.Report, names map[int64]string, item func(key st
 	}
 	counts := make([]rview.JudgeVerdict, len(judges))
 	seen := make([]bool, len(judges))
+	// few: some rubric item could not be told for too few annotators;
+	// allowed: some verdict rests on fewer than three, as allowed.
+	few, allowed := make([]bool, len(judges)), make([]bool, len(judges))
 	for _, it := range rep.RubricItems {
 		alpha := reportFigure(it.Statistics.KrippendorffAlpha, true)
 		alpha.URL = item(it.Key)
@@ -361,6 +387,11 @@ func reportVerdicts(rep *report.Report, names map[int64]string, item func(key st
 				switch cell.Class {
 				case "unknown":
 					counts[k].Unknown++
+					if a.WinningRate.Value != nil {
+						cell.Title = fmt.Sprintf("%s on %s: cannot tell, %s", names[id], it.Key, a.Reason)
+						few[k] = true
+						continue
+					}
 					cell.Title = fmt.Sprintf("%s on %s: no annotator has %d items in common with it and another annotator (%d of its %d items were labelled by people)",
 						names[id], it.Key, a.MinItems, j.Shared, j.Items)
 					continue
@@ -372,6 +403,10 @@ func reportVerdicts(rep *report.Report, names map[int64]string, item func(key st
 				cell.Rate = reportNum(*a.WinningRate.Value)
 				cell.Title = fmt.Sprintf("%s on %s: wins %s of the %d annotators tested at ε = %s (0.5 or more passes)",
 					names[id], it.Key, cell.Rate, a.Tested, strconv.FormatFloat(a.Epsilon, 'f', -1, 64))
+				if a.FewHumans {
+					cell.Title += "; " + a.Reason
+					allowed[k] = true
+				}
 			}
 			iv.Judges = append(iv.Judges, cell)
 		}
@@ -390,8 +425,13 @@ func reportVerdicts(rep *report.Report, names map[int64]string, item func(key st
 			jv.Result, jv.Class = fmt.Sprintf("Can replace an annotator on %d of %d rubric items", jv.Passed, rated), "mixed"
 		case jv.Failed > 0:
 			jv.Result, jv.Class = "Cannot replace an annotator", "failed"
+		case few[k]:
+			jv.Result, jv.Class = "Cannot tell yet: fewer than three annotators with enough items shared with it", "unknown"
 		default:
 			jv.Result, jv.Class = "Cannot tell yet: too few items shared with the people", "unknown"
+		}
+		if allowed[k] && jv.Class != "unknown" {
+			jv.Result += ", but on fewer than three annotators on some (allowed)"
 		}
 		v.Judges = append(v.Judges, jv)
 		v.JudgeNames = append(v.JudgeNames, jv.Name)

@@ -20,7 +20,9 @@ func agreementFlags(fs *flag.FlagSet) {
 	fs.String("judge", "", "also run the alternative annotator test of this rater against every other rater of the file")
 	fs.Float64("epsilon", agreement.AltEpsilonTrained, "alt-test ε by who the other raters are: 0.2 experts, 0.15 trained, 0.1 a crowd")
 	fs.String("alt-scoring", "", "alt-test scoring: accuracy or neg_rmse (default: neg_rmse when every value is a number, else accuracy)")
-	fs.Int("alt-min-items", agreement.DefaultAltMinItems, "alt-test: the least items a rater shares with another rater and the judge to be tested")
+	fs.Int("alt-min-items", agreement.DefaultAltMinItems, "alt-test: the least items a rater shares with another rater and the judge to be tested (below 30, an exact test replaces the t-test)")
+	fs.Bool("alt-unusual-epsilon", false, "alt-test: accept an --epsilon outside 0.05 to 0.3; the result marks it unusual")
+	fs.Bool("alt-allow-few", false, "alt-test: give a verdict on one or two tested raters (default: cannot tell below 3), said beside it")
 }
 
 // runAgreement is `attune agreement`: the agreement statistics of a
@@ -42,7 +44,7 @@ func runAgreement(ctx context.Context, e env, args []string) error {
 		}
 	}
 	if len(rest) == 0 {
-		return fmt.Errorf("%w: attune agreement [--level L] [--weights W] [--categories C] [--judge NAME [--epsilon E] [--alt-scoring S]] FILE.csv (- for standard input)", errUsage)
+		return fmt.Errorf("%w: attune agreement [--level L] [--weights W] [--categories C] [--judge NAME [--epsilon E [--alt-unusual-epsilon]] [--alt-scoring S] [--alt-min-items N] [--alt-allow-few]] FILE.csv (- for standard input)", errUsage)
 	}
 	get := func(name string) string { return fs.Lookup(name).Value.String() }
 	var opts agreement.Options
@@ -67,8 +69,9 @@ func runAgreement(ctx context.Context, e env, args []string) error {
 	if judge != "" {
 		alt.Epsilon, _ = strconv.ParseFloat(get("epsilon"), 64)
 		alt.MinItems, _ = strconv.Atoi(get("alt-min-items"))
-		if !(alt.Epsilon >= 0 && alt.Epsilon <= 1) {
-			return fmt.Errorf("%w: --epsilon must be from 0 to 1 (0.2 experts, 0.15 trained, 0.1 a crowd)", errUsage)
+		alt.AllowUnusualEpsilon, alt.AllowFewHumans = get("alt-unusual-epsilon") == "true", get("alt-allow-few") == "true"
+		if msg := agreement.AltEpsilonProblem(alt.Epsilon, alt.AllowUnusualEpsilon); msg != "" {
+			return fmt.Errorf("%w: --epsilon: %s (--alt-unusual-epsilon)", errUsage, msg)
 		}
 		if alt.MinItems < 2 {
 			return fmt.Errorf("%w: --alt-min-items must be 2 or more", errUsage)

@@ -210,9 +210,9 @@ func TestAgreementAltTest(t *testing.T) {
 				P      *float64 `json:"p_value"`
 				Reject bool     `json:"rejected"`
 			} `json:"humans"`
-			WinningRate float64 `json:"winning_rate"`
-			Advantage   float64 `json:"advantage_probability"`
-			Passed      bool    `json:"passed"`
+			WinningRate struct{ Value float64 } `json:"winning_rate"`
+			Advantage   struct{ Value float64 } `json:"advantage_probability"`
+			Passed      bool                    `json:"passed"`
 		} `json:"alt_test"`
 	}
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
@@ -220,13 +220,30 @@ func TestAgreementAltTest(t *testing.T) {
 	}
 	a := got.AltTest
 	if got.Alpha == nil || a.Epsilon != 0.2 || a.Scoring != "neg_rmse" || len(a.Humans) != 3 || a.Humans[0].Rater != "ann" || a.Humans[0].Items != 60 ||
-		a.Humans[0].P == nil || *a.Humans[0].P != want.Humans[0].P || a.WinningRate != want.WinningRate.Value ||
-		a.Advantage != want.AdvantageProbability.Value || a.Passed != want.Passed || !a.Passed {
+		a.Humans[0].P == nil || *a.Humans[0].P != want.Humans[0].P || a.WinningRate.Value != want.WinningRate.Value ||
+		a.Advantage.Value != want.AdvantageProbability.Value || a.Passed != want.Passed || !a.Passed {
 		t.Fatalf("alt-test %+v, want %+v", a, want)
+	}
+	// The figure has the report's shape: an object {value[, reason]}.
+	var shape struct {
+		AltTest map[string]json.RawMessage `json:"alt_test"`
+	}
+	json.Unmarshal([]byte(out), &shape)
+	for _, k := range []string{"winning_rate", "advantage_probability"} {
+		var fig map[string]any
+		if err := json.Unmarshal(shape.AltTest[k], &fig); err != nil || len(fig) != 1 || fig["value"] == nil {
+			t.Errorf("%s is %s, want {\"value\": v}", k, shape.AltTest[k])
+		}
+	}
+	if out, err := runCmd(t, noDB, "", "agreement", "--judge", "model", "--epsilon", "0.5", "--alt-unusual-epsilon", file); err != nil || !strings.Contains(out, `"epsilon_unusual": true`) {
+		t.Errorf("ε 0.5 with --alt-unusual-epsilon: %v %.300s", err, out)
 	}
 	for _, args := range [][]string{
 		{"--judge", "nobody", file},
 		{"--judge", "model", "--epsilon", "2", file},
+		{"--judge", "model", "--epsilon", "0", "--alt-unusual-epsilon", file},
+		{"--judge", "model", "--epsilon", "1", "--alt-unusual-epsilon", file},
+		{"--judge", "model", "--epsilon", "0.5", file},
 		{"--judge", "model", "--alt-scoring", "kappa", file},
 		{"--judge", "model", "--alt-min-items", "1", file},
 	} {

@@ -95,6 +95,20 @@ var paperDatasets = []paperDataset{
 			"mistral-v03":  {false, "0.00", "0.68"},
 		},
 	},
+	{
+		// Restaurant reviews' aspects by a crowd, by accuracy.
+		name: "cebab_aspects", scoring: "accuracy", epsilon: 0.1,
+		answers: []string{"1", "2", "3"},
+		words:   []string{"Negative", "unknown", "Positive"},
+		verdicts: map[string]paperVerdict{
+			"gemini_flash": {true, "0.70", "0.91"},
+			"gemini_pro":   {true, "0.90", "0.94"},
+			"gpt-4o":       {true, "0.90", "0.93"},
+			"llama-31":     {true, "0.60", "0.89"},
+			"gpt-4o-mini":  {true, "0.50", "0.90"},
+			"mistral-v03":  {false, "0.10", "0.81"},
+		},
+	},
 }
 
 func TestAltTestReproducesPublishedVerdicts(t *testing.T) {

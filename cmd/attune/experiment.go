@@ -41,12 +41,14 @@ func judgeExperiment(ctx context.Context, e env, db *store.DB, get func(string) 
 	if len(variants) == 0 {
 		return fmt.Errorf("%w: --judge names no variant", errUsage)
 	}
-	eps := p.Epsilon
+	// The project's ε is the lead's own setting; another, given here,
+	// must be usual unless --alt-unusual-epsilon.
+	eps, unusual := p.Epsilon, true
 	if x, _ := strconv.ParseFloat(get("epsilon"), 64); x >= 0 {
-		eps = x
+		eps, unusual = x, get("alt-unusual-epsilon") == "true"
 	}
-	if !(eps >= 0 && eps <= 1) {
-		return fmt.Errorf("%w: --epsilon must be from 0 to 1 (0.2 experts, 0.15 trained, 0.1 a crowd)", errUsage)
+	if msg := agreement.AltEpsilonProblem(eps, unusual); msg != "" {
+		return fmt.Errorf("%w: --epsilon: %s (--alt-unusual-epsilon)", errUsage, msg)
 	}
 	reps, _ := strconv.Atoi(get("replicates"))
 	if reps < 0 {
@@ -58,7 +60,7 @@ func judgeExperiment(ctx context.Context, e env, db *store.DB, get func(string) 
 		return err
 	}
 	in.Def = def
-	in.Alt = agreement.AltOptions{Epsilon: eps}
+	in.Alt = agreement.AltOptions{Epsilon: eps, AllowUnusualEpsilon: true}
 	in.Bootstrap = agreement.Bootstrap{Replicates: reps, Level: 0.95, Seed: seed}
 	res, err := experiment.Run(in)
 	if err != nil {

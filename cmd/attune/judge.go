@@ -45,6 +45,7 @@ func judgeFlagsHelp(fs *flag.FlagSet) {
 	fs.Bool("wait", false, "also work the run in this process until it ends (run)")
 	fs.Bool("json", false, "print JSON (list, status)")
 	fs.Float64("epsilon", -1, "alt-test ε (experiment); the project's setting when left out")
+	fs.Bool("alt-unusual-epsilon", false, "accept an --epsilon outside 0.05 to 0.3 (experiment); it is marked unusual")
 	fs.Int("replicates", 1000, "bootstrap replicates of the paired intervals (experiment); 0 for none")
 	fs.Uint64("bootstrap-seed", 1, "seed of the bootstrap (experiment)")
 }
@@ -55,7 +56,7 @@ attune judge run --project P --judge J [--limit N] [--budget USD] [--prompt N] [
 attune judge status RUN [--json]
 attune judge pause|cancel RUN
 attune judge resume RUN [--budget USD]
-attune judge experiment --project P --judge J[@N],J2[@N]… [--epsilon E] [--replicates B] [--bootstrap-seed S]`
+attune judge experiment --project P --judge J[@N],J2[@N]… [--epsilon E [--alt-unusual-epsilon]] [--replicates B] [--bootstrap-seed S]`
 
 func runJudge(ctx context.Context, e env, args []string) error {
 	if len(args) == 0 {

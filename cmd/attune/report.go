@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,7 +28,9 @@ func reportFlags(fs *flag.FlagSet) {
 	fs.Int("replicates", report.DefaultBootstrap.Replicates, "bootstrap replicates of each interval (0: no intervals)")
 	fs.String("epsilon", "", "alt-test ε by who the annotators are: 0.2 experts, 0.15 trained, 0.1 a crowd (default: the project's setting)")
 	fs.String("alt-scoring", "", "alt-test scoring: accuracy or neg_rmse (default: neg_rmse on 1-5 items, accuracy on the others)")
-	fs.Int("alt-min-items", agreement.DefaultAltMinItems, "alt-test: the least items an annotator shares with another annotator and the judge to be tested")
+	fs.Int("alt-min-items", agreement.DefaultAltMinItems, "alt-test: the least items an annotator shares with another annotator and the judge to be tested (below 30, an exact test replaces the t-test)")
+	fs.Bool("alt-unusual-epsilon", false, "alt-test: accept an --epsilon outside 0.05 to 0.3; the report marks it unusual")
+	fs.Bool("alt-allow-few", false, "alt-test: give a verdict on one or two tested annotators (default: cannot tell below 3), said beside it")
 	fs.String("level", "", "Krippendorff's level: nominal, ordinal, interval or ratio (default: ordinal on 1-5 items, nominal on the others)")
 }
 
@@ -51,15 +54,19 @@ func runReport(ctx context.Context, e env, args []string) error {
 		return fmt.Errorf("%w: --format must be json or csv", errUsage)
 	}
 	opts := report.Options{NAMissing: get("na-missing") == "true", Bootstrap: report.DefaultBootstrap,
-		Level: get("level"), Alt: report.AltOptions{Scoring: get("alt-scoring")}}
+		Level: get("level"), Alt: report.AltOptions{Scoring: get("alt-scoring"), AllowFewHumans: get("alt-allow-few") == "true"}}
 	opts.Bootstrap.Replicates, _ = strconv.Atoi(get("replicates"))
 	if opts.Bootstrap.Replicates < 0 {
 		return fmt.Errorf("%w: --replicates must be 0 or more", errUsage)
 	}
 	if v := get("epsilon"); v != "" {
 		e, err := strconv.ParseFloat(v, 64)
-		if err != nil || !(e >= 0 && e <= 1) {
-			return fmt.Errorf("%w: --epsilon must be from 0 to 1 (0.2 experts, 0.15 trained, 0.1 a crowd)", errUsage)
+		if err != nil {
+			e = math.NaN()
+		}
+		opts.Alt.AllowUnusualEpsilon = get("alt-unusual-epsilon") == "true"
+		if msg := agreement.AltEpsilonProblem(e, opts.Alt.AllowUnusualEpsilon); msg != "" {
+			return fmt.Errorf("%w: --epsilon: %s (--alt-unusual-epsilon)", errUsage, msg)
 		}
 		opts.Alt.Epsilon = e
 	}
@@ -90,7 +97,9 @@ func runReport(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	if get("epsilon") == "" {
-		opts.Alt.Epsilon = p.Epsilon
+		// The project's ε is the lead's own setting: an unusual one is
+		// used, and marked.
+		opts.Alt.Epsilon, opts.Alt.AllowUnusualEpsilon = p.Epsilon, true
 	}
 	raters, err := db.ListProjectRaters(ctx, p.ID)
 	if err != nil {

@@ -1,6 +1,7 @@
 package agreement
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -18,6 +19,9 @@ type altWant struct {
 	rater    string
 }
 
+// TestAltTestHandWorked works the t-test path by hand on tables far
+// smaller than 30 items, so the cases ask for the t-test from 2 items on
+// (TTestFrom); the small-sample test has its own cases below.
 func TestAltTestHandWorked(t *testing.T) {
 	t.Parallel()
 	// F(t; ν) in closed form, worked out for the cases below.
@@ -35,6 +39,7 @@ func TestAltTestHandWorked(t *testing.T) {
 		rate, adv float64
 		tested    int
 		passed    bool
+		verdict   AltVerdict
 	}{
 		{
 			// One other human only. Leaving r0 out, r1 is the reference:
@@ -51,16 +56,18 @@ func TestAltTestHandWorked(t *testing.T) {
 				{"YES", "NO", "YES", "YES"},
 			},
 			scoring: AltAccuracy,
-			opts:    AltOptions{Epsilon: 0.2, MinItems: 2},
+			opts:    AltOptions{Epsilon: 0.2, MinItems: 2, TTestFrom: 2},
 			want: []altWant{
 				{items: 4, tested: true, judgeAdv: 1, humanAdv: 0.75, p: f3(-1.8), pAdj: min(1, f3(-1.8)*3/2*2/2), rater: "r0"},
 				{items: 4, tested: true, judgeAdv: 1, humanAdv: 0.75, p: f3(-1.8), pAdj: min(1, f3(-1.8)*3/2*2/2), rater: "r1"},
 			},
-			rate: 0, adv: 1, tested: 2, passed: false,
+			rate: 0, adv: 1, tested: 2, passed: false, verdict: AltCannotTell,
 		},
 		{
 			// Everyone always agrees: every d is 0, the variance is zero
-			// and d̄ = 0 < ε, so p = 0 and the judge wins both.
+			// and d̄ = 0 < ε, so p = 0 and the judge wins both. Two
+			// tested annotators are fewer than the paper's three: the
+			// verdict is "cannot tell" although the winning rate is 1.
 			name: "zero variance below epsilon",
 			rows: [][]string{
 				{"YES", "NO", "YES"},
@@ -68,28 +75,12 @@ func TestAltTestHandWorked(t *testing.T) {
 				{"YES", "NO", "YES"},
 			},
 			scoring: AltAccuracy,
-			opts:    AltOptions{Epsilon: 0.2, MinItems: 3},
+			opts:    AltOptions{Epsilon: 0.2, MinItems: 3, TTestFrom: 2},
 			want: []altWant{
 				{items: 3, tested: true, judgeAdv: 1, humanAdv: 1, p: 0, pAdj: 0, rejected: true, rater: "r0"},
 				{items: 3, tested: true, judgeAdv: 1, humanAdv: 1, p: 0, pAdj: 0, rejected: true, rater: "r1"},
 			},
-			rate: 1, adv: 1, tested: 2, passed: true,
-		},
-		{
-			// The same with ε = 0: d̄ = 0 is not below 0, so p = 1.
-			name: "zero variance at epsilon",
-			rows: [][]string{
-				{"YES", "NO", "YES"},
-				{"YES", "NO", "YES"},
-				{"YES", "NO", "YES"},
-			},
-			scoring: AltAccuracy,
-			opts:    AltOptions{Epsilon: 0, MinItems: 3},
-			want: []altWant{
-				{items: 3, tested: true, judgeAdv: 1, humanAdv: 1, p: 1, pAdj: 1, rater: "r0"},
-				{items: 3, tested: true, judgeAdv: 1, humanAdv: 1, p: 1, pAdj: 1, rater: "r1"},
-			},
-			rate: 0, adv: 1, tested: 2, passed: false,
+			rate: 1, adv: 1, tested: 2, passed: false, verdict: AltCannotTell,
 		},
 		{
 			// Negative RMSE on 1-5, three humans and a fourth (r3) with
@@ -113,14 +104,14 @@ func TestAltTestHandWorked(t *testing.T) {
 				{"4", "1", "2"},
 			},
 			scoring: AltNegRMSE,
-			opts:    AltOptions{Epsilon: 0.2, MinItems: 2},
+			opts:    AltOptions{Epsilon: 0.2, MinItems: 2, TTestFrom: 2},
 			want: []altWant{
 				{items: 3, tested: true, judgeAdv: 1, humanAdv: 2.0 / 3, p: f2(-1.6), pAdj: f2(-1.6) * 11 / 6, rater: "r0"},
 				{items: 2, tested: true, judgeAdv: 1, humanAdv: 1, p: 0, pAdj: 0, rejected: true, rater: "r1"},
 				{items: 2, tested: true, judgeAdv: 1, humanAdv: 0, p: 0, pAdj: 0, rejected: true, rater: "r2"},
 				{items: 1, tested: false, judgeAdv: 1, humanAdv: 1, rater: "r3"},
 			},
-			rate: 2.0 / 3, adv: 1, tested: 3, passed: true,
+			rate: 2.0 / 3, adv: 1, tested: 3, passed: true, verdict: AltPassed,
 		},
 		{
 			// A judge that is always wrong against two humans who always
@@ -132,12 +123,12 @@ func TestAltTestHandWorked(t *testing.T) {
 				{"NO", "YES", "NO", "YES"},
 			},
 			scoring: AltAccuracy,
-			opts:    AltOptions{Epsilon: 0.1, MinItems: 4},
+			opts:    AltOptions{Epsilon: 0.1, MinItems: 4, TTestFrom: 2},
 			want: []altWant{
 				{items: 4, tested: true, judgeAdv: 0, humanAdv: 1, p: 1, pAdj: 1, rater: "r0"},
 				{items: 4, tested: true, judgeAdv: 0, humanAdv: 1, p: 1, pAdj: 1, rater: "r1"},
 			},
-			rate: 0, adv: 0, tested: 2, passed: false,
+			rate: 0, adv: 0, tested: 2, passed: false, verdict: AltCannotTell,
 		},
 	}
 	for _, c := range cases {
@@ -166,8 +157,8 @@ func TestAltTestHandWorked(t *testing.T) {
 			if !got.AdvantageProbability.Defined || !eq12(got.AdvantageProbability.Value, c.adv) {
 				t.Errorf("advantage probability %+v, want %v", got.AdvantageProbability, c.adv)
 			}
-			if got.Tested != c.tested || got.Passed != c.passed {
-				t.Errorf("tested %d passed %v, want %d %v", got.Tested, got.Passed, c.tested, c.passed)
+			if got.Tested != c.tested || got.Passed != c.passed || got.Verdict != c.verdict {
+				t.Errorf("tested %d passed %v %s, want %d %v %s", got.Tested, got.Passed, got.Verdict, c.tested, c.passed, c.verdict)
 			}
 		})
 	}
@@ -200,6 +191,23 @@ func TestAltTestRefusesBadInput(t *testing.T) {
 		"unknown judge": func() error { _, err := AltTest(r, nil, "nobody", AltAccuracy, AltOptions{}); return err },
 		"rmse on words": func() error { _, err := AltTest(r, nil, "r2", AltNegRMSE, AltOptions{}); return err },
 		"epsilon":       func() error { _, err := AltTest(r, nil, "r2", AltAccuracy, AltOptions{Epsilon: 1.5}); return err },
+		"epsilon 0, allowed unusual": func() error {
+			_, err := AltTest(r, nil, "r2", AltAccuracy, AltOptions{Epsilon: 0, AllowUnusualEpsilon: true})
+			return err
+		},
+		"epsilon 1, allowed unusual": func() error {
+			_, err := AltTest(r, nil, "r2", AltAccuracy, AltOptions{Epsilon: 1, AllowUnusualEpsilon: true})
+			return err
+		},
+		"epsilon 0.5 not allowed": func() error { _, err := AltTest(r, nil, "r2", AltAccuracy, AltOptions{Epsilon: 0.5}); return err },
+		"epsilon 0.04 not allowed": func() error {
+			_, err := AltTest(r, nil, "r2", AltAccuracy, AltOptions{Epsilon: 0.04})
+			return err
+		},
+		"t-test from 1": func() error {
+			_, err := AltTest(r, nil, "r2", AltAccuracy, AltOptions{Epsilon: 0.2, TTestFrom: 1})
+			return err
+		},
 		"epsilon NaN": func() error {
 			_, err := AltTest(r, nil, "r2", AltAccuracy, AltOptions{Epsilon: math.NaN()})
 			return err
@@ -209,6 +217,15 @@ func TestAltTestRefusesBadInput(t *testing.T) {
 	} {
 		if run() == nil {
 			t.Errorf("%s: no error", name)
+		}
+	}
+	for _, o := range []AltOptions{{Epsilon: 0.5, AllowUnusualEpsilon: true}, {Epsilon: 0.05}, {Epsilon: 0.3}, {Epsilon: 0.99, AllowUnusualEpsilon: true}} {
+		got, err := AltTest(r, nil, "r2", AltAccuracy, o)
+		if err != nil {
+			t.Errorf("%+v: %v", o, err)
+		}
+		if got.EpsilonUnusual != (o.Epsilon == 0.5 || o.Epsilon == 0.99) {
+			t.Errorf("ε %v: unusual %v", o.Epsilon, got.EpsilonUnusual)
 		}
 	}
 	if _, err := ParseAltScoring("kappa"); err == nil {
@@ -224,7 +241,8 @@ func TestAltTestRefusesBadInput(t *testing.T) {
 // altBrute is the alt-test transcribed from its definition over a raw
 // table (humans rows, judge a row; -1 missing): scores as floats (mean
 // accuracy, minus the root mean square), the t statistic from a two-pass
-// mean and variance, Benjamini–Yekutieli by adjusted p-values.
+// mean and variance (the exact test below TTestFrom is checked on its
+// own), Benjamini–Yekutieli by adjusted p-values.
 func altBrute(humans matrix, judge []int, values []float64, scoring AltScoring, o AltOptions) AltResult {
 	o, _ = o.withDefaults()
 	res := AltResult{Humans: make([]AltHuman, len(humans))}
@@ -292,6 +310,17 @@ func altBrute(humans matrix, judge []int, values []float64, scoring AltScoring, 
 			}
 			sd := math.Sqrt(ss / (n - 1))
 			switch {
+			case len(ds) < o.TTestFrom:
+				// The exact test has its own checks against enumeration.
+				plus, minus := 0, 0
+				for _, d := range ds {
+					if d > 0 {
+						plus++
+					} else if d < 0 {
+						minus++
+					}
+				}
+				ah.Test, ah.P = AltExact, altExactP(altCounts{n: len(ds), judge: len(ds) - plus, human: len(ds) - minus}, o.Epsilon)
 			case sd > 0:
 				ah.P = studentTCDF((mean-o.Epsilon)/(sd/math.Sqrt(n)), n-1)
 			case mean < o.Epsilon:
@@ -299,12 +328,16 @@ func altBrute(humans matrix, judge []int, values []float64, scoring AltScoring, 
 			default:
 				ah.P = 1
 			}
+			if ah.Test == "" {
+				ah.Test = AltTTest
+			}
 			tested = append(tested, h)
 		}
 		res.Humans[h] = ah
 	}
 	res.Tested = len(tested)
 	if len(tested) == 0 {
+		res.Verdict = AltCannotTell
 		return res
 	}
 	slices.SortStableFunc(tested, func(a, b int) int { return cmpFloat(res.Humans[a].P, res.Humans[b].P) })
@@ -326,8 +359,63 @@ func altBrute(humans matrix, judge []int, values []float64, scoring AltScoring, 
 	}
 	res.WinningRate = defined(float64(res.Rejected) / m)
 	res.AdvantageProbability = defined(adv / m)
-	res.Passed = res.WinningRate.Value >= 0.5
+	switch {
+	case len(tested) < 3 && !o.AllowFewHumans:
+		res.Verdict = AltCannotTell
+	case res.WinningRate.Value >= 0.5:
+		res.Verdict, res.Passed = AltPassed, true
+	default:
+		res.Verdict = AltFailed
+	}
+	res.FewHumans = len(tested) < 3 && o.AllowFewHumans
 	return res
+}
+
+// wilcoxonBrute is the one-sided Wilcoxon signed-rank p-value of ds - eps
+// (the test the paper's FAQ suggests for small samples, which attune does
+// not use: TestAltExactHoldsItsLevel) from its definition: midranks of |d - ε| by sorting, W+ the sum of the
+// positive ones' ranks, P(W+ ≤ w) over all 2^n sign vectors.
+func wilcoxonBrute(ds []float64, eps float64) float64 {
+	n := len(ds)
+	xs := make([]float64, n)
+	for i, d := range ds {
+		xs[i] = d - eps
+	}
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return cmpFloat(math.Abs(xs[a]), math.Abs(xs[b])) })
+	rank := make([]float64, n)
+	for i := 0; i < n; {
+		j := i
+		for j < n && math.Abs(xs[idx[j]]) == math.Abs(xs[idx[i]]) {
+			j++
+		}
+		for k := i; k < j; k++ {
+			rank[idx[k]] = float64(i+1+j) / 2 // mean of ranks i+1..j
+		}
+		i = j
+	}
+	var w float64
+	for i, x := range xs {
+		if x > 0 {
+			w += rank[i]
+		}
+	}
+	below := 0
+	for mask := 0; mask < 1<<n; mask++ {
+		var s float64
+		for i := range n {
+			if mask&(1<<i) != 0 {
+				s += rank[i]
+			}
+		}
+		if s <= w+1e-9 {
+			below++
+		}
+	}
+	return float64(below) / float64(int(1)<<n)
 }
 
 // tally runs the counting path on a matrix: every human and the judge.
@@ -359,12 +447,12 @@ func sameAlt(t *testing.T, got, want AltResult) {
 	t.Helper()
 	for h := range want.Humans {
 		g, w := got.Humans[h], want.Humans[h]
-		if g.Items != w.Items || g.Tested != w.Tested || g.Rejected != w.Rejected || g.JudgeAdvantage != w.JudgeAdvantage ||
+		if g.Items != w.Items || g.Tested != w.Tested || g.Test != w.Test || g.Rejected != w.Rejected || g.JudgeAdvantage != w.JudgeAdvantage ||
 			g.HumanAdvantage != w.HumanAdvantage || math.Abs(g.P-w.P) > 1e-12 || math.Abs(g.PAdjusted-w.PAdjusted) > 1e-12 {
 			t.Errorf("human %d: counted %+v, by definition %+v", h, g, w)
 		}
 	}
-	if got.Tested != want.Tested || got.Rejected != want.Rejected || got.Passed != want.Passed ||
+	if got.Tested != want.Tested || got.Rejected != want.Rejected || got.Passed != want.Passed || got.Verdict != want.Verdict || got.FewHumans != want.FewHumans ||
 		got.WinningRate.Defined != want.WinningRate.Defined || math.Abs(got.AdvantageProbability.Value-want.AdvantageProbability.Value) > 1e-12 {
 		t.Errorf("counted %+v, by definition %+v", got, want)
 	}
@@ -506,7 +594,10 @@ func FuzzAltTest(f *testing.F) {
 			t.Fatal(err)
 		}
 		humans, judge := m[:len(m)-1], m[len(m)-1]
-		o := AltOptions{Epsilon: float64(eps%101) / 100, MinItems: int(minItems%6) + 2}
+		// ε anywhere strictly inside (0, 1); the t-test from 2, 9 or 17
+		// items, so that some humans are tested by the exact test.
+		o := AltOptions{Epsilon: float64(eps%99+1) / 100, AllowUnusualEpsilon: true, MinItems: int(minItems%6) + 2,
+			TTestFrom: []int{2, 9, 17}[int(eps/99)%3], AllowFewHumans: minItems%2 == 0}
 		for _, scoring := range []AltScoring{AltAccuracy, AltNegRMSE} {
 			got := tallyOf(t, s, humans, judge, scoring, o)
 			sameAlt(t, got, altBrute(humans, judge, s.Values(), scoring, o))
@@ -524,4 +615,214 @@ func FuzzAltTest(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestAltExactHandWorked: ten items on which every d is 0 (everyone
+// agrees), ε = 0.15. The sum is 0; on the boundary p₊ = p₋ + ε the chance
+// of a sum ≤ 0 is largest with no ties at all, p₋ = 0.425, p₊ = 0.575,
+// where it is the binomial P(at most 5 of 10 are +1) = Σ_{k≤5} C(10, k)
+// 0.575^k 0.425^(10-k) = 0.4307: ten items of full agreement are not
+// enough to say the annotator's edge is below 0.15 (the t-test would say
+// p = 0). Named as the exact test; from 30 items the t-test is back.
+func TestAltExactHandWorked(t *testing.T) {
+	t.Parallel()
+	var want float64
+	for k := 0; k <= 5; k++ {
+		want += float64(binom(10, k)) * math.Pow(0.575, float64(k)) * math.Pow(0.425, float64(10-k))
+	}
+	if math.Abs(want-0.4307) > 5e-5 {
+		t.Fatalf("the hand value %v", want)
+	}
+	row := []string{"YES", "NO", "YES", "YES", "NO", "NO", "YES", "NO", "YES", "YES"}
+	r := ratingsOf(t, [][]string{row, row, row, row})
+	got, err := AltTest(r, nil, "r3", AltAccuracy, AltOptions{Epsilon: 0.15, MinItems: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range got.Humans {
+		if h.Test != AltExact || !eq12(h.P, want) || h.Rejected {
+			t.Errorf("human %+v: want the exact test, p = %v, not rejected", h, want)
+		}
+	}
+	if got.Verdict != AltFailed {
+		t.Errorf("verdict %s, want failed", got.Verdict)
+	}
+	long := slices.Repeat(row, 3)
+	got, err = AltTest(ratingsOf(t, [][]string{long, long, long, long}), nil, "r3", AltAccuracy, AltOptions{Epsilon: 0.15})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := got.Humans[0]; h.Test != AltTTest || h.P != 0 || got.Verdict != AltPassed {
+		t.Errorf("30 items: human %+v, verdict %s; want the t-test, p = 0, passed", h, got.Verdict)
+	}
+}
+
+func binom(n, k int) int64 {
+	out := int64(1)
+	for i := 1; i <= k; i++ {
+		out = out * int64(n-k+i) / int64(i)
+	}
+	return out
+}
+
+// exactBrute is altExactP from its definition: every sequence of n values
+// of d enumerated, the chance of a sum ≤ t summed under each point of a
+// grid of 1,000 steps over the boundary, the largest kept.
+func exactBrute(n, t int, eps float64) float64 {
+	seqs := 1
+	for range n {
+		seqs *= 3
+	}
+	best := 0.0
+	for i := 0; i <= 1000; i++ {
+		q := (1 - eps) / 2 * float64(i) / 1000
+		pr := [3]float64{q, 1 - eps - 2*q, q + eps} // d = -1, 0, +1
+		var p float64
+		for s := range seqs {
+			sum, chance := 0, 1.0
+			x := s
+			for range n {
+				sum += x%3 - 1
+				chance *= pr[x%3]
+				x /= 3
+			}
+			if sum <= t {
+				p += chance
+			}
+		}
+		best = max(best, p)
+	}
+	return best
+}
+
+// TestAltExactMatchesEnumeration: the sum's law by convolution, maximised
+// on a grid and refined, against every sequence of up to 5 items on a
+// finer grid: within 1e-5, and never below it by more than rounding (the
+// p-value must not be smaller than the supremum it stands for).
+func TestAltExactMatchesEnumeration(t *testing.T) {
+	t.Parallel()
+	for n := 1; n <= 5; n++ {
+		for plus := 0; plus <= n; plus++ {
+			for minus := 0; plus+minus <= n; minus++ {
+				for _, eps := range []float64{0.05, 0.15, 0.3, 0.7} {
+					got, want := altExactP(altCounts{n: n, judge: n - plus, human: n - minus}, eps), exactBrute(n, plus-minus, eps)
+					if math.Abs(got-want) > 1e-5 || got < want-1e-12 {
+						t.Fatalf("n %d, %d +1, %d -1, ε %v: p = %v, by enumeration %v", n, plus, minus, eps, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestAltExactHoldsItsLevel: for a human whose true edge is exactly ε (the
+// boundary of H0, the hardest case), the chance that the exact test
+// rejects at 5 % is at most 5 %, computed exactly (summed over every
+// possible count of +1 and -1) for 5 to 29 items, three ε and ties from
+// none to most. The Wilcoxon signed-rank test on d - ε the paper's FAQ
+// suggests is shown not to: at 10 items, ε = 0.15, it rejects 8 % to 54 %
+// of the time there.
+func TestAltExactHoldsItsLevel(t *testing.T) {
+	t.Parallel()
+	const alpha = 0.05
+	rejects := func(n int, eps, q float64, p func(plus, minus int) float64) float64 {
+		pm, pp := q, q+eps
+		p0 := 1 - pm - pp
+		var out float64
+		for plus := 0; plus <= n; plus++ {
+			for minus := 0; plus+minus <= n; minus++ {
+				if p(plus, minus) <= alpha {
+					out += float64(binom(n, plus)*binom(n-plus, minus)) * math.Pow(pp, float64(plus)) * math.Pow(pm, float64(minus)) * math.Pow(p0, float64(n-plus-minus))
+				}
+			}
+		}
+		return out
+	}
+	for _, n := range []int{5, 10, 29} {
+		for _, eps := range []float64{0.1, 0.15, 0.2} {
+			// The p-value depends on the sum of d only.
+			byT := make([]float64, 2*n+1)
+			for t := -n; t <= n; t++ {
+				plus, minus := max(t, 0), max(-t, 0)
+				byT[t+n] = altExactP(altCounts{n: n, judge: n - plus, human: n - minus}, eps)
+			}
+			for _, share := range []float64{0, 0.25, 0.5, 0.75, 1} {
+				q := (1 - eps) / 2 * share
+				r := rejects(n, eps, q, func(plus, minus int) float64 { return byT[plus-minus+n] })
+				if r > alpha+1e-9 {
+					t.Errorf("n %d, ε %v, p₋ %v: the exact test rejects %v of the time, above %v", n, eps, q, r, alpha)
+				}
+			}
+		}
+	}
+	lo, hi := 1.0, 0.0
+	for _, q := range []float64{0, 0.1, 0.3, 0.425} {
+		r := rejects(10, 0.15, q, func(plus, minus int) float64 {
+			ds := slices.Concat(slices.Repeat([]float64{1}, plus), slices.Repeat([]float64{-1}, minus), make([]float64, 10-plus-minus))
+			return wilcoxonBrute(ds, 0.15)
+		})
+		lo, hi = min(lo, r), max(hi, r)
+	}
+	if math.Abs(lo-0.081) > 0.001 || math.Abs(hi-0.544) > 0.001 {
+		t.Errorf("Wilcoxon at the boundary rejects %.3f to %.3f of the time, want 0.081 to 0.544 (as docs/agreement.md says)", lo, hi)
+	}
+}
+
+// TestAltTestFewHumans: two annotators with enough items give no verdict
+// ("cannot tell", with the reason) unless a verdict on few is allowed,
+// and then it says it rests on two.
+func TestAltTestFewHumans(t *testing.T) {
+	t.Parallel()
+	row := slices.Repeat([]string{"YES", "NO", "NO"}, 10) // 30 items
+	r := ratingsOf(t, [][]string{row, row, row})
+	got, err := AltTest(r, nil, "r2", AltAccuracy, AltOptions{Epsilon: 0.2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Tested != 2 || !got.WinningRate.Defined || got.WinningRate.Value != 1 {
+		t.Fatalf("tested %d, winning rate %+v: want 2 and 1", got.Tested, got.WinningRate)
+	}
+	if got.Verdict != AltCannotTell || got.Passed || got.FewHumans || got.Reason != "only 2 annotators tested: the alternative annotator test asks for at least 3 with enough items (allow a verdict on fewer to see it anyway)" {
+		t.Errorf("two annotators: verdict %s passed %v few %v %q", got.Verdict, got.Passed, got.FewHumans, got.Reason)
+	}
+	got, err = AltTest(r, nil, "r2", AltAccuracy, AltOptions{Epsilon: 0.2, AllowFewHumans: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Verdict != AltPassed || !got.Passed || !got.FewHumans || got.Reason != "on 2 annotators only: the alternative annotator test asks for at least 3 (a verdict on fewer was allowed)" {
+		t.Errorf("two annotators, allowed: verdict %s passed %v few %v %q", got.Verdict, got.Passed, got.FewHumans, got.Reason)
+	}
+	b, err := json.Marshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var js struct {
+		Result      string         `json:"result"`
+		Few         bool           `json:"few_annotators"`
+		Reason      string         `json:"reason"`
+		WinningRate map[string]any `json:"winning_rate"`
+		Humans      []struct {
+			Test string `json:"test"`
+		} `json:"humans"`
+	}
+	if err := json.Unmarshal(b, &js); err != nil {
+		t.Fatal(err)
+	}
+	if js.Result != "passed" || !js.Few || js.Reason != got.Reason || js.WinningRate["value"] != 1.0 || js.Humans[0].Test != "t" {
+		t.Errorf("JSON %s", b)
+	}
+	// One annotator tested: r0 shares items 0-4 with r1 and the rest with
+	// r2, so r0 has 30 items compared, r1 5 and r2 25.
+	first, rest := slices.Clone(row), slices.Clone(row)
+	for i := range row {
+		if i < 5 {
+			rest[i] = ""
+		} else {
+			first[i] = ""
+		}
+	}
+	got, _ = AltTest(ratingsOf(t, [][]string{row, first, rest, row}), nil, "r3", AltAccuracy, AltOptions{Epsilon: 0.2})
+	if got.Tested != 1 || got.Verdict != AltCannotTell || got.Reason != "only 1 annotator tested: the alternative annotator test asks for at least 3 with enough items (allow a verdict on fewer to see it anyway)" {
+		t.Errorf("one annotator: tested %d verdict %s %q", got.Tested, got.Verdict, got.Reason)
+	}
 }

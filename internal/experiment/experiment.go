@@ -122,14 +122,22 @@ type PersonKappa struct {
 	Kappa  Stat   `json:"kappa"`
 }
 
-// AltTest is the alt-test's verdict for a variant on a rubric item.
+// AltTest is the alt-test's verdict for a variant on a rubric item. The
+// winning rate and advantage probability have no interval, so they are
+// written as agreement.AltFigure is: {"value": v} or {"value": null,
+// "reason": why}. Result, FewHumans and Reason are agreement.AltResult's
+// Verdict, FewHumans and Reason.
 type AltTest struct {
 	Epsilon              float64 `json:"epsilon"`
+	EpsilonUnusual       bool    `json:"epsilon_unusual"`
 	Scoring              string  `json:"scoring"`
 	Humans               int     `json:"humans"`
 	WinningRate          Stat    `json:"winning_rate"`
 	AdvantageProbability Stat    `json:"advantage_probability"`
+	Result               string  `json:"result"`
 	Passed               bool    `json:"passed"`
+	FewHumans            bool    `json:"few_annotators"`
+	Reason               string  `json:"reason,omitempty"`
 }
 
 // ScoreRow is one variant's final scores against gold's. MAEDiff is its
@@ -467,8 +475,9 @@ func rubricItem(in Input, it *rubric.Item, codes itemCodes) (part, error) {
 		if err != nil {
 			return part{}, err
 		}
-		row.AltTest = AltTest{Epsilon: alt.Epsilon, Scoring: alt.Scoring.String(), Humans: alt.Tested,
-			WinningRate: stat(alt.WinningRate), AdvantageProbability: stat(alt.AdvantageProbability), Passed: alt.Passed}
+		row.AltTest = AltTest{Epsilon: alt.Epsilon, EpsilonUnusual: alt.EpsilonUnusual, Scoring: alt.Scoring.String(), Humans: alt.Tested,
+			WinningRate: stat(alt.WinningRate), AdvantageProbability: stat(alt.AdvantageProbability),
+			Result: string(alt.Verdict), Passed: alt.Passed, FewHumans: alt.FewHumans, Reason: alt.Reason}
 		out.Variants = append(out.Variants, row)
 	}
 	return part{item: out, stats: agreement.ItemStats{N: nv, Eval: kg.eval}, best: best}, nil

@@ -44,8 +44,9 @@ func Build(ctx context.Context, db *store.DB, p *attune.Project, opts Options) (
 		Project:   Project{ID: p.ID, Name: p.Name, Rubric: p.RubricRef, Kind: string(def.Kind)},
 		Filter:    Filter{Annotators: []int64{}, Judges: []int64{}, Rubric: p.RubricRef},
 		Bootstrap: Bootstrap{Replicates: opts.Bootstrap.Replicates, Level: opts.Bootstrap.Level, Seed: opts.Bootstrap.Seed},
-		AltTest:   AltSettings{Epsilon: fig.alt.Epsilon, Scoring: "default", Q: fig.alt.Q, MinItems: fig.alt.MinItems},
-		Raters:    []Rater{},
+		AltTest: AltSettings{Epsilon: fig.alt.Epsilon, Scoring: "default", Q: fig.alt.Q, MinItems: fig.alt.MinItems,
+			EpsilonUnusual: !agreement.AltEpsilonUsual(fig.alt.Epsilon), AllowFewHumans: fig.alt.AllowFewHumans, TTestFrom: agreement.DefaultAltTTestFrom},
+		Raters: []Rater{},
 	}
 	if fig.scoring != nil {
 		r.AltTest.Scoring = fig.scoring.String()
@@ -159,13 +160,14 @@ func readFigureOptions(opts Options) (figureOptions, error) {
 		}
 		fig.scoring = &sc
 	}
-	if e := opts.Alt.Epsilon; !(e >= 0 && e <= 1) {
-		return fig, attune.Invalid("epsilon", "give ε as a number from 0 to 1 (0.2 for experts, 0.15 for trained annotators, 0.1 for a crowd)")
+	if msg := agreement.AltEpsilonProblem(opts.Alt.Epsilon, opts.Alt.AllowUnusualEpsilon); msg != "" {
+		return fig, attune.Invalid("epsilon", msg+".")
 	}
 	if opts.Alt.MinItems != 0 && opts.Alt.MinItems < 2 {
 		return fig, attune.Invalid("alt_min_items", "an annotator needs at least 2 items to be tested")
 	}
-	fig.alt = agreement.AltOptions{Epsilon: opts.Alt.Epsilon, Q: agreement.DefaultAltQ, MinItems: opts.Alt.MinItems}
+	fig.alt = agreement.AltOptions{Epsilon: opts.Alt.Epsilon, AllowUnusualEpsilon: opts.Alt.AllowUnusualEpsilon, Q: agreement.DefaultAltQ,
+		MinItems: opts.Alt.MinItems, AllowFewHumans: opts.Alt.AllowFewHumans}
 	if fig.alt.MinItems == 0 {
 		fig.alt.MinItems = agreement.DefaultAltMinItems
 	}
@@ -511,17 +513,17 @@ func (f *fold) altTest(t *agreement.AltTally, o agreement.AltOptions) AltTest {
 	if err != nil {
 		panic(err) // the options were checked by readFigureOptions
 	}
-	out := AltTest{Epsilon: res.Epsilon, Scoring: res.Scoring.String(), Q: res.Q, MinItems: res.MinItems,
+	out := AltTest{Epsilon: res.Epsilon, EpsilonUnusual: res.EpsilonUnusual, Scoring: res.Scoring.String(), Q: res.Q, MinItems: res.MinItems, TTestFrom: res.TTestFrom,
 		Humans: []AltHuman{}, Tested: res.Tested, WinningRate: stat(res.WinningRate),
-		AdvantageProbability: stat(res.AdvantageProbability), Passed: res.Passed}
+		AdvantageProbability: stat(res.AdvantageProbability), Result: string(res.Verdict), Passed: res.Passed, FewHumans: res.FewHumans, Reason: res.Reason}
 	for _, h := range res.Humans {
 		if h.Items == 0 {
 			continue
 		}
 		ah := AltHuman{Rater: f.raters[h.Human], Items: h.Items, Tested: h.Tested, JudgeAdvantage: h.JudgeAdvantage, Rejected: h.Rejected}
 		if h.Tested {
-			p, adj := h.P, h.PAdjusted
-			ah.PValue, ah.PAdjusted = &p, &adj
+			p, adj, test := h.P, h.PAdjusted, string(h.Test)
+			ah.PValue, ah.PAdjusted, ah.Test = &p, &adj, &test
 		}
 		out.Humans = append(out.Humans, ah)
 	}
@@ -543,6 +545,9 @@ func verdict(j JudgeItem) string {
 	}
 	a := j.AltTest
 	eps := strconv.FormatFloat(a.Epsilon, 'f', -1, 64)
+	if a.EpsilonUnusual {
+		eps += " (an unusual ε, asked for)"
+	}
 	if a.WinningRate.Value == nil {
 		return fmt.Sprintf("Cannot tell: no annotator has %d items shared with another annotator and the judge, which the alternative annotator test needs; %s.", a.MinItems, alpha)
 	}
@@ -552,9 +557,18 @@ func verdict(j JudgeItem) string {
 			won++
 		}
 	}
-	if a.Passed {
+	switch {
+	case a.Result == string(agreement.AltCannotTell):
+		return fmt.Sprintf("Cannot tell: %s; %s.", a.Reason, alpha)
+	case a.Passed && a.FewHumans:
+		return fmt.Sprintf("Can replace an annotator, but on %d annotators only (the test asks for at least %d; a verdict on fewer was allowed): at ε = %s it wins %d of %d (winning rate %s, at least 0.5; advantage probability %s), and %s.",
+			a.Tested, agreement.AltMinHumans, eps, won, a.Tested, f2(a.WinningRate), f2(a.AdvantageProbability), alpha)
+	case a.Passed:
 		return fmt.Sprintf("Can replace an annotator: at ε = %s it wins %d of %d annotators (winning rate %s, at least 0.5; advantage probability %s), and %s.",
 			eps, won, a.Tested, f2(a.WinningRate), f2(a.AdvantageProbability), alpha)
+	case a.FewHumans:
+		return fmt.Sprintf("Cannot replace an annotator, on %d annotators only (the test asks for at least %d; a verdict on fewer was allowed): at ε = %s it wins %d of %d (winning rate %s, below 0.5; advantage probability %s), and %s.",
+			a.Tested, agreement.AltMinHumans, eps, won, a.Tested, f2(a.WinningRate), f2(a.AdvantageProbability), alpha)
 	}
 	return fmt.Sprintf("Cannot replace an annotator: at ε = %s it wins %d of %d annotators (winning rate %s, below 0.5; advantage probability %s), and %s.",
 		eps, won, a.Tested, f2(a.WinningRate), f2(a.AdvantageProbability), alpha)

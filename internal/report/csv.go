@@ -99,13 +99,19 @@ func (r *Report) WriteCSV(w io.Writer) error {
 			row(it.Key, "alpha_with_judge", rater(j.Rater), none, j.Items, j.AlphaWithJudge)
 			a := j.AltTest
 			how := "scoring " + a.Scoring + ", epsilon " + num(a.Epsilon)
+			if a.EpsilonUnusual {
+				how += " (unusual)"
+			}
 			passed := value(0)
 			if a.Passed {
 				passed = value(1)
 			}
-			if a.WinningRate.Value == nil {
-				passed = Stat{Reason: a.WinningRate.Reason}
-			} else {
+			switch {
+			case a.Result == "cannot_tell":
+				passed = Stat{Reason: "cannot tell: " + a.Reason}
+			case a.FewHumans:
+				passed.Reason = how + "; " + a.Reason
+			default:
 				passed.Reason = how
 			}
 			row(it.Key, "alt_test_passed", rater(j.Rater), group("annotators"), a.Tested, passed)
@@ -119,6 +125,7 @@ func (r *Report) WriteCSV(w io.Writer) error {
 					if h.Rejected {
 						p.Reason = "rejected: the judge wins this annotator"
 					}
+					p.Reason += " (" + *h.Test + " test)"
 				}
 				row(it.Key, "alt_test_p_value", rater(j.Rater), rater(h.Rater), h.Items, p)
 			}

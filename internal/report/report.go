@@ -47,11 +47,18 @@ type Options struct {
 // AltOptions set the alternative annotator test.
 type AltOptions struct {
 	// Epsilon is ε, the margin granted to a judge for being cheaper than
-	// a person, from 0 to 1 (the paper: 0.2 for expert annotators, 0.15
-	// for trained ones, 0.1 for a crowd). The zero value is the strictest
-	// test, ε = 0; callers that take it from a person default to
-	// DefaultEpsilon.
+	// a person, strictly between 0 and 1 and from 0.05 to 0.3 unless
+	// AllowUnusualEpsilon (the paper: 0.2 for expert annotators, 0.15 for
+	// trained ones, 0.1 for a crowd); callers that take it from a person
+	// default to DefaultEpsilon.
 	Epsilon float64
+	// AllowUnusualEpsilon accepts an ε outside 0.05 to 0.3; the report
+	// marks it unusual.
+	AllowUnusualEpsilon bool
+	// AllowFewHumans gives each judge a verdict on one or two tested
+	// annotators, said beside it ("passed, but on 2 annotators"); without
+	// it the verdict there is "cannot tell".
+	AllowFewHumans bool
 	// Scoring is accuracy or neg_rmse for every rubric item; "" picks
 	// neg_rmse on a numeric scale (1–5) and accuracy otherwise. neg_rmse
 	// on a rubric whose answers are not numbers is refused.
@@ -130,6 +137,14 @@ type AltSettings struct {
 	Scoring  string  `json:"scoring"`
 	Q        float64 `json:"q"`
 	MinItems int     `json:"min_items"`
+	// EpsilonUnusual is set when ε is outside 0.05 to 0.3 (asked for
+	// explicitly); AllowFewHumans when a verdict on fewer than three
+	// tested annotators was allowed.
+	EpsilonUnusual bool `json:"epsilon_unusual"`
+	AllowFewHumans bool `json:"allow_few_annotators"`
+	// TTestFrom is the least number of items an annotator's test is a
+	// t-test on; with fewer it is the exact test.
+	TTestFrom int `json:"t_test_from"`
 }
 
 // Rater is one rater of the report.
@@ -327,10 +342,12 @@ type JudgeItem struct {
 // AltTest is one judge's alternative annotator test on one rubric item
 // (Calderon, Reichart and Dror 2025; docs/agreement.md).
 type AltTest struct {
-	Epsilon  float64 `json:"epsilon"`
-	Scoring  string  `json:"scoring"` // accuracy or neg_rmse
-	Q        float64 `json:"q"`
-	MinItems int     `json:"min_items"`
+	Epsilon        float64 `json:"epsilon"`
+	EpsilonUnusual bool    `json:"epsilon_unusual"`
+	Scoring        string  `json:"scoring"` // accuracy or neg_rmse
+	Q              float64 `json:"q"`
+	MinItems       int     `json:"min_items"`
+	TTestFrom      int     `json:"t_test_from"`
 	// Humans are the annotators with at least one item compared with
 	// the judge, tested or not.
 	Humans []AltHuman `json:"humans"`
@@ -339,12 +356,21 @@ type AltTest struct {
 	// WinningRate is the share of tested annotators the judge wins;
 	// AdvantageProbability the mean over them of the share of items where
 	// the judge scored at least as well as the annotator. Undefined when
-	// no annotator is tested.
+	// no annotator is tested. Both have the shape of agreement.AltFigure,
+	// as everywhere the alt-test is written: {"value": v} or {"value":
+	// null, "reason": why}.
 	WinningRate          Stat `json:"winning_rate"`
 	AdvantageProbability Stat `json:"advantage_probability"`
-	// Passed is a winning rate of at least 0.5: the judge may replace one
-	// of these annotators here.
-	Passed bool `json:"passed"`
+	// Result is the verdict: passed, failed or cannot_tell (no annotator
+	// tested, or fewer than three and no verdict on so few allowed).
+	// Passed is Result == passed: the judge may replace one of these
+	// annotators here. FewHumans marks a verdict given on one or two
+	// annotators because it was allowed; Reason says why the result is
+	// cannot_tell, or that caveat.
+	Result    string `json:"result"`
+	Passed    bool   `json:"passed"`
+	FewHumans bool   `json:"few_annotators"`
+	Reason    string `json:"reason,omitempty"`
 }
 
 // AltHuman is one annotator's part in a judge's alt-test.
@@ -354,6 +380,9 @@ type AltHuman struct {
 	// the judge answered them.
 	Items  int  `json:"n_items"`
 	Tested bool `json:"tested"`
+	// Test is the test of the p-value: "t", or "exact" below TTestFrom
+	// items; nil when not tested.
+	Test *string `json:"test"`
 	// JudgeAdvantage is the share of those items where the judge scored
 	// at least as well as this annotator against the others.
 	JudgeAdvantage float64 `json:"judge_advantage"`
