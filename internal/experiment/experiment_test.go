@@ -45,8 +45,10 @@ func TestRunByHand(t *testing.T) {
 		items = append(items, Item{ID: int64(i + 1), Gold: g, Humans: []map[string]string{g, g}, Variants: []map[string]string{g, passing}})
 	}
 	in := Input{Def: def, Variants: []string{"exact", "lenient"}, Humans: []string{"ann", "bob"}, Items: items,
-		Usage:     []Usage{{CostUSD: 0.4, LatencyMS: 4000, Items: 4}, {CostUSD: 0.2, LatencyMS: 1000, Items: 4}},
-		Alt:       agreement.AltOptions{Epsilon: 0.2, MinItems: 2},
+		Usage: []Usage{{CostUSD: 0.4, LatencyMS: 4000, Items: 4}, {CostUSD: 0.2, LatencyMS: 1000, Items: 4}},
+		// Four items: the t-test's zero-variance case worked by hand below
+		// (the exact test, below 30 items by default, cannot reject on 4).
+		Alt:       agreement.AltOptions{Epsilon: 0.2, MinItems: 2, TTestFrom: 2, AllowFewHumans: true},
 		Bootstrap: agreement.Bootstrap{Replicates: 200, Level: 0.95, Seed: 1}}
 	res, err := Run(in)
 	if err != nil {
@@ -80,7 +82,9 @@ func TestRunByHand(t *testing.T) {
 	}
 	// The alt-test: exact ties both people on every item, so their
 	// advantage is 0 < ε on every item (zero variance): it wins both.
-	if a := cq8.Variants[0].AltTest; !a.Passed || a.Humans != 2 || val(t, a.WinningRate) != 1 || a.Epsilon != 0.2 || a.Scoring != "accuracy" {
+	// Two people are fewer than the test asks for; the lead allowed a
+	// verdict on them, so it is given and said to rest on few.
+	if a := cq8.Variants[0].AltTest; !a.Passed || !a.FewHumans || a.Humans != 2 || val(t, a.WinningRate) != 1 || a.Epsilon != 0.2 || a.Scoring != "accuracy" {
 		t.Errorf("exact's alt-test on CQ8 = %+v", a)
 	}
 	// Lenient loses to each person on items 3 and 4 (d = 1 there, -1…
@@ -125,7 +129,7 @@ func TestRunNoGateAndBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := map[string]string{"emotion": "4", "validation": "3", "helpfulness": "4", "safety": "5", "overall": "4"}
-	in := Input{Def: def, Variants: []string{"v"}, Humans: []string{"h"},
+	in := Input{Def: def, Variants: []string{"v"}, Humans: []string{"h"}, Alt: agreement.AltOptions{Epsilon: 0.2},
 		Items: []Item{{ID: 1, Gold: a, Humans: []map[string]string{a}, Variants: []map[string]string{a}}}}
 	res, err := Run(in)
 	if err != nil {

@@ -96,6 +96,11 @@ func newFixture(t *testing.T, ref string, items int, rows []label) *fixture {
 
 func (f *fixture) build(t *testing.T, opts report.Options) *report.Report {
 	t.Helper()
+	if opts.Alt.Epsilon == 0 {
+		// ε has no zero default: a caller that takes it from a person
+		// starts from DefaultEpsilon, as the page and the CLI do.
+		opts.Alt.Epsilon = report.DefaultEpsilon
+	}
 	r, err := report.Build(context.Background(), f.db, f.project, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -493,11 +498,11 @@ func TestFilters(t *testing.T) {
 		}
 	}
 	// A project has one rubric version: any other is refused.
-	_, err = report.Build(ctx, f.db, f.project, report.Options{Rubric: "empathetic-dialogue@1"})
+	_, err = report.Build(ctx, f.db, f.project, report.Options{Rubric: "empathetic-dialogue@1", Alt: report.AltOptions{Epsilon: report.DefaultEpsilon}})
 	if !errors.Is(err, attune.ErrInvalid) {
 		t.Fatalf("other rubric version: %v", err)
 	}
-	if _, err := report.Build(ctx, f.db, f.project, report.Options{Rubric: f.project.RubricRef}); err != nil {
+	if _, err := report.Build(ctx, f.db, f.project, report.Options{Rubric: f.project.RubricRef, Alt: report.AltOptions{Epsilon: report.DefaultEpsilon}}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -693,9 +698,9 @@ func TestAltTestInReport(t *testing.T) {
 	}
 	f := newFixture(t, "coaching-conversation@2.0", 5, criteriaRows(5, []string{"ann", "bo"}, []string{"judge-a"}, 1))
 	for field, opts := range map[string]report.Options{
-		"alt_scoring":   {Alt: report.AltOptions{Scoring: "neg_rmse"}},
+		"alt_scoring":   {Alt: report.AltOptions{Epsilon: report.DefaultEpsilon, Scoring: "neg_rmse"}},
 		"epsilon":       {Alt: report.AltOptions{Epsilon: -0.1}},
-		"alt_min_items": {Alt: report.AltOptions{MinItems: 1}},
+		"alt_min_items": {Alt: report.AltOptions{Epsilon: report.DefaultEpsilon, MinItems: 1}},
 		"level":         {Level: "cardinal"},
 	} {
 		_, err := report.Build(context.Background(), f.db, f.project, opts)

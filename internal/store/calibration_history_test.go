@@ -63,7 +63,7 @@ func TestCalibrationHistoryReachesTheReport(t *testing.T) {
 		}
 	}
 
-	rep, err := report.Build(ctx, f.db, f.project, report.Options{})
+	rep, err := report.Build(ctx, f.db, f.project, report.Options{Alt: report.AltOptions{Epsilon: report.DefaultEpsilon}})
 	if err != nil {
 		t.Fatal(err)
 	}
