@@ -70,8 +70,8 @@ func runAgreement(ctx context.Context, e env, args []string) error {
 		alt.Epsilon, _ = strconv.ParseFloat(get("epsilon"), 64)
 		alt.MinItems, _ = strconv.Atoi(get("alt-min-items"))
 		alt.AllowUnusualEpsilon, alt.AllowFewHumans = get("alt-unusual-epsilon") == "true", get("alt-allow-few") == "true"
-		if msg := agreement.AltEpsilonProblem(alt.Epsilon, alt.AllowUnusualEpsilon); msg != "" {
-			return fmt.Errorf("%w: --epsilon: %s (--alt-unusual-epsilon)", errUsage, msg)
+		if err := checkEpsilonFlag(alt.Epsilon, alt.AllowUnusualEpsilon); err != nil {
+			return err
 		}
 		if alt.MinItems < 2 {
 			return fmt.Errorf("%w: --alt-min-items must be 2 or more", errUsage)
@@ -151,4 +151,17 @@ func runAgreement(ctx context.Context, e env, args []string) error {
 func allNumbers(values []string) bool {
 	s, err := agreement.InferScale(values)
 	return err == nil && len(values) > 0 && s.Numeric()
+}
+
+// checkEpsilonFlag refuses an --epsilon the alt-test does not take, naming
+// --alt-unusual-epsilon only where that flag would let it through.
+func checkEpsilonFlag(e float64, allowUnusual bool) error {
+	msg := agreement.AltEpsilonProblem(e, allowUnusual)
+	if msg == "" {
+		return nil
+	}
+	if agreement.AltEpsilonProblem(e, true) == "" {
+		return fmt.Errorf("%w: --epsilon: %s with --alt-unusual-epsilon", errUsage, msg)
+	}
+	return fmt.Errorf("%w: --epsilon: %s", errUsage, msg)
 }

@@ -47,8 +47,8 @@ func judgeExperiment(ctx context.Context, e env, db *store.DB, get func(string) 
 	if x, _ := strconv.ParseFloat(get("epsilon"), 64); x >= 0 {
 		eps, unusual = x, get("alt-unusual-epsilon") == "true"
 	}
-	if msg := agreement.AltEpsilonProblem(eps, unusual); msg != "" {
-		return fmt.Errorf("%w: --epsilon: %s (--alt-unusual-epsilon)", errUsage, msg)
+	if err := checkEpsilonFlag(eps, unusual); err != nil {
+		return err
 	}
 	reps, _ := strconv.Atoi(get("replicates"))
 	if reps < 0 {

@@ -127,7 +127,8 @@ func TestJudgeExperiment(t *testing.T) {
 		{[]string{"judge", "experiment", "--project", "Pilot"}, "needs --project and --judge"},
 		{[]string{"judge", "experiment", "--project", "Pilot", "--judge", "exact@2"}, `judge "exact" has no prompt v2`},
 		{[]string{"judge", "experiment", "--project", "Pilot", "--judge", "nobody"}, `no judge is named "nobody"`},
-		{[]string{"judge", "experiment", "--project", "Pilot", "--judge", "exact", "--epsilon", "3"}, "--epsilon must be from 0 to 1"},
+		{[]string{"judge", "experiment", "--project", "Pilot", "--judge", "exact", "--epsilon", "3"}, "--epsilon: ε must be strictly between 0 and 1"},
+		{[]string{"judge", "experiment", "--project", "Pilot", "--judge", "exact", "--epsilon", "0.5"}, "outside the usual 0.05 to 0.3"},
 	} {
 		if _, err := runCmd(t, env, "", c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: err = %v, want %q", c.args, err, c.want)
