@@ -45,9 +45,12 @@ func OpenPooled(ctx context.Context, url, directURL string) (*DB, error) {
 		cfg.MaxConns = DefaultMaxConns
 	}
 	if !strings.Contains(url, "default_query_exec_mode") {
-		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
+		// Described once per statement, on the unnamed statement, so that
+		// parameters are encoded by their real types (exec guesses them
+		// from Go's, and sends []byte to a json column as bytea).
+		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
 	} else if cfg.ConnConfig.DefaultQueryExecMode == pgx.QueryExecModeCacheStatement {
-		return nil, errors.New("store: DATABASE_URL sets default_query_exec_mode=cache_statement, whose named prepared statements a pooler in transaction mode loses: leave it out (attune then uses exec)")
+		return nil, errors.New("store: DATABASE_URL sets default_query_exec_mode=cache_statement, whose named prepared statements a pooler in transaction mode loses: leave it out (attune then uses cache_describe)")
 	}
 	dcfg, err := pgxpool.ParseConfig(directURL)
 	if err != nil {
