@@ -27,9 +27,9 @@ type Config struct {
 	// to a connection pooler (PgBouncer in transaction mode).
 	DirectDatabaseURL string
 	Addr              string
-	BaseURL     string // how users reach the app; used in messages and links
-	TLSCert     string
-	TLSKey      string
+	BaseURL           string // how users reach the app; used in messages and links
+	TLSCert           string
+	TLSKey            string
 
 	SessionIdleTimeout time.Duration
 	SessionLifetime    time.Duration
