@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -11,6 +13,7 @@ import (
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/judge"
 	"github.com/attune/attune/internal/pgcluster"
+	"github.com/attune/attune/internal/store"
 )
 
 // TestBehindPgBouncerInTransactionMode runs attune behind a real PgBouncer
@@ -72,5 +75,16 @@ func TestBehindPgBouncerInTransactionMode(t *testing.T) {
 	}
 	if want := items * len(h.def.Items); jl != want || jdistinct != want {
 		t.Fatalf("the judge has %d answers (%d distinct), want %d", jl, jdistinct, want)
+	}
+}
+
+func TestReadmeStatesTheSessionPoolDefault(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("small pool (%d connections unless it sets `pool_max_conns`)", store.DefaultSessionMaxConns); !strings.Contains(string(readme), want) {
+		t.Fatalf("README.md does not say %q", want)
 	}
 }
