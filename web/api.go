@@ -135,6 +135,9 @@ func apiRole(min attune.Role, fn apiHandler) apiHandler {
 }
 
 func (s *Server) apiServerError(w http.ResponseWriter, r *http.Request, err error) {
+	if s.databaseAway(w, r, err, func(status int, msg string) { writeJSON(w, status, apiError{Error: msg}) }) {
+		return
+	}
 	ri := infoFrom(r.Context())
 	s.log.ErrorContext(r.Context(), "server error", "request_id", ri.id, "method", r.Method, "path", r.URL.Path, "err", err)
 	writeJSON(w, http.StatusInternalServerError, apiError{Error: "internal error; it was logged as " + ri.id})

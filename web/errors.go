@@ -64,6 +64,9 @@ func orDefault(s, def string) string {
 func isNotFound(err error) bool { return errors.Is(err, attune.ErrNotFound) }
 
 func (s *Server) serverError(w http.ResponseWriter, r *http.Request, err error) {
+	if s.databaseAway(w, r, err, func(status int, msg string) { s.renderError(w, r, status, "Try again", msg) }) {
+		return
+	}
 	ri := infoFrom(r.Context())
 	s.log.ErrorContext(r.Context(), "server error", "request_id", ri.id, "method", r.Method, "path", r.URL.Path, "err", err)
 	s.renderError(w, r, http.StatusInternalServerError, "Something went wrong",

@@ -82,11 +82,15 @@ func New(db *store.DB, logger *slog.Logger, opts Options) *Server {
 	sm.Cookie.SameSite = http.SameSiteLaxMode
 	sm.Cookie.Secure = opts.SecureCookies
 	sm.Cookie.Persist = false // a browser session cookie; the server enforces the timeouts
+	var s *Server
 	sm.ErrorFunc = func(w http.ResponseWriter, r *http.Request, err error) {
+		if s.databaseAway(w, r, err, func(status int, msg string) { http.Error(w, msg, status) }) {
+			return
+		}
 		logger.ErrorContext(r.Context(), "session store", "err", err)
 		http.Error(w, "Internal Server Error", http.StatusInternalServerError)
 	}
-	s := &Server{db: db, log: logger, opts: opts, sessions: sm, now: time.Now,
+	s = &Server{db: db, log: logger, opts: opts, sessions: sm, now: time.Now,
 		hasher: password.NewHasher(opts.PasswordParams, opts.HashSlots), experiments: experiment.NewCache(16)}
 	s.handler = s.routes()
 	s.stopGC = s.sweepSessions(opts.SessionCleanup)

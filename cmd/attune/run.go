@@ -191,12 +191,25 @@ func openFromEnv(ctx context.Context, e env) (*store.DB, config.Config, error) {
 // migrations and loads the built-in rubrics, so that every command works on
 // a fresh machine.
 func openDB(ctx context.Context, cfg config.Config, log io.Writer) (*store.DB, error) {
-	if created, err := store.EnsureDatabase(ctx, cfg.DatabaseURL); err != nil {
+	direct := cfg.DirectDatabaseURL
+	if direct == "" {
+		direct = cfg.DatabaseURL
+	}
+	if created, err := store.EnsureDatabase(ctx, direct); err != nil {
 		return nil, err
 	} else if created {
 		fmt.Fprintln(log, "created the database")
 	}
-	db, err := store.Open(ctx, cfg.DatabaseURL)
+	var db *store.DB
+	var err error
+	if cfg.DirectDatabaseURL != "" {
+		db, err = store.OpenPooled(ctx, cfg.DatabaseURL, cfg.DirectDatabaseURL)
+	} else {
+		if err := store.CheckSessions(ctx, cfg.DatabaseURL); err != nil {
+			return nil, fmt.Errorf("config: %w", err)
+		}
+		db, err = store.Open(ctx, cfg.DatabaseURL)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -22,10 +22,14 @@ const DefaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/attune?sslmode=di
 // Config is every setting of the attune binary.
 type Config struct {
 	DatabaseURL string
-	Addr        string
-	BaseURL     string // how users reach the app; used in messages and links
-	TLSCert     string
-	TLSKey      string
+	// DirectDatabaseURL, when set, connects straight to PostgreSQL for
+	// the work that needs a session of its own, while DatabaseURL leads
+	// to a connection pooler (PgBouncer in transaction mode).
+	DirectDatabaseURL string
+	Addr              string
+	BaseURL           string // how users reach the app; used in messages and links
+	TLSCert           string
+	TLSKey            string
 
 	SessionIdleTimeout time.Duration
 	SessionLifetime    time.Duration
@@ -72,6 +76,7 @@ type Var struct {
 // Vars lists every environment variable attune reads, for `attune help`.
 var Vars = []Var{
 	{"DATABASE_URL", DefaultDatabaseURL, "PostgreSQL connection URL; pgx pool settings such as pool_max_conns may be added as query parameters. The database is created when missing."},
+	{"ATTUNE_DIRECT_DATABASE_URL", "", "with DATABASE_URL leading to PgBouncer: a connection straight to PostgreSQL (or to the pooler in session mode) for what needs a session of its own — the job queue, worker and migration locks, LISTEN. attune refuses to start behind PgBouncer without it"},
 	{"ATTUNE_ADDR", "127.0.0.1:8080", "address the web server listens on (host:port; :0 picks a free port)"},
 	{"ATTUNE_BASE_URL", "http://<ATTUNE_ADDR>", "the URL users reach attune at; an https URL makes cookies Secure (for TLS ended at a proxy)"},
 	{"ATTUNE_TLS_CERT", "", "PEM certificate file: serve HTTPS directly (with ATTUNE_TLS_KEY)"},
@@ -129,6 +134,10 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 		l.fail("DATABASE_URL", "must be a postgres:// URL")
+	}
+	c.DirectDatabaseURL = l.str("ATTUNE_DIRECT_DATABASE_URL", "")
+	if u, err := url.Parse(c.DirectDatabaseURL); c.DirectDatabaseURL != "" && (err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql")) {
+		l.fail("ATTUNE_DIRECT_DATABASE_URL", "must be a postgres:// URL")
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		l.fail("ATTUNE_TLS_KEY", "ATTUNE_TLS_CERT and ATTUNE_TLS_KEY go together")

@@ -34,6 +34,7 @@ func TestLoadErrorsNameTheVariable(t *testing.T) {
 		{map[string]string{"ATTUNE_SESSION_LIFETIME": "soon"}, "ATTUNE_SESSION_LIFETIME"},
 		{map[string]string{"ATTUNE_SIGNIN_MAX_PER_ACCOUNT": "-1"}, "ATTUNE_SIGNIN_MAX_PER_ACCOUNT"},
 		{map[string]string{"DATABASE_URL": "mysql://x"}, "DATABASE_URL"},
+		{map[string]string{"ATTUNE_DIRECT_DATABASE_URL": "http://db:5432/attune"}, "ATTUNE_DIRECT_DATABASE_URL must be a postgres:// URL"},
 		{map[string]string{"ATTUNE_TLS_CERT": "cert.pem"}, "ATTUNE_TLS_KEY"},
 		{map[string]string{"ATTUNE_LOG_LEVEL": "loud"}, "ATTUNE_LOG_LEVEL"},
 		{map[string]string{"ATTUNE_BASE_URL": "ftp://x"}, "ATTUNE_BASE_URL"},

@@ -195,6 +195,10 @@ type Runner struct {
 	calls *recorder
 	// runs keeps each run as last read, for all its items to share.
 	runs sync.Map // run id → *runState
+	// working holds the ids of the judge jobs this process runs now: when
+	// its worker lock is held again after a loss (a failover, a dropped
+	// connection), its other jobs recorded as running are queued again.
+	working sync.Map // job id → struct{}
 }
 
 // runStatusAge is how old a run's status may be when an item goes by it:
@@ -288,7 +292,8 @@ func NewRunner(db *store.DB, opts RunnerOptions) (*Runner, error) {
 		queues[name] = cfg
 		r.alsoQueues = append(r.alsoQueues, name)
 	}
-	client, err := river.NewClient(riverpgxv5.New(db.Pool()), &river.Config{
+	// The queue listens and elects its leader on sessions of its own.
+	client, err := river.NewClient(riverpgxv5.New(db.SessionPool()), &river.Config{
 		ID:            r.worker.ClientID(),
 		Queues:        queues,
 		Workers:       workers,
@@ -387,6 +392,7 @@ func (r *Runner) watch(ctx context.Context, lock *store.WorkerLock, done chan<- 
 	defer close(done)
 	t := time.NewTicker(r.opts.RescueInterval)
 	defer t.Stop()
+	var regained bool
 	for {
 		select {
 		case <-ctx.Done():
@@ -407,12 +413,39 @@ func (r *Runner) watch(ctx context.Context, lock *store.WorkerLock, done chan<- 
 		case err == nil && r.alive.Err() != nil:
 			r.opts.Logger.Info("judge worker lock held again")
 			r.alive, r.lostLock = context.WithCancel(context.WithoutCancel(ctx))
+			regained = true
 		}
 		r.life.Unlock()
+		if regained {
+			// While the lock was lost the database may have changed under
+			// this process (a standby promoted): a job whose end was never
+			// recorded shows as running under this worker, alive again,
+			// and no rescue would ever take it.
+			if err := r.requeueStranded(ctx); err != nil && ctx.Err() == nil {
+				r.opts.Logger.Warn("judge: queue stranded jobs again", "err", err)
+				continue // the lock is taken for lost at the next look
+			}
+			regained = false
+		}
 		if err := r.rescue(ctx); err != nil && ctx.Err() == nil {
 			r.opts.Logger.Warn("judge rescue", "err", err)
 		}
 	}
+}
+
+// requeueStranded queues again this worker's judge jobs recorded as
+// running that this process does not run.
+func (r *Runner) requeueStranded(ctx context.Context) error {
+	var ids []int64
+	r.working.Range(func(k, _ any) bool {
+		ids = append(ids, k.(int64))
+		return true
+	})
+	n, err := r.db.RequeueStrandedJobs(ctx, queue, r.worker.ClientID(), ids)
+	if n > 0 {
+		r.opts.Logger.Info("judge: queued again the jobs this worker had left running", "jobs", n)
+	}
+	return err
 }
 
 // rescue queues again the judge jobs of workers that died.
@@ -453,12 +486,19 @@ func guarded[T river.JobArgs](r *Runner, work func(context.Context, *river.Job[T
 		if alive.Err() != nil {
 			return river.JobSnooze(r.opts.RescueInterval)
 		}
+		r.working.Store(job.ID, struct{}{})
+		defer r.working.Delete(job.ID)
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		defer context.AfterFunc(alive, cancel)()
 		err := work(ctx, job)
 		if err != nil && alive.Err() != nil {
 			return river.JobSnooze(r.opts.RescueInterval)
+		}
+		if store.Unavailable(err) {
+			// The database is away (a failover): the job is tried again
+			// soon, without using up an attempt or backing off for minutes.
+			return river.JobSnooze(time.Second)
 		}
 		return err
 	}
@@ -523,7 +563,7 @@ func (r *Runner) notify(ctx context.Context, runID int64) {
 // It listens for the runners' notifications, so it reacts at once, and
 // looks again every few seconds in case one was missed.
 func (r *Runner) Wait(ctx context.Context, runID int64) (*attune.JudgeRun, error) {
-	conn, err := r.db.Pool().Acquire(ctx)
+	conn, err := r.db.SessionPool().Acquire(ctx) // LISTEN needs a session
 	if err != nil {
 		return nil, err
 	}
@@ -804,6 +844,12 @@ func (r *Runner) workItems(ctx context.Context, job *river.Job[itemArgs]) error 
 	todo, err := r.db.RunItemsTodoBetween(ctx, run, first, last)
 	if err != nil {
 		return err
+	}
+	if len(todo) == 0 {
+		// A job tried again after its last answer was stored but before
+		// the run was marked completed (the database went away between
+		// the two) is the only one left to mark it.
+		return r.completeIfDone(ctx, run)
 	}
 	for i, id := range todo {
 		if i > 0 {

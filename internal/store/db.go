@@ -37,6 +37,9 @@ type DB struct {
 	// (a trigger refuses it), and parsing one is too slow to repeat on
 	// every submission that settles an item or every page.
 	rubrics sync.Map
+	// session, when attune reaches PostgreSQL through a pooler, is a
+	// pool straight to it for the work that needs a session (pools.go).
+	session *pgxpool.Pool
 }
 
 // DefaultMaxConns is the size of the pool when the database URL does not
@@ -97,7 +100,10 @@ func setsParam(conn, name string) bool {
 }
 
 // Close closes every connection of the pool, waiting for those in use.
-func (db *DB) Close() { db.pool.Close() }
+func (db *DB) Close() {
+	db.pool.Close()
+	db.closeSession()
+}
 
 // Pool returns the underlying pool, for the session store and the job
 // queue, which speak to PostgreSQL through their own libraries.

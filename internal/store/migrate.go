@@ -45,7 +45,7 @@ func (e ErrDatabaseTooNew) Error() string {
 // migrator builds a goose provider over the pool. A PostgreSQL advisory
 // lock serialises migrations, so replicas starting together take turns.
 func (db *DB) migrator() (*goose.Provider, *sql.DB, error) {
-	sqlDB := stdlib.OpenDBFromPool(db.pool)
+	sqlDB := stdlib.OpenDBFromPool(db.SessionPool()) // the lock is a session's
 	locker, err := lock.NewPostgresSessionLocker()
 	if err != nil {
 		sqlDB.Close()

@@ -77,7 +77,7 @@ type WorkerLock struct {
 // LockWorker takes w's lock on a connection of its own. It fails when
 // another live process holds the same key; Close releases it.
 func (db *DB) LockWorker(ctx context.Context, w Worker) (*WorkerLock, error) {
-	cfg := db.pool.Config().ConnConfig.Copy()
+	cfg := db.SessionPool().Config().ConnConfig.Copy() // the lock is a session's
 	if cfg.RuntimeParams == nil {
 		cfg.RuntimeParams = map[string]string{}
 	}
