@@ -57,8 +57,9 @@ func testOptions() web.Options {
 		SessionIdleTimeout:  time.Hour,
 		SessionLifetime:     4 * time.Hour,
 		SignInWindow:        15 * time.Minute,
-		SignInMaxPerAccount: 5,
-		SignInMaxPerAddress: 50,
+		SignInMaxPerAccount:        5,
+		SignInMaxPerAddressAccount: 5,
+		SignInMaxPerAddress:        50,
 		PasswordParams:      fastParams,
 		JudgePolicy:         testPolicy,
 	}
