@@ -157,7 +157,11 @@ func TestSignInDisabledAccount(t *testing.T) {
 
 func TestSignInRateLimit(t *testing.T) {
 	t.Parallel()
-	a := newApp(t, func(o *web.Options) { o.SignInMaxPerAccount = 3; o.SignInMaxPerAddressAccount = 3; o.SignInMaxPerAddress = 6 })
+	a := newApp(t, func(o *web.Options) {
+		o.SignInMaxPerAccount = 3
+		o.SignInMaxPerAddressAccount = 3
+		o.SignInMaxPerAddress = 6
+	})
 	ann := a.user("ann@example.org", attune.RoleAnnotator)
 	bob := a.user("bob@example.org", attune.RoleAnnotator)
 	c := a.client()
