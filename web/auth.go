@@ -78,7 +78,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 			return fmt.Errorf("verify password of %s: %w", email, err)
 		}
 	case isNotFound(err):
-		u = nil
+		u, err = nil, nil
 		// An address that failed too often waits its turn before a
 		// made-up email takes a hash slot; a wrong password waits after
 		// its check (below), so that both take the same time.
