@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -135,25 +136,33 @@ func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) error {
 		return fail(http.StatusUnprocessableEntity, errs)
 	}
 
-	attempt, allowed, err := s.db.StartSignIn(ctx, u.Email, clientAddress(r), s.signInLimits())
+	start, err := s.db.StartSignIn(ctx, u.Email, s.clientAddress(r), s.signInLimits())
 	if err != nil {
 		return err
 	}
-	if !allowed {
-		w.Header().Set("Retry-After", fmt.Sprint(int(s.opts.SignInWindow.Seconds())))
-		return fail(http.StatusTooManyRequests, map[string]string{"form": s.tooManyMessage()})
+	switch start.Verdict {
+	case store.SignInBusy:
+		return s.busy(w, r)
+	case store.SignInLocked, store.SignInLockedHere:
+		status, msg := s.locked(w, start)
+		return fail(status, map[string]string{"form": msg})
 	}
+	finish := context.WithoutCancel(ctx)
 	ok, err := s.hasher.Verify(ctx, u.PasswordHash, current)
 	if err != nil {
+		s.abandon(finish, start.Attempt)
 		if ctx.Err() != nil {
 			return s.busy(w, r)
 		}
 		return fmt.Errorf("verify password of %s: %w", u.Email, err)
 	}
 	if !ok {
+		if err := s.db.SignInFailed(finish, start.Attempt); err != nil {
+			return err
+		}
 		return fail(http.StatusUnprocessableEntity, map[string]string{"current": "That is not your current password."})
 	}
-	if err := s.db.SignInSucceeded(ctx, attempt); err != nil {
+	if err := s.db.SignInSucceeded(finish, start.Attempt); err != nil {
 		return err
 	}
 	hash, err := s.hasher.Hash(ctx, next)

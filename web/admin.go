@@ -28,6 +28,10 @@ func (s *Server) renderUsersPage(w http.ResponseWriter, r *http.Request, status 
 	if err != nil {
 		return err
 	}
+	locks, err := s.db.SignInLockouts(r.Context(), s.signInLimits())
+	if err != nil {
+		return err
+	}
 	viewer := userFrom(r.Context())
 	page.Chrome = s.chrome(r, "Users", "users")
 	for _, role := range attune.Roles {
@@ -37,6 +41,7 @@ func (s *Server) renderUsersPage(w http.ResponseWriter, r *http.Request, status 
 		page.Users = append(page.Users, admin.User{
 			ID: u.ID, Email: u.Email, Name: u.Name, Role: string(u.Role), Disabled: u.Disabled(),
 			Created: u.CreatedAt.UTC().Format("2006-01-02"), IsViewer: u.ID == viewer.ID,
+			SignInLock: lockText(locks[u.ID]),
 		})
 	}
 	s.render(w, r, status, admin.Users(page))
@@ -157,7 +162,7 @@ func (s *Server) adminSetPassword(w http.ResponseWriter, r *http.Request) error 
 	}
 	viewer := userFrom(ctx)
 	done, err := s.db.SetUserPassword(ctx, &viewer.ID, id, store.PasswordChange{
-		Hash: hash, ClearLockout: true, RevokeTokens: r.PostFormValue("revoke_tokens") != ""})
+		Hash: hash, RevokeTokens: r.PostFormValue("revoke_tokens") != ""})
 	if err != nil {
 		return err
 	}
@@ -194,6 +199,41 @@ func resetOutcome(email string, done store.PasswordChanged) string {
 		msg += ". It has no API tokens."
 	}
 	return msg
+}
+
+// lockText says how an account stands under the sign-in limits, or
+// nothing when it is not locked.
+func lockText(l store.SignInLockout) string {
+	switch {
+	case l.Everywhere:
+		return fmt.Sprintf("sign-in locked (%d failed sign-ins)", l.Failures)
+	case l.Addresses == 1:
+		return fmt.Sprintf("sign-in locked from one address (%d failed sign-ins)", l.Failures)
+	case l.Addresses > 1:
+		return fmt.Sprintf("sign-in locked from %d addresses (%d failed sign-ins)", l.Addresses, l.Failures)
+	}
+	return ""
+}
+
+// adminClearSignInLock forgives the failed sign-ins counted against an
+// account, so that its owner can sign in at once with the password they
+// have; it is in the audit log.
+func (s *Server) adminClearSignInLock(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	target, err := s.db.FindUserByID(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	actor := userFrom(r.Context()).ID
+	n, err := s.db.ClearSignInLock(r.Context(), &actor, id)
+	msg := fmt.Sprintf("Sign-in lock of %s cleared (%d failed sign-ins forgiven): it can sign in now.", target.Email, n)
+	if n == 0 {
+		msg = target.Email + " had no failed sign-ins to forgive."
+	}
+	return s.afterUserChange(w, r, err, msg)
 }
 
 // afterUserChange redirects back to the users page with the outcome: a

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/attune/attune/internal/attune"
@@ -49,42 +50,72 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	if err != nil || pw == "" {
 		return fail(http.StatusUnprocessableEntity, "Enter your email address and password.")
 	}
-	// The attempt is recorded, as a failure, before the password is
-	// checked, and only while the limits allow another: concurrent guesses
-	// count against each other.
-	attempt, allowed, err := s.db.StartSignIn(ctx, email, clientAddress(r), s.signInLimits())
+	address := s.clientAddress(r)
+	start, err := s.db.StartSignIn(ctx, email, address, s.signInLimits())
 	if err != nil {
 		return err
 	}
-	if !allowed {
-		w.Header().Set("Retry-After", fmt.Sprint(int(s.opts.SignInWindow.Seconds())))
-		return fail(http.StatusTooManyRequests, s.tooManyMessage())
+	switch start.Verdict {
+	case store.SignInBusy:
+		return s.busy(w, r)
+	case store.SignInLocked, store.SignInLockedHere:
+		return fail(s.locked(w, start))
 	}
+	// The attempt is under way: it is finished whatever becomes of the
+	// request, with a context the client's leaving does not end.
+	done := context.WithoutCancel(ctx)
 
+	// late, when not 0, is how long until the address's next turn to be
+	// answered a failure (pacer), which this failure did not get.
+	var late time.Duration
 	u, err := s.db.FindUserByEmail(ctx, email)
 	var ok bool
 	switch {
 	case err == nil:
 		ok, err = s.hasher.Verify(ctx, u.PasswordHash, pw)
 		if err != nil && ctx.Err() == nil {
+			s.abandon(done, start.Attempt)
 			return fmt.Errorf("verify password of %s: %w", email, err)
 		}
 	case isNotFound(err):
-		// The same wait as a wrong password, without its memory, so that
-		// neither timing nor a flood of made-up emails tells or costs more.
-		err = s.hasher.Miss(ctx)
+		u, err = nil, nil
+		// An address that failed too often waits its turn before a
+		// made-up email takes a hash slot; a wrong password waits after
+		// its check (below), so that both take the same time.
+		if start.AddressSlowed {
+			late, err = s.awaitTurn(ctx, address)
+		}
+		if err == nil {
+			// The same wait as a wrong password, without its memory, so
+			// that neither timing nor a flood of made-up emails tells or
+			// costs more.
+			err = s.hasher.Miss(ctx)
+		}
 	default:
+		s.abandon(done, start.Attempt)
 		return err
 	}
 	if err != nil {
-		// The request ended while waiting for its turn; the attempt stays
-		// counted as a failure.
+		// The request ended while waiting for its turn: no password was
+		// checked, so this was no failure.
+		s.abandon(done, start.Attempt)
 		return s.busy(w, r)
 	}
 	if !ok {
+		if err := s.db.SignInFailed(done, start.Attempt); err != nil {
+			return err
+		}
+		if start.AddressSlowed && u != nil {
+			if late, err = s.awaitTurn(ctx, address); err != nil {
+				return nil // the client has gone
+			}
+		}
+		if late > 0 {
+			return fail(s.slowed(w, late))
+		}
 		return fail(http.StatusUnauthorized, "That email and password do not match an account.")
 	}
-	if err := s.db.SignInSucceeded(ctx, attempt); err != nil {
+	if err := s.db.SignInSucceeded(done, start.Attempt); err != nil {
 		return err
 	}
 	// Reveal that an account is disabled only to someone who knows its password.
@@ -98,19 +129,62 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// signInLimits are the sign-in limits as they stand now.
+// signInLimits are the sign-in limits the options set.
 func (s *Server) signInLimits() store.SignInLimits {
 	return store.SignInLimits{
-		Since:      s.now().Add(-s.opts.SignInWindow),
-		PerAccount: s.opts.SignInMaxPerAccount,
-		PerAddress: s.opts.SignInMaxPerAddress,
+		Window:            s.opts.SignInWindow,
+		PerAccount:        s.opts.SignInMaxPerAccount,
+		PerAddressAccount: s.opts.SignInMaxPerAddressAccount,
+		PerAddress:        s.opts.SignInMaxPerAddress,
 	}
 }
 
-// tooManyMessage tells someone over the sign-in limits what to do.
-func (s *Server) tooManyMessage() string {
-	return fmt.Sprintf("Too many failed sign-ins. Wait %d minutes and try again, or ask your admin to reset your password.",
-		int(math.Ceil(s.opts.SignInWindow.Minutes())))
+// locked answers an attempt at a locked email: the status, the message,
+// and a Retry-After of when the lock ends by itself. The message says
+// both ways out, and the same for every email, so that it tells nothing
+// about which have accounts.
+func (s *Server) locked(w http.ResponseWriter, start store.SignInStart) (int, string) {
+	left := max(start.Until.Sub(s.now()), time.Second)
+	w.Header().Set("Retry-After", fmt.Sprint(int(math.Ceil(left.Seconds()))))
+	where := "this account"
+	if start.Verdict == store.SignInLockedHere {
+		where = "this account from your network address"
+	}
+	minutes := int(math.Ceil(left.Minutes()))
+	wait := "1 minute"
+	if minutes > 1 {
+		wait = fmt.Sprintf("%d minutes", minutes)
+	}
+	return http.StatusTooManyRequests, fmt.Sprintf("Too many failed sign-ins to %s. Wait %s and try again, "+
+		"or ask an admin to clear the lock (an admin resetting your password clears it too).", where, wait)
+}
+
+// slowed answers a failure from an address that has failed too often
+// when the address's next turn is further than the pacer waits.
+func (s *Server) slowed(w http.ResponseWriter, late time.Duration) (int, string) {
+	secs := int(math.Ceil(late.Seconds()))
+	w.Header().Set("Retry-After", fmt.Sprint(secs))
+	return http.StatusTooManyRequests, fmt.Sprintf("That email and password do not match an account. Many sign-ins have failed "+
+		"from your network address, so failed ones are answered slowly: wait %d seconds before you try again.", secs)
+}
+
+// awaitTurn waits for address's next turn to be answered a failure. When
+// the turn is too far ahead it waits nothing and returns how long until
+// it; ctx's error when the request ends first.
+func (s *Server) awaitTurn(ctx context.Context, address string) (late time.Duration, err error) {
+	wait, ok := s.pace.turn(address, s.now())
+	if !ok {
+		return wait, nil
+	}
+	return 0, sleep(ctx, wait)
+}
+
+// abandon forgets an attempt whose password was not checked. It is only
+// called on the way to another answer, so its error is logged.
+func (s *Server) abandon(ctx context.Context, attempt int64) {
+	if err := s.db.SignInAbandoned(ctx, attempt); err != nil {
+		s.log.ErrorContext(ctx, "forget sign-in attempt", "attempt", attempt, "err", err)
+	}
 }
 
 // startSession signs u in on this request's session, under a new token:
@@ -124,9 +198,10 @@ func (s *Server) startSession(ctx context.Context, u *attune.User) error {
 	return nil
 }
 
-// busy answers a request that ended while waiting for a password hash: the
-// client has usually gone, and this is load, not a fault, so it is not
-// logged as one.
+// busy answers a sign-in that cannot be checked now: it ended while
+// waiting for a password hash (the client has usually gone), or checks of
+// the same account already under way fill its limit. This is load, not a
+// fault, and no failure: it is not logged as one, and says to try again.
 func (s *Server) busy(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Retry-After", "5")
 	s.renderError(w, r, http.StatusServiceUnavailable, "Busy", "attune is busy signing people in. Try again in a moment.")

@@ -54,13 +54,14 @@ var fastParams = password.Params{MemoryKiB: 64, Time: 1, Threads: 1}
 
 func testOptions() web.Options {
 	return web.Options{
-		SessionIdleTimeout:  time.Hour,
-		SessionLifetime:     4 * time.Hour,
-		SignInWindow:        15 * time.Minute,
-		SignInMaxPerAccount: 5,
-		SignInMaxPerAddress: 50,
-		PasswordParams:      fastParams,
-		JudgePolicy:         testPolicy,
+		SessionIdleTimeout:         time.Hour,
+		SessionLifetime:            4 * time.Hour,
+		SignInWindow:               15 * time.Minute,
+		SignInMaxPerAccount:        5,
+		SignInMaxPerAddressAccount: 5,
+		SignInMaxPerAddress:        50,
+		PasswordParams:             fastParams,
+		JudgePolicy:                testPolicy,
 	}
 }
 

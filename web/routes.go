@@ -115,6 +115,7 @@ func (s *Server) table() []route {
 		{"POST /admin/users/{id}/disable", admins, s.adminDisable, nil},
 		{"POST /admin/users/{id}/enable", admins, s.adminEnable, nil},
 		{"POST /admin/users/{id}/password", admins, s.adminSetPassword, nil},
+		{"POST /admin/users/{id}/unlock", admins, s.adminClearSignInLock, nil},
 
 		// The user's own account and API tokens (web/account.go).
 		{"GET /account", signedIn, s.accountPage, nil},

@@ -8,6 +8,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/alexedwards/scs/v2"
@@ -21,13 +22,22 @@ import (
 
 // Options are the settings the HTTP layer needs.
 type Options struct {
-	SecureCookies       bool
-	SessionIdleTimeout  time.Duration
-	SessionLifetime     time.Duration
-	SignInWindow        time.Duration
-	SignInMaxPerAccount int
-	SignInMaxPerAddress int
-	PasswordParams      password.Params
+	SecureCookies      bool
+	SessionIdleTimeout time.Duration
+	SessionLifetime    time.Duration
+	// SignInWindow and the SignInMax settings are the sign-in limits
+	// (store.SignInLimits).
+	SignInWindow               time.Duration
+	SignInMaxPerAccount        int
+	SignInMaxPerAddressAccount int
+	SignInMaxPerAddress        int
+	// SignInPace is how far apart the failed sign-ins of an address over
+	// SignInMaxPerAddress are answered; 0 means a second.
+	SignInPace time.Duration
+	// TrustedProxies are the proxies whose X-Forwarded-For is believed
+	// (see clientAddress).
+	TrustedProxies []netip.Prefix
+	PasswordParams password.Params
 	// HashSlots bounds how many password hashes are computed at once (each
 	// holds PasswordParams.MemoryKiB); 0 means one per core.
 	HashSlots int
@@ -67,6 +77,8 @@ type Server struct {
 	// experiments keeps the last experiment pages' results by their whole
 	// input, for a page viewed again.
 	experiments *experiment.Cache
+	// pace spaces the failed sign-ins of addresses over their limit.
+	pace *pacer
 }
 
 // New returns a Server over db. Sessions live in db, so that any replica
@@ -91,7 +103,8 @@ func New(db *store.DB, logger *slog.Logger, opts Options) *Server {
 		http.Error(w, "Internal Server Error", http.StatusInternalServerError)
 	}
 	s = &Server{db: db, log: logger, opts: opts, sessions: sm, now: time.Now,
-		hasher: password.NewHasher(opts.PasswordParams, opts.HashSlots), experiments: experiment.NewCache(16)}
+		hasher: password.NewHasher(opts.PasswordParams, opts.HashSlots), experiments: experiment.NewCache(16),
+		pace: newPacer(opts.SignInPace)}
 	s.handler = s.routes()
 	s.stopGC = s.sweepSessions(opts.SessionCleanup)
 	return s

@@ -372,3 +372,54 @@ func TestBadConfigNamesTheVariable(t *testing.T) {
 		t.Fatalf("serve with a bad setting: %v", err)
 	}
 }
+
+// TestUserUnlock: `attune user unlock` forgives the failed sign-ins that
+// lock an account, and the audit log says so.
+func TestUserUnlock(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dbURL := dbtest.NewURL(t)
+	env := envFor(dbURL)
+	if _, err := runCmd(t, env, "", "user", "add", "--email", "ann@example.org", "--role", "annotator"); err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	lim := store.SignInLimits{Window: time.Hour, PerAccount: 3, PerAddressAccount: 3, PerAddress: 100}
+	for range 3 {
+		st, err := db.StartSignIn(ctx, "ann@example.org", "192.0.2.1", lim)
+		if err != nil || st.Verdict != store.SignInAllowed {
+			t.Fatalf("%+v %v", st, err)
+		}
+		if err := db.SignInFailed(ctx, st.Attempt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st, err := db.StartSignIn(ctx, "ann@example.org", "192.0.2.2", lim); err != nil || st.Verdict != store.SignInLocked {
+		t.Fatalf("before unlock: %+v %v", st, err)
+	}
+	out, err := runCmd(t, env, "", "user", "unlock", "--email", "Ann@Example.org")
+	if err != nil || !strings.Contains(out, "sign-in lock of ann@example.org cleared (3 failed sign-ins forgiven)") {
+		t.Fatalf("user unlock: %v\n%s", err, out)
+	}
+	st, err := db.StartSignIn(ctx, "ann@example.org", "192.0.2.2", lim)
+	if err != nil || st.Verdict != store.SignInAllowed {
+		t.Fatalf("after unlock: %+v %v", st, err)
+	}
+	var details string
+	if err := db.Pool().QueryRow(ctx, `SELECT details::text FROM audit_events WHERE action = 'user.clear_sign_in_lock' AND subject = 'ann@example.org' AND actor_id IS NULL`).Scan(&details); err != nil {
+		t.Fatalf("no audit event of the unlock: %v", err)
+	}
+	if !strings.Contains(details, `"failed_sign_ins_forgiven": "3"`) {
+		t.Fatalf("audit details %s", details)
+	}
+	if _, err := runCmd(t, env, "", "user", "unlock"); !errors.Is(err, errUsage) {
+		t.Fatalf("unlock without --email: %v", err)
+	}
+	if _, err := runCmd(t, env, "", "user", "unlock", "--email", "nobody@example.org"); err == nil || !strings.Contains(err.Error(), "no account") {
+		t.Fatalf("unlock of a missing account: %v", err)
+	}
+}

@@ -44,7 +44,7 @@ func commands() []command {
 	return []command{
 		{name: "serve", args: "[--addr ADDR]", summary: "serve the web application; creates the database if missing and applies pending migrations", run: runServe, flags: serveFlags},
 		{name: "migrate", args: "up|down|status", summary: "apply all pending migrations, roll back the newest one, or list them", run: runMigrate},
-		{name: "user", args: "add|list|set-role|set-password|disable|enable [flags]", summary: "manage accounts (see `attune help user`)", run: runUser, flags: userFlagsHelp},
+		{name: "user", args: "add|list|set-role|set-password|disable|enable|unlock [flags]", summary: "manage accounts (see `attune help user`)", run: runUser, flags: userFlagsHelp},
 		{name: "rubric", args: "list|show|validate|add", summary: "list rubric versions, print one as an annotator reads it, check or add a rubric file (see `attune help rubric`)", run: runRubric, flags: rubricFlagsHelp},
 		{name: "score", args: "--rubric KEY@VERSION [FILE|-]", summary: "score answer sets (JSONL) with the engine attune uses, one JSON result per line", run: runScore, flags: scoreFlags},
 		{name: "project", args: "create|list|show|add-member|remove-member", summary: "manage projects (see `attune help project`)", run: runProject, flags: projectFlagsHelp},

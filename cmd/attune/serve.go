@@ -194,18 +194,20 @@ func runServe(ctx context.Context, e env, args []string) error {
 	}
 
 	srv := web.New(db, log, web.Options{
-		SecureCookies:       cfg.SecureCookies(),
-		SessionIdleTimeout:  cfg.SessionIdleTimeout,
-		SessionLifetime:     cfg.SessionLifetime,
-		SignInWindow:        cfg.SignInWindow,
-		SignInMaxPerAccount: cfg.SignInMaxPerAccount,
-		SignInMaxPerAddress: cfg.SignInMaxPerAddress,
-		PasswordParams:      password.Default,
-		SessionCleanup:      10 * time.Minute,
-		Runner:              runner,
-		FakeLLM:             fake,
-		JudgePolicy:         policy,
-		BreakAfter:          cfg.BreakAfter,
+		SecureCookies:              cfg.SecureCookies(),
+		SessionIdleTimeout:         cfg.SessionIdleTimeout,
+		SessionLifetime:            cfg.SessionLifetime,
+		SignInWindow:               cfg.SignInWindow,
+		SignInMaxPerAccount:        cfg.SignInMaxPerAccount,
+		SignInMaxPerAddressAccount: cfg.SignInMaxPerAddressAccount,
+		SignInMaxPerAddress:        cfg.SignInMaxPerAddress,
+		TrustedProxies:             cfg.TrustedProxies,
+		PasswordParams:             password.Default,
+		SessionCleanup:             10 * time.Minute,
+		Runner:                     runner,
+		FakeLLM:                    fake,
+		JudgePolicy:                policy,
+		BreakAfter:                 cfg.BreakAfter,
 	})
 	defer srv.Close()
 	hs := &http.Server{

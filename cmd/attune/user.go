@@ -16,7 +16,7 @@ import (
 )
 
 func userFlagsHelp(fs *flag.FlagSet) {
-	fs.String("email", "", "the account's email (add, set-role, set-password, disable, enable)")
+	fs.String("email", "", "the account's email (add, set-role, set-password, disable, enable, unlock)")
 	fs.String("role", "", "admin, lead or annotator (add, set-role)")
 	fs.String("name", "", "display name (add)")
 	fs.Bool("password-stdin", false, "read the password from the first line of standard input (add, set-password); without it, add generates one and prints it once")
@@ -42,7 +42,7 @@ func tokensOutcome(done store.PasswordChanged, email string) string {
 
 func runUser(ctx context.Context, e env, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("%w: user takes add, list, set-role, set-password, disable or enable", errUsage)
+		return fmt.Errorf("%w: user takes add, list, set-role, set-password, disable, enable or unlock", errUsage)
 	}
 	verb := args[0]
 	fs := flag.NewFlagSet("user "+verb, flag.ContinueOnError)
@@ -63,7 +63,7 @@ func runUser(ctx context.Context, e env, args []string) error {
 		return nil
 	}
 	switch verb {
-	case "add", "list", "set-role", "set-password", "disable", "enable":
+	case "add", "list", "set-role", "set-password", "disable", "enable", "unlock":
 	default:
 		return fmt.Errorf("%w: unknown user command %q", errUsage, verb)
 	}
@@ -199,7 +199,7 @@ func runUser(ctx context.Context, e env, args []string) error {
 			return err
 		}
 		done, err := db.SetUserPassword(ctx, nil, u.ID, store.PasswordChange{
-			Hash: hash, ClearLockout: true, RevokeTokens: get("revoke-tokens") == "true"})
+			Hash: hash, RevokeTokens: get("revoke-tokens") == "true"})
 		if err != nil {
 			return err
 		}
@@ -207,6 +207,21 @@ func runUser(ctx context.Context, e env, args []string) error {
 		fmt.Fprintln(e.stdout, "  sessions:   every browser session of the account has ended")
 		fmt.Fprintf(e.stdout, "  sign-in:    lockout cleared (%d failed sign-ins forgiven)\n", done.LockoutCleared)
 		fmt.Fprintf(e.stdout, "  API tokens: %s\n", tokensOutcome(done, u.Email))
+	case "unlock":
+		// Forgives the failed sign-ins that lock the account, so that its
+		// owner can sign in at once with the password they have.
+		if err := need("email"); err != nil {
+			return err
+		}
+		u, err := findUser()
+		if err != nil {
+			return err
+		}
+		n, err := db.ClearSignInLock(ctx, nil, u.ID)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "sign-in lock of %s cleared (%d failed sign-ins forgiven)\n", u.Email, n)
 	case "disable", "enable":
 		if err := need("email"); err != nil {
 			return err

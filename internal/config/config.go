@@ -5,6 +5,7 @@ package config
 import (
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"slices"
@@ -38,9 +39,14 @@ type Config struct {
 	WriteTimeout    time.Duration
 	ShutdownTimeout time.Duration
 
-	SignInWindow        time.Duration
-	SignInMaxPerAccount int
-	SignInMaxPerAddress int
+	SignInWindow               time.Duration
+	SignInMaxPerAccount        int
+	SignInMaxPerAddressAccount int
+	SignInMaxPerAddress        int
+
+	// TrustedProxies are the proxies whose X-Forwarded-For is believed
+	// (ATTUNE_TRUSTED_PROXIES); none by default.
+	TrustedProxies []netip.Prefix
 
 	AdminEmail    string
 	AdminPassword string
@@ -87,8 +93,10 @@ var Vars = []Var{
 	{"ATTUNE_WRITE_TIMEOUT", "120s", "longest time to write one response"},
 	{"ATTUNE_SHUTDOWN_TIMEOUT", "30s", "on SIGTERM or SIGINT, how long in-flight requests may take to finish"},
 	{"ATTUNE_SIGNIN_WINDOW", "15m", "the window over which failed sign-ins are counted"},
-	{"ATTUNE_SIGNIN_MAX_PER_ACCOUNT", "5", "failed sign-ins for one email within the window before further attempts are refused"},
-	{"ATTUNE_SIGNIN_MAX_PER_ADDRESS", "50", "failed sign-ins from one client address within the window before further attempts are refused"},
+	{"ATTUNE_SIGNIN_MAX_PER_ACCOUNT", "20", "failed sign-ins for one email, from any address, within the window before the account is locked everywhere until they leave the window, a right password signs in, the password is changed or an admin clears the lock"},
+	{"ATTUNE_SIGNIN_MAX_PER_ADDRESS_ACCOUNT", "5", "failed sign-ins for one email from one client address within the window before that email is locked at that address"},
+	{"ATTUNE_SIGNIN_MAX_PER_ADDRESS", "50", "failed sign-ins from one client address, at any email, within the window before further failures from it are slowed (one answered per second); a right password is never refused for it"},
+	{"ATTUNE_TRUSTED_PROXIES", "", "comma-separated CIDR ranges (or addresses) of the reverse proxies in front of attune, e.g. 10.0.0.0/8: only from them is X-Forwarded-For believed, and the client is its right-most address outside these ranges. Unset, the connection's own address is the client"},
 	{"ATTUNE_ADMIN_EMAIL", "admin@attune.local", "email of the admin account created on first start when there is none"},
 	{"ATTUNE_ADMIN_PASSWORD", "(random, printed once)", "password of that first admin account (secret: prefer setting it through a secrets mechanism)"},
 	{"ATTUNE_BREAK_AFTER", "50m", "offer annotators a break after this long of continuous labelling (a pause of over 10 minutes starts afresh)"},
@@ -103,22 +111,24 @@ var Vars = []Var{
 func Load(getenv func(string) string) (Config, error) {
 	l := loader{getenv: getenv}
 	c := Config{
-		DatabaseURL:         l.str("DATABASE_URL", DefaultDatabaseURL),
-		Addr:                l.str("ATTUNE_ADDR", "127.0.0.1:8080"),
-		TLSCert:             l.str("ATTUNE_TLS_CERT", ""),
-		TLSKey:              l.str("ATTUNE_TLS_KEY", ""),
-		SessionIdleTimeout:  l.duration("ATTUNE_SESSION_IDLE_TIMEOUT", 2*time.Hour),
-		SessionLifetime:     l.duration("ATTUNE_SESSION_LIFETIME", 12*time.Hour),
-		ReadTimeout:         l.duration("ATTUNE_READ_TIMEOUT", 60*time.Second),
-		WriteTimeout:        l.duration("ATTUNE_WRITE_TIMEOUT", 120*time.Second),
-		ShutdownTimeout:     l.duration("ATTUNE_SHUTDOWN_TIMEOUT", 30*time.Second),
-		SignInWindow:        l.duration("ATTUNE_SIGNIN_WINDOW", 15*time.Minute),
-		SignInMaxPerAccount: l.positiveInt("ATTUNE_SIGNIN_MAX_PER_ACCOUNT", 5),
-		SignInMaxPerAddress: l.positiveInt("ATTUNE_SIGNIN_MAX_PER_ADDRESS", 50),
-		AdminEmail:          l.str("ATTUNE_ADMIN_EMAIL", "admin@attune.local"),
-		AdminPassword:       getenv("ATTUNE_ADMIN_PASSWORD"),
-		BreakAfter:          l.duration("ATTUNE_BREAK_AFTER", 50*time.Minute),
-		LogFormat:           l.str("ATTUNE_LOG_FORMAT", "auto"),
+		DatabaseURL:                l.str("DATABASE_URL", DefaultDatabaseURL),
+		Addr:                       l.str("ATTUNE_ADDR", "127.0.0.1:8080"),
+		TLSCert:                    l.str("ATTUNE_TLS_CERT", ""),
+		TLSKey:                     l.str("ATTUNE_TLS_KEY", ""),
+		SessionIdleTimeout:         l.duration("ATTUNE_SESSION_IDLE_TIMEOUT", 2*time.Hour),
+		SessionLifetime:            l.duration("ATTUNE_SESSION_LIFETIME", 12*time.Hour),
+		ReadTimeout:                l.duration("ATTUNE_READ_TIMEOUT", 60*time.Second),
+		WriteTimeout:               l.duration("ATTUNE_WRITE_TIMEOUT", 120*time.Second),
+		ShutdownTimeout:            l.duration("ATTUNE_SHUTDOWN_TIMEOUT", 30*time.Second),
+		SignInWindow:               l.duration("ATTUNE_SIGNIN_WINDOW", 15*time.Minute),
+		SignInMaxPerAccount:        l.positiveInt("ATTUNE_SIGNIN_MAX_PER_ACCOUNT", 20),
+		SignInMaxPerAddressAccount: l.positiveInt("ATTUNE_SIGNIN_MAX_PER_ADDRESS_ACCOUNT", 5),
+		SignInMaxPerAddress:        l.positiveInt("ATTUNE_SIGNIN_MAX_PER_ADDRESS", 50),
+		TrustedProxies:             l.prefixes("ATTUNE_TRUSTED_PROXIES"),
+		AdminEmail:                 l.str("ATTUNE_ADMIN_EMAIL", "admin@attune.local"),
+		AdminPassword:              getenv("ATTUNE_ADMIN_PASSWORD"),
+		BreakAfter:                 l.duration("ATTUNE_BREAK_AFTER", 50*time.Minute),
+		LogFormat:                  l.str("ATTUNE_LOG_FORMAT", "auto"),
 	}
 	c.BaseURL = l.str("ATTUNE_BASE_URL", "")
 	if c.BaseURL == "" {
@@ -230,6 +240,43 @@ func (l *loader) duration(name string, def time.Duration) time.Duration {
 		return def
 	}
 	return d
+}
+
+// prefixes reads a comma-separated list of CIDR ranges; a bare address is
+// a range of one. A range holding every address is refused: it would
+// believe X-Forwarded-For from anyone, who could then sign in as coming
+// from anywhere.
+func (l *loader) prefixes(name string) []netip.Prefix {
+	var out []netip.Prefix
+	for _, v := range strings.Split(l.str(name, ""), ",") {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(v)
+		if err != nil {
+			a, aerr := netip.ParseAddr(v)
+			if aerr != nil || a.Zone() != "" {
+				l.fail(name, fmt.Sprintf("must list CIDR ranges or addresses, like 10.0.0.0/8 or 192.0.2.7, not %q", v))
+				return nil
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		if p.Addr().Is4In6() {
+			if p.Bits() < 96 {
+				l.fail(name, fmt.Sprintf("must not hold %q: an IPv4-mapped range needs a length of at least 96", v))
+				return nil
+			}
+			p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+		}
+		p = p.Masked()
+		if p.Bits() == 0 {
+			l.fail(name, fmt.Sprintf("must not hold %q: it would believe X-Forwarded-For from every address", v))
+			return nil
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 func (l *loader) positiveInt(name string, def int) int {

@@ -20,7 +20,7 @@ func TestLoadDefaults(t *testing.T) {
 	if c.SecureCookies() {
 		t.Error("plain http must not ask for Secure cookies")
 	}
-	if c.SessionIdleTimeout != 2*time.Hour || c.SignInMaxPerAccount != 5 {
+	if c.SessionIdleTimeout != 2*time.Hour || c.SignInMaxPerAccount != 20 || c.SignInMaxPerAddressAccount != 5 || c.SignInMaxPerAddress != 50 {
 		t.Errorf("timeouts or limits wrong: %+v", c)
 	}
 }
@@ -45,6 +45,14 @@ func TestLoadErrorsNameTheVariable(t *testing.T) {
 		{map[string]string{"ATTUNE_JUDGE_KEY_ENVS": "PGPASSWORD"}, "must not list PGPASSWORD"},
 		{map[string]string{"ATTUNE_JUDGE_KEY_ENVS": "MY KEY"}, "ATTUNE_JUDGE_KEY_ENVS"},
 		{map[string]string{"ATTUNE_JUDGE_HOSTS": "127.0.0.1, http://x.org"}, "ATTUNE_JUDGE_HOSTS"},
+		{map[string]string{"ATTUNE_SIGNIN_MAX_PER_ADDRESS_ACCOUNT": "0"}, "ATTUNE_SIGNIN_MAX_PER_ADDRESS_ACCOUNT"},
+		{map[string]string{"ATTUNE_TRUSTED_PROXIES": "10.0.0.0/8, proxy.internal"}, `ATTUNE_TRUSTED_PROXIES must list CIDR ranges or addresses, like 10.0.0.0/8 or 192.0.2.7, not "proxy.internal"`},
+		{map[string]string{"ATTUNE_TRUSTED_PROXIES": "10.0.0.0/33"}, "ATTUNE_TRUSTED_PROXIES must list CIDR ranges"},
+		{map[string]string{"ATTUNE_TRUSTED_PROXIES": "fe80::1%eth0"}, "ATTUNE_TRUSTED_PROXIES must list CIDR ranges"},
+		// Trusting every address would let anyone say where they come from.
+		{map[string]string{"ATTUNE_TRUSTED_PROXIES": "0.0.0.0/0"}, "ATTUNE_TRUSTED_PROXIES must not hold \"0.0.0.0/0\""},
+		{map[string]string{"ATTUNE_TRUSTED_PROXIES": "10.0.0.1, ::/0"}, "ATTUNE_TRUSTED_PROXIES must not hold \"::/0\""},
+		{map[string]string{"ATTUNE_TRUSTED_PROXIES": "::ffff:0.0.0.0/96"}, "ATTUNE_TRUSTED_PROXIES must not hold"},
 	}
 	for _, tt := range tests {
 		_, err := Load(env(tt.env))
@@ -99,5 +107,30 @@ func TestJudgePolicy(t *testing.T) {
 	}
 	if c.JudgePolicy.CheckBaseURL("http://127.0.0.1:11434/v1") != "" || c.JudgePolicy.CheckBaseURL("http://127.0.0.1:5432/") == "" {
 		t.Errorf("hosts %v", c.JudgePolicy.Hosts)
+	}
+}
+
+func TestTrustedProxies(t *testing.T) {
+	t.Parallel()
+	c, err := Load(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.TrustedProxies) != 0 {
+		t.Fatalf("trusted proxies by default: %v", c.TrustedProxies)
+	}
+	c, err = Load(env(map[string]string{"ATTUNE_TRUSTED_PROXIES": " 10.1.2.3/8 ,, 192.0.2.7, 2001:db8::/32, ::ffff:172.16.0.0/108"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Ranges are masked, addresses are ranges of one, IPv4-mapped ranges are IPv4.
+	want := []string{"10.0.0.0/8", "192.0.2.7/32", "2001:db8::/32", "172.16.0.0/12"}
+	if len(c.TrustedProxies) != len(want) {
+		t.Fatalf("trusted proxies %v, want %v", c.TrustedProxies, want)
+	}
+	for i, p := range c.TrustedProxies {
+		if p.String() != want[i] {
+			t.Errorf("trusted proxy %d is %s, want %s", i, p, want[i])
+		}
 	}
 }

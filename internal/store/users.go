@@ -217,10 +217,6 @@ func (db *DB) SetUserDisabled(ctx context.Context, actorID *int64, userID int64,
 // the change.
 type PasswordChange struct {
 	Hash string // the new password, hashed
-	// ClearLockout forgives the failed sign-ins counted against the
-	// account's email, so that its owner can sign in with the new password
-	// at once (an admin's reset).
-	ClearLockout bool
 	// RevokeTokens revokes every active API token of the account.
 	RevokeTokens bool
 }
@@ -240,8 +236,10 @@ type PasswordChanged struct {
 // SetUserPassword replaces an account's password hash and, in the same
 // transaction, moves the account's session epoch on, so that every session
 // of the account ends at its next request (a caller that keeps its own
-// session stores the returned epoch in it). It clears the lockout and
-// revokes API tokens as c asks, and records all of it in the audit log.
+// session stores the returned epoch in it). It forgives the failed
+// sign-ins counted against the account's email, so that the new password
+// works at once, revokes API tokens as c asks, and records all of it in the
+// audit log.
 func (db *DB) SetUserPassword(ctx context.Context, actorID *int64, userID int64, c PasswordChange) (PasswordChanged, error) {
 	var done PasswordChanged
 	err := db.inTx(ctx, func(tx pgx.Tx) error {
@@ -253,12 +251,9 @@ func (db *DB) SetUserPassword(ctx context.Context, actorID *int64, userID int64,
 			WHERE id = $1 RETURNING session_epoch`, userID, c.Hash).Scan(&done.SessionEpoch); err != nil {
 			return err
 		}
-		if c.ClearLockout {
-			tag, err := tx.Exec(ctx, `UPDATE sign_in_attempts SET cleared_at = now() WHERE email = $1 AND NOT succeeded AND cleared_at IS NULL`, u.Email)
-			if err != nil {
-				return err
-			}
-			done.LockoutCleared = int(tag.RowsAffected())
+		// Guesses at the old password say nothing about the new one.
+		if done.LockoutCleared, err = clearFailures(ctx, tx, u.Email); err != nil {
+			return err
 		}
 		if c.RevokeTokens {
 			tag, err := tx.Exec(ctx, `UPDATE api_tokens SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL`, userID)
@@ -318,62 +313,225 @@ func audit(ctx context.Context, tx pgx.Tx, e attune.AuditEvent) error {
 	return err
 }
 
-// SignInLimits bound the failed sign-ins counted since Since: per account
-// (by email, known or not) and per client address.
+// SignInLimits bound the failed sign-ins counted over the last Window.
+//
+// Failures lock an email (an account's, or one no account has, so that a
+// lock tells nothing about which emails exist): PerAccount from anywhere,
+// or PerAddressAccount from one client address, which then locks the email
+// at that address only. PerAddress counts failures from one address at any
+// email; reaching it locks nothing, it only marks the address as one whose
+// failures are to be slowed (SignInStart.AddressSlowed): behind a shared
+// proxy one address is everyone, and a flood of made-up emails must not
+// keep anyone with the right password out.
 type SignInLimits struct {
-	Since      time.Time
-	PerAccount int
-	PerAddress int
+	Window            time.Duration
+	PerAccount        int
+	PerAddressAccount int
+	PerAddress        int
 }
 
-// StartSignIn records an attempt to sign in as email from address before
-// its password is checked, as a failure until SignInSucceeded says
-// otherwise, and returns its id. When the failures since lim.Since already
-// reach either limit it records nothing and returns allowed false: the
-// password must not be checked.
+// pendingFor is how long an attempt under way holds its place in the
+// limits: longer than any password check waits for its turn, so that a
+// row left by a process that died stops counting.
+const pendingFor = 5 * time.Minute
+
+// SignInVerdict is StartSignIn's decision.
+type SignInVerdict int
+
+const (
+	// SignInAllowed: the password may be checked; the attempt is recorded
+	// as under way and must be finished with SignInFailed, SignInSucceeded
+	// or SignInAbandoned.
+	SignInAllowed SignInVerdict = iota
+	// SignInLocked: the email's failures from anywhere reached PerAccount.
+	SignInLocked
+	// SignInLockedHere: the email's failures from this address reached
+	// PerAddressAccount.
+	SignInLockedHere
+	// SignInBusy: failures and checks under way together reach a limit,
+	// failures alone do not. Nothing is wrong yet: the checks under way
+	// may all be right passwords, so this is "busy, try again", not a lock.
+	SignInBusy
+)
+
+// SignInStart is what StartSignIn decided and recorded.
+type SignInStart struct {
+	Verdict SignInVerdict
+	// Attempt is the recorded attempt's id when allowed.
+	Attempt int64
+	// Until is when a lock ends by itself: when enough of the failures
+	// behind it have left the window. A success elsewhere, a password
+	// change or an admin's clearing ends it sooner.
+	Until time.Time
+	// AddressSlowed reports that the failures from the address reached
+	// PerAddress.
+	AddressSlowed bool
+}
+
+// StartSignIn decides whether the password of a sign-in as email from
+// address may be checked, under lim, and when it may, records the attempt
+// as under way. The email must be normalised.
 //
-// Counting and recording are one step: attempts at the same email, and from
-// the same address, are serialised by transaction-scoped advisory locks
-// (held for the count and the insert, never while a password is hashed), so
-// that however many guesses arrive at once, at most the limit of them are
-// let through. A success does not reset the count: an attacker who knows
-// one password must not gain more guesses at another. Failures an admin's
-// password reset cleared no longer count against the account.
-func (db *DB) StartSignIn(ctx context.Context, email, address string, lim SignInLimits) (attemptID int64, allowed bool, err error) {
-	err = db.inTx(ctx, func(tx pgx.Tx) error {
-		// Two key spaces (1: emails, 2: addresses), always taken in that
-		// order, so that two attempts can never wait on each other.
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(1, hashtext($1)), pg_advisory_xact_lock(2, hashtext($2))`, email, address); err != nil {
+// Deciding and recording are one step: attempts at the same email are
+// serialised by a transaction-scoped advisory lock (held for the count and
+// the insert, never while a password is hashed), and attempts under way
+// count against the limits with the failures, so that however many guesses
+// arrive at once, at most the limit of them are checked. Only failures
+// lock; where attempts under way are what reach a limit, the verdict is
+// SignInBusy. Failures a success, a password change or an admin cleared
+// no longer count against the email, but still count against the address:
+// someone who knows one password must not buy more guesses at others.
+func (db *DB) StartSignIn(ctx context.Context, email, address string, lim SignInLimits) (SignInStart, error) {
+	var st SignInStart
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(1, hashtext($1))`, email); err != nil {
 			return err
 		}
-		var forEmail, forAddress int
+		var failed, failedHere, pending, pendingHere, fromAddress int
 		if err := tx.QueryRow(ctx, `
-			SELECT (SELECT count(*) FROM sign_in_attempts WHERE NOT succeeded AND cleared_at IS NULL AND email = $1 AND attempted_at >= $3),
-			       (SELECT count(*) FROM sign_in_attempts WHERE NOT succeeded AND address = $2 AND attempted_at >= $3)`,
-			email, address, lim.Since).Scan(&forEmail, &forAddress); err != nil {
+			SELECT count(*) FILTER (WHERE NOT pending AND cleared_at IS NULL),
+			       count(*) FILTER (WHERE NOT pending AND cleared_at IS NULL AND address = $2),
+			       count(*) FILTER (WHERE pending AND attempted_at >= now() - $4::float8 * interval '1 microsecond'),
+			       count(*) FILTER (WHERE pending AND attempted_at >= now() - $4::float8 * interval '1 microsecond' AND address = $2),
+			       (SELECT count(*) FROM sign_in_attempts
+			         WHERE address = $2 AND NOT succeeded AND NOT pending AND attempted_at >= now() - $3::float8 * interval '1 microsecond')
+			FROM sign_in_attempts
+			WHERE email = $1 AND NOT succeeded AND attempted_at >= now() - $3::float8 * interval '1 microsecond'`,
+			email, address, lim.Window.Microseconds(), pendingFor.Microseconds()).Scan(&failed, &failedHere, &pending, &pendingHere, &fromAddress); err != nil {
 			return err
 		}
-		if forEmail >= lim.PerAccount || forAddress >= lim.PerAddress {
+		st.AddressSlowed = fromAddress >= lim.PerAddress
+		until := func(here bool, limit int) error {
+			// The lock ends when the limit-th newest failure leaves the window.
+			return tx.QueryRow(ctx, `
+				SELECT attempted_at + $3::float8 * interval '1 microsecond' FROM sign_in_attempts
+				WHERE email = $1 AND (NOT $4 OR address = $2) AND NOT succeeded AND NOT pending AND cleared_at IS NULL
+				  AND attempted_at >= now() - $3::float8 * interval '1 microsecond'
+				ORDER BY attempted_at DESC OFFSET $5 LIMIT 1`,
+				email, address, lim.Window.Microseconds(), here, limit-1).Scan(&st.Until)
+		}
+		switch {
+		case failed >= lim.PerAccount:
+			st.Verdict = SignInLocked
+			return until(false, lim.PerAccount)
+		case failedHere >= lim.PerAddressAccount:
+			st.Verdict = SignInLockedHere
+			return until(true, lim.PerAddressAccount)
+		case failed+pending >= lim.PerAccount || failedHere+pendingHere >= lim.PerAddressAccount:
+			st.Verdict = SignInBusy
 			return nil
 		}
-		allowed = true
-		return tx.QueryRow(ctx, `INSERT INTO sign_in_attempts (email, address, succeeded) VALUES ($1, $2, false) RETURNING id`,
-			email, address).Scan(&attemptID)
+		return tx.QueryRow(ctx, `INSERT INTO sign_in_attempts (email, address, succeeded, pending) VALUES ($1, $2, false, true) RETURNING id`,
+			email, address).Scan(&st.Attempt)
 	})
 	if err != nil {
-		return 0, false, mapErr(err, "start sign-in", "")
+		return SignInStart{}, mapErr(err, "start sign-in", "")
 	}
-	return attemptID, allowed, nil
+	return st, nil
 }
 
-// SignInSucceeded marks an attempt StartSignIn recorded as a success, so
-// that it no longer counts as a failure.
-func (db *DB) SignInSucceeded(ctx context.Context, attemptID int64) error {
-	tag, err := db.pool.Exec(ctx, `UPDATE sign_in_attempts SET succeeded = true WHERE id = $1`, attemptID)
+// SignInFailed records that the password of an attempt StartSignIn let
+// through was wrong (or that its email has no account).
+func (db *DB) SignInFailed(ctx context.Context, attemptID int64) error {
+	tag, err := db.pool.Exec(ctx, `UPDATE sign_in_attempts SET pending = false WHERE id = $1 AND pending`, attemptID)
 	if err == nil && tag.RowsAffected() == 0 {
 		err = pgx.ErrNoRows
 	}
+	return mapErr(err, "record failed sign-in", "")
+}
+
+// SignInSucceeded records that the password of an attempt StartSignIn let
+// through was right, and forgives the failures counted against its email,
+// from every address: the account's owner is the one signing in.
+func (db *DB) SignInSucceeded(ctx context.Context, attemptID int64) error {
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		var email string
+		if err := tx.QueryRow(ctx, `UPDATE sign_in_attempts SET pending = false, succeeded = true WHERE id = $1 AND pending RETURNING email`,
+			attemptID).Scan(&email); err != nil {
+			return err
+		}
+		_, err := clearFailures(ctx, tx, email)
+		return err
+	})
 	return mapErr(err, "record sign-in", "")
+}
+
+// SignInAbandoned forgets an attempt whose password was never checked (its
+// client left while it waited for its turn): it is no failure.
+func (db *DB) SignInAbandoned(ctx context.Context, attemptID int64) error {
+	tag, err := db.pool.Exec(ctx, `DELETE FROM sign_in_attempts WHERE id = $1 AND pending`, attemptID)
+	if err == nil && tag.RowsAffected() == 0 {
+		err = pgx.ErrNoRows
+	}
+	return mapErr(err, "forget sign-in", "")
+}
+
+// clearFailures forgives the failed sign-ins counted against email and
+// returns how many.
+func clearFailures(ctx context.Context, tx pgx.Tx, email string) (int, error) {
+	tag, err := tx.Exec(ctx, `UPDATE sign_in_attempts SET cleared_at = now()
+		WHERE email = $1 AND NOT succeeded AND NOT pending AND cleared_at IS NULL`, email)
+	if err != nil {
+		return 0, err
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// ClearSignInLock forgives every failed sign-in counted against the
+// account's email, from every address, so that its owner can sign in at
+// once, and records it in the audit log (also when there was nothing to
+// forgive). It returns how many failures it forgave. An unknown userID is
+// an attune.ErrNotFound.
+func (db *DB) ClearSignInLock(ctx context.Context, actorID *int64, userID int64) (int, error) {
+	var n int
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		u, err := lockUser(ctx, tx, userID)
+		if err != nil {
+			return err
+		}
+		if n, err = clearFailures(ctx, tx, u.Email); err != nil {
+			return err
+		}
+		return audit(ctx, tx, attune.AuditEvent{ActorID: actorID, Action: "user.clear_sign_in_lock", Subject: u.Email,
+			Details: map[string]string{"failed_sign_ins_forgiven": fmt.Sprint(n)}})
+	})
+	return n, mapErr(err, "clear sign-in lock", "")
+}
+
+// SignInLockout is the standing of one account under the sign-in limits.
+type SignInLockout struct {
+	// Failures counts the failures in the window not forgiven.
+	Failures int
+	// Everywhere reports that they reach the per-account limit.
+	Everywhere bool
+	// Addresses counts the client addresses the account is locked at.
+	Addresses int
+}
+
+// SignInLockouts returns, by account id, the accounts locked under lim,
+// everywhere or at some address, for the admin's users page.
+func (db *DB) SignInLockouts(ctx context.Context, lim SignInLimits) (map[int64]SignInLockout, error) {
+	rows, err := db.pool.Query(ctx, `
+		WITH f AS (
+			SELECT email, address, count(*) AS n FROM sign_in_attempts
+			WHERE NOT succeeded AND NOT pending AND cleared_at IS NULL AND attempted_at >= now() - $1::float8 * interval '1 microsecond'
+			GROUP BY email, address)
+		SELECT u.id, sum(f.n)::int, count(*) FILTER (WHERE f.n >= $3)::int
+		FROM f JOIN users u USING (email)
+		GROUP BY u.id
+		HAVING sum(f.n) >= $2 OR count(*) FILTER (WHERE f.n >= $3) > 0`, lim.Window.Microseconds(), lim.PerAccount, lim.PerAddressAccount)
+	if err != nil {
+		return nil, mapErr(err, "list sign-in lockouts", "")
+	}
+	out := map[int64]SignInLockout{}
+	var id int64
+	var l SignInLockout
+	_, err = pgx.ForEachRow(rows, []any{&id, &l.Failures, &l.Addresses}, func() error {
+		l.Everywhere = l.Failures >= lim.PerAccount
+		out[id] = l
+		return nil
+	})
+	return out, mapErr(err, "list sign-in lockouts", "")
 }
 
 // DeleteExpiredSessions removes sessions past their expiry and reports how

@@ -13,73 +13,155 @@ import (
 	"github.com/attune/attune/internal/store"
 )
 
+// fail records a failed sign-in as email from addr, which the limits must
+// allow.
+func fail(t *testing.T, db *store.DB, lim store.SignInLimits, email, addr string) {
+	t.Helper()
+	st, err := db.StartSignIn(context.Background(), email, addr, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Verdict != store.SignInAllowed {
+		t.Fatalf("attempt at %s from %s refused (%v)", email, addr, st.Verdict)
+	}
+	if err := db.SignInFailed(context.Background(), st.Attempt); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func verdict(t *testing.T, db *store.DB, lim store.SignInLimits, email, addr string) store.SignInStart {
+	t.Helper()
+	st, err := db.StartSignIn(context.Background(), email, addr, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Verdict == store.SignInAllowed {
+		if err := db.SignInAbandoned(context.Background(), st.Attempt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return st
+}
+
 func TestStartSignInCountsFailures(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := dbtest.New(t)
-	lim := store.SignInLimits{Since: time.Now().Add(-time.Minute), PerAccount: 2, PerAddress: 3}
-	start := func(email, addr string) (int64, bool) {
-		t.Helper()
-		id, ok, err := db.StartSignIn(ctx, email, addr, lim)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return id, ok
+	lim := store.SignInLimits{Window: time.Minute, PerAccount: 4, PerAddressAccount: 2, PerAddress: 3}
+
+	// Per (address, account): two failures from one address lock the
+	// email there, and only there.
+	fail(t, db, lim, "a@x.org", "10.0.0.1")
+	fail(t, db, lim, "a@x.org", "10.0.0.1")
+	st := verdict(t, db, lim, "a@x.org", "10.0.0.1")
+	if st.Verdict != store.SignInLockedHere {
+		t.Fatalf("third attempt at one email from one address: %v, want locked here", st.Verdict)
 	}
-	// A success does not count, and does not forgive the failures before.
-	id, ok := start("a@x.org", "10.0.0.1")
-	if !ok {
-		t.Fatal("first attempt refused")
+	if left := time.Until(st.Until); left < 50*time.Second || left > 70*time.Second {
+		t.Fatalf("lock ends in %v, want about the one-minute window", left)
 	}
-	if err := db.SignInSucceeded(ctx, id); err != nil {
+	if st := verdict(t, db, lim, "a@x.org", "10.0.0.2"); st.Verdict != store.SignInAllowed {
+		t.Fatalf("another address refused (%v) with the email locked at one", st.Verdict)
+	}
+	// Per account: four failures from anywhere lock it everywhere.
+	fail(t, db, lim, "a@x.org", "10.0.0.2")
+	fail(t, db, lim, "a@x.org", "10.0.0.3")
+	if st := verdict(t, db, lim, "a@x.org", "10.0.0.9"); st.Verdict != store.SignInLocked {
+		t.Fatalf("fifth attempt at an email with 4 failures: %v, want locked", st.Verdict)
+	}
+	// Per address: failures at any email slow the address, never lock it.
+	if st := verdict(t, db, lim, "b@x.org", "10.0.0.1"); st.Verdict != store.SignInAllowed || st.AddressSlowed {
+		t.Fatalf("address with 2 failures: %+v", st)
+	}
+	fail(t, db, lim, "b@x.org", "10.0.0.1")
+	if st := verdict(t, db, lim, "c@x.org", "10.0.0.1"); st.Verdict != store.SignInAllowed || !st.AddressSlowed {
+		t.Fatalf("address with 3 failures: %+v, want allowed and slowed", st)
+	}
+	// A success forgives the email's failures, from every address, but
+	// not the address's: one known password buys no guesses elsewhere.
+	st, err := db.StartSignIn(ctx, "b@x.org", "10.0.0.1", lim)
+	if err != nil || st.Verdict != store.SignInAllowed {
+		t.Fatalf("%+v %v", st, err)
+	}
+	if err := db.SignInSucceeded(ctx, st.Attempt); err != nil {
 		t.Fatal(err)
 	}
-	for range 2 {
-		if _, ok := start("a@x.org", "10.0.0.2"); !ok {
-			t.Fatal("attempt within the account limit refused")
-		}
+	if st := verdict(t, db, lim, "c@x.org", "10.0.0.1"); !st.AddressSlowed {
+		t.Fatal("a success cleared its address's failures")
 	}
-	if _, ok := start("a@x.org", "10.0.0.3"); ok {
-		t.Fatal("third failure at one account allowed with a limit of 2")
-	}
-	// The address limit counts failures at any email.
-	start("b@x.org", "10.0.0.2")
-	if _, ok := start("c@x.org", "10.0.0.2"); ok {
-		t.Fatal("fourth failure from one address allowed with a limit of 3")
-	}
-	// Refused attempts are not recorded, so waiting out the window works.
+	// Attempts whose password was never checked leave no trace.
 	var n int
 	if err := db.Pool().QueryRow(ctx, `SELECT count(*) FROM sign_in_attempts`).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
-	if n != 4 {
-		t.Fatalf("%d attempts recorded, want 4 (refusals are not attempts)", n)
+	if n != 6 {
+		t.Fatalf("%d attempts recorded, want 6 (refusals and abandoned attempts are not attempts)", n)
 	}
-	lim.Since = time.Now().Add(time.Minute)
-	if _, ok := start("a@x.org", "10.0.0.2"); !ok {
-		t.Fatal("failures outside the window counted")
+	// The window passes.
+	lim.Window = time.Nanosecond
+	if st := verdict(t, db, lim, "a@x.org", "10.0.0.1"); st.Verdict != store.SignInAllowed || st.AddressSlowed {
+		t.Fatalf("failures outside the window counted: %+v", st)
 	}
-	if err := db.SignInSucceeded(ctx, 1<<40); !errors.Is(err, attune.ErrNotFound) {
-		t.Fatalf("SignInSucceeded of no attempt: %v", err)
+	for name, finish := range map[string]func(context.Context, int64) error{
+		"SignInSucceeded": db.SignInSucceeded, "SignInFailed": db.SignInFailed, "SignInAbandoned": db.SignInAbandoned,
+	} {
+		if err := finish(ctx, 1<<40); !errors.Is(err, attune.ErrNotFound) {
+			t.Fatalf("%s of no attempt: %v", name, err)
+		}
 	}
 }
 
+// TestSignInSuccessClearsTheAccount: a success forgives the failures at
+// the account from every address, so a lock its owner's own typos built
+// ends when the owner gets it right.
+func TestSignInSuccessClearsTheAccount(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := dbtest.New(t)
+	lim := store.SignInLimits{Window: time.Hour, PerAccount: 3, PerAddressAccount: 3, PerAddress: 100}
+	fail(t, db, lim, "a@x.org", "10.0.0.1")
+	fail(t, db, lim, "a@x.org", "10.0.0.2")
+	st, err := db.StartSignIn(ctx, "a@x.org", "10.0.0.3", lim)
+	if err != nil || st.Verdict != store.SignInAllowed {
+		t.Fatalf("%+v %v", st, err)
+	}
+	if err := db.SignInSucceeded(ctx, st.Attempt); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		fail(t, db, lim, "a@x.org", "10.0.0.1")
+	}
+	// Two forgiven and two new: under the limit of 3.
+	if st := verdict(t, db, lim, "a@x.org", "10.0.0.1"); st.Verdict != store.SignInAllowed {
+		t.Fatalf("failures forgiven by a success still counted: %v", st.Verdict)
+	}
+}
+
+// TestStartSignInHoldsUnderConcurrency: 30 attempts at once with a limit
+// of 5 let exactly 5 be checked; the rest are busy, not locked, since no
+// failure has been recorded yet. Once the 5 fail, the email is locked.
 func TestStartSignInHoldsUnderConcurrency(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := dbtest.New(t)
-	lim := store.SignInLimits{Since: time.Now().Add(-time.Minute), PerAccount: 5, PerAddress: 1000}
-	var allowed sync.Map
+	lim := store.SignInLimits{Window: time.Minute, PerAccount: 5, PerAddressAccount: 5, PerAddress: 1000}
+	var mu sync.Mutex
+	var allowed []int64
+	verdicts := map[store.SignInVerdict]int{}
 	var wg sync.WaitGroup
 	errs := make(chan error, 30)
-	for i := range 30 {
+	for range 30 {
 		wg.Go(func() {
-			_, ok, err := db.StartSignIn(ctx, "a@x.org", "10.0.0.1", lim)
+			st, err := db.StartSignIn(ctx, "a@x.org", "10.0.0.1", lim)
 			if err != nil {
 				errs <- err
+				return
 			}
-			if ok {
-				allowed.Store(i, true)
+			mu.Lock()
+			defer mu.Unlock()
+			verdicts[st.Verdict]++
+			if st.Verdict == store.SignInAllowed {
+				allowed = append(allowed, st.Attempt)
 			}
 		})
 	}
@@ -88,10 +170,70 @@ func TestStartSignInHoldsUnderConcurrency(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	n := 0
-	allowed.Range(func(any, any) bool { n++; return true })
-	if n != 5 {
-		t.Fatalf("%d of 30 concurrent attempts allowed with a limit of 5", n)
+	if verdicts[store.SignInAllowed] != 5 || verdicts[store.SignInBusy] != 25 {
+		t.Fatalf("30 concurrent attempts with a limit of 5: %v, want 5 allowed and 25 busy", verdicts)
+	}
+	for _, id := range allowed {
+		if err := db.SignInFailed(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := verdict(t, db, lim, "a@x.org", "10.0.0.2"); st.Verdict != store.SignInLocked {
+		t.Fatalf("after 5 failures: %v, want locked", st.Verdict)
+	}
+}
+
+// TestClearSignInLock: an admin's clearing forgives the account's failures
+// and is audited.
+func TestClearSignInLock(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := dbtest.New(t)
+	admin, err := db.CreateUser(ctx, nil, store.NewUser{Email: "admin@x.org", Role: attune.RoleAdmin, PasswordHash: "h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := db.CreateUser(ctx, nil, store.NewUser{Email: "ann@x.org", Role: attune.RoleAnnotator, PasswordHash: "h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := store.SignInLimits{Window: time.Hour, PerAccount: 3, PerAddressAccount: 2, PerAddress: 100}
+	fail(t, db, lim, u.Email, "10.0.0.1")
+	fail(t, db, lim, u.Email, "10.0.0.1")
+	fail(t, db, lim, "nobody@x.org", "10.0.0.1")
+	fail(t, db, lim, "nobody@x.org", "10.0.0.1")
+	locks, err := db.SignInLockouts(ctx, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Made-up emails have no row on the users page.
+	if len(locks) != 1 || locks[u.ID] != (store.SignInLockout{Failures: 2, Addresses: 1}) {
+		t.Fatalf("lockouts %+v", locks)
+	}
+	fail(t, db, lim, u.Email, "10.0.0.2")
+	if locks, _ := db.SignInLockouts(ctx, lim); locks[u.ID] != (store.SignInLockout{Failures: 3, Everywhere: true, Addresses: 1}) {
+		t.Fatalf("lockouts %+v", locks)
+	}
+	n, err := db.ClearSignInLock(ctx, &admin.ID, u.ID)
+	if err != nil || n != 3 {
+		t.Fatalf("clear: %d, %v; want 3 forgiven", n, err)
+	}
+	if st := verdict(t, db, lim, u.Email, "10.0.0.1"); st.Verdict != store.SignInAllowed {
+		t.Fatalf("after clearing: %v", st.Verdict)
+	}
+	if locks, _ := db.SignInLockouts(ctx, lim); len(locks) != 0 {
+		t.Fatalf("lockouts after clearing %+v", locks)
+	}
+	var actor int64
+	var subject, details string
+	if err := db.Pool().QueryRow(ctx, `SELECT actor_id, subject, details::text FROM audit_events WHERE action = 'user.clear_sign_in_lock'`).Scan(&actor, &subject, &details); err != nil {
+		t.Fatal(err)
+	}
+	if actor != admin.ID || subject != u.Email || !strings.Contains(details, `"failed_sign_ins_forgiven": "3"`) {
+		t.Fatalf("audit: actor %d, subject %s, details %s", actor, subject, details)
+	}
+	if _, err := db.ClearSignInLock(ctx, nil, 1<<40); !errors.Is(err, attune.ErrNotFound) {
+		t.Fatalf("clearing no account: %v", err)
 	}
 }
 
@@ -107,43 +249,47 @@ func TestSetUserPassword(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lim := store.SignInLimits{Since: time.Now().Add(-time.Hour), PerAccount: 2, PerAddress: 100}
-	for range 2 {
-		if _, _, err := db.StartSignIn(ctx, u.Email, "10.0.0.1", lim); err != nil {
-			t.Fatal(err)
-		}
-	}
+	lim := store.SignInLimits{Window: time.Hour, PerAccount: 2, PerAddressAccount: 2, PerAddress: 100}
+	fail(t, db, lim, u.Email, "10.0.0.1")
+	fail(t, db, lim, u.Email, "10.0.0.1")
 	for _, name := range []string{"one", "two"} {
 		if _, _, err := db.CreateAPIToken(ctx, nil, u.ID, name, false); err != nil {
 			t.Fatal(err)
 		}
 	}
 
-	// The user's own change: sessions end, tokens and failures stay.
+	// The user's own change: sessions end, tokens stay, and the guesses
+	// at the old password are forgiven.
 	done, err := db.SetUserPassword(ctx, &u.ID, u.ID, store.PasswordChange{Hash: "new"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if done != (store.PasswordChanged{SessionEpoch: 1, TokensKept: 2}) {
+	if done != (store.PasswordChanged{SessionEpoch: 1, TokensKept: 2, LockoutCleared: 2}) {
 		t.Fatalf("own change did %+v", done)
 	}
-	if _, ok, _ := db.StartSignIn(ctx, u.Email, "10.0.0.1", lim); ok {
-		t.Fatal("a change by the user cleared the lockout")
+	if st := verdict(t, db, lim, u.Email, "10.0.0.1"); st.Verdict != store.SignInAllowed {
+		t.Fatalf("the lockout stayed after the user's own change: %v", st.Verdict)
 	}
 
 	// An admin's reset clearing the lockout, keeping the tokens.
-	done, err = db.SetUserPassword(ctx, &admin.ID, u.ID, store.PasswordChange{Hash: "newer", ClearLockout: true})
+	fail(t, db, lim, u.Email, "10.0.0.1")
+	fail(t, db, lim, u.Email, "10.0.0.2")
+	if st := verdict(t, db, lim, u.Email, "10.0.0.3"); st.Verdict != store.SignInLocked {
+		t.Fatalf("before the reset: %v, want locked", st.Verdict)
+	}
+	done, err = db.SetUserPassword(ctx, &admin.ID, u.ID, store.PasswordChange{Hash: "newer"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if done != (store.PasswordChanged{SessionEpoch: 2, TokensKept: 2, LockoutCleared: 2}) {
 		t.Fatalf("reset did %+v", done)
 	}
-	if _, ok, _ := db.StartSignIn(ctx, u.Email, "10.0.0.1", lim); !ok {
-		t.Fatal("the lockout stayed after a reset that clears it")
+	if st := verdict(t, db, lim, u.Email, "10.0.0.1"); st.Verdict != store.SignInAllowed {
+		t.Fatalf("the lockout stayed after a reset: %v", st.Verdict)
 	}
 	// ...and one revoking them.
-	done, err = db.SetUserPassword(ctx, &admin.ID, u.ID, store.PasswordChange{Hash: "newest", ClearLockout: true, RevokeTokens: true})
+	fail(t, db, lim, u.Email, "10.0.0.1")
+	done, err = db.SetUserPassword(ctx, &admin.ID, u.ID, store.PasswordChange{Hash: "newest", RevokeTokens: true})
 	if err != nil {
 		t.Fatal(err)
 	}
