@@ -195,6 +195,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 
 	srv := web.New(db, log, web.Options{
 		SecureCookies:       cfg.SecureCookies(),
+		BaseURL:             cfg.BaseURL,
 		SessionIdleTimeout:  cfg.SessionIdleTimeout,
 		SessionLifetime:     cfg.SessionLifetime,
 		SignInWindow:        cfg.SignInWindow,
