@@ -235,4 +235,3 @@ func (p JudgePolicy) AllowsDial(host, port string, ip netip.Addr) bool {
 	}
 	return false
 }
-
