@@ -128,6 +128,11 @@ func (s *Server) api(fn apiHandler) http.Handler {
 			writeJSON(w, http.StatusConflict, apiError{Error: attune.PublicMessage(err)})
 		case errors.Is(err, attune.ErrInvalid):
 			writeJSON(w, http.StatusUnprocessableEntity, apiError{Error: orDefault(attune.PublicMessage(err), "invalid request")})
+		case errors.Is(err, store.ErrReadsBusy):
+			w.Header().Set("Retry-After", readsRetryAfter)
+			writeJSON(w, http.StatusServiceUnavailable, apiError{Error: readsBusyMessage})
+		case errors.Is(err, store.ErrReadTimeout):
+			writeJSON(w, http.StatusServiceUnavailable, apiError{Error: readTimeoutMessage})
 		default:
 			s.apiServerError(w, r, err)
 		}

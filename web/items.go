@@ -47,6 +47,9 @@ var searchParams = []string{"q", "id", "meta", "min", "max", "gold", "safety", "
 // that both find the same items.
 func readItemSearch(q url.Values, def *rubric.Definition) (store.ItemSearch, error) {
 	s := store.ItemSearch{Text: q.Get("q"), SourceID: q.Get("id"), Gold: q.Get("gold"), Sort: q.Get("sort"), Cursor: q.Get("cursor")}
+	if err := store.CheckSearchText(s.Text); err != nil {
+		return s, err
+	}
 	for _, m := range q["meta"] {
 		if strings.TrimSpace(m) == "" {
 			continue

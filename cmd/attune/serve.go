@@ -127,6 +127,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer db.Close()
+	db.SetReadLimits(store.ReadLimits{SearchTimeout: cfg.SearchTimeout, Slots: cfg.LeadReads})
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {

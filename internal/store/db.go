@@ -37,6 +37,9 @@ type DB struct {
 	// (a trigger refuses it), and parsing one is too slow to repeat on
 	// every submission that settles an item or every page.
 	rubrics sync.Map
+	// readLimits and leadReads bound leads' heavy reads (leadreads.go).
+	readLimits ReadLimits
+	leadReads  chan struct{}
 }
 
 // DefaultMaxConns is the size of the pool when the database URL does not
@@ -82,7 +85,9 @@ func newDB(pool *pgxpool.Pool) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: job queue: %w", err)
 	}
-	return &DB{pool: pool, recordExports: make(chan struct{}, max(1, pool.Config().MaxConns/(2*recordConns))), jobs: jobs}, nil
+	db := &DB{pool: pool, recordExports: make(chan struct{}, max(1, pool.Config().MaxConns/(2*recordConns))), jobs: jobs}
+	db.SetReadLimits(ReadLimits{})
+	return db, nil
 }
 
 // setsParam reports whether a connection string, URL or key=value form,
