@@ -87,7 +87,7 @@ func TestSearchTextBounded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if status != http.StatusUnprocessableEntity || !strings.Contains(body, fmt.Sprintf("at most %d", store.MaxSearchTerms)) ||
+		if status != http.StatusUnprocessableEntity || !strings.Contains(body, fmt.Sprintf("%d words", store.MaxSearchTerms)) ||
 			!strings.Contains(body, fmt.Sprintf("%d characters", store.MaxSearchTextChars)) {
 			t.Errorf("API, %d characters: %d %s", len(q), status, body)
 		}
