@@ -45,12 +45,23 @@ type apiProblem struct {
 	Message  string `json:"message"`
 }
 
+// bearerToken reads the token of an Authorization header of the Bearer
+// scheme. The scheme's name is case-insensitive (RFC 9110 §11.1), so
+// "bearer" and "BEARER" are the same scheme.
+func bearerToken(header string) (string, bool) {
+	scheme, token, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return token, true
+}
+
 // api authenticates the bearer token and maps errors to statuses and JSON,
 // logging server errors once.
 func (s *Server) api(fn apiHandler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
-		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		token, ok := bearerToken(r.Header.Get("Authorization"))
 		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="attune"`)
 			writeJSON(w, http.StatusUnauthorized, apiError{Error: "send a personal API token: Authorization: Bearer TOKEN"})
@@ -117,6 +128,11 @@ func (s *Server) api(fn apiHandler) http.Handler {
 			writeJSON(w, http.StatusConflict, apiError{Error: attune.PublicMessage(err)})
 		case errors.Is(err, attune.ErrInvalid):
 			writeJSON(w, http.StatusUnprocessableEntity, apiError{Error: orDefault(attune.PublicMessage(err), "invalid request")})
+		case errors.Is(err, store.ErrReadsBusy):
+			w.Header().Set("Retry-After", readsRetryAfter)
+			writeJSON(w, http.StatusServiceUnavailable, apiError{Error: readsBusyMessage})
+		case errors.Is(err, store.ErrReadTimeout):
+			writeJSON(w, http.StatusServiceUnavailable, apiError{Error: readTimeoutMessage})
 		default:
 			s.apiServerError(w, r, err)
 		}

@@ -324,3 +324,36 @@ func TestConcurrentAnnotatorsTwoServers(t *testing.T) {
 		t.Fatalf("%d items without exactly %d labels, %d answer sets (want %d), %d doubled", wrong, overlap, total, nItems*overlap, dup)
 	}
 }
+
+// TestAPIBearerSchemeIsCaseInsensitive sends the token under the scheme
+// spelt as RFC 9110 allows: any case.
+func TestAPIBearerSchemeIsCaseInsensitive(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	u := a.user("ann@example.org", attune.RoleAnnotator)
+	c := a.apiFor(u)
+	for _, scheme := range []string{"Bearer", "bearer", "BEARER", "bEaReR"} {
+		req, _ := http.NewRequest(http.MethodGet, c.base+"/api/v1/me", nil)
+		req.Header.Set("Authorization", scheme+" "+c.token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("%s: status %d, want 200", scheme, resp.StatusCode)
+		}
+	}
+	for _, header := range []string{"Basic " + c.token, "Bearer", "Bearer" + c.token, c.token} {
+		req, _ := http.NewRequest(http.MethodGet, c.base+"/api/v1/me", nil)
+		req.Header.Set("Authorization", header)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("%q: status %d, want 401", header, resp.StatusCode)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/store"
 	"github.com/attune/attune/web/views/layout"
 )
 
@@ -38,11 +39,25 @@ func (s *Server) h(fn handler) http.Handler {
 			s.renderError(w, r, http.StatusRequestEntityTooLarge, "Too large", big.Error())
 		case errors.Is(err, attune.ErrInvalid):
 			s.renderError(w, r, http.StatusUnprocessableEntity, "Please check your input", msg)
+		case errors.Is(err, store.ErrReadsBusy):
+			w.Header().Set("Retry-After", readsRetryAfter)
+			s.renderError(w, r, http.StatusServiceUnavailable, "Busy", readsBusyMessage)
+		case errors.Is(err, store.ErrReadTimeout):
+			s.renderError(w, r, http.StatusServiceUnavailable, "The search took too long", readTimeoutMessage)
 		default:
 			s.serverError(w, r, err)
 		}
 	})
 }
+
+// What a lead is told when the heavy reads are all taken (store.ErrReadsBusy)
+// or one ran out of time (store.ErrReadTimeout): both are 503, the first
+// with a Retry-After in seconds.
+const (
+	readsRetryAfter    = "5"
+	readsBusyMessage   = "attune is busy with other searches; try again in a few seconds"
+	readTimeoutMessage = "the search took too long; narrow it (fewer words, or a filter such as meta or id)"
+)
 
 // tooLarge is a request body over its limit: a 413 naming the limit.
 type tooLarge struct {

@@ -1,9 +1,7 @@
 package web
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -49,6 +47,9 @@ var searchParams = []string{"q", "id", "meta", "min", "max", "gold", "safety", "
 // that both find the same items.
 func readItemSearch(q url.Values, def *rubric.Definition) (store.ItemSearch, error) {
 	s := store.ItemSearch{Text: q.Get("q"), SourceID: q.Get("id"), Gold: q.Get("gold"), Sort: q.Get("sort"), Cursor: q.Get("cursor")}
+	if err := store.CheckSearchText(s.Text); err != nil {
+		return s, err
+	}
 	for _, m := range q["meta"] {
 		if strings.TrimSpace(m) == "" {
 			continue
@@ -187,7 +188,7 @@ func (s *Server) browseItems(w http.ResponseWriter, r *http.Request) error {
 	page.Form = f
 	for _, it := range res.Items {
 		page.Rows = append(page.Rows, browse.Row{URL: templ.SafeURL(browseItemPath(p.ID, it.ID)), SourceID: it.SourceID,
-			Opening: it.Opening, Meta: compactMeta(it.Meta), People: it.People, Judges: it.Judges, Gold: it.Gold, Flags: it.Flags, Pulled: it.Pulled})
+			Opening: it.Opening, Meta: compactPreview(it.Meta, metaRowBytes), People: it.People, Judges: it.Judges, Gold: it.Gold, Flags: it.Flags, Pulled: it.Pulled})
 	}
 	switch n := len(res.Items); {
 	case n == 0 && search.Cursor == "":
@@ -228,13 +229,25 @@ func options(value string, pairs [][2]string) []browse.Option {
 	return out
 }
 
-// compactMeta is an item's meta on one line, "" when it is empty.
-func compactMeta(meta json.RawMessage) string {
-	var b bytes.Buffer
-	if err := json.Compact(&b, meta); err != nil || b.String() == "{}" {
-		return ""
+// browseItemMeta is an item's whole meta as a JSON file, for the item
+// whose page shows only the start of it.
+func (s *Server) browseItemMeta(w http.ResponseWriter, r *http.Request) error {
+	p, _, err := s.browserProject(r)
+	if err != nil {
+		return err
 	}
-	return b.String()
+	itemID, err := itemParam(r)
+	if err != nil {
+		return err
+	}
+	it, err := s.db.FindItem(r.Context(), p.ID, itemID)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="item-%d-meta.json"`, it.ID))
+	_, err = w.Write(it.Meta)
+	return err
 }
 
 // itemDetail is everything known of one item, for its page and the API.
@@ -311,9 +324,12 @@ func (s *Server) browseItem(w http.ResponseWriter, r *http.Request) error {
 		AdjudicateURL: templ.SafeURL(adjudicatePath(p.ID, it.ID)),
 		SourceID:      it.SourceID, ItemID: it.ID, Kind: it.Kind, Sensitive: it.Sensitive,
 	}
-	var meta bytes.Buffer
-	if json.Indent(&meta, it.Meta, "", "  ") == nil && meta.String() != "{}" {
-		page.Meta = meta.String()
+	if meta, more := indentPreview(it.Meta, metaPreviewBytes); meta != "{}" && meta != "" {
+		page.Meta = meta
+		if more > 0 {
+			page.MetaMore = fmt.Sprintf("… %d more bytes of meta are not shown here.", more)
+			page.MetaURL = templ.SafeURL(browseItemPath(p.ID, it.ID) + "/meta.json")
+		}
 	}
 	for _, m := range it.Messages {
 		page.Dialogue = append(page.Dialogue, browse.Turn{Role: m.Role, Content: m.Content})

@@ -1,9 +1,11 @@
 package web_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -240,5 +242,42 @@ func TestItemsAPI(t *testing.T) {
 				t.Errorf("%s as %s: %d, want %d", path, k.u.Email, st, k.want)
 			}
 		}
+	}
+}
+
+// TestItemPageBoundsHugeMeta stores an item whose meta json.Indent would
+// turn into megabytes (an item imported before meta had its limits) and
+// checks that its page shows a bounded preview, says how much it left
+// out, and offers the whole meta as a download.
+func TestItemPageBoundsHugeMeta(t *testing.T) {
+	t.Parallel()
+	a, p, c, _, _, ids := browseApp(t)
+	meta := `{"x0": ` + strings.Repeat("[", 2000) + strings.Repeat("]", 2000) + `, "note": "` + strings.Repeat("x", 300<<10) + `"}`
+	if _, err := a.db.Pool().Exec(t.Context(), `UPDATE items SET meta = $1::jsonb WHERE id = $2`, meta, ids["a1"]); err != nil {
+		t.Fatal(err)
+	}
+	r := c.get(projectPath(p, fmt.Sprintf("/browse/%d", ids["a1"])))
+	wantStatus(t, r, http.StatusOK)
+	wantContains(t, r, `data-testid="item-meta"`, `data-testid="item-meta-more"`, "more bytes of meta are not shown here.",
+		fmt.Sprintf(`href="/projects/%d/browse/%d/meta.json"`, p.ID, ids["a1"]))
+	if len(r.body) > 200<<10 {
+		t.Errorf("the item page is %d bytes", len(r.body))
+	}
+	list := c.get(projectPath(p, "/browse"))
+	wantStatus(t, list, http.StatusOK)
+	if len(list.body) > 100<<10 {
+		t.Errorf("the items list is %d bytes", len(list.body))
+	}
+	dl := c.get(projectPath(p, fmt.Sprintf("/browse/%d/meta.json", ids["a1"])))
+	wantStatus(t, dl, http.StatusOK)
+	var stored, got any
+	if err := json.Unmarshal([]byte(meta), &stored); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(dl.body), &got); err != nil {
+		t.Fatalf("download is not JSON: %v", err)
+	}
+	if !reflect.DeepEqual(stored, got) {
+		t.Error("the download is not the whole meta")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"mime"
+	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -188,7 +189,67 @@ func (s *Server) withSession(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
-	return withLoadedSession(s.sessions.LoadAndSave(cop.Handler(loadUser)))
+	return withLoadedSession(s.sessions.LoadAndSave(cop.Handler(s.sameOrigin(loadUser))))
+}
+
+// sameOrigin refuses a state-changing request whose Origin is not attune's
+// own: scheme, host and port. http.CrossOriginProtection compares only the
+// Origin's host with the request's, so a page served over plain http on
+// the same name (an attacker on the network path can serve one) could post
+// to the https app. attune's scheme is that of ATTUNE_BASE_URL when given,
+// else the connection's; its host and port are the request's.
+func (s *Server) sameOrigin(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+			next.ServeHTTP(w, r)
+			return
+		}
+		origin := r.Header.Get("Origin")
+		if origin == "" {
+			// Not from a browser that says (CrossOriginProtection has
+			// already judged Sec-Fetch-Site).
+			next.ServeHTTP(w, r)
+			return
+		}
+		if !s.ownOrigin(r, origin) {
+			s.renderError(w, r, http.StatusForbidden, "Request refused",
+				"This request came from another site, so attune refused it. Go back to attune and try again.")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// ownOrigin reports whether origin ("scheme://host[:port]") is attune's own
+// for the request r.
+func (s *Server) ownOrigin(r *http.Request, origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" || u.Path != "" || u.User != nil {
+		return false
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if base, err := url.Parse(s.opts.BaseURL); err == nil && s.opts.BaseURL != "" {
+		scheme = base.Scheme
+	}
+	return strings.EqualFold(u.Scheme, scheme) && hostPort(u.Scheme, u.Host) == hostPort(scheme, r.Host)
+}
+
+// hostPort is host with its port, the scheme's default port when none is
+// written, in lower case.
+func hostPort(scheme, host string) string {
+	host = strings.ToLower(host)
+	if _, _, err := net.SplitHostPort(host); err == nil {
+		return host
+	}
+	port := "80"
+	if strings.EqualFold(scheme, "https") {
+		port = "443"
+	}
+	return net.JoinHostPort(strings.Trim(host, "[]"), port)
 }
 
 // signedIn sends visitors who are not signed in to the sign-in page,

@@ -198,6 +198,7 @@ func (s *Server) table() []route {
 		// everything known of one (web/items.go).
 		{"GET /projects/{id}/browse", projectLeads, s.browseItems, nil},
 		{"GET /projects/{id}/browse/{item}", projectLeads, s.browseItem, nil},
+		{"GET /projects/{id}/browse/{item}/meta.json", projectLeads, s.browseItemMeta, nil},
 
 		// Adjudication and gold sets (web/gold.go).
 		{"GET /projects/{id}/gold", projectLeads, s.goldPage, nil},

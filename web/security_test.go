@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/web"
 )
 
 func TestRoles(t *testing.T) {
@@ -111,4 +112,37 @@ func TestUserTextIsEscaped(t *testing.T) {
 		t.Fatal("a user-written name reached the page unescaped")
 	}
 	wantContains(t, page, "&lt;script&gt;alert(1)&lt;/script&gt;")
+}
+
+// TestCrossOriginComparesScheme posts from an Origin with attune's host and
+// port but another scheme: refused, with the app's own scheme taken from the
+// connection or, behind a TLS proxy, from the base URL.
+func TestCrossOriginComparesScheme(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, base, own, other string
+	}{
+		{"plain http", "", "http", "https"},
+		{"TLS ended at a proxy", "https://attune.example.org", "https", "http"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			a := newApp(t, func(o *web.Options) { o.BaseURL = tc.base })
+			admin := a.user("admin@example.org", attune.RoleAdmin)
+			c := a.client()
+			host := strings.TrimPrefix(a.srv.URL, "http://")
+			own := map[string]string{"Origin": tc.own + "://" + host, "Sec-Fetch-Site": "same-origin"}
+			other := map[string]string{"Origin": tc.other + "://" + host, "Sec-Fetch-Site": "same-origin"}
+			signIn := url.Values{"email": {admin.Email}, "password": {"pw-" + admin.Email}}
+			wantStatus(t, c.postWith("/login", signIn, other), http.StatusForbidden)
+			wantStatus(t, c.postWith("/login", signIn, own), http.StatusSeeOther)
+			form := url.Values{"email": {"mallory@example.org"}, "role": {"admin"}, "password": {"long-enough-pw"}}
+			wantStatus(t, c.postWith("/admin/users", form, other), http.StatusForbidden)
+			wantStatus(t, c.postWith("/admin/users", form, map[string]string{"Origin": tc.own + "://" + host + "0"}), http.StatusForbidden)
+			if _, err := a.db.FindUserByEmail(t.Context(), "mallory@example.org"); err == nil {
+				t.Fatal("a POST from another scheme created a user")
+			}
+			wantStatus(t, c.postWith("/admin/users", form, own), http.StatusSeeOther)
+		})
+	}
 }

@@ -22,7 +22,11 @@ import (
 
 // Options are the settings the HTTP layer needs.
 type Options struct {
-	SecureCookies      bool
+	SecureCookies bool
+	// BaseURL is the URL users reach attune at (ATTUNE_BASE_URL); its
+	// scheme is the one a state-changing request's Origin must have. ""
+	// takes the scheme of each connection.
+	BaseURL            string
 	SessionIdleTimeout time.Duration
 	SessionLifetime    time.Duration
 	// SignInWindow and the SignInMax settings are the sign-in limits

@@ -127,6 +127,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer db.Close()
+	db.SetReadLimits(store.ReadLimits{SearchTimeout: cfg.SearchTimeout, Slots: cfg.LeadReads})
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -195,6 +196,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 
 	srv := web.New(db, log, web.Options{
 		SecureCookies:              cfg.SecureCookies(),
+		BaseURL:                    cfg.BaseURL,
 		SessionIdleTimeout:         cfg.SessionIdleTimeout,
 		SessionLifetime:            cfg.SessionLifetime,
 		SignInWindow:               cfg.SignInWindow,

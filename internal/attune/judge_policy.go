@@ -235,34 +235,3 @@ func (p JudgePolicy) AllowsDial(host, port string, ip netip.Addr) bool {
 	}
 	return false
 }
-
-// nonPublic are ranges that reach no public host, beside those netip's
-// methods name: shared address space (carrier NAT), "this network",
-// benchmarking, IETF protocol assignments, and IPv6 prefixes that embed an
-// IPv4 address (NAT64, 6to4), which could embed a private one.
-var nonPublic = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),
-	netip.MustParsePrefix("100.64.0.0/10"),
-	netip.MustParsePrefix("192.0.0.0/24"),
-	netip.MustParsePrefix("198.18.0.0/15"),
-	netip.MustParsePrefix("240.0.0.0/4"),
-	netip.MustParsePrefix("64:ff9b::/96"),
-	netip.MustParsePrefix("64:ff9b:1::/48"),
-	netip.MustParsePrefix("2002::/16"),
-}
-
-// PublicAddr reports whether ip is a public unicast address: not loopback,
-// private, link-local (cloud metadata services live there), unspecified,
-// multicast or one of the other ranges that reach no public host.
-func PublicAddr(ip netip.Addr) bool {
-	ip = ip.Unmap()
-	if !ip.IsValid() || !ip.IsGlobalUnicast() || ip.IsPrivate() || ip.IsLoopback() || ip.IsLinkLocalUnicast() {
-		return false
-	}
-	for _, p := range nonPublic {
-		if p.Contains(ip.WithZone("")) {
-			return false
-		}
-	}
-	return true
-}

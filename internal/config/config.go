@@ -56,6 +56,12 @@ type Config struct {
 	// to (ATTUNE_JUDGE_HOSTS).
 	JudgePolicy attune.JudgePolicy
 
+	// SearchTimeout is the statement_timeout of a lead's items search
+	// (page and API); LeadReads is how many such searches may hold a
+	// database connection at once, 0 for a quarter of the pool.
+	SearchTimeout time.Duration
+	LeadReads     int
+
 	// BreakAfter is how long an annotator labels without a pause before
 	// the workspace offers a break.
 	BreakAfter time.Duration
@@ -102,6 +108,8 @@ var Vars = []Var{
 	{"ATTUNE_BREAK_AFTER", "50m", "offer annotators a break after this long of continuous labelling (a pause of over 10 minutes starts afresh)"},
 	{"ATTUNE_JUDGE_KEY_ENVS", DefaultJudgeKeyEnvs, "comma-separated names of the environment variables a judge's API key may be read from; a judge naming any other is refused. Never attune's own variables"},
 	{"ATTUNE_JUDGE_HOSTS", "", "comma-separated hosts judges may call besides api.openai.com and api.anthropic.com, and webhooks may notify: names (vllm.internal), addresses or CIDR ranges (127.0.0.1, 10.0.0.0/8), each optionally with :port, or * for any public host. Private, loopback and link-local addresses are refused unless listed; e.g. 127.0.0.1:11434 for a local Ollama, 127.0.0.1:8081 for 'attune fake-llm'"},
+	{"ATTUNE_SEARCH_TIMEOUT", "5s", "longest a lead's items search (page or API) may run; PostgreSQL cancels it after that (statement_timeout) and the lead is asked to narrow it"},
+	{"ATTUNE_LEAD_READS", "(a quarter of pool_max_conns)", "how many items searches may hold a database connection at once; more get 503 busy with Retry-After, so that searches never take the connections annotators submit through"},
 	{"ATTUNE_LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"ATTUNE_LOG_FORMAT", "auto", "json, text, or auto: text on a terminal, JSON otherwise"},
 }
@@ -128,6 +136,8 @@ func Load(getenv func(string) string) (Config, error) {
 		AdminEmail:                 l.str("ATTUNE_ADMIN_EMAIL", "admin@attune.local"),
 		AdminPassword:              getenv("ATTUNE_ADMIN_PASSWORD"),
 		BreakAfter:                 l.duration("ATTUNE_BREAK_AFTER", 50*time.Minute),
+		SearchTimeout:              l.duration("ATTUNE_SEARCH_TIMEOUT", 5*time.Second),
+		LeadReads:                  l.positiveInt("ATTUNE_LEAD_READS", 0),
 		LogFormat:                  l.str("ATTUNE_LOG_FORMAT", "auto"),
 	}
 	c.BaseURL = l.str("ATTUNE_BASE_URL", "")
@@ -151,6 +161,9 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		l.fail("ATTUNE_TLS_KEY", "ATTUNE_TLS_CERT and ATTUNE_TLS_KEY go together")
+	}
+	if c.SearchTimeout < time.Millisecond {
+		l.fail("ATTUNE_SEARCH_TIMEOUT", "must be at least 1ms (PostgreSQL counts statement_timeout in milliseconds)")
 	}
 	if c.SessionIdleTimeout > c.SessionLifetime {
 		l.fail("ATTUNE_SESSION_IDLE_TIMEOUT", "must not be longer than ATTUNE_SESSION_LIFETIME")

@@ -23,6 +23,13 @@ func TestLoadDefaults(t *testing.T) {
 	if c.SessionIdleTimeout != 2*time.Hour || c.SignInMaxPerAccount != 20 || c.SignInMaxPerAddressAccount != 5 || c.SignInMaxPerAddress != 50 {
 		t.Errorf("timeouts or limits wrong: %+v", c)
 	}
+	if c.SearchTimeout != 5*time.Second || c.LeadReads != 0 {
+		t.Errorf("search limits: %v, %d", c.SearchTimeout, c.LeadReads)
+	}
+	c, err = Load(env(map[string]string{"ATTUNE_SEARCH_TIMEOUT": "2s", "ATTUNE_LEAD_READS": "3"}))
+	if err != nil || c.SearchTimeout != 2*time.Second || c.LeadReads != 3 {
+		t.Errorf("search limits set: %v, %d, %v", c.SearchTimeout, c.LeadReads, err)
+	}
 }
 
 func TestLoadErrorsNameTheVariable(t *testing.T) {
@@ -39,6 +46,9 @@ func TestLoadErrorsNameTheVariable(t *testing.T) {
 		{map[string]string{"ATTUNE_LOG_LEVEL": "loud"}, "ATTUNE_LOG_LEVEL"},
 		{map[string]string{"ATTUNE_BASE_URL": "ftp://x"}, "ATTUNE_BASE_URL"},
 		{map[string]string{"ATTUNE_SESSION_IDLE_TIMEOUT": "24h"}, "ATTUNE_SESSION_IDLE_TIMEOUT"},
+		{map[string]string{"ATTUNE_SEARCH_TIMEOUT": "0s"}, "ATTUNE_SEARCH_TIMEOUT"},
+		{map[string]string{"ATTUNE_SEARCH_TIMEOUT": "500us"}, "at least 1ms"},
+		{map[string]string{"ATTUNE_LEAD_READS": "0"}, "ATTUNE_LEAD_READS"},
 		// attune's own secrets can never be named as a judge's key.
 		{map[string]string{"ATTUNE_JUDGE_KEY_ENVS": "OPENAI_API_KEY,DATABASE_URL"}, "must not list DATABASE_URL"},
 		{map[string]string{"ATTUNE_JUDGE_KEY_ENVS": "ATTUNE_ADMIN_PASSWORD"}, "must not list ATTUNE_ADMIN_PASSWORD"},

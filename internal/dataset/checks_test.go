@@ -134,6 +134,19 @@ func TestChecks(t *testing.T) {
 			`line 1: messages: no assistant message; an item needs an assistant reply to rate`},
 		{"nested beyond encoding/json's limit", conv, lines(`{"id": "a", "extra": ` + strings.Repeat(`[`, 10000) + strings.Repeat(`]`, 10000) + `}`),
 			`line 1: invalid JSON at byte 10021: invalid character '[' exceeded max depth`},
+		// A field beside the dialogue is kept under meta, so it is held
+		// to meta's nesting limit: at level 2 of the line it counts as a
+		// field of meta, deep as the same field inside meta.
+		{"extra field nested too deep", conv, lines(`{"id": "a", "messages": [` + a + `], "x0": ` + strings.Repeat(`[`, 9990) + strings.Repeat(`]`, 9990) + `}`),
+			`line 1: x0: nested more than 100 levels deep`},
+		{"extra field nested one level too deep", conv, lines(`{"id": "a", "messages": [` + a + `], "x0": ` + strings.Repeat(`[`, 100) + strings.Repeat(`]`, 100) + `}`),
+			`line 1: x0: nested more than 100 levels deep`},
+		{"extra field nested as deep as allowed", conv, lines(`{"id": "a", "messages": [` + u + `], "x0": ` + strings.Repeat(`[`, 99) + strings.Repeat(`]`, 99) + `}`),
+			`line 1: messages: no assistant message; an item needs an assistant reply to rate`},
+		{"meta too large", conv, lines(`{"id": "a", "messages": [` + a + `], "meta": {"note": "` + strings.Repeat("x", 64<<10) + `"}}`),
+			`line 1: meta: meta is 65547 bytes, over the limit of 65536 bytes (64 KiB); keep long text in the messages or out of the file`},
+		{"extra fields too large for meta", conv, lines(`{"id": "a", "messages": [` + a + `], "meta": {"n": "` + strings.Repeat("x", 40<<10) + `"}, "m": "` + strings.Repeat("x", 40<<10) + `"}`),
+			`line 1: meta: meta with the fields beside the dialogue is 81935 bytes, over the limit of 65536 bytes (64 KiB); keep long text in the messages or out of the file`},
 		{"meta twice", conv, lines(`{"id": "a", "messages": [` + a + `], "meta": {}, "meta": {}}`),
 			`line 1: meta: given twice`},
 

@@ -89,7 +89,14 @@ const (
 	DefaultBatchSize    = 1000
 	DefaultMaxErrors    = 50
 	DefaultMaxLineBytes = 1 << 20
+	DefaultMaxMetaBytes = 64 << 10
 )
+
+// MaxDepth is how deep an item's meta may nest, meta itself counting as
+// level 1. The fields given beside the dialogue are kept under meta and
+// held to the same limit, as if they had been written inside it; the
+// messages hold only strings. Read refuses a line that nests deeper.
+const MaxDepth = maxMetaDepth
 
 // Options tune Read. The zero value reads a file of either format with the
 // defaults and no rubric check.
@@ -113,6 +120,11 @@ type Options struct {
 	// in bytes without the line ending (default DefaultMaxLineBytes). Read
 	// never holds more than this of one line in memory.
 	MaxLineBytes int
+	// MaxMetaBytes is the largest meta Read accepts, in bytes of its
+	// canonical form with the fields beside the dialogue merged in
+	// (default DefaultMaxMetaBytes). Meta is shown and searched with every
+	// item; the dialogue's own size is bounded by MaxLineBytes.
+	MaxMetaBytes int
 }
 
 func (o Options) withDefaults() Options {
@@ -124,6 +136,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxLineBytes <= 0 {
 		o.MaxLineBytes = DefaultMaxLineBytes
+	}
+	if o.MaxMetaBytes <= 0 {
+		o.MaxMetaBytes = DefaultMaxMetaBytes
 	}
 	return o
 }

@@ -305,7 +305,13 @@ func (rd *reader) parseItem(line []byte, n int) (Item, error) {
 				if hasNUL(rd.key) {
 					rd.lineErr(n, fieldName(rd.key), errNUL.Error())
 				}
-				if e.value, err = s.canon(nil, 2); err != nil {
+				// The field joins meta, so meta's nesting limit holds for
+				// it: at level 2 of the line it sits where a field of meta
+				// sits at level 2 of meta.
+				s.deepest = maxMetaDepth
+				e.value, err = s.canon(nil, 2)
+				s.deepest = 0
+				if err != nil {
 					return Item{}, err
 				}
 				if s.problem != nil {
@@ -397,6 +403,14 @@ func (rd *reader) parseItem(line []byte, n int) (Item, error) {
 			rd.lineErr(n, "meta", problem)
 			return Item{}, nil
 		}
+	}
+	if len(meta) > rd.opts.MaxMetaBytes {
+		what := "meta"
+		if len(extras) > 0 {
+			what = "meta with the fields beside the dialogue"
+		}
+		rd.lineErr(n, "meta", fmt.Sprintf("%s is %d bytes, over the limit of %s; keep long text in the messages or out of the file", what, len(meta), bytesLimit(rd.opts.MaxMetaBytes)))
+		return Item{}, nil
 	}
 	rd.hashStart(len(rd.spans))
 	for _, sp := range rd.spans {

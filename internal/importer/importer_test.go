@@ -260,3 +260,31 @@ func copyLines(b *testing.B, db *store.DB, table, compression string, lines [][]
 	}
 	return time.Since(start)
 }
+
+// TestImportRefusesDeepFieldsBesideTheDialogue imports a file whose second
+// line carries a field beside the dialogue nested 9,990 levels deep: the
+// import names the line, the field and the limit, and stores neither line.
+func TestImportRefusesDeepFieldsBesideTheDialogue(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := dbtest.New(t)
+	p := newProject(t, db, "empathetic-understanding@1")
+	ok := `{"id":"a","messages":[{"role":"user","content":"Hi"},{"role":"assistant","content":"Hello"}]}`
+	deep := `{"id":"b","messages":[{"role":"user","content":"Hi"},{"role":"assistant","content":"Hello"}],"x0":` +
+		strings.Repeat("[", 9990) + strings.Repeat("]", 9990) + `}`
+	_, err := importer.Import(ctx, db, p, strings.NewReader(ok+"\n"+deep+"\n"), importer.Options{})
+	var le *attune.LineErrors
+	if !errors.As(err, &le) || len(le.Errors) != 1 {
+		t.Fatalf("err = %v, want one line error", err)
+	}
+	if e := le.Errors[0]; e.Line != 2 || e.Field != "x0" || e.Message != "nested more than 100 levels deep" {
+		t.Fatalf("error = %+v", e)
+	}
+	var n int
+	if err := db.Pool().QueryRow(ctx, `SELECT count(*) FROM items WHERE project_id = $1`, p.ID).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Fatalf("%d items stored from a refused file", n)
+	}
+}

@@ -40,6 +40,9 @@ type DB struct {
 	// session, when attune reaches PostgreSQL through a pooler, is a
 	// pool straight to it for the work that needs a session (pools.go).
 	session *pgxpool.Pool
+	// readLimits and leadReads bound leads' heavy reads (leadreads.go).
+	readLimits ReadLimits
+	leadReads  chan struct{}
 }
 
 // DefaultMaxConns is the size of the pool when the database URL does not
@@ -85,7 +88,9 @@ func newDB(pool *pgxpool.Pool) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: job queue: %w", err)
 	}
-	return &DB{pool: pool, recordExports: make(chan struct{}, max(1, pool.Config().MaxConns/(2*recordConns))), jobs: jobs}, nil
+	db := &DB{pool: pool, recordExports: make(chan struct{}, max(1, pool.Config().MaxConns/(2*recordConns))), jobs: jobs}
+	db.SetReadLimits(ReadLimits{})
+	return db, nil
 }
 
 // setsParam reports whether a connection string, URL or key=value form,

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -172,7 +173,44 @@ const humanSets = `(SELECT count(*) FROM answer_sets hs JOIN raters hr ON hr.id 
 // every other filter is checked per item found, through the indexes on
 // item id of the tables it reads. Only the project's leads may be shown
 // the result: the caller checks.
+//
+// The search runs as one of the lead reads (ReadLimits): it fails with
+// ErrReadsBusy when they are all taken and with ErrReadTimeout when it ran
+// longer than the search timeout.
 func (db *DB) SearchItems(ctx context.Context, projectID int64, s ItemSearch) (ItemPage, error) {
+	if err := CheckSearchText(s.Text); err != nil {
+		return ItemPage{}, err
+	}
+	var page ItemPage
+	err := db.leadRead(ctx, db.readLimits.SearchTimeout, func(tx pgx.Tx) error {
+		var err error
+		page, err = db.searchItems(ctx, tx, projectID, s)
+		return err
+	})
+	return page, err
+}
+
+// The bounds of a text search. A long phrase costs PostgreSQL time in
+// proportion to its words for every item it reads (500 words took 10 s on
+// 230,000 items); nobody looks for more than a few words.
+const (
+	MaxSearchTextChars = 256
+	MaxSearchTerms     = 16
+)
+
+// CheckSearchText refuses a text search over MaxSearchTextChars characters
+// or MaxSearchTerms words with a validation error on q naming the limit.
+func CheckSearchText(text string) error {
+	if n := utf8.RuneCountInString(text); n > MaxSearchTextChars {
+		return attune.Invalid("q", fmt.Sprintf("the search text is %d characters; search for at most %d characters and %d words", n, MaxSearchTextChars, MaxSearchTerms))
+	}
+	if n := len(strings.Fields(text)); n > MaxSearchTerms {
+		return attune.Invalid("q", fmt.Sprintf("the search text has %d words; search for at most %d words and %d characters", n, MaxSearchTerms, MaxSearchTextChars))
+	}
+	return nil
+}
+
+func (db *DB) searchItems(ctx context.Context, tx pgx.Tx, projectID int64, s ItemSearch) (ItemPage, error) {
 	if s.Limit < 1 || s.Limit > MaxSearchPage {
 		s.Limit = MaxSearchPage
 	}
@@ -285,7 +323,7 @@ func (db *DB) SearchItems(ctx context.Context, projectID int64, s ItemSearch) (I
 			WHERE ` + strings.Join(where, " AND ") + `
 			ORDER BY ` + order + ` LIMIT ` + args.add(s.Limit+1) + `) q
 		ORDER BY ` + order
-	rows, err := db.pool.Query(ctx, query, args...)
+	rows, err := tx.Query(ctx, query, args...)
 	if err != nil {
 		return ItemPage{}, mapErr(err, "search items", "")
 	}
@@ -317,7 +355,7 @@ func (db *DB) SearchItems(ctx context.Context, projectID int64, s ItemSearch) (I
 	if strings.TrimSpace(s.Text) != "" {
 		// Counting the items without a document reads every item of the
 		// project: done only while an indexing job is due.
-		err = db.pool.QueryRow(ctx, `
+		err = tx.QueryRow(ctx, `
 			SELECT CASE WHEN EXISTS (
 				SELECT 1 FROM river_job j WHERE j.kind = $2 AND j.finalized_at IS NULL
 				  AND (j.args ->> 'project_id')::bigint IN (0, $1))

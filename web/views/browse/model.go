@@ -69,7 +69,11 @@ type ItemPage struct {
 	SourceID      string
 	ItemID        int64
 	Kind          string
-	Meta          string // the meta object, indented
+	Meta          string // the meta object, indented: at most its first 16 KiB
+	// MetaMore says how much of meta Meta leaves out, "" when none;
+	// MetaURL is then the download of the whole of it.
+	MetaMore      string
+	MetaURL       templ.SafeURL
 	Sensitive     bool
 	Pulled        bool
 	Dialogue      []Turn
