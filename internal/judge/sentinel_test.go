@@ -42,7 +42,7 @@ func TestSentinelsFindASilentModelChange(t *testing.T) {
 	ctx := context.Background()
 	var swapped atomic.Bool
 	var data strings.Builder
-	for i := range 4 {
+	for i := range 8 {
 		fmt.Fprintf(&data, `{"id":"c%d","messages":[{"role":"user","content":"I keep failing my driving test (%d)."},{"role":"assistant","content":"That is discouraging. What happened last time?"},{"role":"user","content":"I panicked at the roundabout."},{"role":"assistant","content":"Roundabouts are hard. Shall we practise a plan for them?"}]}`+"\n", i, i)
 	}
 	f := newFixture(t, setup{rubric: "coaching-conversation@2.0", data: data.String(), wrap: swapModel(&swapped),
@@ -72,8 +72,10 @@ func TestSentinelsFindASilentModelChange(t *testing.T) {
 		return done
 	}
 
-	// The judge labels everything once; its answers to three items become
-	// their gold, and those items the calibration set.
+	// The judge labels everything once; its answers to seven items become
+	// their gold, and those items the calibration set: a step is told
+	// from chance on 7 items against two runs before it
+	// (calibration.MinSentinelItems and the baseline it needs).
 	first := runOnce()
 	lead, err := f.db.CreateUser(ctx, nil, store.NewUser{Email: "lead@example.org", Role: attune.RoleLead, PasswordHash: "$argon2id$x"})
 	if err != nil {
@@ -86,7 +88,7 @@ func TestSentinelsFindASilentModelChange(t *testing.T) {
 		}
 		answers[l.item][l.key] = l.value
 	}
-	for _, source := range []string{"c0", "c1", "c2"} {
+	for _, source := range []string{"c0", "c1", "c2", "c3", "c4", "c5", "c6"} {
 		var itemID int64
 		f.db.Pool().QueryRow(ctx, `SELECT id FROM items WHERE project_id = $1 AND source_id = $2`, f.project.ID, source).Scan(&itemID)
 		if err := f.db.Adjudicate(ctx, store.Adjudication{ProjectID: f.project.ID, ItemID: itemID, ActorID: lead.ID, Answers: answers[source]}); err != nil {
@@ -97,14 +99,14 @@ func TestSentinelsFindASilentModelChange(t *testing.T) {
 		}
 	}
 
-	// The estimate prices the sentinels: 4 items and 3 calibration items,
+	// The estimate prices the sentinels: 8 items and 7 calibration items,
 	// 12 criteria each.
 	e, err := f.runner.EstimateRun(ctx, f.judge, f.project, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.Items != 4 || e.Sentinels != 3 || e.Calls != 7*12 {
-		t.Fatalf("estimate %+v, want 4 items, 3 sentinels, 84 calls", e)
+	if e.Items != 8 || e.Sentinels != 7 || e.Calls != 15*12 {
+		t.Fatalf("estimate %+v, want 8 items, 7 sentinels, 180 calls", e)
 	}
 
 	// Two runs on the model as it was, then one after the swap.
@@ -117,18 +119,18 @@ func TestSentinelsFindASilentModelChange(t *testing.T) {
 		if run.Status != attune.RunCompleted {
 			t.Fatalf("run %d: %s (%s)", run.ID, run.Status, run.Reason)
 		}
-		// Asked afresh: 3 items × 12 criteria, none from the cache, even
+		// Asked afresh: 7 items × 12 criteria, none from the cache, even
 		// though the same prompts were answered (and cached) before.
 		// Calls are recorded in batches: wait for this run's.
 		var calls, sentinels int
 		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 			f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM judge_calls WHERE run_id = $1 AND ok`, run.ID).Scan(&calls)
-			if calls >= 36 {
+			if calls >= 84 {
 				break
 			}
 		}
 		f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM judge_sentinels WHERE run_id = $1`, run.ID).Scan(&sentinels)
-		if calls != 36 || sentinels != 3 {
+		if calls != 84 || sentinels != 7 {
 			rows, _ := f.db.Pool().Query(ctx, `SELECT run_id, ok, count(*) FROM judge_calls GROUP BY 1, 2 ORDER BY 1`)
 			for rows.Next() {
 				var r, n int
@@ -137,7 +139,7 @@ func TestSentinelsFindASilentModelChange(t *testing.T) {
 				t.Logf("run %d ok %v: %d calls", r, ok, n)
 			}
 			rows.Close()
-			t.Fatalf("run %d made %d calls and kept %d sentinel answer sets, want 36 (asked afresh) and 3", run.ID, calls, sentinels)
+			t.Fatalf("run %d made %d calls and kept %d sentinel answer sets, want 84 (asked afresh) and 7", run.ID, calls, sentinels)
 		}
 		runs = append(runs, run)
 	}
@@ -149,15 +151,15 @@ func TestSentinelsFindASilentModelChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(h) != 1 || h[0].Kind != "judge" || len(h[0].Records) != 9 {
-		t.Fatalf("history %+v, want the judge's 9 sentinel answer sets", h)
+	if len(h) != 1 || h[0].Kind != "judge" || len(h[0].Records) != 21 {
+		t.Fatalf("history %+v, want the judge's 21 sentinel answer sets", h)
 	}
 	points := calibration.Sentinels(f.def, h[0].Records)
 	if len(points) != 3 {
 		t.Fatalf("points %+v", points)
 	}
 	for i, p := range points {
-		if p.Run != runs[i].ID || p.N != 3 || time.Since(p.At) > time.Minute {
+		if p.Run != runs[i].ID || p.N != 7 || time.Since(p.At) > time.Minute {
 			t.Fatalf("point %d: %+v", i, p)
 		}
 	}
@@ -171,7 +173,7 @@ func TestSentinelsFindASilentModelChange(t *testing.T) {
 	// item, from its first run.
 	var sets int
 	f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM answer_sets s JOIN raters r ON r.id = s.rater_id WHERE r.judge_id = $1`, f.judge.ID).Scan(&sets)
-	if sets != 4 {
-		t.Fatalf("%d answer sets of the judge, want 4", sets)
+	if sets != 8 {
+		t.Fatalf("%d answer sets of the judge, want 8", sets)
 	}
 }

@@ -173,7 +173,8 @@ synchronous_standby_names = '%s'
 
 // NewStandby clones the primary with pg_basebackup -R into a standby
 // named name that streams from it, starts it and waits until the primary
-// sees it streaming.
+// sees it streaming, and synchronous when the primary's
+// synchronous_standby_names lists it.
 func (p *Server) NewStandby(t testing.TB, name string) *Server {
 	t.Helper()
 	s := &Server{Name: name, Port: FreePort(t), bin: p.bin, dir: filepath.Join(filepath.Dir(p.dir), name), t: t}
@@ -194,7 +195,11 @@ hot_standby = on
 	defer cancel()
 	for {
 		var n int
-		err := p.queryRow(ctx, `SELECT count(*) FROM pg_stat_replication WHERE application_name = $1 AND state = 'streaming'`, name).Scan(&n)
+		// A standby the primary waits for counts as synchronous only once
+		// it has reported a flush position; until then it reads "async",
+		// and a commit made then would not wait for it.
+		err := p.queryRow(ctx, `SELECT count(*) FROM pg_stat_replication WHERE application_name = $1 AND state = 'streaming'
+			AND (sync_state IN ('sync', 'quorum') OR position($1 in current_setting('synchronous_standby_names')) = 0)`, name).Scan(&n)
 		if err == nil && n == 1 {
 			return s
 		}
