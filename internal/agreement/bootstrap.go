@@ -230,7 +230,6 @@ func BootstrapItemGroups(n int, b Bootstrap, workers int, groups ...ItemStats) (
 		return out, nil
 	}
 	reps := make([][][]float64, len(groups))
-	scratch := make([][]Estimate, len(groups))
 	jacks := make([]*jackknife, len(groups))
 	for g, st := range groups {
 		reps[g] = make([][]float64, st.N)
@@ -239,68 +238,26 @@ func BootstrapItemGroups(n int, b Bootstrap, workers int, groups ...ItemStats) (
 				reps[g][i] = make([]float64, 0, b.Replicates)
 			}
 		}
-		scratch[g] = make([]Estimate, st.N)
 		jacks[g] = newJackknife(st.N)
 	}
-	workers = max(1, min(workers, len(groups)))
-	parallel := func(k int, run func(g int, scratch []Estimate)) {
-		next := make(chan int, len(groups))
-		for g := range groups {
-			next <- g
-		}
-		close(next)
-		var wg sync.WaitGroup
-		for range workers {
-			wg.Go(func() {
-				for g := range next {
-					run(g, scratch[g])
-				}
-			})
-		}
-		wg.Wait()
-	}
-	// Replicates are drawn in batches, one after the other from the one
-	// generator (the draws of a replicate depend on all before it), and
-	// every group then evaluates the batch; a batch holds at most a few
-	// megabytes of multiplicities whatever n is.
-	batch := max(1, min(64, (1<<19)/max(n, 1)))
-	w := make([]int, batch*n)
-	for done := 0; done < b.Replicates; done += batch {
-		k := min(batch, b.Replicates-done)
-		for r := range k {
-			s.resample(w[r*n : (r+1)*n])
-		}
-		parallel(k, func(g int, sc []Estimate) {
-			for r := range k {
-				groups[g].Eval(w[r*n:(r+1)*n:(r+1)*n], sc)
-				for i, e := range sc {
-					if out[g][i].Defined && e.Defined {
-						reps[g][i] = append(reps[g][i], e.Value)
-					}
+	evalBatches(n, b.Replicates, workers, groups, func(_ int, w []int) { s.resample(w) },
+		func(g, _ int, est []Estimate) {
+			for i, e := range est {
+				if out[g][i].Defined && e.Defined {
+					reps[g][i] = append(reps[g][i], e.Value)
 				}
 			}
 		})
-	}
-	// The jackknife: leave-out weights, a batch at a time as above.
+	// The jackknife: item i is left out of weight row i mod m.
 	m := min(n, jackknifeGroups)
-	for done := 0; done < m; done += batch {
-		k := min(batch, m-done)
-		for r := range k {
-			row := w[r*n : (r+1)*n]
-			for i := range row {
-				row[i] = 1
-			}
-			for i := done + r; i < n; i += m {
-				row[i] = 0
-			}
+	evalBatches(n, m, workers, groups, func(r int, w []int) {
+		for i := range w {
+			w[i] = 1
 		}
-		parallel(k, func(g int, sc []Estimate) {
-			for r := range k {
-				groups[g].Eval(w[r*n:(r+1)*n:(r+1)*n], sc)
-				jacks[g].add(sc, 1)
-			}
-		})
-	}
+		for i := r; i < n; i += m {
+			w[i] = 0
+		}
+	}, func(g, _ int, est []Estimate) { jacks[g].add(est, 1) })
 	for g := range groups {
 		for i := range out[g] {
 			interval(&out[g][i], reps[g][i], jacks[g].acceleration(i), b, false)
@@ -525,4 +482,44 @@ func (s *sampler) uniform(m uint64) uint64 {
 		}
 	}
 	return hi
+}
+
+// evalBatches evaluates every group on count rows of item weights over n
+// items: fill(r, w) sets row r, called for r = 0, 1, … in order on one
+// goroutine (a resampler's draws depend on all before them), and visit(g,
+// r, est) receives group g's estimates on row r, for one group in row
+// order and on one goroutine at a time; groups run on up to workers
+// goroutines. Rows are filled and evaluated in batches that hold at most a
+// few megabytes of weights whatever n is. visit must not keep est.
+func evalBatches(n, count, workers int, groups []ItemStats, fill func(r int, w []int), visit func(g, r int, est []Estimate)) {
+	scratch := make([][]Estimate, len(groups))
+	for g, st := range groups {
+		scratch[g] = make([]Estimate, st.N)
+	}
+	workers = max(1, min(workers, len(groups)))
+	batch := max(1, min(64, (1<<19)/max(n, 1)))
+	w := make([]int, batch*n)
+	for done := 0; done < count; done += batch {
+		k := min(batch, count-done)
+		for r := range k {
+			fill(done+r, w[r*n:(r+1)*n:(r+1)*n])
+		}
+		next := make(chan int, len(groups))
+		for g := range groups {
+			next <- g
+		}
+		close(next)
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(func() {
+				for g := range next {
+					for r := range k {
+						groups[g].Eval(w[r*n:(r+1)*n:(r+1)*n], scratch[g])
+						visit(g, done+r, scratch[g])
+					}
+				}
+			})
+		}
+		wg.Wait()
+	}
 }

@@ -2,7 +2,6 @@ package agreement
 
 import (
 	"math"
-	"sync"
 )
 
 // BootstrapItemReplicates evaluates the groups of statistics on the n
@@ -52,44 +51,18 @@ func BootstrapItemReplicates(n int, b Bootstrap, workers int, groups ...ItemStat
 		}
 		return full, reps, nil
 	}
-	scratch := make([][]Estimate, len(groups))
-	for g, st := range groups {
-		scratch[g] = make([]Estimate, st.N)
-	}
-	// Drawn in batches from the one generator as BootstrapItemGroups draws
-	// them, so that replicate r is the same resample in both.
-	batch := max(1, min(64, (1<<19)/max(n, 1)))
-	w := make([]int, batch*n)
-	workers = max(1, min(workers, len(groups)))
-	for done := 0; done < b.Replicates; done += batch {
-		k := min(batch, b.Replicates-done)
-		for r := range k {
-			s.resample(w[r*n : (r+1)*n])
-		}
-		next := make(chan int, len(groups))
-		for g := range groups {
-			next <- g
-		}
-		close(next)
-		var wg sync.WaitGroup
-		for range workers {
-			wg.Go(func() {
-				for g := range next {
-					for r := range k {
-						groups[g].Eval(w[r*n:(r+1)*n:(r+1)*n], scratch[g])
-						row := reps[g][done+r]
-						for i, e := range scratch[g] {
-							row[i] = math.NaN()
-							if e.Defined {
-								row[i] = e.Value
-							}
-						}
-					}
+	// The resamples BootstrapItemGroups draws, in its order, so that
+	// replicate r is the same resample in both.
+	evalBatches(n, b.Replicates, workers, groups, func(_ int, w []int) { s.resample(w) },
+		func(g, r int, est []Estimate) {
+			row := reps[g][r]
+			for i, e := range est {
+				row[i] = math.NaN()
+				if e.Defined {
+					row[i] = e.Value
 				}
-			})
-		}
-		wg.Wait()
-	}
+			}
+		})
 	return full, reps, nil
 }
 
