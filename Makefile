@@ -5,7 +5,8 @@ VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 HTMX    := 2.0.11
 
-.PHONY: run test build generate lint check-generated bench vendor screenshots
+
+.PHONY: run test test-ha build generate lint check-generated bench vendor screenshots
 
 ## run: serve attune on http://127.0.0.1:8080 against the local PostgreSQL
 ## (on an empty database it also sets up a demo)
@@ -15,6 +16,11 @@ run:
 ## test: lint, then every test (needs PostgreSQL; browser tests need Chromium)
 test: lint
 	$(GO) test -race -shuffle=on -count=1 -timeout 12m ./...
+
+## test-ha: the failover test (a primary killed under load, its standby
+## promoted), which make test leaves out until its open defect is mended
+test-ha:
+	ATTUNE_TEST_FAILOVER=1 $(GO) test -race -count=1 -run TestFailoverLosesNoAcknowledgedLabel -v ./cmd/attune
 
 ## build: the attune binary in bin/
 build:
