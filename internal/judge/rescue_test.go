@@ -85,3 +85,49 @@ func TestWorkerStopsItsCallsWhenItLosesItsLock(t *testing.T) {
 		t.Fatal("losing the lock was not logged")
 	}
 }
+
+// TestStartCompletesARunLeftRunning: a run whose every item was answered
+// and every job ended, but which was left running (its mark lost between
+// the last answer and the mark, as a failover could before the two
+// committed together), is completed by the next runner to start, without
+// a call.
+func TestStartCompletesARunLeftRunning(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, setup{rubric: "empathetic-understanding@1", data: replies})
+	done := f.run(t, 0)
+	if done.Status != attune.RunCompleted {
+		t.Fatalf("the run ended %s", done.Status)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var calls, unfinished int
+	if err := f.db.Pool().QueryRow(ctx, `SELECT (SELECT count(*) FROM judge_calls WHERE run_id = $1),
+		(SELECT count(*) FROM river_job WHERE queue = 'judge' AND state NOT IN ('completed', 'cancelled', 'discarded'))`, done.ID).Scan(&calls, &unfinished); err != nil {
+		t.Fatal(err)
+	}
+	if unfinished != 0 {
+		t.Fatalf("%d jobs left to work after the run", unfinished)
+	}
+	if _, err := f.db.Pool().Exec(ctx, `UPDATE judge_runs SET status = 'running', finished_at = NULL WHERE id = $1`, done.ID); err != nil {
+		t.Fatal(err)
+	}
+	r, err := judge.NewRunner(f.db, judge.RunnerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop(context.Background())
+	run, err := r.Wait(ctx, done.ID)
+	if err != nil || run.Status != attune.RunCompleted || run.FinishedAt == nil {
+		t.Fatalf("after a runner's start the run is %+v (%v), want completed", run, err)
+	}
+	var after int
+	if err := f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM judge_calls WHERE run_id = $1`, done.ID).Scan(&after); err != nil {
+		t.Fatal(err)
+	}
+	if after != calls {
+		t.Fatalf("completing the run made %d calls", after-calls)
+	}
+}

@@ -448,13 +448,17 @@ func (r *Runner) requeueStranded(ctx context.Context) error {
 	return err
 }
 
-// rescue queues again the judge jobs of workers that died.
+// rescue queues again the judge jobs of workers that died, and completes
+// the runs that have nothing left to do but were never marked completed.
 func (r *Runner) rescue(ctx context.Context) error {
 	n, err := r.db.RequeueJobsOfDeadWorkers(ctx, queue)
 	if n > 0 {
 		r.opts.Logger.Info("judge jobs of dead workers queued again", "jobs", n)
 	}
 	if err != nil {
+		return err
+	}
+	if err := r.completeFinished(ctx); err != nil {
 		return err
 	}
 	// The other queues' jobs were taken by the same workers, under the
@@ -469,6 +473,21 @@ func (r *Runner) rescue(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// completeFinished marks completed the runs whose jobs have all ended
+// with every item answered: the last item's answers and the mark commit
+// together (store.WriteJudgeAnswers), but a run can still be left running
+// with nothing to work it, by a release that marked runs in a step of its
+// own, say, or a job given up while the database was away.
+func (r *Runner) completeFinished(ctx context.Context) error {
+	ids, err := r.db.CompleteFinishedRuns(ctx, queue)
+	for _, id := range ids {
+		r.opts.Logger.Info("judge run completed: every item was answered and no job was left", "run", id)
+		r.runs.Delete(id)
+		r.notify(ctx, id)
+	}
+	return err
 }
 
 // guarded wraps a job's work so that it stops when this process loses its
@@ -846,9 +865,9 @@ func (r *Runner) workItems(ctx context.Context, job *river.Job[itemArgs]) error 
 		return err
 	}
 	if len(todo) == 0 {
-		// A job tried again after its last answer was stored but before
-		// the run was marked completed (the database went away between
-		// the two) is the only one left to mark it.
+		// Every item of the stretch was answered by a job of another
+		// start: if they were the run's last, this job is the one left to
+		// mark it.
 		return r.completeIfDone(ctx, run)
 	}
 	for i, id := range todo {
@@ -877,15 +896,21 @@ func (r *Runner) workItem(ctx context.Context, run *attune.JudgeRun, itemID int6
 	if err != nil {
 		return err
 	}
-	written, last, err := r.db.WriteJudgeAnswers(ctx, run, itemID, labels, time.Since(start).Milliseconds())
+	written, completed, err := r.db.WriteJudgeAnswers(ctx, run, itemID, labels, time.Since(start).Milliseconds())
 	if err != nil {
 		return err
 	}
-	if written && !last {
+	if completed {
+		// The last item: its answers and the run's mark committed together.
+		r.runs.Delete(run.ID)
+		r.notify(ctx, run.ID)
 		return nil
 	}
-	// The last item, or one answered already by a worker that died before
-	// it could see whether the run was done.
+	if written {
+		return nil
+	}
+	// Answered already, by a worker that died before it could see whether
+	// the run was done.
 	r.notify(ctx, run.ID)
 	return r.completeIfDone(ctx, run)
 }

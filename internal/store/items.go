@@ -62,12 +62,6 @@ func (db *DB) ImportItems(ctx context.Context, projectID int64, opts ImportOptio
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('attune.import'), $1::int)`, projectID); err != nil {
 			return err
 		}
-		// A commit that waits for no fsync: losing the last import to a
-		// crash is harmless (nothing else depends on it yet, and importing
-		// again is a no-op), and it saves the flush of a large transaction.
-		if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
-			return err
-		}
 		var empty bool
 		if err := tx.QueryRow(ctx, `SELECT NOT EXISTS (SELECT 1 FROM items WHERE project_id = $1)`, projectID).Scan(&empty); err != nil {
 			return err

@@ -559,10 +559,15 @@ type JudgeLabel struct {
 }
 
 // WriteJudgeAnswers stores a judge's answers for an item as its answer set
-// in one statement, and counts the item done for the run. It reports
-// false, storing nothing, when the judge has answered that item already (a
-// job that ran twice), and whether the run's count has reached its total.
-func (db *DB) WriteJudgeAnswers(ctx context.Context, run *attune.JudgeRun, itemID int64, labels []JudgeLabel, activeMS int64) (written, last bool, err error) {
+// and counts the item done for the run, in one transaction whose commit
+// waits as every commit does (for the disk, and for a synchronous standby
+// where there is one): once it returns, the answers survive a failover. It
+// reports false, storing nothing, when the judge has answered that item
+// already (a job that ran twice). When the item was the run's last one to
+// answer, the same transaction marks the run completed (and announces it),
+// and completed says so: no crash or failover can come between the last
+// answer and the mark.
+func (db *DB) WriteJudgeAnswers(ctx context.Context, run *attune.JudgeRun, itemID int64, labels []JudgeLabel, activeMS int64) (written, completed bool, err error) {
 	n := len(labels)
 	keys, values, notes := make([]string, n), make([]string, n), make([]string, n)
 	methods, hashes, raws := make([]string, n), make([]string, n), make([]string, n)
@@ -583,29 +588,17 @@ func (db *DB) WriteJudgeAnswers(ctx context.Context, run *attune.JudgeRun, itemI
 			samples[i] = &s
 		}
 	}
-	// One statement, one round trip: this write sits on the path of every
-	// item a run answers, and a transaction of four statements cost the
-	// runner as much CPU as the statements themselves. The statement is its
-	// own transaction, so the set, its labels and the count commit together.
-	//
-	// Every item of a run ends by counting itself on the run's row, so the
-	// row's lock passes from item to item; held through a synchronous
-	// commit's flush to disk, it let a run write one item per flush. The
-	// commit does not wait for the flush (set_config local to the
-	// statement's transaction, read at its commit). That loses nothing a
-	// worker relies on: the calls behind the answers are already stored,
-	// with a waiting commit, and the job is marked done after this, by a
-	// commit that waits and so flushes this one first (the log is written in
-	// order). Should the database stop before that, the job is run again
-	// and answers from the stored calls, paying for none twice.
-	//
-	// The run's row is updated only when the set was new, and its lock is
-	// held to the commit, as StartRunItems relies on.
-	err = db.pool.QueryRow(ctx, `
+	// BEGIN travels with the write, and the commit is the only other round
+	// trip unless the item was the last. The run's row is updated only when
+	// the set was new, and its lock is held to the commit, as StartRunItems
+	// relies on; the lock passes from item to item, so a run writes one
+	// item per commit's wait.
+	b := &pgx.Batch{}
+	b.BeginTx(pgx.TxOptions{})
+	b.Queue(`
 		WITH s AS (
 			INSERT INTO answer_sets (project_id, item_id, rater_id, rubric_version_id, active_ms)
-			SELECT p.id, $2, $3, p.rubric_version_id, $4 FROM projects p
-			WHERE p.id = $1 AND set_config('synchronous_commit', 'off', true) = 'off'
+			SELECT p.id, $2, $3, p.rubric_version_id, $4 FROM projects p WHERE p.id = $1
 			ON CONFLICT (item_id, rater_id) DO NOTHING
 			RETURNING id, project_id, item_id, rater_id, rubric_version_id),
 		l AS (
@@ -621,11 +614,105 @@ func (db *DB) WriteJudgeAnswers(ctx context.Context, run *attune.JudgeRun, itemI
 		r AS (
 			UPDATE judge_runs SET items_done = items_done + 1
 			WHERE id = $5 AND EXISTS (SELECT 1 FROM s)
-			RETURNING items_done >= items_total AS last)
+			RETURNING items_done >= items_total AND status = 'running' AS last)
 		SELECT EXISTS (SELECT 1 FROM s), coalesce((SELECT last FROM r), false)`,
 		run.ProjectID, itemID, run.RaterID, activeMS, run.ID,
-		keys, values, notes, methods, hashes, weighted, dists, samples, spreads, raws).Scan(&written, &last)
-	return written, last, mapErr(err, "write judge answers", "")
+		keys, values, notes, methods, hashes, weighted, dists, samples, spreads, raws)
+	err = db.inBatchTx(ctx, b, func(tx pgx.Tx, br pgx.BatchResults) error {
+		var last bool
+		err := br.QueryRow().Scan(&written, &last)
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil || !last {
+			return err
+		}
+		// The count says when to look; the look is exact (a job of an
+		// earlier start finishing late can make the count run ahead), and
+		// a statement of its own, so that it sees every answer committed
+		// while this one waited for the run's row.
+		completed, err = db.completeRunIfDone(ctx, tx, run)
+		return err
+	})
+	if err != nil {
+		return false, false, mapErr(err, "write judge answers", "")
+	}
+	return written, completed, nil
+}
+
+// completeRunIfDone marks a running run completed, and announces it, when
+// its judge has answered every item of its scope. It reports whether it
+// did. tx must hold the run's row locked, or lock it first.
+func (db *DB) completeRunIfDone(ctx context.Context, tx pgx.Tx, run *attune.JudgeRun) (bool, error) {
+	todo, err := runItemsTodo(ctx, tx, run)
+	if err != nil || len(todo) > 0 {
+		return false, err
+	}
+	var projectID int64
+	err = tx.QueryRow(ctx, `
+		UPDATE judge_runs SET status = 'completed', reason = '', finished_at = now()
+		WHERE id = $1 AND status = 'running' RETURNING project_id`, run.ID).Scan(&projectID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, db.announceRun(ctx, tx, projectID, run.ID, attune.RunCompleted, "")
+}
+
+// unfinishedRunJobs is true when a run (r) has a job in the queue $1 that
+// may still work: available, running, scheduled or to be retried.
+const unfinishedRunJobs = `EXISTS (
+	SELECT 1 FROM river_job q WHERE q.queue = $1 AND q.args @> jsonb_build_object('run_id', r.id)
+	  AND q.state NOT IN ('completed', 'cancelled', 'discarded'))`
+
+// CompleteFinishedRuns marks completed, and announces, every running run
+// that has no job left in queue that may still work and whose judge has
+// answered every item of its scope: a run whose last item's mark never
+// committed, such as one a release before WriteJudgeAnswers marked runs
+// itself left running, or one whose jobs all ended while it waited for a
+// database that was failing over. A run with a job still to work is left
+// to its jobs, which may have more to do than its items (its sentinel). It
+// returns the ids of the runs it completed. Any process may call it at
+// any time; the runner does at start and with each rescue.
+func (db *DB) CompleteFinishedRuns(ctx context.Context, queue string) ([]int64, error) {
+	rows, err := db.pool.Query(ctx, `SELECT `+runColumns+runFrom+`
+		WHERE r.status = 'running' AND NOT `+unfinishedRunJobs+` ORDER BY r.id`, queue)
+	if err != nil {
+		return nil, mapErr(err, "complete finished runs", "")
+	}
+	runs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*attune.JudgeRun, error) { return scanRun(r) })
+	if err != nil {
+		return nil, mapErr(err, "complete finished runs", "")
+	}
+	var done []int64
+	for _, run := range runs {
+		var completed bool
+		err := db.inTx(ctx, func(tx pgx.Tx) error {
+			// Under the run's lock and a fresh look at its jobs: a start
+			// or a job may have moved on since the list was read.
+			var idle bool
+			err := tx.QueryRow(ctx, `
+				SELECT NOT `+unfinishedRunJobs+` FROM judge_runs r WHERE r.id = $2 AND r.status = 'running' FOR UPDATE OF r`,
+				queue, run.ID).Scan(&idle)
+			if errors.Is(err, pgx.ErrNoRows) || (err == nil && !idle) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			completed, err = db.completeRunIfDone(ctx, tx, run)
+			return err
+		})
+		if err != nil {
+			return done, mapErr(err, "complete finished runs", "")
+		}
+		if completed {
+			done = append(done, run.ID)
+		}
+	}
+	return done, nil
 }
 
 // StartRunItems returns the items of a run still to answer, as a start or
