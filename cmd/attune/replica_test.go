@@ -174,4 +174,3 @@ func between(body, testid string) string {
 	}
 	return body[i:min(len(body), i+200)]
 }
-
