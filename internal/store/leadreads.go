@@ -47,7 +47,7 @@ const (
 )
 
 // The timeouts of the heavy reads unless SetReadLimits says otherwise. A
-// report over 6 million labels reads for about 2.5 s; an export's timeout
+// report over six million labels takes a few seconds; an export's timeout
 // bounds each batch of rows it fetches (exportBatch), never the download.
 const (
 	DefaultSearchTimeout = 5 * time.Second
