@@ -132,7 +132,8 @@ func (s *Server) api(fn apiHandler) http.Handler {
 			w.Header().Set("Retry-After", readsRetryAfter)
 			writeJSON(w, http.StatusServiceUnavailable, apiError{Error: readsBusyMessage})
 		case errors.Is(err, store.ErrReadTimeout):
-			writeJSON(w, http.StatusServiceUnavailable, apiError{Error: readTimeoutMessage})
+			_, msg := readTimeout(err)
+			writeJSON(w, http.StatusServiceUnavailable, apiError{Error: msg})
 		default:
 			s.apiServerError(w, r, err)
 		}

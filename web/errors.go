@@ -43,7 +43,8 @@ func (s *Server) h(fn handler) http.Handler {
 			w.Header().Set("Retry-After", readsRetryAfter)
 			s.renderError(w, r, http.StatusServiceUnavailable, "Busy", readsBusyMessage)
 		case errors.Is(err, store.ErrReadTimeout):
-			s.renderError(w, r, http.StatusServiceUnavailable, "The search took too long", readTimeoutMessage)
+			title, msg := readTimeout(err)
+			s.renderError(w, r, http.StatusServiceUnavailable, title, msg)
 		default:
 			s.serverError(w, r, err)
 		}
@@ -54,10 +55,26 @@ func (s *Server) h(fn handler) http.Handler {
 // or one ran out of time (store.ErrReadTimeout): both are 503, the first
 // with a Retry-After in seconds.
 const (
-	readsRetryAfter    = "5"
-	readsBusyMessage   = "attune is busy with other searches; try again in a few seconds"
-	readTimeoutMessage = "the search took too long; narrow it (fewer words, or a filter such as meta or id)"
+	readsRetryAfter  = "5"
+	readsBusyMessage = "attune is busy with other searches, reports and exports; try again in a few seconds"
 )
+
+// readTimeout is the title and message for a heavy read that ran out of
+// time: what to narrow, or to try later.
+func readTimeout(err error) (title, msg string) {
+	var te *store.ReadTimeoutError
+	kind := store.ReadSearch
+	if errors.As(err, &te) {
+		kind = te.Read
+	}
+	switch kind {
+	case store.ReadReport:
+		return "The report took too long", "the report took too long to read; narrow it (fewer annotators or judges, or a date range) or try again later"
+	case store.ReadExport:
+		return "The export took too long", "the export took too long to read from the database; try again later, when attune is less busy"
+	}
+	return "The search took too long", "the search took too long; narrow it (fewer words, or a filter such as meta or id)"
+}
 
 // tooLarge is a request body over its limit: a 413 naming the limit.
 type tooLarge struct {

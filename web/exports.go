@@ -48,7 +48,9 @@ func (s *Server) exportHandler(d export.Dataset, f export.Format) handler {
 		withRaters := d == export.Gold && r.URL.Query().Get("raters") == "1"
 		ev := store.ExportEvent{ActorID: &userFrom(r.Context()).ID, ProjectID: p.ID, Dataset: d, Format: f, WithRaters: withRaters, Via: "web"}
 		return s.download(w, r, export.FileName(p.Name, d, f), f.ContentType(), ev, func(out io.Writer) (int, error) {
-			return s.db.WriteExport(r.Context(), out, p.ID, d, f, withRaters)
+			db, readFrom := s.heavyReads(r)
+			setReadFrom(w, readFrom)
+			return db.WriteExport(r.Context(), out, p.ID, d, f, withRaters)
 		})
 	}
 }
@@ -65,7 +67,9 @@ func (s *Server) apiExport(d export.Dataset, f export.Format) apiHandler {
 		ev := store.ExportEvent{ActorID: &u.ID, ProjectID: p.ID, Dataset: d, Format: f, WithRaters: withRaters, Via: "api"}
 		return http.StatusOK, apiDownload(func(w http.ResponseWriter) error {
 			return s.download(w, r, export.FileName(p.Name, d, f), f.ContentType(), ev, func(out io.Writer) (int, error) {
-				return s.db.WriteExport(r.Context(), out, p.ID, d, f, withRaters)
+				db, readFrom := s.heavyReads(r)
+				setReadFrom(w, readFrom)
+				return db.WriteExport(r.Context(), out, p.ID, d, f, withRaters)
 			})
 		}), nil
 	}
@@ -116,7 +120,9 @@ func (s *Server) datasetHandler(f export.Format) handler {
 		ev := store.ExportEvent{ActorID: &userFrom(r.Context()).ID, ProjectID: p.ID, Dataset: export.Records, Format: f,
 			Which: o.Which, Soft: o.Soft, Via: "web"}
 		return s.download(w, r, export.RecordFileName(p.Name, o, f), f.ContentType(), ev, func(out io.Writer) (int, error) {
-			return s.db.WriteRecords(r.Context(), out, p.ID, f, o)
+			db, readFrom := s.heavyReads(r)
+			setReadFrom(w, readFrom)
+			return db.WriteRecords(r.Context(), out, p.ID, f, o)
 		})
 	}
 }
@@ -136,9 +142,18 @@ func (s *Server) apiDataset(f export.Format) apiHandler {
 		ev := store.ExportEvent{ActorID: &u.ID, ProjectID: p.ID, Dataset: export.Records, Format: f, Which: o.Which, Soft: o.Soft, Via: "api"}
 		return http.StatusOK, apiDownload(func(w http.ResponseWriter) error {
 			return s.download(w, r, export.RecordFileName(p.Name, o, f), f.ContentType(), ev, func(out io.Writer) (int, error) {
-				return s.db.WriteRecords(r.Context(), out, p.ID, f, o)
+				db, readFrom := s.heavyReads(r)
+				setReadFrom(w, readFrom)
+				return db.WriteRecords(r.Context(), out, p.ID, f, o)
 			})
 		}), nil
+	}
+}
+
+// setReadFrom says on a download where it was read (heavyReads).
+func setReadFrom(w http.ResponseWriter, readFrom string) {
+	if readFrom != "" {
+		w.Header().Set(readFromHeader, readFrom)
 	}
 }
 

@@ -145,7 +145,8 @@ func (s *Server) browseItems(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	search.Limit = browsePageSize
-	res, err := s.db.SearchItems(ctx, p.ID, search)
+	db, readFrom := s.heavyReads(r)
+	res, err := db.SearchItems(ctx, p.ID, search)
 	if err != nil {
 		return err
 	}
@@ -165,6 +166,7 @@ func (s *Server) browseItems(w http.ResponseWriter, r *http.Request) error {
 	page := browse.SearchPage{
 		Chrome:      s.chrome(r, "Items · "+p.Name, "home"),
 		ProjectName: p.Name, ProjectURL: templ.SafeURL(projectPath(p.ID)),
+		ReadFrom: readFrom,
 	}
 	f := browse.Form{Action: templ.SafeURL(browsePath(p.ID, nil)), Text: q.Get("q"), ID: q.Get("id"),
 		Min: q.Get("min"), Max: q.Get("max"), Safety: search.Concern != nil, Flagged: search.Flagged}

@@ -59,7 +59,8 @@ func (s *Server) apiItems(r *http.Request, u *attune.User) (int, any, error) {
 	if search.Limit, err = pageLimit(q.Get("limit")); err != nil {
 		return 0, nil, err
 	}
-	res, err := s.db.SearchItems(r.Context(), p.ID, search)
+	db, _ := s.heavyReads(r)
+	res, err := db.SearchItems(r.Context(), p.ID, search)
 	if err != nil {
 		return 0, nil, err
 	}

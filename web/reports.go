@@ -36,6 +36,8 @@ type reportRequest struct {
 	raters  []store.ProjectRater
 	query   url.Values // the filters only, to carry into links
 	filters rview.Filters
+	// readFrom says where the report read its labels (heavyReads).
+	readFrom string
 }
 
 // readReportQuery reads the filters from the query. With filter=1 (the
@@ -302,6 +304,7 @@ func raterLabel(name, kind string, imported bool) string {
 
 // buildReport checks access (leads and admins) and builds the report the
 // query asks for, for the pages and the API alike.
+// The report reads the replica while it keeps up; rr.readFrom says so.
 func (s *Server) buildReport(r *http.Request, u *attune.User) (*attune.Project, *reportRequest, *report.Report, error) {
 	p, err := s.apiLeadProject(r, u, "read its agreement report")
 	if err != nil {
@@ -311,7 +314,9 @@ func (s *Server) buildReport(r *http.Request, u *attune.User) (*attune.Project, 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	rep, err := report.Build(r.Context(), s.db, p, rr.opts)
+	db, readFrom := s.heavyReads(r)
+	rr.readFrom = readFrom
+	rep, err := report.Build(r.Context(), db, p, rr.opts)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -329,11 +334,11 @@ func (s *Server) reportPage(w http.ResponseWriter, r *http.Request) error {
 
 // reportJSON writes the report as JSON, as a download.
 func (s *Server) reportJSON(w http.ResponseWriter, r *http.Request) error {
-	p, _, rep, err := s.buildReport(r, userFrom(r.Context()))
+	p, rr, rep, err := s.buildReport(r, userFrom(r.Context()))
 	if err != nil {
 		return err
 	}
-	reportDownload(w, "application/json; charset=utf-8", reportFileName(p.Name, "json"))
+	reportDownload(w, "application/json; charset=utf-8", reportFileName(p.Name, "json"), rr.readFrom)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(rep); err != nil {
@@ -356,19 +361,22 @@ func (s *Server) apiReport(r *http.Request, u *attune.User) (int, any, error) {
 // reportCSV writes the report as CSV, one row per figure (see
 // report.CSVHeader), as a download.
 func (s *Server) reportCSV(w http.ResponseWriter, r *http.Request) error {
-	p, _, rep, err := s.buildReport(r, userFrom(r.Context()))
+	p, rr, rep, err := s.buildReport(r, userFrom(r.Context()))
 	if err != nil {
 		return err
 	}
-	reportDownload(w, "text/csv; charset=utf-8", reportFileName(p.Name, "csv"))
+	reportDownload(w, "text/csv; charset=utf-8", reportFileName(p.Name, "csv"), rr.readFrom)
 	if err := rep.WriteCSV(w); err != nil {
 		s.log.ErrorContext(r.Context(), "write report", "request_id", infoFrom(r.Context()).id, "err", err)
 	}
 	return nil
 }
 
-func reportDownload(w http.ResponseWriter, contentType, name string) {
+func reportDownload(w http.ResponseWriter, contentType, name, readFrom string) {
 	h := w.Header()
+	if readFrom != "" {
+		h.Set(readFromHeader, readFrom)
+	}
 	h.Set("Content-Type", contentType)
 	h.Set("Cache-Control", "no-store")
 	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name}))

@@ -77,6 +77,7 @@ func (s *Server) reportView(r *http.Request, p *attune.Project, rr *reportReques
 		CSVURL:        templ.SafeURL(reportPath(p.ID) + ".csv" + reportQuery(rr.query)),
 		Filters:       rr.filters,
 		Import:        labelsImportForm(p.ID),
+		ReadFrom:      rr.readFrom,
 	}
 	if b := rep.Bootstrap; b.Replicates > 0 {
 		page.Intervals = fmt.Sprintf("Intervals are %.0f%% BCa (bias-corrected and accelerated) bootstrap intervals over items (%d replicates, fixed seed); a figure no resample of the items moves, as when no item shows a disagreement, gets none.", b.Level*100, b.Replicates)

@@ -221,6 +221,8 @@ func openDB(ctx context.Context, cfg config.Config, log io.Writer) (*store.DB, e
 		db.Close()
 		return nil, err
 	}
+	db.SetReadLimits(store.ReadLimits{SearchTimeout: cfg.SearchTimeout, ReportTimeout: cfg.ReportTimeout,
+		ExportTimeout: cfg.ExportTimeout, Slots: cfg.LeadReads})
 	return db, nil
 }
 

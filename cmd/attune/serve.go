@@ -127,7 +127,14 @@ func runServe(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	db.SetReadLimits(store.ReadLimits{SearchTimeout: cfg.SearchTimeout, Slots: cfg.LeadReads})
+	// Only the server reads the replica: its pages say how current what
+	// they show is; the command line's reports and exports read the
+	// primary.
+	if cfg.ReplicaURL != "" {
+		if err := db.OpenReplica(ctx, cfg.ReplicaURL, cfg.ReplicaMaxLag); err != nil {
+			return fmt.Errorf("config: ATTUNE_REPLICA_URL: %w", err)
+		}
+	}
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {

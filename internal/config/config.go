@@ -57,10 +57,20 @@ type Config struct {
 	JudgePolicy attune.JudgePolicy
 
 	// SearchTimeout is the statement_timeout of a lead's items search
-	// (page and API); LeadReads is how many such searches may hold a
-	// database connection at once, 0 for a quarter of the pool.
+	// (page and API), ReportTimeout that of each part of a report's read
+	// of the labels, ExportTimeout that of each fetch of an export's rows;
+	// LeadReads is how many connections such reads may hold at once, 0
+	// for a quarter of the pool.
 	SearchTimeout time.Duration
+	ReportTimeout time.Duration
+	ExportTimeout time.Duration
 	LeadReads     int
+
+	// ReplicaURL is a hot standby that reports, exports and the items
+	// search read from while it is at most ReplicaMaxLag behind the
+	// primary; "" for none.
+	ReplicaURL    string
+	ReplicaMaxLag time.Duration
 
 	// BreakAfter is how long an annotator labels without a pause before
 	// the workspace offers a break.
@@ -109,7 +119,11 @@ var Vars = []Var{
 	{"ATTUNE_JUDGE_KEY_ENVS", DefaultJudgeKeyEnvs, "comma-separated names of the environment variables a judge's API key may be read from; a judge naming any other is refused. Never attune's own variables"},
 	{"ATTUNE_JUDGE_HOSTS", "", "comma-separated hosts judges may call besides api.openai.com and api.anthropic.com, and webhooks may notify: names (vllm.internal), addresses or CIDR ranges (127.0.0.1, 10.0.0.0/8), each optionally with :port, or * for any public host. Private, loopback and link-local addresses are refused unless listed; e.g. 127.0.0.1:11434 for a local Ollama, 127.0.0.1:8081 for 'attune fake-llm'"},
 	{"ATTUNE_SEARCH_TIMEOUT", "5s", "longest a lead's items search (page or API) may run; PostgreSQL cancels it after that (statement_timeout) and the lead is asked to narrow it"},
-	{"ATTUNE_LEAD_READS", "(a quarter of pool_max_conns)", "how many items searches may hold a database connection at once; more get 503 busy with Retry-After, so that searches never take the connections annotators submit through"},
+	{"ATTUNE_REPORT_TIMEOUT", "30s", "longest each part of an agreement report's read of the labels may run (a report over six million labels takes a few seconds, its labels read in two parts at once); PostgreSQL cancels it after that and the lead is asked to narrow the report or try later"},
+	{"ATTUNE_EXPORT_TIMEOUT", "60s", "longest PostgreSQL may take to produce each batch of an export's rows (2,000 rows; the first batch includes any sorting): an export whose query makes no progress is cancelled, one streaming to a slow download is never cut for its length"},
+	{"ATTUNE_LEAD_READS", "(a quarter of pool_max_conns)", "how many database connections leads' heavy reads — items searches, reports (two each when free), exports (three for the dataset export) — may hold at once; a read that finds too few free gets 503 busy with Retry-After, so that these reads never take the connections annotators submit through. With a replica, it has as many again of its own"},
+	{"ATTUNE_REPLICA_URL", "", "a hot standby (streaming replica) of the database: reports, exports and the items search read from it while it is at most ATTUNE_REPLICA_MAX_LAG behind, and their pages say how current it is; when it is down, promoted or further behind, they read the primary and say so"},
+	{"ATTUNE_REPLICA_MAX_LAG", "30s", "how far behind the primary the replica may be (the age of its newest replayed change, when it has not replayed all the primary wrote) before heavy reads go to the primary"},
 	{"ATTUNE_LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"ATTUNE_LOG_FORMAT", "auto", "json, text, or auto: text on a terminal, JSON otherwise"},
 }
@@ -137,7 +151,11 @@ func Load(getenv func(string) string) (Config, error) {
 		AdminPassword:              getenv("ATTUNE_ADMIN_PASSWORD"),
 		BreakAfter:                 l.duration("ATTUNE_BREAK_AFTER", 50*time.Minute),
 		SearchTimeout:              l.duration("ATTUNE_SEARCH_TIMEOUT", 5*time.Second),
+		ReportTimeout:              l.duration("ATTUNE_REPORT_TIMEOUT", 30*time.Second),
+		ExportTimeout:              l.duration("ATTUNE_EXPORT_TIMEOUT", 60*time.Second),
 		LeadReads:                  l.positiveInt("ATTUNE_LEAD_READS", 0),
+		ReplicaURL:                 l.str("ATTUNE_REPLICA_URL", ""),
+		ReplicaMaxLag:              l.duration("ATTUNE_REPLICA_MAX_LAG", 30*time.Second),
 		LogFormat:                  l.str("ATTUNE_LOG_FORMAT", "auto"),
 	}
 	c.BaseURL = l.str("ATTUNE_BASE_URL", "")
@@ -162,8 +180,16 @@ func Load(getenv func(string) string) (Config, error) {
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		l.fail("ATTUNE_TLS_KEY", "ATTUNE_TLS_CERT and ATTUNE_TLS_KEY go together")
 	}
-	if c.SearchTimeout < time.Millisecond {
-		l.fail("ATTUNE_SEARCH_TIMEOUT", "must be at least 1ms (PostgreSQL counts statement_timeout in milliseconds)")
+	for _, t := range []struct {
+		name string
+		d    time.Duration
+	}{{"ATTUNE_SEARCH_TIMEOUT", c.SearchTimeout}, {"ATTUNE_REPORT_TIMEOUT", c.ReportTimeout}, {"ATTUNE_EXPORT_TIMEOUT", c.ExportTimeout}} {
+		if t.d < time.Millisecond {
+			l.fail(t.name, "must be at least 1ms (PostgreSQL counts statement_timeout in milliseconds)")
+		}
+	}
+	if u, err := url.Parse(c.ReplicaURL); c.ReplicaURL != "" && (err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql")) {
+		l.fail("ATTUNE_REPLICA_URL", "must be a postgres:// URL")
 	}
 	if c.SessionIdleTimeout > c.SessionLifetime {
 		l.fail("ATTUNE_SESSION_IDLE_TIMEOUT", "must not be longer than ATTUNE_SESSION_LIFETIME")

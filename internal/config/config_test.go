@@ -23,12 +23,21 @@ func TestLoadDefaults(t *testing.T) {
 	if c.SessionIdleTimeout != 2*time.Hour || c.SignInMaxPerAccount != 20 || c.SignInMaxPerAddressAccount != 5 || c.SignInMaxPerAddress != 50 {
 		t.Errorf("timeouts or limits wrong: %+v", c)
 	}
-	if c.SearchTimeout != 5*time.Second || c.LeadReads != 0 {
-		t.Errorf("search limits: %v, %d", c.SearchTimeout, c.LeadReads)
+	if c.SearchTimeout != 5*time.Second || c.ReportTimeout != 30*time.Second || c.ExportTimeout != time.Minute || c.LeadReads != 0 {
+		t.Errorf("heavy-read limits: %v, %v, %v, %d", c.SearchTimeout, c.ReportTimeout, c.ExportTimeout, c.LeadReads)
+	}
+	if c.ReplicaURL != "" || c.ReplicaMaxLag != 30*time.Second {
+		t.Errorf("replica: %q, %v", c.ReplicaURL, c.ReplicaMaxLag)
 	}
 	c, err = Load(env(map[string]string{"ATTUNE_SEARCH_TIMEOUT": "2s", "ATTUNE_LEAD_READS": "3"}))
 	if err != nil || c.SearchTimeout != 2*time.Second || c.LeadReads != 3 {
 		t.Errorf("search limits set: %v, %d, %v", c.SearchTimeout, c.LeadReads, err)
+	}
+	c, err = Load(env(map[string]string{"ATTUNE_REPORT_TIMEOUT": "10s", "ATTUNE_EXPORT_TIMEOUT": "2m",
+		"ATTUNE_REPLICA_URL": "postgres://replica:5432/attune", "ATTUNE_REPLICA_MAX_LAG": "5s"}))
+	if err != nil || c.ReportTimeout != 10*time.Second || c.ExportTimeout != 2*time.Minute ||
+		c.ReplicaURL != "postgres://replica:5432/attune" || c.ReplicaMaxLag != 5*time.Second {
+		t.Errorf("report, export and replica settings: %+v, %v", c, err)
 	}
 }
 
@@ -49,6 +58,10 @@ func TestLoadErrorsNameTheVariable(t *testing.T) {
 		{map[string]string{"ATTUNE_SEARCH_TIMEOUT": "0s"}, "ATTUNE_SEARCH_TIMEOUT"},
 		{map[string]string{"ATTUNE_SEARCH_TIMEOUT": "500us"}, "at least 1ms"},
 		{map[string]string{"ATTUNE_LEAD_READS": "0"}, "ATTUNE_LEAD_READS"},
+		{map[string]string{"ATTUNE_REPORT_TIMEOUT": "900us"}, "ATTUNE_REPORT_TIMEOUT must be at least 1ms"},
+		{map[string]string{"ATTUNE_EXPORT_TIMEOUT": "forever"}, "ATTUNE_EXPORT_TIMEOUT"},
+		{map[string]string{"ATTUNE_REPLICA_URL": "replica:5432"}, "ATTUNE_REPLICA_URL must be a postgres:// URL"},
+		{map[string]string{"ATTUNE_REPLICA_MAX_LAG": "0s"}, "ATTUNE_REPLICA_MAX_LAG must be a positive duration"},
 		// attune's own secrets can never be named as a judge's key.
 		{map[string]string{"ATTUNE_JUDGE_KEY_ENVS": "OPENAI_API_KEY,DATABASE_URL"}, "must not list DATABASE_URL"},
 		{map[string]string{"ATTUNE_JUDGE_KEY_ENVS": "ATTUNE_ADMIN_PASSWORD"}, "must not list ATTUNE_ADMIN_PASSWORD"},

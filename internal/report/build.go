@@ -2,7 +2,6 @@ package report
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -208,25 +207,13 @@ func readCounts(ctx context.Context, db *store.DB, projectID int64, def *rubric.
 		}
 		folds[i] = f
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	errs := make([]error, len(parts))
-	var wg sync.WaitGroup
-	for i, part := range parts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := db.StreamAnswerSets(ctx, projectID, part, folds[i].add); err != nil {
-				errs[i] = err
-				cancel() // the other part is of no use now
-				return
-			}
-			folds[i].finish()
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	// The parts are read at once when two lead-read slots are free, one
+	// after the other when only one is.
+	if err := db.StreamAnswerSetParts(ctx, projectID, parts, func(i int, as *store.AnswerSetLabels) error { return folds[i].add(as) }); err != nil {
 		return nil, err
+	}
+	for i := range parts {
+		folds[i].finish()
 	}
 	for _, g := range folds[1:] {
 		folds[0].merge(g)

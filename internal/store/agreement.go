@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -85,7 +87,62 @@ type AnswerSetLabels struct {
 // row, which is what makes a report over millions of labels take seconds;
 // fn runs while the next rows arrive. An error from fn stops the stream
 // and is returned as it is.
+//
+// The read is one of the lead reads (ReadLimits): it fails with
+// ErrReadsBusy when every slot is taken and with a *ReadTimeoutError when
+// its query ran longer than the report timeout.
 func (db *DB) StreamAnswerSets(ctx context.Context, projectID int64, f AgreementFilter, fn func(*AnswerSetLabels) error) error {
+	return db.StreamAnswerSetParts(ctx, projectID, []AgreementFilter{f}, func(_ int, as *AnswerSetLabels) error { return fn(as) })
+}
+
+// StreamAnswerSetParts reads the answer sets of each part (a filter, most
+// often a range of items) as StreamAnswerSets does, the parts at once on
+// as many lead-read slots as are free, up to one each, and one after
+// another on those it has when there are fewer: at least one slot must be
+// free, or it fails with ErrReadsBusy at once. fn gets the part's index
+// and may be called from several goroutines at once, never at once for
+// one part. The first error stops every part and is returned.
+func (db *DB) StreamAnswerSetParts(ctx context.Context, projectID int64, parts []AgreementFilter, fn func(part int, as *AnswerSetLabels) error) error {
+	if len(parts) == 0 {
+		return nil
+	}
+	n, release, err := db.takeReads(1, len(parts))
+	if err != nil {
+		return err
+	}
+	defer release()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	next := make(chan int, len(parts))
+	for i := range parts {
+		next <- i
+	}
+	close(next)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for w := range n {
+		wg.Go(func() {
+			for i := range next {
+				if err := db.streamAnswerSets(ctx, projectID, parts[i], func(as *AnswerSetLabels) error { return fn(i, as) }); err != nil {
+					errs[w] = err
+					cancel() // the other parts are of no use now
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	// A part cancelled because another failed says only "canceled":
+	// the failure is the one to return.
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return err
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (db *DB) streamAnswerSets(ctx context.Context, projectID int64, f AgreementFilter, fn func(*AnswerSetLabels) error) error {
 	var raters any
 	if f.RaterIDs != nil {
 		raters = f.RaterIDs
@@ -103,7 +160,7 @@ func (db *DB) StreamAnswerSets(ctx context.Context, projectID int64, f Agreement
 	if !f.To.IsZero() {
 		to = f.To
 	}
-	err := db.inTx(ctx, func(tx pgx.Tx) error {
+	err := db.readTx(ctx, db.pool, ReadReport, func(tx pgx.Tx) error {
 		// The report reads a project's labels once, in one long query:
 		// compiling it just in time costs more than it saves. Its plan
 		// depends on the filters given (an item range uses the index, no
@@ -208,6 +265,9 @@ func (db *DB) StreamAnswerSets(ctx context.Context, projectID int64, f Agreement
 	})
 	if ce, ok := err.(callbackError); ok {
 		return ce.err
+	}
+	if errors.Is(err, ErrReadTimeout) {
+		return err
 	}
 	return mapErr(err, "stream answer sets", "")
 }

@@ -26,9 +26,6 @@ import (
 // DB is the attune database.
 type DB struct {
 	pool *pgxpool.Pool
-	// recordExports bounds the dataset exports running at once: each holds
-	// three of the pool's connections for as long as it streams.
-	recordExports chan struct{}
 	// jobs queues jobs inside the store's own transactions (InsertTx), so
 	// a job announcing a change is queued exactly when the change commits.
 	// It works none: workers run elsewhere.
@@ -42,7 +39,10 @@ type DB struct {
 	session *pgxpool.Pool
 	// readLimits and leadReads bound leads' heavy reads (leadreads.go).
 	readLimits ReadLimits
-	leadReads  chan struct{}
+	leadReads  *readSlots
+	// replica, when set, takes leads' heavy reads while it keeps up
+	// (replica.go).
+	replica *replica
 }
 
 // DefaultMaxConns is the size of the pool when the database URL does not
@@ -88,7 +88,7 @@ func newDB(pool *pgxpool.Pool) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: job queue: %w", err)
 	}
-	db := &DB{pool: pool, recordExports: make(chan struct{}, max(1, pool.Config().MaxConns/(2*recordConns))), jobs: jobs}
+	db := &DB{pool: pool, jobs: jobs}
 	db.SetReadLimits(ReadLimits{})
 	return db, nil
 }
@@ -108,6 +108,9 @@ func setsParam(conn, name string) bool {
 func (db *DB) Close() {
 	db.pool.Close()
 	db.closeSession()
+	if db.replica != nil {
+		db.replica.db.Close()
+	}
 }
 
 // Pool returns the underlying pool, for the session store and the job

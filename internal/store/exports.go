@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -42,55 +43,72 @@ const exportLabelsQuery = `
 // people before judges, each rater's labels in rubric order. It returns how
 // many labels it emitted.
 func (db *DB) ExportLabels(ctx context.Context, projectID int64, emit func(*export.Label) error) (int, error) {
-	rows, err := db.pool.Query(ctx, exportLabelsQuery, projectID)
-	if err != nil {
-		return 0, mapErr(err, "export labels", "")
-	}
-	defer rows.Close()
-	var l export.Label
 	n := 0
-	for rows.Next() {
-		if err := rows.Scan(&l.ItemID, &l.Rater, &l.RaterKind, &l.RubricItem, &l.Value, &l.Rationale,
-			&l.ActiveMS, &l.CreatedAt, &l.Method); err != nil {
-			return n, mapErr(err, "export labels", "")
+	err := db.leadRead(ctx, ReadExport, func(tx pgx.Tx) error {
+		rows, err := openCursor(ctx, tx, "export_labels", exportLabelsQuery, projectID)
+		if err != nil {
+			return err
 		}
-		if err := emit(&l); err != nil {
-			return n, err
+		defer rows.Close()
+		var l export.Label
+		for rows.Next() {
+			if err := rows.Scan(&l.ItemID, &l.Rater, &l.RaterKind, &l.RubricItem, &l.Value, &l.Rationale,
+				&l.ActiveMS, &l.CreatedAt, &l.Method); err != nil {
+				return err
+			}
+			if err := emit(&l); err != nil {
+				return emitError{err}
+			}
+			n++
 		}
-		n++
+		return rows.Err()
+	})
+	return n, exportErr(err, "export labels")
+}
+
+// exportErr returns an emit's error as it is and maps the rest.
+func exportErr(err error, what string) error {
+	if e, ok := err.(emitError); ok {
+		return e.err
 	}
-	return n, mapErr(rows.Err(), "export labels", "")
+	if errors.Is(err, ErrReadsBusy) || errors.Is(err, ErrReadTimeout) {
+		return err
+	}
+	return mapErr(err, what, "")
 }
 
 // ExportJudgeCalls streams every call judges made for the project's runs,
 // in the order they were made. It returns how many it emitted.
 func (db *DB) ExportJudgeCalls(ctx context.Context, projectID int64, emit func(*export.JudgeCall) error) (int, error) {
-	rows, err := db.pool.Query(ctx, `
-		SELECT c.run_id, j.name, c.model, i.source_id, c.rubric_item_key, c.sample, c.reask, c.prompt_hash,
-		       c.input_tokens, c.cached_tokens, c.output_tokens, c.cost_usd::text, c.latency_ms, c.ok, c.error, c.raw, c.created_at
-		FROM judge_calls c
-		JOIN judge_runs jr ON jr.id = c.run_id
-		JOIN judges j ON j.id = c.judge_id
-		JOIN items i ON i.id = c.item_id
-		WHERE jr.project_id = $1
-		ORDER BY c.id`, projectID)
-	if err != nil {
-		return 0, mapErr(err, "export judge calls", "")
-	}
-	defer rows.Close()
-	var c export.JudgeCall
 	n := 0
-	for rows.Next() {
-		if err := rows.Scan(&c.RunID, &c.Judge, &c.Model, &c.ItemID, &c.RubricItem, &c.Sample, &c.Reask, &c.PromptHash,
-			&c.InputTokens, &c.CachedTokens, &c.OutputTokens, &c.CostUSD, &c.LatencyMS, &c.OK, &c.Error, &c.Raw, &c.CreatedAt); err != nil {
-			return n, mapErr(err, "export judge calls", "")
+	err := db.leadRead(ctx, ReadExport, func(tx pgx.Tx) error {
+		rows, err := openCursor(ctx, tx, "export_judge_calls", `
+			SELECT c.run_id, j.name, c.model, i.source_id, c.rubric_item_key, c.sample, c.reask, c.prompt_hash,
+			       c.input_tokens, c.cached_tokens, c.output_tokens, c.cost_usd::text, c.latency_ms, c.ok, c.error, c.raw, c.created_at
+			FROM judge_calls c
+			JOIN judge_runs jr ON jr.id = c.run_id
+			JOIN judges j ON j.id = c.judge_id
+			JOIN items i ON i.id = c.item_id
+			WHERE jr.project_id = $1
+			ORDER BY c.id`, projectID)
+		if err != nil {
+			return err
 		}
-		if err := emit(&c); err != nil {
-			return n, err
+		defer rows.Close()
+		var c export.JudgeCall
+		for rows.Next() {
+			if err := rows.Scan(&c.RunID, &c.Judge, &c.Model, &c.ItemID, &c.RubricItem, &c.Sample, &c.Reask, &c.PromptHash,
+				&c.InputTokens, &c.CachedTokens, &c.OutputTokens, &c.CostUSD, &c.LatencyMS, &c.OK, &c.Error, &c.Raw, &c.CreatedAt); err != nil {
+				return err
+			}
+			if err := emit(&c); err != nil {
+				return emitError{err}
+			}
+			n++
 		}
-		n++
-	}
-	return n, mapErr(rows.Err(), "export judge calls", "")
+		return rows.Err()
+	})
+	return n, exportErr(err, "export judge calls")
 }
 
 // ExportGold streams the project's gold set, one GoldItem per item in id
@@ -107,7 +125,7 @@ func (db *DB) ExportJudgeCalls(ctx context.Context, projectID int64, emit func(*
 // rubric item.
 func (db *DB) ExportGold(ctx context.Context, projectID int64, withRaters bool, begin func([]export.Rater) error, emit func(*export.GoldItem) error) (int, error) {
 	n := 0
-	err := pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+	err := db.leadRead(ctx, ReadExport, func(tx pgx.Tx) error {
 		var raters []export.Rater
 		if withRaters {
 			rows, err := tx.Query(ctx, `
@@ -128,9 +146,9 @@ func (db *DB) ExportGold(ctx context.Context, projectID int64, withRaters bool, 
 			}
 		}
 		if err := begin(raters); err != nil {
-			return err
+			return emitError{err}
 		}
-		rows, err := tx.Query(ctx, `
+		rows, err := openCursor(ctx, tx, "export_gold", `
 			SELECT i.source_id, g.vals, coalesce(g.method, ''), coalesce(g.by, ''), g.at, coalesce(g.note, ''),
 			       h.humans, h.agreement,
 			       CASE WHEN $2 THEN (SELECT jsonb_object_agg(x.rater_id, x.vals) FROM (
@@ -192,10 +210,7 @@ func (db *DB) ExportGold(ctx context.Context, projectID int64, withRaters bool, 
 		}
 		return rows.Err()
 	})
-	if e, ok := err.(emitError); ok {
-		return n, e.err
-	}
-	return n, mapErr(err, "export gold", "")
+	return n, exportErr(err, "export gold")
 }
 
 // emitError carries an error of the caller's emit out of a transaction,

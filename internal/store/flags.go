@@ -113,24 +113,27 @@ func (db *DB) FlagPage(ctx context.Context, ff FlagFilter, cursor string, limit 
 // flags export; see the other export methods for emit's contract. It
 // returns how many flags it emitted.
 func (db *DB) ExportFlags(ctx context.Context, projectID int64, emit func(*attune.Flag) error) (int, error) {
-	rows, err := db.pool.Query(ctx, `SELECT `+flagColumns+` `+flagJoins+` `+flagWhere+`
-		ORDER BY a.finished_at, a.id`, projectID, "", "", 0)
-	if err != nil {
-		return 0, mapErr(err, "export flags", "")
-	}
-	defer rows.Close()
-	var f attune.Flag
 	n := 0
-	for rows.Next() {
-		if err := scanFlag(rows, &f); err != nil {
-			return n, mapErr(err, "export flags", "")
+	err := db.leadRead(ctx, ReadExport, func(tx pgx.Tx) error {
+		rows, err := openCursor(ctx, tx, "export_flags", `SELECT `+flagColumns+` `+flagJoins+` `+flagWhere+`
+			ORDER BY a.finished_at, a.id`, projectID, "", "", 0)
+		if err != nil {
+			return err
 		}
-		if err := emit(&f); err != nil {
-			return n, err
+		defer rows.Close()
+		var f attune.Flag
+		for rows.Next() {
+			if err := scanFlag(rows, &f); err != nil {
+				return err
+			}
+			if err := emit(&f); err != nil {
+				return emitError{err}
+			}
+			n++
 		}
-		n++
-	}
-	return n, mapErr(rows.Err(), "export flags", "")
+		return rows.Err()
+	})
+	return n, exportErr(err, "export flags")
 }
 
 // CountFlags sums up a project's flags: open ones by reason, resolved

@@ -35,10 +35,7 @@ import (
 // Nothing holds more than an item at a time.
 func (db *DB) ExportRecords(ctx context.Context, projectID int64, keys []string, which export.Which, emit func(*export.Record) error) (int, error) {
 	n, err := db.exportRecords(ctx, projectID, keys, which, emit)
-	if e, ok := err.(emitError); ok {
-		return n, e.err
-	}
-	return n, mapErr(err, "export records", "")
+	return n, exportErr(db.timedOut(ctx, ReadExport, err), "export records")
 }
 
 // keyedAnswer is one answer of a JSON object of answers: the rubric
@@ -90,18 +87,18 @@ const (
 )
 
 func (db *DB) exportRecords(ctx context.Context, projectID int64, keys []string, which export.Which, emit func(*export.Record) error) (int, error) {
-	// A few exports at a time, each taking its connections before it
-	// starts, so that exports waiting for a second connection can never
-	// hold the whole pool between them, and pages keep the rest.
+	// The export's connections are lead-read slots, taken together
+	// before it starts (all of them when there are fewer), so that
+	// exports waiting for a second connection can never hold the pool
+	// between them, and annotators keep the rest.
 	if db.pool.Config().MaxConns < recordConns {
 		return 0, fmt.Errorf("the dataset export needs a pool of at least %d connections", recordConns)
 	}
-	select {
-	case db.recordExports <- struct{}{}:
-		defer func() { <-db.recordExports }()
-	case <-ctx.Done():
-		return 0, ctx.Err()
+	_, release, err := db.takeReads(recordConns, recordConns)
+	if err != nil {
+		return 0, err
 	}
+	defer release()
 	conns := make([]*pgxpool.Conn, 0, recordConns)
 	defer func() {
 		for _, c := range conns {
@@ -131,8 +128,11 @@ func (db *DB) exportRecords(ctx context.Context, projectID int64, keys []string,
 		if snapshot != "" {
 			sql = "SET TRANSACTION SNAPSHOT " + quoteLiteral(snapshot) + "; " + sql
 		}
-		_, err = tx.Exec(ctx, sql)
-		return tx, err
+		if _, err = tx.Exec(ctx, sql); err != nil {
+			return nil, err
+		}
+		// After the snapshot, which must come first.
+		return tx, setReadTimeout(ctx, tx, db.readLimits.ExportTimeout)
 	}
 	main, err := begin("")
 	if err != nil {
@@ -159,17 +159,17 @@ func (db *DB) exportRecords(ctx context.Context, projectID int64, keys []string,
 	if which == export.WhichGold {
 		itemsSQL = recordGoldItemsSQL
 	}
-	items, err := main.Query(ctx, itemsSQL, projectID)
+	items, err := openCursor(ctx, main, "export_items", itemsSQL, projectID)
 	if err != nil {
 		return 0, err
 	}
 	defer items.Close()
-	gold, err := openAnswerStream(ctx, goldTx, recordGoldSQL, projectID)
+	gold, err := openAnswerStream(ctx, goldTx, "export_gold", recordGoldSQL, projectID)
 	if err != nil {
 		return 0, err
 	}
 	defer gold.rows.Close()
-	labels, err := openAnswerStream(ctx, labelTx, recordAnswersSQL, projectID)
+	labels, err := openAnswerStream(ctx, labelTx, "export_answers", recordAnswersSQL, projectID)
 	if err != nil {
 		return 0, err
 	}
@@ -321,8 +321,8 @@ type answerStream struct {
 	rater int64
 }
 
-func openAnswerStream(ctx context.Context, tx pgx.Tx, sql string, projectID int64) (*answerStream, error) {
-	rows, err := tx.Query(ctx, sql, projectID)
+func openAnswerStream(ctx context.Context, tx pgx.Tx, name, sql string, projectID int64) (*answerStream, error) {
+	rows, err := openCursor(ctx, tx, name, sql, projectID)
 	if err != nil {
 		return nil, err
 	}

@@ -182,7 +182,7 @@ func (db *DB) SearchItems(ctx context.Context, projectID int64, s ItemSearch) (I
 		return ItemPage{}, err
 	}
 	var page ItemPage
-	err := db.leadRead(ctx, db.readLimits.SearchTimeout, func(tx pgx.Tx) error {
+	err := db.leadRead(ctx, ReadSearch, func(tx pgx.Tx) error {
 		var err error
 		page, err = db.searchItems(ctx, tx, projectID, s)
 		return err

@@ -16,7 +16,10 @@ type SearchPage struct {
 	ProjectURL  templ.SafeURL
 	Form        Form
 	// Summary says in a sentence what the list holds.
-	Summary  string
+	Summary string
+	// ReadFrom says where the list was read (replica or primary) and how
+	// current that is; "" when no replica is set.
+	ReadFrom string
 	Rows     []Row
 	NextURL  templ.SafeURL // "" on the last page
 	FirstURL templ.SafeURL // the first page, when this is a later one

@@ -23,7 +23,10 @@ type Page struct {
 	Rubric      string // key@version
 	NANote      string // how NA was treated, in a sentence
 	Intervals   string // how the intervals were computed, in a sentence
-	JSONURL     templ.SafeURL
+	// ReadFrom says where the labels were read (replica or primary) and
+	// how current that is; "" when no replica is set.
+	ReadFrom string
+	JSONURL  templ.SafeURL
 	// ExperimentURL is the judge experiment page (judge variants side
 	// by side on the gold items).
 	ExperimentURL templ.SafeURL
