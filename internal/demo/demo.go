@@ -11,9 +11,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"slices"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/attune/attune/internal/attune"

@@ -317,4 +317,3 @@ func majority(sets []map[string]rubric.Value, key string, truth rubric.Value) ru
 	}
 	return best
 }
-
