@@ -97,6 +97,14 @@ func TestExperimentPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The page's alt-test is the report's, on every shared item.
+	proj, err := a.db.FindProjectByID(ctx, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err = report.ExperimentAltTests(ctx, a.db, proj, res, raters.Variants, in.Alt.Epsilon); err != nil {
+		t.Fatal(err)
+	}
 	row := func(testid, key, variant string) string {
 		t.Helper()
 		attrs := fmt.Sprintf(`data-testid="%s"`, testid)
@@ -143,8 +151,8 @@ func TestExperimentPage(t *testing.T) {
 				t.Errorf("%s %s: marked best %v, best is %q", ri.Key, v.Variant, best, ri.Best)
 			}
 			verdict := "not passed"
-			if v.AltTest.WinningRate.Value == nil {
-				verdict = "not tested"
+			if v.AltTest.Result == "cannot_tell" {
+				verdict = "cannot tell: " + v.AltTest.Progress
 			} else if v.AltTest.Passed {
 				verdict = "passed"
 			}
@@ -188,8 +196,10 @@ func TestExperimentPage(t *testing.T) {
 			if len(vr.KappaPeople) != 2 {
 				t.Fatalf("%s %s: kappa with %d people", ri.Key, vr.Variant, len(vr.KappaPeople))
 			}
+			// The alt-test links to every item shared with the people,
+			// the items it ran on, as the report's does.
 			wantIn(t, tr, `data-testid="kappa-people-range"`,
-				fmt.Sprintf(`href="/projects/%d/report/items?a=%d&amp;b=people&amp;item=%s&amp;set=frozen"`, p.ID, raters.Variants[v], ri.Key))
+				fmt.Sprintf(`href="/projects/%d/report/items?a=%d&amp;b=people&amp;item=%s"`, p.ID, raters.Variants[v], ri.Key))
 			for h, pk := range vr.KappaPeople {
 				li := regexp.MustCompile(`(?s)<li data-testid="kappa-person" data-person="` + regexp.QuoteMeta(pk.Person+" (imported)") + `">.*?</li>`).FindString(tr)
 				if li == "" {
