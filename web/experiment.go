@@ -239,7 +239,7 @@ func experimentView(projectID int64, in experiment.Input, raters store.Experimen
 			case row.AltTest.Passed:
 				alt.Verdict = "passed"
 			default:
-				alt.Verdict = "not passed"
+				alt.Verdict = "failed"
 			}
 			ir := eview.ItemRow{Variant: row.Variant, Best: row.Variant == ri.Best, Answered: row.Answered,
 				Kappa: experimentFigure(row.KappaGold, gold), KappaDiff: experimentFigure(row.KappaDiff, gold),

@@ -90,7 +90,7 @@ type Person struct {
 
 // Alt is the alternative annotator test's verdict.
 type Alt struct {
-	Verdict     string // "passed", "not passed" or "not tested"
+	Verdict     string // "passed" or "failed" (as the report says), or "cannot tell: " with the progress towards a verdict
 	Passed      bool
 	Epsilon     string
 	Humans      int // people tested against
