@@ -2,6 +2,7 @@ package demo_test
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"net/netip"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/attune/attune/internal/agreement"
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/dbtest"
+	"github.com/attune/attune/internal/experiment"
 	"github.com/attune/attune/internal/demo"
 	"github.com/attune/attune/internal/fakellm"
 	"github.com/attune/attune/internal/judge"
@@ -164,6 +166,43 @@ func TestDemoVerdicts(t *testing.T) {
 		rep, err := report.Build(ctx, db, p, report.Options{Alt: report.AltOptions{Epsilon: report.DefaultEpsilon}})
 		if err != nil {
 			t.Fatal(err)
+		}
+		// The experiment page's alt-test, as it computes it, is the same.
+		jv, err := db.ListJudgeVariants(ctx, p.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var vs []experiment.Variant
+		for _, v := range jv {
+			vs = append(vs, v.Variant)
+		}
+		in, raters, err := db.ExperimentInput(ctx, p.ID, vs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in.Def, err = db.FindRubricByID(ctx, p.RubricVersionID); err != nil {
+			t.Fatal(err)
+		}
+		in.Alt.Epsilon = report.DefaultEpsilon
+		x, err := experiment.Run(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if x, err = report.ExperimentAltTests(ctx, db, p, x, raters.Variants, in.Alt.Epsilon); err != nil {
+			t.Fatal(err)
+		}
+		expResult := map[string]string{}
+		for _, ri := range x.RubricItems {
+			for v, row := range ri.Variants {
+				expResult[fmt.Sprintf("%s/%d", ri.Key, raters.Variants[v])] = row.AltTest.Result
+			}
+		}
+		for _, it := range rep.RubricItems {
+			for _, j := range it.Judges {
+				if got := expResult[fmt.Sprintf("%s/%d", it.Key, j.Rater)]; got != j.AltTest.Result {
+					t.Errorf("%s %s judge %d: experiment %q, report %q", p.Name, it.Key, j.Rater, got, j.AltTest.Result)
+				}
+			}
 		}
 		for _, it := range rep.RubricItems {
 			if len(it.Judges) != 2 {
