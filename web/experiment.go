@@ -123,6 +123,11 @@ func (s *Server) experimentOf(r *http.Request, p *attune.Project) (*experimentRu
 	if x.result, err = s.experiments.Run(in); err != nil {
 		return nil, err
 	}
+	// The alt-test is the report's, on the same items and rules, so that
+	// both pages give one answer.
+	if x.result, err = report.ExperimentAltTests(ctx, s.db, p, x.result, raters.Variants, in.Alt.Epsilon); err != nil {
+		return nil, err
+	}
 	x.in, x.raters = in, raters
 	return x, nil
 }
@@ -193,6 +198,7 @@ func variantLabel(v experiment.Variant) string {
 // figures to its misses and false alarms.
 func experimentView(projectID int64, in experiment.Input, raters store.ExperimentRaters, names map[int64]string, res *experiment.Result) *eview.Result {
 	out := &eview.Result{Items: res.Items, Variants: len(res.Variants), Epsilon: strconv.FormatFloat(in.Alt.Epsilon, 'f', -1, 64)}
+	out.AltItems = "The alternative annotator test is the agreement report's: it runs on every item a variant and at least two people answered, not only on the frozen items, so that both pages give the same answer."
 	if b := in.Bootstrap; b.Replicates > 0 {
 		out.Intervals = fmt.Sprintf("Kappa with gold and the mean absolute error carry each its own %.0f%% bootstrap interval over the frozen items (%d replicates, the same resamples for every variant). "+
 			"A difference from the best carries a simultaneous %.0f%% interval (max-t bootstrap over all pairs of variants): a variant is marked worse only when it excludes 0, "+
@@ -214,12 +220,18 @@ func experimentView(projectID int64, in experiment.Input, raters store.Experimen
 		}
 		for v, row := range ri.Variants {
 			people, gold := drill(ri.Key, rater(v), "people"), drill(ri.Key, rater(v), "gold")
+			// The alt-test runs on every item shared with the people, as
+			// the report's does, not only on the frozen ones.
+			shared := people
+			if row.AltTest.Items == "shared" {
+				shared = drillURL(projectID, url.Values{"item": {ri.Key}, "a": {rater(v)}, "b": {"people"}})
+			}
 			alt := eview.Alt{Epsilon: strconv.FormatFloat(row.AltTest.Epsilon, 'f', -1, 64), Humans: row.AltTest.Humans, Passed: row.AltTest.Passed,
-				WinningRate: experimentFigure(row.AltTest.WinningRate, people), Advantage: experimentFigure(row.AltTest.AdvantageProbability, people),
-				URL: people}
+				WinningRate: experimentFigure(row.AltTest.WinningRate, shared), Advantage: experimentFigure(row.AltTest.AdvantageProbability, shared),
+				URL: shared}
 			switch {
-			case row.AltTest.WinningRate.Value == nil:
-				alt.Verdict = "not tested"
+			case row.AltTest.Result == string(agreement.AltCannotTell) && row.AltTest.Progress != "":
+				alt.Verdict = "cannot tell: " + row.AltTest.Progress
 			case row.AltTest.Result == string(agreement.AltCannotTell):
 				alt.Verdict = "cannot tell: " + row.AltTest.Reason
 			case row.AltTest.Passed && row.AltTest.FewHumans:
@@ -227,7 +239,7 @@ func experimentView(projectID int64, in experiment.Input, raters store.Experimen
 			case row.AltTest.Passed:
 				alt.Verdict = "passed"
 			default:
-				alt.Verdict = "not passed"
+				alt.Verdict = "failed"
 			}
 			ir := eview.ItemRow{Variant: row.Variant, Best: row.Variant == ri.Best, Answered: row.Answered,
 				Kappa: experimentFigure(row.KappaGold, gold), KappaDiff: experimentFigure(row.KappaDiff, gold),

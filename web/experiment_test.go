@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -97,6 +98,14 @@ func TestExperimentPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The page's alt-test is the report's, on every shared item.
+	proj, err := a.db.FindProjectByID(ctx, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err = report.ExperimentAltTests(ctx, a.db, proj, res, raters.Variants, in.Alt.Epsilon); err != nil {
+		t.Fatal(err)
+	}
 	row := func(testid, key, variant string) string {
 		t.Helper()
 		attrs := fmt.Sprintf(`data-testid="%s"`, testid)
@@ -142,9 +151,9 @@ func TestExperimentPage(t *testing.T) {
 			if best := strings.Contains(tr, `data-testid="best"`); best != (v.Variant == ri.Best) {
 				t.Errorf("%s %s: marked best %v, best is %q", ri.Key, v.Variant, best, ri.Best)
 			}
-			verdict := "not passed"
-			if v.AltTest.WinningRate.Value == nil {
-				verdict = "not tested"
+			verdict := "failed"
+			if v.AltTest.Result == "cannot_tell" {
+				verdict = "cannot tell: " + v.AltTest.Progress
 			} else if v.AltTest.Passed {
 				verdict = "passed"
 			}
@@ -188,8 +197,10 @@ func TestExperimentPage(t *testing.T) {
 			if len(vr.KappaPeople) != 2 {
 				t.Fatalf("%s %s: kappa with %d people", ri.Key, vr.Variant, len(vr.KappaPeople))
 			}
+			// The alt-test links to every item shared with the people,
+			// the items it ran on, as the report's does.
 			wantIn(t, tr, `data-testid="kappa-people-range"`,
-				fmt.Sprintf(`href="/projects/%d/report/items?a=%d&amp;b=people&amp;item=%s&amp;set=frozen"`, p.ID, raters.Variants[v], ri.Key))
+				fmt.Sprintf(`href="/projects/%d/report/items?a=%d&amp;b=people&amp;item=%s"`, p.ID, raters.Variants[v], ri.Key))
 			for h, pk := range vr.KappaPeople {
 				li := regexp.MustCompile(`(?s)<li data-testid="kappa-person" data-person="` + regexp.QuoteMeta(pk.Person+" (imported)") + `">.*?</li>`).FindString(tr)
 				if li == "" {
@@ -292,4 +303,111 @@ func fmtStat(st experiment.Stat) string {
 		s += fmt.Sprintf(" [%.2f–%.2f]", *st.Lower, *st.Upper)
 	}
 	return s
+}
+
+// TestReportAndExperimentAgree: on a project where 40 items are shared by
+// three people and a judge but only some have gold, the report and the
+// experiment page give the judge the same alternative annotator test —
+// the same verdict and winning rate — because both run it on every
+// shared item, and the experiment page says so.
+func TestReportAndExperimentAgree(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	ctx := t.Context()
+	lead := a.user("lee@example.org", attune.RoleLead)
+	p := a.project(lead, projectOpts{rubric: "empathetic-understanding@1"})
+	c := a.client()
+	c.mustSignIn(lead)
+	var items, labels strings.Builder
+	labels.WriteString("item,rater,rater_kind,rubric_item,value\n")
+	for i := range 40 {
+		fmt.Fprintf(&items, `{"id":"s%d","messages":[{"role":"user","content":"I feel stuck %d"},{"role":"assistant","content":"What would help most?"}]}`+"\n", i, i)
+		// The people agree on the first 19 items (gold by consensus) and
+		// are far apart on the rest (no gold): the frozen set is a subset
+		// of the shared items.
+		vs := []int{1 + i%5, 1 + i%5, 1 + i%5}
+		if i >= 19 {
+			vs = []int{1, 3, 5}
+		}
+		for h, v := range vs {
+			fmt.Fprintf(&labels, "s%d,p%d,human,understanding,%d\n", i, h, v)
+		}
+		fmt.Fprintf(&labels, "s%d,jd,judge,understanding,%d\n", i, vs[i%3])
+	}
+	wantStatus(t, c.upload(projectPath(p, "/import"), nil, "items.jsonl", items.String()), http.StatusSeeOther)
+	wantStatus(t, c.upload(projectPath(p, "/labels/import"), []formPart{{"confirm_warnings", "1"}}, "labels.csv", labels.String()), http.StatusSeeOther)
+	gold, err := a.db.CountGold(ctx, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := gold.Automatic + gold.Adjudicated; n == 0 || n >= 40 {
+		t.Fatalf("%d items with gold, want some but not all", n)
+	}
+
+	cellText := func(body, testid string) string {
+		t.Helper()
+		m := regexp.MustCompile(`(?s)<td[^>]*data-testid="` + testid + `"[^>]*>(.*?)</td>`).FindStringSubmatch(body)
+		if m == nil {
+			t.Fatalf("no %s cell in %.3000s", testid, body)
+		}
+		return strings.Join(strings.Fields(regexp.MustCompile(`<[^>]+>`).ReplaceAllString(m[1], " ")), " ")
+	}
+	rep := c.get(projectPath(p, "/report"))
+	wantStatus(t, rep, http.StatusOK)
+	exp := c.get(projectPath(p, "/experiment?judge=jd"))
+	wantStatus(t, exp, http.StatusOK)
+	wantContains(t, exp, fmt.Sprintf("%d frozen items", gold.Automatic+gold.Adjudicated), "on every item a variant and at least two people answered")
+
+	// The report's cell: its verdict word and winning rate.
+	repCell := cellText(rep.body, "verdict-alt")
+	expVerdict, expRate := cellText(exp.body, "alt"), cellText(exp.body, "winning-rate")
+	word := strings.Fields(repCell)[0]
+	if word != "passed" && word != "failed" {
+		t.Fatalf("report: %q, want a verdict on 40 shared items and three people", repCell)
+	}
+	if !strings.HasPrefix(expVerdict, word+" ") {
+		t.Errorf("experiment says %q, report %q", expVerdict, repCell)
+	}
+	if !strings.Contains(repCell, expRate) {
+		t.Errorf("winning rate: experiment %q, report %q", expRate, repCell)
+	}
+
+	// The same through the report and the experiment's code directly.
+	proj, err := a.db.FindProjectByID(ctx, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := report.Build(ctx, a.db, proj, report.Options{Alt: report.AltOptions{Epsilon: report.DefaultEpsilon}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := expAlt(ctx, a, proj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ra := full.RubricItems[0].Judges[0].AltTest
+	if ra.Result != x.Result || ra.Tested != x.Humans || *ra.WinningRate.Value != *x.WinningRate.Value {
+		t.Errorf("report %+v, experiment %+v", ra, x)
+	}
+}
+
+// expAlt is the experiment's alt-test of judge jd on the project's only
+// rubric item, as the page computes it.
+func expAlt(ctx context.Context, a *app, p *attune.Project) (experiment.AltTest, error) {
+	in, raters, err := a.db.ExperimentInput(ctx, p.ID, []experiment.Variant{{Judge: "jd", Version: 1}})
+	if err != nil {
+		return experiment.AltTest{}, err
+	}
+	if in.Def, err = a.db.FindRubricByID(ctx, p.RubricVersionID); err != nil {
+		return experiment.AltTest{}, err
+	}
+	in.Alt.Epsilon = report.DefaultEpsilon
+	res, err := experiment.Run(in)
+	if err != nil {
+		return experiment.AltTest{}, err
+	}
+	if res, err = report.ExperimentAltTests(ctx, a.db, p, res, raters.Variants, in.Alt.Epsilon); err != nil {
+		return experiment.AltTest{}, err
+	}
+	return res.RubricItems[0].Variants[0].AltTest, nil
 }

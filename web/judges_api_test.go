@@ -804,7 +804,7 @@ func TestExperimentAPI(t *testing.T) {
 		t.Fatalf("experiment: %s", raw)
 	}
 	vs := []experiment.Variant{{Judge: "lenient", Version: 1}, {Judge: "exact", Version: 1}}
-	in, _, err := a.db.ExperimentInput(ctx, p.ID, vs)
+	in, raters, err := a.db.ExperimentInput(ctx, p.ID, vs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -815,6 +815,14 @@ func TestExperimentAPI(t *testing.T) {
 	in.Bootstrap = report.DefaultBootstrap
 	want, err := experiment.Run(in)
 	if err != nil {
+		t.Fatal(err)
+	}
+	// The alt-test is the report's, as on the page.
+	proj, err := a.db.FindProjectByID(ctx, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, err = report.ExperimentAltTests(ctx, a.db, proj, want, raters.Variants, in.Alt.Epsilon); err != nil {
 		t.Fatal(err)
 	}
 	wantJSON, _ := json.Marshal(want)

@@ -307,9 +307,14 @@ const (
 // was too little in common with the people to tell.
 //
 // With one or two annotators tested the test gives no verdict ("cannot
-// tell") unless the lead allowed one, and then it says what it rests on.
+// tell", with the progress towards one) unless the lead allowed one, and
+// then it says what it rests on.
 func altResult(a report.AltTest) (word, class string) {
 	switch {
+	case (a.WinningRate.Value == nil || a.Result == "cannot_tell") && a.Progress != "":
+		// How far from a verdict: "cannot tell: 0 of 3 annotators with
+		// 30 shared items; the closest of the others has 18 of 30".
+		return "cannot tell: " + a.Progress, "unknown"
 	case a.WinningRate.Value == nil, a.Result == "cannot_tell":
 		return "cannot tell", "unknown"
 	case a.Passed && a.FewHumans:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/attune/attune/internal/agreement"
 	"github.com/attune/attune/internal/experiment"
+	"github.com/attune/attune/internal/report"
 	"github.com/attune/attune/internal/store"
 )
 
@@ -55,7 +56,7 @@ func judgeExperiment(ctx context.Context, e env, db *store.DB, get func(string) 
 		return fmt.Errorf("%w: --replicates must be 0 or more", errUsage)
 	}
 	seed, _ := strconv.ParseUint(get("bootstrap-seed"), 10, 64)
-	in, _, err := db.ExperimentInput(ctx, p.ID, variants)
+	in, raters, err := db.ExperimentInput(ctx, p.ID, variants)
 	if err != nil {
 		return err
 	}
@@ -64,6 +65,10 @@ func judgeExperiment(ctx context.Context, e env, db *store.DB, get func(string) 
 	in.Bootstrap = agreement.Bootstrap{Replicates: reps, Level: 0.95, Seed: seed}
 	res, err := experiment.Run(in)
 	if err != nil {
+		return err
+	}
+	// The alt-test is the agreement report's, as on the experiment page.
+	if res, err = report.ExperimentAltTests(ctx, db, p, res, raters.Variants, eps); err != nil {
 		return err
 	}
 	return writeJSON(e, res)

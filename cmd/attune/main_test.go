@@ -165,7 +165,8 @@ func TestServeDemoOnEmptyDatabase(t *testing.T) {
 		}
 	}
 	// The demo judge, backed by the fake model attune serves itself, works
-	// a run over every demo project with no API key.
+	// a run of each of its two prompt versions over every demo project
+	// with no API key.
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	db, err := store.Open(ctx, dbURL)
@@ -180,16 +181,18 @@ func TestServeDemoOnEmptyDatabase(t *testing.T) {
 	ps, _ := db.ListAllProjects(ctx)
 	for _, p := range ps {
 		runs, err := db.ListRuns(ctx, p.ID)
-		if err != nil || len(runs) != 1 {
+		if err != nil || len(runs) != 2 {
 			t.Fatalf("%s: runs %v, %v", p.Name, runs, err)
 		}
-		done, err := waiter.Wait(ctx, runs[0].ID)
-		if err != nil || done.Status != attune.RunCompleted {
-			t.Fatalf("%s: demo run ended %v (%v)", p.Name, done, err)
-		}
-		pr, _ := db.RunProgress(ctx, done)
-		if pr.ItemsDone != p.Items || pr.Errors != 0 {
-			t.Fatalf("%s: demo run progress %+v", p.Name, pr)
+		for _, run := range runs {
+			done, err := waiter.Wait(ctx, run.ID)
+			if err != nil || done.Status != attune.RunCompleted {
+				t.Fatalf("%s: demo run ended %v (%v)", p.Name, done, err)
+			}
+			pr, err := db.RunProgress(ctx, done)
+			if err != nil || pr.ItemsDone != p.Items || pr.Errors != 0 {
+				t.Fatalf("%s: demo run progress %+v (%v)", p.Name, pr, err)
+			}
 		}
 	}
 	s.stop(t)

@@ -186,7 +186,14 @@ func runServe(ctx context.Context, e env, args []string) error {
 	}
 	var fake http.Handler
 	if isDemo {
-		fake = fakellm.New(fakellm.Options{Latency: 150 * time.Millisecond})
+		// The fake answers the demo judge's prompts as the demo's
+		// simulated judge, and any other at random.
+		sj, err := demo.NewSimulatedJudge()
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		fake = fakellm.New(fakellm.Options{Latency: 150 * time.Millisecond, Answer: sj.Answer})
 	}
 	var accounts []demo.Account
 	if fresh && isDemo {

@@ -390,6 +390,46 @@ func reasonFewHumans(n int, allowed bool) string {
 	return fmt.Sprintf("only %d %s tested: the alternative annotator test asks for at least %d with enough items (allow a verdict on fewer to see it anyway)", n, who, AltMinHumans)
 }
 
+// AltProgress says how far an alt-test that gives no verdict for want of
+// data is from one: how many annotators have the minItems compared items
+// a test needs, of the AltMinHumans it asks for, and how many items the
+// closest of the rest has. items are the compared items of each
+// annotator of the project, tested or not. It returns "" when enough
+// annotators have enough items. Every page and command that says "cannot
+// tell" for want of items says this with it.
+func AltProgress(minItems int, items []int) string {
+	tested, closest := 0, -1
+	for _, n := range items {
+		if n >= minItems {
+			tested++
+		} else {
+			closest = max(closest, n)
+		}
+	}
+	if tested >= AltMinHumans {
+		return ""
+	}
+	s := fmt.Sprintf("%d of %d annotators with %d shared items", tested, AltMinHumans, minItems)
+	switch {
+	case closest >= 0:
+		s += fmt.Sprintf("; the closest of the others has %d of %d", closest, minItems)
+	case tested == 0:
+		s += "; no annotator yet"
+	default:
+		s += "; no other annotator yet"
+	}
+	return s
+}
+
+// Progress is AltProgress of the result's humans.
+func (r AltResult) Progress() string {
+	items := make([]int, len(r.Humans))
+	for i, h := range r.Humans {
+		items[i] = h.Items
+	}
+	return AltProgress(r.MinItems, items)
+}
+
 // AltTest runs the test on the tally's counts. It fails only for invalid
 // options.
 //

@@ -826,3 +826,27 @@ func TestAltTestFewHumans(t *testing.T) {
 		t.Errorf("one annotator: tested %d verdict %s %q", got.Tested, got.Verdict, got.Reason)
 	}
 }
+
+func TestAltProgress(t *testing.T) {
+	for _, c := range []struct {
+		min   int
+		items []int
+		want  string
+	}{
+		{30, nil, "0 of 3 annotators with 30 shared items; no annotator yet"},
+		{30, []int{18, 12}, "0 of 3 annotators with 30 shared items; the closest of the others has 18 of 30"},
+		{30, []int{40, 31, 29}, "2 of 3 annotators with 30 shared items; the closest of the others has 29 of 30"},
+		{30, []int{40, 31}, "2 of 3 annotators with 30 shared items; no other annotator yet"},
+		{30, []int{30, 30, 30}, ""},
+		{10, []int{12, 11, 10, 2}, ""},
+	} {
+		if got := AltProgress(c.min, c.items); got != c.want {
+			t.Errorf("AltProgress(%d, %v) = %q, want %q", c.min, c.items, got, c.want)
+		}
+	}
+	// A result's progress is that of its humans' items.
+	r := AltResult{MinItems: 30, Humans: []AltHuman{{Items: 31}, {Items: 18}}}
+	if got, want := r.Progress(), "1 of 3 annotators with 30 shared items; the closest of the others has 18 of 30"; got != want {
+		t.Errorf("Progress() = %q, want %q", got, want)
+	}
+}

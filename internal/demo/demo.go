@@ -1,15 +1,19 @@
-// Package demo sets up a small demonstration on an empty database: a lead,
-// two annotators and a project for each built-in rubric, with a handful of
-// dialogues written for the demo, so that a newcomer sees attune at work
+// Package demo sets up a demonstration on an empty database: a lead, two
+// annotators and a project for each built-in rubric, each with 56
+// dialogues generated from templates, three simulated people's labels of
+// 48 of them, gold, a calibration set, and a judge owned by the lead with
+// two prompt versions run over every project, so that a newcomer sees
+// attune at work — the alternative annotator test's verdict included —
 // right after `make run`.
 package demo
 
 import (
 	"bytes"
 	"context"
-	"embed"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/attune/attune/internal/attune"
@@ -20,9 +24,6 @@ import (
 	"github.com/attune/attune/internal/store"
 )
 
-//go:embed *.jsonl
-var files embed.FS
-
 // Account is a demo sign-in.
 type Account struct {
 	Email, Password string
@@ -30,17 +31,26 @@ type Account struct {
 }
 
 type project struct {
-	name, rubric, file, instructions string
+	name, rubric, prefix, instructions string
+	seed                               uint64
 }
 
 var projects = []project{
-	{"Demo: empathetic replies", "empathetic-dialogue@2", "replies.jsonl",
-		"Rate the **assistant's reply** on each dimension, reading the rubric beside it. Overall is your own judgement, not the average."},
-	{"Demo: coaching conversations", "coaching-conversation@2.0", "conversations.jsonl",
-		"Answer each criterion for the **whole conversation**. NA only where the rubric allows it."},
-	{"Demo: empathetic understanding", "empathetic-understanding@1", "dialogues.jsonl",
-		"Rate how well the **last reply** understands the user's emotions, 1 to 5."},
+	{"Demo: empathetic replies", "empathetic-dialogue@2", "demo-reply",
+		"Rate the **assistant's reply** on each dimension, reading the rubric beside it. Overall is your own judgement, not the average.", 1},
+	{"Demo: coaching conversations", "coaching-conversation@2.0", "demo-conv",
+		"Answer each criterion for the **whole conversation**. NA only where the rubric allows it.", 2},
+	{"Demo: empathetic understanding", "empathetic-understanding@1", "demo-eu",
+		"Rate how well the **last reply** understands the user's emotions, 1 to 5.", 3},
 }
+
+// Demo items left in the adjudication queue for the lead, per project;
+// the rest of the items the people disagree on are adjudicated by the
+// seed.
+const leftToAdjudicate = 4
+
+// Demo items promoted to the calibration set, per project.
+const calibrationItems = 5
 
 // Seed creates the demo accounts and projects and returns the accounts with
 // their passwords. It does nothing and returns nil when the database
@@ -51,7 +61,7 @@ func Seed(ctx context.Context, db *store.DB) ([]Account, error) {
 		return nil, err
 	}
 	accounts := []Account{
-		{"lead@attune.local", password.Generate(), attune.RoleLead},
+		{LeadEmail, password.Generate(), attune.RoleLead},
 		{"annotator1@attune.local", password.Generate(), attune.RoleAnnotator},
 		{"annotator2@attune.local", password.Generate(), attune.RoleAnnotator},
 	}
@@ -69,30 +79,83 @@ func Seed(ctx context.Context, db *store.DB) ([]Account, error) {
 	}
 	lead := users[0]
 	for _, pr := range projects {
-		ref, _ := rubric.ParseRef(pr.rubric)
-		_, rv, err := db.FindRubric(ctx, ref)
-		if err != nil {
-			return nil, err
-		}
-		p, err := db.CreateProject(ctx, &lead.ID, store.NewProject{Name: pr.name, Instructions: pr.instructions,
-			RubricVersionID: rv.ID, Overlap: 2, Lease: 30 * time.Minute})
-		if err != nil {
-			return nil, fmt.Errorf("demo: %w", err)
-		}
-		data, err := files.ReadFile(pr.file)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := importer.Import(ctx, db, p, bytes.NewReader(data), importer.Options{ActorID: &lead.ID, Source: "demo/" + pr.file}); err != nil {
-			return nil, fmt.Errorf("demo: %s: %w", pr.file, err)
-		}
-		for _, u := range users[1:] {
-			if err := db.AddMember(ctx, &lead.ID, p.ID, u.ID, attune.MemberAnnotator); err != nil {
-				return nil, err
-			}
+		if err := seedProject(ctx, db, pr, lead, users[1:]); err != nil {
+			return nil, fmt.Errorf("demo: %s: %w", pr.name, err)
 		}
 	}
 	return accounts, nil
+}
+
+// seedProject creates one demo project: its items, the demo people's
+// labels of most of them, gold (the consensus rule's, and the lead's
+// adjudication of all but a few disagreements) and a calibration set.
+func seedProject(ctx context.Context, db *store.DB, pr project, lead *attune.User, annotators []*attune.User) error {
+	ref, err := rubric.ParseRef(pr.rubric)
+	if err != nil {
+		return err
+	}
+	def, rv, err := db.FindRubric(ctx, ref)
+	if err != nil {
+		return err
+	}
+	p, err := db.CreateProject(ctx, &lead.ID, store.NewProject{Name: pr.name, Instructions: pr.instructions,
+		RubricVersionID: rv.ID, Overlap: 2, Lease: 30 * time.Minute})
+	if err != nil {
+		return err
+	}
+	items := generate(def, pr.prefix, pr.seed)
+	data, err := itemsJSONL(items)
+	if err != nil {
+		return err
+	}
+	if _, err := importer.Import(ctx, db, p, bytes.NewReader(data), importer.Options{ActorID: &lead.ID, Source: pr.prefix + ".jsonl"}); err != nil {
+		return err
+	}
+	for _, u := range annotators {
+		if err := db.AddMember(ctx, &lead.ID, p.ID, u.ID, attune.MemberAnnotator); err != nil {
+			return err
+		}
+	}
+	sets := peopleAnswers(def, items, pr.seed)
+	if _, err := db.ImportLabels(ctx, p.ID, bytes.NewReader(labelsCSV(def, items, sets)),
+		store.LabelsImportOptions{ActorID: &lead.ID, Source: pr.prefix + "-labels.csv"}); err != nil {
+		return err
+	}
+	// Items are stored in the file's order, so ids follow the items.
+	ids, err := db.ItemIDs(ctx, p.ID, demoLabelled)
+	if err != nil {
+		return err
+	}
+	var open []int
+	for n, id := range ids {
+		g, err := db.FindGold(ctx, id)
+		if errors.Is(err, attune.ErrNotFound) || err == nil && len(g.Answers) < len(def.Items) {
+			open = append(open, n)
+		} else if err != nil {
+			return err
+		}
+	}
+	for _, n := range open[:max(0, len(open)-leftToAdjudicate)] {
+		answers := map[string]string{}
+		for _, ri := range def.Items {
+			answers[ri.Key] = string(majority(sets[n], ri.Key, items[n].truth[ri.Key]))
+		}
+		if err := db.Adjudicate(ctx, store.Adjudication{ProjectID: p.ID, ItemID: ids[n], ActorID: lead.ID, Answers: answers,
+			Note: "Adjudicated by the demo's set-up: the answer most of the people gave."}); err != nil {
+			return err
+		}
+	}
+	added := 0
+	for n := 0; n < demoLabelled && added < calibrationItems; n++ {
+		if slices.Contains(open[max(0, len(open)-leftToAdjudicate):], n) {
+			continue
+		}
+		if _, err := db.AddCalibration(ctx, &lead.ID, p.ID, items[n].ID, nil); err != nil {
+			return err
+		}
+		added++
+	}
+	return nil
 }
 
 // Print tells the person who started attune how to sign in to the demo.
@@ -104,12 +167,21 @@ func Print(w io.Writer, base string, accounts []Account) {
 	fmt.Fprintln(w)
 }
 
+// LeadEmail is the demo lead's sign-in, the owner of the demo judge.
+const LeadEmail = "lead@attune.local"
+
 // SeedJudge adds a judge backed by the demo's fake model (served by attune
-// itself at baseURL) and queues a run of it over every demo project, so a
-// newcomer sees judges work with no API key.
+// itself at baseURL, answering as SimulatedJudge), owned by the demo lead,
+// with a second prompt version for each demo project's rubric, and queues
+// a run of each version over every demo project, so that a newcomer sees
+// judges work with no API key and can compare two prompt versions.
 func SeedJudge(ctx context.Context, db *store.DB, runner *judge.Runner, policy attune.JudgePolicy, baseURL string) error {
-	j, err := db.CreateJudge(ctx, nil, policy, store.NewJudge{Name: "Demo judge (fake model)", Provider: "openai", BaseURL: baseURL,
-		Model: "fake-judge", Settings: attune.JudgeSettings{Concurrency: 4, MaxTokens: 300,
+	lead, err := db.FindUserByEmail(ctx, LeadEmail)
+	if err != nil {
+		return fmt.Errorf("demo: the demo lead: %w", err)
+	}
+	j, err := db.CreateJudge(ctx, &lead.ID, policy, store.NewJudge{Name: "Demo judge (fake model)", Provider: "openai", BaseURL: baseURL,
+		Model: "fake-judge", Settings: attune.JudgeSettings{Concurrency: 16, MaxTokens: 300,
 			Prices: attune.Prices{InputPerMTok: 0.15, CachedInputPerMTok: 0.075, OutputPerMTok: 0.6}}})
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
@@ -118,13 +190,27 @@ func SeedJudge(ctx context.Context, db *store.DB, runner *judge.Runner, policy a
 	if err != nil {
 		return err
 	}
-	for _, p := range ps {
-		run, err := db.CreateRun(ctx, nil, store.NewRun{JudgeID: j.ID, ProjectID: p.ID})
+	for _, ps := range ps {
+		p, err := db.FindProjectByID(ctx, ps.ID)
 		if err != nil {
-			return fmt.Errorf("demo: %w", err)
+			return err
 		}
-		if err := runner.Queue(ctx, run.ID); err != nil {
-			return fmt.Errorf("demo: %w", err)
+		def, err := db.FindRubricByID(ctx, p.RubricVersionID)
+		if err != nil {
+			return err
+		}
+		if _, err := db.CreateJudgePrompt(ctx, &lead.ID, store.NewJudgePrompt{JudgeID: j.ID, RubricVersionID: p.RubricVersionID,
+			Parent: 1, Prompts: promptsV2(def)}); err != nil {
+			return fmt.Errorf("demo: %s: prompt v2: %w", p.Name, err)
+		}
+		for _, version := range []int{1, 2} {
+			run, err := db.CreateRun(ctx, &lead.ID, store.NewRun{JudgeID: j.ID, ProjectID: p.ID, PromptVersion: version})
+			if err != nil {
+				return fmt.Errorf("demo: %w", err)
+			}
+			if err := runner.Queue(ctx, run.ID); err != nil {
+				return fmt.Errorf("demo: %w", err)
+			}
 		}
 	}
 	return nil

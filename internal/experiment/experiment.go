@@ -138,6 +138,16 @@ type AltTest struct {
 	Passed               bool    `json:"passed"`
 	FewHumans            bool    `json:"few_annotators"`
 	Reason               string  `json:"reason,omitempty"`
+	// MinItems is the least number of shared items an annotator is
+	// tested on; Progress, when Result is cannot_tell, how far the data
+	// is from a verdict (agreement.AltProgress).
+	MinItems int    `json:"min_items"`
+	Progress string `json:"progress,omitempty"`
+	// Items says which items the test was run on: "frozen" (this
+	// package's own, on the frozen set) or "shared" (every item the
+	// variant and two people answered, as the agreement report runs it;
+	// see report.ExperimentAltTests).
+	Items string `json:"items"`
 }
 
 // ScoreRow is one variant's final scores against gold's. MAEDiff is its
@@ -477,7 +487,10 @@ func rubricItem(in Input, it *rubric.Item, codes itemCodes) (part, error) {
 		}
 		row.AltTest = AltTest{Epsilon: alt.Epsilon, EpsilonUnusual: alt.EpsilonUnusual, Scoring: alt.Scoring.String(), Humans: alt.Tested,
 			WinningRate: stat(alt.WinningRate), AdvantageProbability: stat(alt.AdvantageProbability),
-			Result: string(alt.Verdict), Passed: alt.Passed, FewHumans: alt.FewHumans, Reason: alt.Reason}
+			Result: string(alt.Verdict), Passed: alt.Passed, FewHumans: alt.FewHumans, Reason: alt.Reason, MinItems: alt.MinItems, Items: "frozen"}
+		if alt.Verdict == agreement.AltCannotTell {
+			row.AltTest.Progress = alt.Progress()
+		}
 		out.Variants = append(out.Variants, row)
 	}
 	return part{item: out, stats: agreement.ItemStats{N: nv, Eval: kg.eval}, best: best}, nil

@@ -27,6 +27,8 @@ type question struct {
 	// sample is mixed into the hash when sampling (temperature above 0
 	// with a seed), so that samples of one prompt differ.
 	sample string
+	// oracle is Options.Answer.
+	oracle func(prompt string, allowed []string) (string, bool)
 }
 
 // reply is the fake's answer to a question.
@@ -66,13 +68,20 @@ func (q *question) answer(garbage bool) reply {
 	}
 	h := promptHash(parts...)
 	i := choose(allowed, unit(mix(h, 1)))
+	how := "chosen from a hash of the %d-character prompt without reading it"
+	if q.oracle != nil {
+		if v, ok := q.oracle(q.lastUser(), allowed); ok {
+			if k := slices.Index(allowed, v); k >= 0 {
+				i, how = k, "given by the demo's simulated judge for this %d-character prompt"
+			}
+		}
+	}
 	v := allowed[i]
 	size := 0
 	for _, m := range q.messages {
 		size += len(m.text)
 	}
-	reasoning := fmt.Sprintf("A fake judge's answer: %s, one of %s, chosen from a hash of the %d-character prompt without reading it.",
-		v, strings.Join(allowed, ", "), size)
+	reasoning := fmt.Sprintf("A fake judge's answer: %s, one of %s, "+how+".", v, strings.Join(allowed, ", "), size)
 	r := reply{value: v, alternatives: distribution(allowed, i, unit(mix(h, 2)))}
 	switch {
 	case structured:
@@ -139,6 +148,17 @@ func (q *question) allowed() ([]string, string) {
 		}
 	}
 	return defaultAnswers, last
+}
+
+// lastUser returns the text of the last user message, "" when there is
+// none.
+func (q *question) lastUser() string {
+	for i := len(q.messages) - 1; i >= 0; i-- {
+		if q.messages[i].role == "user" {
+			return q.messages[i].text
+		}
+	}
+	return ""
 }
 
 func lastLine(s string) string {

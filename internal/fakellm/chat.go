@@ -130,6 +130,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	q.oracle = s.opts.Answer
 	rep := q.answer(fail == failGarbage)
 	finish := "stop"
 	limit := 0

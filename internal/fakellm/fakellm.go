@@ -58,6 +58,13 @@ type Options struct {
 	// naming them, as an endpoint without them does: "response_format",
 	// "logprobs", "top_logprobs", "seed", "max_tokens" (OpenAI shape only).
 	Unsupported []string
+	// Answer, if set, is asked first for the answer to each prompt (the
+	// text of the last user message) among the allowed answers; when it
+	// returns ok with one of them, the fake gives that answer instead of
+	// one chosen from the prompt's hash. A demo uses it to make a fake
+	// judge that reads its dialogues plausibly. It must be safe for
+	// concurrent use.
+	Answer func(prompt string, allowed []string) (string, bool)
 }
 
 // Outcomes of a completion request, as Stats counts them and the

@@ -129,6 +129,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	q.oracle = s.opts.Answer
 	rep := q.answer(fail == failGarbage)
 	var content []map[string]any
 	stop := "end_turn"

@@ -503,6 +503,9 @@ func (f *fold) altTest(t *agreement.AltTally, o agreement.AltOptions) AltTest {
 	out := AltTest{Epsilon: res.Epsilon, EpsilonUnusual: res.EpsilonUnusual, Scoring: res.Scoring.String(), Q: res.Q, MinItems: res.MinItems, TTestFrom: res.TTestFrom,
 		Humans: []AltHuman{}, Tested: res.Tested, WinningRate: stat(res.WinningRate),
 		AdvantageProbability: stat(res.AdvantageProbability), Result: string(res.Verdict), Passed: res.Passed, FewHumans: res.FewHumans, Reason: res.Reason}
+	if res.Verdict == agreement.AltCannotTell {
+		out.Progress = res.Progress()
+	}
 	for _, h := range res.Humans {
 		if h.Items == 0 {
 			continue
@@ -535,8 +538,12 @@ func verdict(j JudgeItem) string {
 	if a.EpsilonUnusual {
 		eps += " (an unusual ε, asked for)"
 	}
+	progress := ""
+	if a.Progress != "" {
+		progress = " (" + a.Progress + ")"
+	}
 	if a.WinningRate.Value == nil {
-		return fmt.Sprintf("Cannot tell: no annotator has %d items shared with another annotator and the judge, which the alternative annotator test needs; %s.", a.MinItems, alpha)
+		return fmt.Sprintf("Cannot tell: no annotator has %d items shared with another annotator and the judge, which the alternative annotator test needs%s; %s.", a.MinItems, progress, alpha)
 	}
 	won := 0
 	for _, h := range a.Humans {
@@ -546,7 +553,7 @@ func verdict(j JudgeItem) string {
 	}
 	switch {
 	case a.Result == string(agreement.AltCannotTell):
-		return fmt.Sprintf("Cannot tell: %s; %s.", a.Reason, alpha)
+		return fmt.Sprintf("Cannot tell: %s%s; %s.", a.Reason, progress, alpha)
 	case a.Passed && a.FewHumans:
 		return fmt.Sprintf("Can replace an annotator, but on %d annotators only (the test asks for at least %d; a verdict on fewer was allowed): at ε = %s it wins %d of %d (winning rate %s, at least 0.5; advantage probability %s), and %s.",
 			a.Tested, agreement.AltMinHumans, eps, won, a.Tested, f2(a.WinningRate), f2(a.AdvantageProbability), alpha)

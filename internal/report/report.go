@@ -371,6 +371,11 @@ type AltTest struct {
 	Passed    bool   `json:"passed"`
 	FewHumans bool   `json:"few_annotators"`
 	Reason    string `json:"reason,omitempty"`
+	// Progress says, when the result is cannot_tell for want of items or
+	// annotators, how far the project is from a verdict
+	// (agreement.AltProgress): "0 of 3 annotators with 30 shared items;
+	// the closest of the others has 18 of 30".
+	Progress string `json:"progress,omitempty"`
 }
 
 // AltHuman is one annotator's part in a judge's alt-test.
