@@ -376,7 +376,11 @@ func newWidening(n int, level float64) widening {
 	}
 	nf := float64(n)
 	t := StudentTQuantile((1+level)/2, nf-1)
-	return widening{ok: true, level: 2*normalCDF(math.Sqrt(nf/(nf-1))*t) - 1, t: t}
+	// At a few items the widened level rounds to 1, whose normal quantile
+	// is infinite; just below 1 the BCa part runs to the ends of the
+	// replicates instead.
+	wide := min(2*normalCDF(math.Sqrt(nf/(nf-1))*t)-1, 1-1e-12)
+	return widening{ok: true, level: wide, t: t}
 }
 
 // apply replaces e's BCa interval, if it has one, by the MethodWideBCa

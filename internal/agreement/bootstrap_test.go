@@ -53,6 +53,31 @@ const (
 	pinnedDefined = 1000
 )
 
+// At two and three items the widened level of MethodWideBCa rounds to 1;
+// the interval must still be finite and hold the estimate.
+func TestBootstrapFewItems(t *testing.T) {
+	t.Parallel()
+	s := likert(t)
+	for _, m := range []matrix{{{0, 4}, {1, 4}}, {{0, 2, 4}, {1, 2, 3}, {0, 3, 4}}} {
+		u := itemUnits(t, s, m)
+		es, err := BootstrapUnits(u, Bootstrap{Replicates: 200, Level: 0.95, Seed: 1}, PercentAgreement,
+			func(u Units) Estimate { return KrippendorffAlpha(u, Ordinal) },
+			func(u Units) Estimate { return GwetAC2(u, QuadraticWeights) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, e := range es {
+			ci := e.CI
+			if ci == nil {
+				continue
+			}
+			if math.IsNaN(ci.Lower) || math.IsNaN(ci.Upper) || !(ci.Lower <= e.Value && e.Value <= ci.Upper) || ci.Method != MethodWideBCa {
+				t.Errorf("%d items, statistic %d: %v with interval %+v", len(m[0]), i, e.Value, *ci)
+			}
+		}
+	}
+}
+
 func TestBootstrapPairs(t *testing.T) {
 	t.Parallel()
 	s := likert(t)
