@@ -197,7 +197,8 @@ func variantLabel(v experiment.Variant) string {
 // with gold to those where it differs from gold, the safety gate's
 // figures to its misses and false alarms.
 func experimentView(projectID int64, in experiment.Input, raters store.ExperimentRaters, names map[int64]string, res *experiment.Result) *eview.Result {
-	out := &eview.Result{Items: res.Items, Variants: len(res.Variants), Epsilon: strconv.FormatFloat(in.Alt.Epsilon, 'f', -1, 64)}
+	out := &eview.Result{Items: res.Items, Variants: len(res.Variants), Epsilon: strconv.FormatFloat(in.Alt.Epsilon, 'f', -1, 64),
+		EpsilonUnusual: !agreement.AltEpsilonUsual(in.Alt.Epsilon)}
 	out.AltItems = "The alternative annotator test is the agreement report's: it runs on every item a variant and at least two people answered, not only on the frozen items, so that both pages give the same answer."
 	if b := in.Bootstrap; b.Replicates > 0 {
 		out.Intervals = fmt.Sprintf("Kappa with gold and the mean absolute error carry each its own %.0f%% bootstrap interval over the frozen items (%d replicates, the same resamples for every variant). "+

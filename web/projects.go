@@ -16,6 +16,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/yuin/goldmark"
 
+	"github.com/attune/attune/internal/agreement"
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/calibration"
 	"github.com/attune/attune/internal/importer"
@@ -209,9 +210,12 @@ func (s *Server) projectView(r *http.Request, p *attune.Project, role attune.Mem
 		Status:       string(p.Status),
 		Overlap:      p.Overlap,
 		LeaseMinutes: int(p.Lease / time.Minute),
-		Epsilon:      epsilonLabel(p.Epsilon),
-		IsLead:       role == attune.MemberLead,
-		MemberForm:   project.MemberForm{Role: string(attune.MemberAnnotator)},
+		// A saved ε outside the usual range is used as the lead set it,
+		// and marked as the report marks one asked for with
+		// alt_unusual_epsilon=1.
+		Epsilon:    altEpsilonLabel(p.Epsilon, !agreement.AltEpsilonUsual(p.Epsilon)),
+		IsLead:     role == attune.MemberLead,
+		MemberForm: project.MemberForm{Role: string(attune.MemberAnnotator)},
 	}
 	html, err := renderMarkdown(p.Instructions)
 	if err != nil {

@@ -646,4 +646,21 @@ func TestProjectEpsilonSetting(t *testing.T) {
 	wantContains(t, c.get(projectPath(p, "/report")), `<option value="0.3" selected>ε 0.3, the project&#39;s</option>`)
 	r = c.get(projectPath(p, "/report?epsilon=0.1"))
 	wantContains(t, r, `<option value="0.1" selected>a crowd (ε 0.1)</option>`, `<option value="0.3">ε 0.3, the project&#39;s</option>`)
+	wantLacks(t, c.get(projectPath(p, "")), "an unusual ε")
+
+	// A saved custom ε outside the usual 0.05 to 0.3 is the lead's own
+	// setting: kept, and marked unusual wherever it is shown, as an ε
+	// asked for with alt_unusual_epsilon=1 is; the same ε in the URL of
+	// another project needs that ask.
+	r = c.post(projectPath(p, "/edit"), url.Values{"name": {"Experts"}, "overlap": {"2"}, "lease": {"30"}, "annotators": {"custom"}, "epsilon": {"0.5"}})
+	wantStatus(t, r, http.StatusSeeOther)
+	wantContains(t, c.get(projectPath(p, "")), `data-testid="project-epsilon">0.5 (custom), an unusual ε (the usual are 0.05 to 0.3)<`)
+	r = c.get(projectPath(p, "/report"))
+	wantStatus(t, r, http.StatusOK)
+	wantContains(t, r, `<option value="0.5" selected>ε 0.5, the project&#39;s</option>`)
+	other := a.project(lead, projectOpts{name: "Other"})
+	r = c.get(projectPath(other, "/report?epsilon=0.5"))
+	wantStatus(t, r, http.StatusUnprocessableEntity)
+	wantContains(t, r, "outside the usual 0.05 to 0.3", "alt_unusual_epsilon=1")
+	wantStatus(t, c.get(projectPath(other, "/report?epsilon=0.5&alt_unusual_epsilon=1")), http.StatusOK)
 }

@@ -154,6 +154,7 @@ func (s *Server) readReportQuery(r *http.Request, p *attune.Project) (*reportReq
 		}
 	}
 	rr.opts.Alt.AllowFewHumans = few == "1"
+	f.AltUnusualEpsilon, f.AltAllowFew = unusual == "1", few == "1"
 	if v := strings.TrimSpace(q.Get("epsilon")); v != "" {
 		e, err := strconv.ParseFloat(v, 64)
 		if err != nil {

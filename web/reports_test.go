@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/attune/attune/internal/agreement"
 	"github.com/attune/attune/internal/attune"
 )
 
@@ -106,6 +107,19 @@ func TestReportPage(t *testing.T) {
 		"Passes the alternative annotator test at ε = 0.1 (a crowd)", `<option value="0.1" selected>`, `<option value="interval" selected>`,
 		`<option value="accuracy" selected>`, "Light&#39;s κ", "ε = 0.1")
 
+	// The alt-test's two explicit asks are checkboxes of the form, kept
+	// checked when the query has them; an ε outside 0.05 to 0.3 is then
+	// accepted and marked unusual beside the verdicts.
+	r = c.get(projectPath(p, "/report"))
+	wantContains(t, r, `name="alt_unusual_epsilon" value="1" data-testid="report-alt-unusual-epsilon"`,
+		`name="alt_allow_few" value="1" data-testid="report-alt-allow-few"`)
+	wantLacks(t, r, `name="alt_unusual_epsilon" value="1" checked`, `name="alt_allow_few" value="1" checked`)
+	wantStatus(t, c.get(projectPath(p, "/report?epsilon=0.4")), http.StatusUnprocessableEntity)
+	r = c.get(projectPath(p, "/report?epsilon=0.4&alt_unusual_epsilon=1&alt_allow_few=1&alt_min_items=2"))
+	wantStatus(t, r, http.StatusOK)
+	wantContains(t, r, `name="alt_unusual_epsilon" value="1" checked`, `name="alt_allow_few" value="1" checked`,
+		`<option value="0.4" selected>`, "an unusual ε (the usual are 0.05 to 0.3)")
+
 	// Bad filters are refused, saying why.
 	for _, q := range []string{"na=maybe", "epsilon=1.5", "epsilon=x", "alt_scoring=kappa", "alt_scoring=neg_rmse", "level=cardinal", "alt_min_items=1"} {
 		wantStatus(t, c.get(projectPath(p, "/report?"+q)), http.StatusUnprocessableEntity)
@@ -201,8 +215,8 @@ func TestReportDownloads(t *testing.T) {
 		if err := json.Unmarshal(cq1.Statistics[k], &s); err != nil || (s.Value == nil && s.Reason == "") {
 			t.Errorf("CQ1 %s: %s", k, cq1.Statistics[k])
 		}
-		if s.CI != nil && s.CI.Method != "bca" {
-			t.Errorf("CQ1 %s: interval method %q, want bca", k, s.CI.Method)
+		if s.CI != nil && s.CI.Method != agreement.MethodWideBCa {
+			t.Errorf("CQ1 %s: interval method %q, want %q", k, s.CI.Method, agreement.MethodWideBCa)
 		}
 	}
 

@@ -80,7 +80,7 @@ func (s *Server) reportView(r *http.Request, p *attune.Project, rr *reportReques
 		ReadFrom:      rr.readFrom,
 	}
 	if b := rep.Bootstrap; b.Replicates > 0 {
-		page.Intervals = fmt.Sprintf("Intervals are %.0f%% BCa (bias-corrected and accelerated) bootstrap intervals over items (%d replicates, fixed seed); a figure no resample of the items moves, as when no item shows a disagreement, gets none.", b.Level*100, b.Replicates)
+		page.Intervals = fmt.Sprintf("Intervals are %.0f%% bootstrap intervals over items (%d replicates, fixed seed): BCa (bias-corrected and accelerated) at a level widened for the number of items, joined with the jackknife interval on Fisher's z scale. A figure no resample of the items moves, as when no item shows a disagreement, gets none.", b.Level*100, b.Replicates)
 	} else {
 		page.Intervals = "No intervals were computed."
 	}

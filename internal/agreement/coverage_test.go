@@ -13,6 +13,13 @@ import (
 // default only its hardest cells run.
 var simFull = flag.Bool("sim", false, "run the full coverage grid of the bootstrap intervals")
 
+// simDatasets and simReps size each cell of the -sim grid; smaller values
+// screen the grid quickly, and the floor widens with fewer data sets.
+var (
+	simDatasets = flag.Int("sim.datasets", 1000, "simulated data sets per cell of the -sim grid")
+	simReps     = flag.Int("sim.reps", 1000, "bootstrap replicates per data set of the -sim grid")
+)
+
 // coverageCase is one cell of the coverage grid: a panel of raters who
 // each give an item's true answer with some accuracy, on a scale where
 // the true answers are balanced or 90 % one answer.
@@ -262,20 +269,20 @@ func boolInt(b bool) uint64 {
 	return 0
 }
 
-// coverageShortfalls are the cells of the full grid where BCa was
-// measured below 0.93 (1,000 data sets, B = 1,000): 30 items where the
-// figure rests on a handful of items of the rarer answer or of distant
-// answers. docs/agreement.md lists them; the full grid fails if one of
-// them falls further or any other cell falls short.
+// coverageShortfalls are the cells of the -sim grid where the report's
+// intervals (MethodWideBCa) are measured below 0.93 beyond the grid's
+// floor: Cohen's quadratic kappa of two raters on 1–5 with 90 % one
+// answer at 30 items (0.887 with two raters, 0.883 with three; 300 data
+// sets, B = 500). There the figure rests on the one or two items whose
+// true answer is far from the common one; a sample without them (one in
+// five) gives a kappa well below the true one and resamples that cannot
+// show otherwise, and no interval tried — BCa, widened BCa, the
+// jackknife on Fisher's z, the bootstrap-t, the symmetric bootstrap-t —
+// held it above 0.90. docs/agreement.md says so; the grid fails if
+// either falls further or any other cell falls short.
 var coverageShortfalls = map[string]float64{
-	"yesno/90%/apart/raters=3/n=30 alpha":             0.85,
-	"yesno/90%/apart/raters=3/n=30 fleiss":            0.85,
-	"yesno/90%/apart/raters=3/n=30 cohen kappa":       0.85,
-	"likert/balanced/apart/raters=2/n=30 ac2":         0.85,
-	"likert/balanced/apart/raters=3/n=30 ac2":         0.85,
-	"likert/balanced/apart/raters=3/n=30 cohen kappa": 0.85,
-	"likert/90%/apart/raters=2/n=30 ac2":              0.85,
-	"likert/90%/apart/raters=2/n=30 cohen kappa":      0.80,
+	"likert/90%/apart/raters=2/n=30 cohen kappa": 0.85,
+	"likert/90%/apart/raters=3/n=30 cohen kappa": 0.85,
 }
 
 // TestIntervalCoverage holds the coverage of the intervals of every
@@ -285,11 +292,16 @@ var coverageShortfalls = map[string]float64{
 // errors of a simulated share (a seeded simulation, so the share is the
 // same on every run). By default it runs the cell where percentile
 // intervals failed worst (30 items, 90 % YES, two raters who rarely
-// disagree: 0.67–0.70); -sim runs the full grid of 30, 100 and 400 items,
-// balanced and 90 % one answer, two and three raters who rarely or often
-// disagree, YES/NO and 1–5, with 1,000 data sets of B = 1,000 each.
+// disagree: 0.67–0.70) and the one where BCa alone did (AC2 of two
+// raters on balanced 1–5 at 30 items: 0.877); -sim runs the full grid of
+// 30, 100 and 400 items, balanced and 90 % one answer, two and three
+// raters who rarely or often disagree, YES/NO and 1–5, with
+// -sim.datasets data sets (1,000) of B = -sim.reps (1,000) each.
 func TestIntervalCoverage(t *testing.T) {
-	cases := []coverageCase{{skewed: true, close: true, raters: 2, items: 30, datasets: 200, reps: 250}}
+	cases := []coverageCase{
+		{skewed: true, close: true, raters: 2, items: 30, datasets: 200, reps: 250},
+		{likert: true, raters: 2, items: 30, datasets: 300, reps: 500},
+	}
 	if *simFull {
 		cases = nil
 		for _, likert := range []bool{false, true} {
@@ -297,7 +309,7 @@ func TestIntervalCoverage(t *testing.T) {
 				for _, close := range []bool{false, true} {
 					for _, raters := range []int{2, 3} {
 						for _, n := range []int{30, 100, 400} {
-							cases = append(cases, coverageCase{likert: likert, skewed: skewed, close: close, raters: raters, items: n, datasets: 1000, reps: 1000})
+							cases = append(cases, coverageCase{likert: likert, skewed: skewed, close: close, raters: raters, items: n, datasets: *simDatasets, reps: *simReps})
 						}
 					}
 				}

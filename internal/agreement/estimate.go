@@ -66,7 +66,8 @@ type ConfidenceInterval struct {
 	// say, no variation, and the interval should be read with care.
 	Defined int `json:"defined"`
 	// Method names how the bounds were taken from the replicates:
-	// MethodBCa for every interval this package computes.
+	// MethodWideBCa for agreement figures, MethodBCa for statistics over
+	// items (BootstrapItems).
 	Method string `json:"method"`
 }
 

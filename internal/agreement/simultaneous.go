@@ -78,20 +78,32 @@ func StudentTQuantile(p, df float64) float64 {
 	if p < 0.5 {
 		return -StudentTQuantile(1-p, df)
 	}
+	// Newton's method on the distribution function from the normal
+	// quantile, kept inside a bracket that bisection narrows whenever a
+	// step would leave it: a handful of evaluations instead of the fifty
+	// or so of bisection alone (a report finds one quantile per figure).
 	lo, hi := 0.0, 1.0
 	for studentTCDF(hi, df) < p {
-		hi *= 2
+		lo, hi = hi, hi*2
 	}
-	for range 200 {
-		mid := (lo + hi) / 2
-		if mid == lo || mid == hi {
-			break
-		}
-		if studentTCDF(mid, df) < p {
-			lo = mid
+	logDensity := lgamma((df+1)/2) - lgamma(df/2) - 0.5*math.Log(df*math.Pi)
+	x := min(max(normalQuantile(p), lo), hi)
+	for range 100 {
+		f := studentTCDF(x, df) - p
+		if f < 0 {
+			lo = x
 		} else {
-			hi = mid
+			hi = x
 		}
+		density := math.Exp(logDensity - (df+1)/2*math.Log1p(x*x/df))
+		next := x - f/density
+		if !(next > lo && next < hi) {
+			next = (lo + hi) / 2
+		}
+		if math.Abs(next-x) <= 1e-14*max(1, x) || next == lo || next == hi {
+			return next
+		}
+		x = next
 	}
-	return (lo + hi) / 2
+	return x
 }

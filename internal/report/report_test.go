@@ -520,8 +520,8 @@ func TestIntervals(t *testing.T) {
 	if a1.CI == nil || *a1.CI != *a2.CI {
 		t.Fatalf("intervals differ between two builds: %+v, %+v", a1.CI, a2.CI)
 	}
-	if a1.CI.Method != agreement.MethodBCa {
-		t.Errorf("interval method %q, want %q", a1.CI.Method, agreement.MethodBCa)
+	if a1.CI.Method != agreement.MethodWideBCa {
+		t.Errorf("interval method %q, want %q", a1.CI.Method, agreement.MethodWideBCa)
 	}
 	scale, _ := agreement.ParseScale("1,2,3,4,5")
 	units, err := f.ratings(t, "emotion", humans).Units(scale)

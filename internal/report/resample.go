@@ -9,8 +9,8 @@ import (
 
 // The report's intervals are agreement's: BootstrapUnits and
 // BootstrapPairs resample the count patterns and table cells (in time
-// that grows with the number of patterns, not of items) and give BCa
-// intervals. What is left here is the report's own configuration: no
+// that grows with the number of patterns, not of items) and give their
+// MethodWideBCa intervals. What is left here is the report's own configuration: no
 // replicates means no intervals, and every group of figures has its own
 // seed.
 

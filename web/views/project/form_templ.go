@@ -597,7 +597,7 @@ func settings(f Form, errs map[string]string) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 53, "\" aria-describedby=\"epsilon-custom-help\"><div class=\"help\" id=\"epsilon-custom-help\">Used when the annotators are “custom ε”: a number between 0 and 1.</div></div></fieldset><div class=\"field\"><label for=\"instructions\">Instructions for annotators</label> <textarea id=\"instructions\" name=\"instructions\" rows=\"8\" aria-describedby=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 53, "\" aria-describedby=\"epsilon-custom-help\"><div class=\"help\" id=\"epsilon-custom-help\">Used when the annotators are “custom ε”: a number between 0 and 1. Outside the usual 0.05 to 0.3 the report and the experiment use it and mark it unusual.</div></div></fieldset><div class=\"field\"><label for=\"instructions\">Instructions for annotators</label> <textarea id=\"instructions\" name=\"instructions\" rows=\"8\" aria-describedby=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

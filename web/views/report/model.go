@@ -116,6 +116,11 @@ type Filters struct {
 	Epsilon    []Option
 	AltScoring []Option
 	Level      []Option
+	// AltUnusualEpsilon and AltAllowFew are the alt-test's two explicit
+	// asks, checked when the query has them: an ε outside the usual 0.05
+	// to 0.3, and a verdict on one or two annotators.
+	AltUnusualEpsilon bool
+	AltAllowFew       bool
 }
 
 // Check is one checkbox of a list.
