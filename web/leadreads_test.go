@@ -267,7 +267,7 @@ func TestReportsAndExportsTakeLeadReadSlots(t *testing.T) {
 	t.Parallel()
 	a, p, ann, lead := searchApp(t)
 	labelOne(t, p, ann)
-	a.db.SetReadLimits(store.ReadLimits{Slots: 1, SearchTimeout: time.Minute})
+	a.db.SetReadLimits(store.ReadLimits{Slots: 1, SearchTimeout: time.Minute, SlotWait: -1})
 	release := lockSearchIndex(t, a)
 	first := make(chan int, 1)
 	go func() {

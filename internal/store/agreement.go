@@ -106,7 +106,7 @@ func (db *DB) StreamAnswerSetParts(ctx context.Context, projectID int64, parts [
 	if len(parts) == 0 {
 		return nil
 	}
-	n, release, err := db.takeReads(1, len(parts))
+	n, release, err := db.takeReads(ctx, ReadReport, 1, len(parts))
 	if err != nil {
 		return err
 	}

@@ -74,9 +74,19 @@ type ReadLimits struct {
 	// quarter of the pool (at least 1). A search, an export of one table
 	// and each part of a report take one; the dataset export takes three
 	// (all of them when there are fewer). A read that finds too few free
-	// fails at once with ErrReadsBusy rather than queueing for the pool.
+	// fails with ErrReadsBusy rather than queueing for the pool: a search
+	// at once, a report or an export after waiting up to SlotWait for
+	// slots to be given back (waiting holds no connection).
 	Slots int
+	// SlotWait is how long a report or an export waits for free slots; 0
+	// keeps DefaultSlotWait, a negative one waits not at all.
+	SlotWait time.Duration
 }
+
+// DefaultSlotWait is how long a report or an export waits for lead-read
+// slots unless SetReadLimits says otherwise: long enough for a few leads'
+// downloads started together to take turns.
+const DefaultSlotWait = 15 * time.Second
 
 func (l ReadLimits) timeout(k ReadKind) time.Duration {
 	switch k {
@@ -92,26 +102,52 @@ func (l ReadLimits) timeout(k ReadKind) time.Duration {
 type readSlots struct {
 	mu        sync.Mutex
 	used, cap int
+	// given is closed, and replaced, whenever slots are given back.
+	given chan struct{}
 }
 
+func newReadSlots(n int) *readSlots { return &readSlots{cap: n, given: make(chan struct{})} }
+
 // take takes between least and most slots, as many as are free, and
-// returns how many; 0 when fewer than least are free. least and most are
-// cut to the number of slots there are.
-func (s *readSlots) take(least, most int) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	least, most = min(least, s.cap), min(most, s.cap)
-	n := min(most, s.cap-s.used)
-	if n < least || n < 1 {
-		return 0
+// returns how many, waiting up to wait for enough to be free; 0 when
+// fewer than least are free by then (or ctx ends). least and most are cut
+// to the number of slots there are.
+func (s *readSlots) take(ctx context.Context, least, most int, wait time.Duration) int {
+	var timeout <-chan time.Time
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		timeout = t.C
 	}
-	s.used += n
-	return n
+	for {
+		s.mu.Lock()
+		least, most := min(least, s.cap), min(most, s.cap)
+		n := min(most, s.cap-s.used)
+		given := s.given
+		if n >= least && n >= 1 {
+			s.used += n
+			s.mu.Unlock()
+			return n
+		}
+		s.mu.Unlock()
+		if timeout == nil {
+			return 0
+		}
+		select {
+		case <-given:
+		case <-timeout:
+			return 0
+		case <-ctx.Done():
+			return 0
+		}
+	}
 }
 
 func (s *readSlots) give(n int) {
 	s.mu.Lock()
 	s.used -= n
+	close(s.given)
+	s.given = make(chan struct{})
 	s.mu.Unlock()
 }
 
@@ -128,22 +164,33 @@ func (db *DB) SetReadLimits(l ReadLimits) {
 	if l.ExportTimeout <= 0 {
 		l.ExportTimeout = DefaultExportTimeout
 	}
+	if l.SlotWait == 0 {
+		l.SlotWait = DefaultSlotWait
+	}
 	db.readLimits = l
 	slots := l.Slots
 	if slots <= 0 {
 		slots = max(1, int(db.pool.Config().MaxConns)/4)
 	}
-	db.leadReads = &readSlots{cap: slots}
+	db.leadReads = newReadSlots(slots)
 	if db.replica != nil {
 		db.replica.db.SetReadLimits(l)
 	}
 }
 
-// takeReads takes lead-read slots as readSlots.take does, failing with
+// takeReads takes lead-read slots for a read of kind as readSlots.take
+// does (a search waits for none, the rest up to SlotWait), failing with
 // ErrReadsBusy when there are too few; release gives them back.
-func (db *DB) takeReads(least, most int) (n int, release func(), err error) {
-	n = db.leadReads.take(least, most)
+func (db *DB) takeReads(ctx context.Context, kind ReadKind, least, most int) (n int, release func(), err error) {
+	wait := db.readLimits.SlotWait
+	if kind == ReadSearch {
+		wait = 0
+	}
+	n = db.leadReads.take(ctx, least, most, wait)
 	if n == 0 {
+		if err := ctx.Err(); err != nil {
+			return 0, nil, err
+		}
 		return 0, nil, ErrReadsBusy
 	}
 	return n, func() { db.leadReads.give(n) }, nil
@@ -152,7 +199,7 @@ func (db *DB) takeReads(least, most int) (n int, release func(), err error) {
 // leadRead runs fn in a read-only transaction on one lead-read slot (see
 // readTx). It fails with ErrReadsBusy when every slot is taken.
 func (db *DB) leadRead(ctx context.Context, kind ReadKind, fn func(tx pgx.Tx) error) error {
-	_, release, err := db.takeReads(1, 1)
+	_, release, err := db.takeReads(ctx, kind, 1, 1)
 	if err != nil {
 		return err
 	}

@@ -94,7 +94,7 @@ func (db *DB) exportRecords(ctx context.Context, projectID int64, keys []string,
 	if db.pool.Config().MaxConns < recordConns {
 		return 0, fmt.Errorf("the dataset export needs a pool of at least %d connections", recordConns)
 	}
-	_, release, err := db.takeReads(recordConns, recordConns)
+	_, release, err := db.takeReads(ctx, ReadExport, recordConns, recordConns)
 	if err != nil {
 		return 0, err
 	}

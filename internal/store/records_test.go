@@ -437,8 +437,8 @@ func TestExportRecordsSkipsOtherProjects(t *testing.T) {
 
 // TestExportRecordsShareASmallPool: exports started together on a pool
 // with room for one of them at a time never each hold part of the pool
-// and wait for the rest: those that find the lead-read slots taken are
-// refused at once as busy, the others complete.
+// and wait for the rest: they take turns on the lead-read slots, and any
+// that waits too long for them is refused as busy.
 func TestExportRecordsShareASmallPool(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
