@@ -27,6 +27,9 @@ type question struct {
 	// sample is mixed into the hash when sampling (temperature above 0
 	// with a seed), so that samples of one prompt differ.
 	sample string
+	// forced is the answer the X-Fake-Answer header asks for, given
+	// whether or not the question allows it; "" lets the hash choose.
+	forced string
 }
 
 // reply is the fake's answer to a question.
@@ -65,7 +68,15 @@ func (q *question) answer(garbage bool) reply {
 		parts = append(parts, m.role, m.text)
 	}
 	h := promptHash(parts...)
+	if q.forced != "" && !slices.Contains(allowed, q.forced) {
+		// A model breaking the rules it was given: the answer is one the
+		// question does not offer.
+		allowed = append(slices.Clip(allowed), q.forced)
+	}
 	i := choose(allowed, unit(mix(h, 1)))
+	if q.forced != "" {
+		i = slices.Index(allowed, q.forced)
+	}
 	v := allowed[i]
 	size := 0
 	for _, m := range q.messages {
