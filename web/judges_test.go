@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"html"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -91,6 +92,10 @@ func (j *judged) createJudge(t *testing.T, form url.Values) *attune.Judge {
 	if loc := r.Header.Get("Location"); loc != fmt.Sprintf("/judges/%d/edit#try", jd.ID) {
 		t.Fatalf("created judge: redirect to %q", loc)
 	}
+	// The page it lands on says the judge was made, once.
+	page := j.c.get(fmt.Sprintf("/judges/%d/edit", jd.ID))
+	wantContains(t, page, `data-testid="flash">Created the judge `+html.EscapeString(jd.Name)+`.`)
+	wantLacks(t, j.c.get(fmt.Sprintf("/judges/%d/edit", jd.ID)), `data-testid="flash"`)
 	return jd
 }
 
