@@ -90,3 +90,28 @@ func TestGoldFormDoesNotOfferForbiddenAnswers(t *testing.T) {
 		t.Errorf("CQ9's NA is not offered for gold: %s", tag)
 	}
 }
+
+// TestRefusedImportAddressStillWorks: a refused import is shown at the
+// address it was posted to; that address opened again leads the lead to
+// the import form instead of a 404, and stays closed to an annotator.
+func TestRefusedImportAddressStillWorks(t *testing.T) {
+	t.Parallel()
+	l := newLabelling(t, labellingOpts{})
+	lead := l.signedIn(l.lead)
+	r := lead.upload(projectPath(l.p, "/import"), nil, "data.jsonl", "PK\x03\x04 not a dataset")
+	wantStatus(t, r, http.StatusUnprocessableEntity)
+	wantContains(t, r, "a ZIP archive")
+	wantLacks(t, r, "unknown column")
+	for path, want := range map[string]string{
+		"/import":        projectPath(l.p, "#import"),
+		"/labels/import": projectPath(l.p, "/report#labels-import"),
+	} {
+		r = lead.get(projectPath(l.p, path))
+		if r.StatusCode != http.StatusSeeOther || r.Header.Get("Location") != want {
+			t.Errorf("GET %s: %d to %q, want 303 to %s", path, r.StatusCode, r.Header.Get("Location"), want)
+		}
+		if ann := l.signedIn(l.anns[0]).get(projectPath(l.p, path)); ann.StatusCode == http.StatusSeeOther {
+			t.Errorf("GET %s as an annotator: redirected to %q", path, ann.Header.Get("Location"))
+		}
+	}
+}
