@@ -470,16 +470,29 @@ func fillRubric(def *rubric.Definition, base annotate.Rubric, facts rubric.Facts
 		for i := range g.Items {
 			iv := &g.Items[i]
 			answer, answered := st.answers[iv.Key]
-			if answered {
+			it, known := def.Item(iv.Key)
+			var forbidden []string
+			if known {
+				iv.Condition = condition(it.Conditions, facts)
+				for _, o := range iv.Options {
+					reason, _ := def.Forbids(it, rubric.Value(o.Value), facts)
+					forbidden = append(forbidden, reason)
+				}
+			}
+			if answered || slices.ContainsFunc(forbidden, func(r string) bool { return r != "" }) {
 				iv.Options = slices.Clone(iv.Options)
 				for k := range iv.Options {
-					iv.Options[k].Checked = iv.Options[k].Value == answer
+					o := &iv.Options[k]
+					o.Checked = answered && o.Value == answer
+					if forbidden != nil && forbidden[k] != "" {
+						// Not offered, so not chosen either: a disabled
+						// radio is not sent, and the form must not count it
+						// as an answer.
+						o.Forbidden, o.Checked = forbidden[k], false
+					}
 				}
 			}
 			iv.Note = st.rationales[iv.Key]
-			if it, ok := def.Item(iv.Key); ok {
-				iv.Condition = condition(it.Conditions, facts)
-			}
 			for _, is := range byItem[iv.Key] {
 				if is.Severity == rubric.Blocking {
 					iv.Errors = append(iv.Errors, is.Message)

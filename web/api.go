@@ -152,6 +152,9 @@ func apiRole(min attune.Role, fn apiHandler) apiHandler {
 }
 
 func (s *Server) apiServerError(w http.ResponseWriter, r *http.Request, err error) {
+	if s.clientGone(w, r, err) {
+		return
+	}
 	if s.databaseAway(w, r, err, func(status int, msg string) { writeJSON(w, status, apiError{Error: msg}) }) {
 		return
 	}

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -96,6 +97,9 @@ func orDefault(s, def string) string {
 func isNotFound(err error) bool { return errors.Is(err, attune.ErrNotFound) }
 
 func (s *Server) serverError(w http.ResponseWriter, r *http.Request, err error) {
+	if s.clientGone(w, r, err) {
+		return
+	}
 	if s.databaseAway(w, r, err, func(status int, msg string) { s.renderError(w, r, status, "Try again", msg) }) {
 		return
 	}
@@ -103,6 +107,24 @@ func (s *Server) serverError(w http.ResponseWriter, r *http.Request, err error) 
 	s.log.ErrorContext(r.Context(), "server error", "request_id", ri.id, "method", r.Method, "path", r.URL.Path, "err", err)
 	s.renderError(w, r, http.StatusInternalServerError, "Something went wrong",
 		"attune could not finish this request. It has been logged as "+ri.id+"; try again, and tell your admin if it keeps happening.")
+}
+
+// statusClientClosed is what a request the client gave up on is logged
+// with (as proxies log it): no one reads the response.
+const statusClientClosed = 499
+
+// clientGone handles an error that is only the client going away (a draft
+// save the browser cancelled, a page left while it loaded): logged at
+// info, as nothing went wrong on attune's side, and not a 500. It reports
+// whether it handled err.
+func (s *Server) clientGone(w http.ResponseWriter, r *http.Request, err error) bool {
+	if !errors.Is(err, context.Canceled) || !errors.Is(r.Context().Err(), context.Canceled) {
+		return false
+	}
+	s.log.InfoContext(r.Context(), "request cancelled by the client", "request_id", infoFrom(r.Context()).id,
+		"method", r.Method, "path", r.URL.Path, "status", statusClientClosed)
+	w.WriteHeader(statusClientClosed)
+	return true
 }
 
 func (s *Server) renderError(w http.ResponseWriter, r *http.Request, status int, heading, message string) {

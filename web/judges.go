@@ -152,9 +152,14 @@ func (s *Server) newJudgePage(w http.ResponseWriter, r *http.Request) error {
 
 // renderJudgeForm shows the form of a new judge (j nil) or of j.
 func (s *Server) renderJudgeForm(w http.ResponseWriter, r *http.Request, status int, j *attune.Judge, f judgeview.Form, errs map[string]string, try judgeview.TryForm) {
-	page := judgeview.FormPage{Chrome: s.chrome(r, "New judge", "judges"), Form: f, Errors: errs, Try: try}
+	// The chrome is built once: building it takes the flash out of the
+	// session, and a second build would show the page without it.
+	title := "New judge"
 	if j != nil {
-		page.Chrome = s.chrome(r, "Edit "+f.Name, "judges")
+		title = "Edit " + f.Name
+	}
+	page := judgeview.FormPage{Chrome: s.chrome(r, title, "judges"), Form: f, Errors: errs, Try: try}
+	if j != nil {
 		page.ID, page.ConnectionLocked = j.ID, !j.MayChangeConnection(userFrom(r.Context()))
 	}
 	s.render(w, r, status, judgeview.Edit(page))

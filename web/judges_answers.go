@@ -202,6 +202,7 @@ func (s *Server) runItem(w http.ResponseWriter, r *http.Request) error {
 		v := judgeview.Answer{
 			Key: a.Key, Label: itemLabel(def, a.Key), Value: a.Value, Method: method, Reasked: reasked,
 			Distribution: shares(def, a.Distribution), Rationale: a.Rationale, PromptHash: a.PromptHash, Raw: a.Raw,
+			Reason: a.Reason,
 		}
 		if a.WeightedScore != nil {
 			v.Weighted = fmt.Sprintf("%.2f", *a.WeightedScore)

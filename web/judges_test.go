@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"html"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -91,6 +92,10 @@ func (j *judged) createJudge(t *testing.T, form url.Values) *attune.Judge {
 	if loc := r.Header.Get("Location"); loc != fmt.Sprintf("/judges/%d/edit#try", jd.ID) {
 		t.Fatalf("created judge: redirect to %q", loc)
 	}
+	// The page it lands on says the judge was made, once.
+	page := j.c.get(fmt.Sprintf("/judges/%d/edit", jd.ID))
+	wantContains(t, page, `data-testid="flash">Created the judge `+html.EscapeString(jd.Name)+`.`)
+	wantLacks(t, j.c.get(fmt.Sprintf("/judges/%d/edit", jd.ID)), `data-testid="flash"`)
 	return jd
 }
 
@@ -529,7 +534,9 @@ func TestJudgeRunErrorsShowRawEscaped(t *testing.T) {
 	one := j.c.get(m[1])
 	wantStatus(t, one, http.StatusOK)
 	wantContains(t, one, `data-testid="answer-value">ERROR<`, `data-testid="answer-method">error<`, `data-testid="call-reask"`,
-		"&lt;script&gt;alert(document.cookie)&lt;/script&gt; Hmm, hard to say.", `data-testid="answer-raw"`)
+		"&lt;script&gt;alert(document.cookie)&lt;/script&gt; Hmm, hard to say.", `data-testid="answer-raw"`,
+		// Each ERROR says why it is one, where it is shown.
+		`data-testid="answer-reason">Why ERROR: re-asked once, and still the reply held no readable answer: the answer must be one of`)
 	wantLacks(t, one, "<script>alert(document.cookie)", "<b onmouseover")
 	if n := countOf(one.body, `data-testid="call-raw"`); n != 10 { // five rubric items, each asked and re-asked
 		t.Fatalf("%d raw calls, want 10", n)

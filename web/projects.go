@@ -567,6 +567,21 @@ func (s *Server) setProjectStatus(w http.ResponseWriter, r *http.Request) error 
 // memory stays bounded whatever the file's size. Fields must therefore come
 // before the file: the form puts the update box first, and any part after
 // the file is ignored (a browser sends parts in form order).
+// toImportForm answers a GET of an import's address (where a refused
+// import was shown) with a redirect to the page holding its form, at
+// where (a fragment, or a path under the project and a fragment), once
+// the viewer is found to lead the project.
+func (s *Server) toImportForm(where string) handler {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		p, _, err := s.projectAccess(r, true)
+		if err != nil {
+			return err
+		}
+		http.Redirect(w, r, projectPath(p.ID)+where, http.StatusSeeOther)
+		return nil
+	}
+}
+
 func (s *Server) importItems(w http.ResponseWriter, r *http.Request) error {
 	p, role, err := s.projectAccess(r, true)
 	if err != nil {

@@ -43,6 +43,16 @@ type drillSide struct {
 	name      string
 }
 
+// startLabel writes a side's name at the start of a form's label: a
+// phrase of attune's ("the gold") capitalized, a rater's name as it is
+// stored, since an email or a name has its own case.
+func startLabel(name string, rater bool) string {
+	if rater {
+		return name
+	}
+	return capitalize(name)
+}
+
 // readSide reads a or b: a rater of the project by id, "people" (also the
 // default) or, where allowed (side b), "gold" or "consensus".
 func readSide(field, v string, raters []store.ProjectRater, otherOK bool) (drillSide, error) {
@@ -266,7 +276,7 @@ func (s *Server) reportItems(w http.ResponseWriter, r *http.Request) error {
 	}
 	page.Form = rview.DrillForm{Action: templ.SafeURL(fmt.Sprintf("/projects/%d/report/items", p.ID)),
 		Hidden: append([]rview.Hidden{{Name: "item", Value: key}, {Name: "a", Value: q.Get("a")}, {Name: "b", Value: q.Get("b")}}, scope.hidden()...),
-		SideA:  capitalize(a.name), SideB: capitalize(bName)}
+		SideA:  startLabel(a.name, a.rater != 0), SideB: startLabel(bName, b.rater != 0 && !(a.people && b.people))}
 	answers := []rview.Option{{Value: "", Label: "any answer"}}
 	for _, v := range def.Allowed(it) {
 		answers = append(answers, rview.Option{Value: string(v), Label: string(v)})

@@ -49,7 +49,11 @@ func TestReportDrillDown(t *testing.T) {
 	}
 	wantContains(t, r, "gpt-judge (judge) against the people", "answered differently", `data-testid="drill-dialogue"`, "I feel alone",
 		"gpt-judge (judge): NO · the people: ", `data-testid="drill-method">imported<`, "Bo (imported)",
-		"=HYPERLINK(&#34;http://evil.example&#34;,&#34;x&#34;) (imported)")
+		"=HYPERLINK(&#34;http://evil.example&#34;,&#34;x&#34;) (imported)",
+		// A rater's name starts the label as it is stored; a phrase of
+		// attune's is capitalized; the count reads as one sentence.
+		">gpt-judge (judge) answered<", ">The people answered<", "2 items, in the order they were imported.")
+	wantLacks(t, r, "Gpt-judge", "imported ;", "imported\n")
 	r = c.get(projectPath(p, fmt.Sprintf("/report/items?item=CQ1&a=%d&b=%d&va=NO&vb=NA", judge, bo)))
 	wantStatus(t, r, http.StatusOK)
 	wantContains(t, r, "<code>a1</code>", "Items where gpt-judge (judge) answered NO and Bo (imported) answered NA.", `<option value="NO" selected>`)

@@ -213,7 +213,7 @@ func (s *Server) outcomeItems(w http.ResponseWriter, r *http.Request, p *attune.
 	opts := []rview.Option{{Value: "", Label: "either"}, {Value: kind.yes, Label: kind.yes}, {Value: kind.no, Label: kind.no}}
 	page.Form = rview.DrillForm{Action: templ.SafeURL(fmt.Sprintf("/projects/%d/report/items", p.ID)),
 		Hidden: append([]rview.Hidden{{Name: "item", Value: key}, {Name: "a", Value: q.Get("a")}, {Name: "b", Value: q.Get("b")}}, scope.hidden()...),
-		SideA:  capitalize(a.name), SideB: capitalize(bName), ValueA: selected(opts, va), ValueB: selected(opts, vb)}
+		SideA:  startLabel(a.name, a.rater != 0), SideB: startLabel(bName, b.rater != 0 && bName == b.name), ValueA: selected(opts, va), ValueB: selected(opts, vb)}
 	ids := make([]int64, len(matches))
 	for i, m := range matches {
 		ids[i] = m.id

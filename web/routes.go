@@ -136,6 +136,9 @@ func (s *Server) table() []route {
 		{"POST /projects/{id}/members/{userID}/queue", projectLeads, s.pauseQueue, nil},
 		{"POST /projects/{id}/status", projectLeads, s.setProjectStatus, nil},
 		{"POST /projects/{id}/import", projectUploads, s.importItems, nil},
+		// A refused import is shown at the address it was posted to; the
+		// address opened again (reloaded, bookmarked) leads to the form.
+		{"GET /projects/{id}/import", projectLeads, s.toImportForm("#import"), nil},
 		{"POST /projects/{id}/sensitive", projectLeads, s.markSensitive, nil},
 
 		// The annotator's workspace (web/annotate.go): the entry that
@@ -190,6 +193,7 @@ func (s *Server) table() []route {
 		// The items behind a figure of the report (web/reports_drill.go).
 		{"GET /projects/{id}/report/items", projectLeads, s.reportItems, nil},
 		{"POST /projects/{id}/labels/import", projectUploads, s.importLabels, nil},
+		{"GET /projects/{id}/labels/import", projectLeads, s.toImportForm("/report#labels-import"), nil},
 		// Judge variants side by side on the frozen gold items
 		// (web/experiment.go).
 		{"GET /projects/{id}/experiment", projectLeads, s.experimentPage, nil},

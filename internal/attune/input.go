@@ -36,6 +36,24 @@ func TextProblem(s string) string {
 	return ""
 }
 
+// NameProblem says what makes s unfit as a name shown to others — what
+// TextProblem finds, or a character that reorders the text around it
+// (the bidirectional embeddings, overrides and isolates, U+202A–U+202E
+// and U+2066–U+2069): a project named with U+202E reads backwards, and
+// reverses what follows it on the page — or "" when s is fine. Names of
+// projects and judges are held to it.
+func NameProblem(s string) string {
+	if p := TextProblem(s); p != "" {
+		return p
+	}
+	for _, r := range s {
+		if r >= '\u202A' && r <= '\u202E' || r >= '\u2066' && r <= '\u2069' {
+			return fmt.Sprintf("contains the direction control U+%04X, which would reorder how the name reads; remove it", r)
+		}
+	}
+	return ""
+}
+
 // CheckText returns a ValidationError naming field when s is not
 // storable text (see TextProblem).
 func CheckText(field, s string) error {

@@ -212,6 +212,9 @@ func (j *Judge) Validate(policy JudgePolicy) error {
 	if !has(errs, "key_env") && (LooksLikeKey(j.APIKeyEnv) || !envName.MatchString(j.APIKeyEnv) && len(j.APIKeyEnv) >= 20) {
 		errs["key_env"] = MsgKeyInKeyEnv
 	}
+	if problem := NameProblem(j.Name); problem != "" && !has(errs, "name") {
+		errs["name"] = "The name " + problem + "."
+	}
 	switch n := utf8.RuneCountInString(j.Name); {
 	case has(errs, "name"):
 	case strings.TrimSpace(j.Name) == "" || !utf8.ValidString(j.Name):

@@ -43,7 +43,7 @@ func ProjectFieldMessage(field string) string {
 }
 
 // Validate checks a project's settings: a name of at most MaxProjectName
-// characters, instructions of at most MaxInstructions, an overlap from 1
+// characters without direction controls (NameProblem), instructions of at most MaxInstructions, an overlap from 1
 // to MaxOverlap, a lease of whole minutes from one to MaxLease and an
 // alt-test ε strictly between 0 and 1. It returns nil or a
 // *ValidationError with a message per field (name, instructions, overlap,
@@ -55,6 +55,9 @@ func (p *Project) Validate() error {
 		if problem := TextProblem(v); problem != "" {
 			errs[field] = "The text " + problem + "."
 		}
+	}
+	if problem := NameProblem(p.Name); problem != "" && errs["name"] == "" {
+		errs["name"] = "The name " + problem + "."
 	}
 	switch n := utf8.RuneCountInString(p.Name); {
 	case errs["name"] != "":

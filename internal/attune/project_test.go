@@ -2,6 +2,7 @@ package attune
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -78,6 +79,33 @@ func TestProjectEpsilon(t *testing.T) {
 	for e, want := range map[float64]string{0.2: "experts", 0.15: "trained", 0.1: "crowd", 0.3: AnnotatorsCustom} {
 		if got := PoolOfEpsilon(e); got.Key != want || got.Epsilon != e {
 			t.Errorf("PoolOfEpsilon(%v) = %+v, want %s", e, got, want)
+		}
+	}
+}
+
+// TestNamesRefuseDirectionControls: a name with a bidirectional override
+// (U+202E reverses the text after it) or isolate is refused with the code
+// point named; other scripts, right-to-left ones too, are names like any.
+func TestNamesRefuseDirectionControls(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		want string // part of the message; "" for none
+	}{
+		{"Wellbeing pilot", ""},
+		{"מחקר רווחה", ""}, // Hebrew reads right to left by itself
+		{"pilot \u202Etxt.exe", "U+202E"},
+		{"\u2066isolated\u2069", "U+2066"},
+		{"a\u202Ab", "U+202A"},
+	} {
+		got := NameProblem(tc.name)
+		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
+			t.Errorf("NameProblem(%q) = %q, want %q", tc.name, got, tc.want)
+		}
+		p := Project{Name: tc.name, Overlap: 2, Lease: DefaultLease, Epsilon: DefaultEpsilon}
+		err := p.Validate()
+		if (err != nil) != (tc.want != "") || err != nil && !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("project %q: Validate = %v", tc.name, err)
 		}
 	}
 }

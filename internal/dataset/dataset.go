@@ -306,6 +306,13 @@ func (rd *reader) run() error {
 		return err
 	}
 	rd.sum.Format = format
+	if what := binaryStart(rd.br); what != "" {
+		// Read as text, such a file would list its bytes as columns or
+		// lines of garbage; it is no dataset in either format.
+		rd.report(LineError{Line: 1, Message: fmt.Sprintf("the file is %s, not text: a dataset is JSON Lines (one JSON object per line) or CSV with a header", what)})
+		errs := rd.errs
+		return &errs
+	}
 	if format == CSV {
 		err = rd.readCSV()
 	} else {
@@ -357,6 +364,41 @@ func (rd *reader) detect() (Format, error) {
 		return CSV, nil
 	}
 	return JSONL, nil // a buffer full of blanks: blank lines are skipped
+}
+
+// binaryStart says what the start of the file shows it to be when that is
+// not text — a known archive or document by its signature, or binary data
+// (control characters such as NUL make up a tenth of the first 512 bytes)
+// — and "" for text. Text in another encoding than UTF-8 is left to the line checks,
+// which name the line.
+func binaryStart(br *bufio.Reader) string {
+	b, _ := br.Peek(512)
+	for _, sig := range []struct {
+		magic, what string
+	}{
+		{"PK\x03\x04", "a ZIP archive (an .xlsx or .docx is one)"},
+		{"\x1f\x8b", "gzip-compressed"},
+		{"%PDF-", "a PDF document"},
+		{"\xd0\xcf\x11\xe0", "an old Office document"},
+		{"PAR1", "a Parquet file"},
+		{"SQLite format 3\x00", "an SQLite database"},
+	} {
+		if bytes.HasPrefix(b, []byte(sig.magic)) {
+			return sig.what
+		}
+	}
+	// A stray control character in a field is a line's problem, named
+	// there; a start full of them is no text at all.
+	control := 0
+	for _, c := range b {
+		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f' {
+			control++
+		}
+	}
+	if control >= 3 && control*10 > len(b) {
+		return "binary data (its first bytes are control characters, not text)"
+	}
+	return ""
 }
 
 // report records a problem of the file, or only counts it once MaxErrors

@@ -372,3 +372,33 @@ func TestOneByteReads(t *testing.T) {
 		}
 	}
 }
+
+// TestBinaryFileRefused: a file that is no text (an archive, a document,
+// anything holding NUL bytes) is refused as such on line 1, whatever its
+// name says, instead of being read as CSV columns of garbage; nothing of it
+// is handed on.
+func TestBinaryFileRefused(t *testing.T) {
+	for name, tc := range map[string]struct {
+		data, want string
+	}{
+		"xlsx":  {"PK\x03\x04\x14\x00\x06\x00rest of an archive", "a ZIP archive"},
+		"gzip":  {"\x1f\x8b\x08\x00\x00\x00\x00\x00", "gzip-compressed"},
+		"pdf":   {"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n", "a PDF document"},
+		"bytes": {"id,messages\x00\x01\x02\x03\n\xff\xfe", "binary data"},
+	} {
+		var handed int
+		_, err := dataset.Read(strings.NewReader(tc.data), dataset.Options{}, func(batch []dataset.Item) error {
+			handed += len(batch)
+			return nil
+		})
+		var errs *dataset.Errors
+		if !errors.As(err, &errs) || len(errs.List) != 1 || errs.List[0].Line != 1 ||
+			!strings.Contains(errs.List[0].Message, tc.want) || strings.Contains(err.Error(), "unknown column") || handed != 0 {
+			t.Errorf("%s: %v (%d items handed on); want line 1 saying %q", name, err, handed, tc.want)
+		}
+	}
+	// Text stays text: a CSV with a header is read as one.
+	if _, err := dataset.Read(strings.NewReader("id,user,response\na,Hi,Hello\n"), dataset.Options{}, func([]dataset.Item) error { return nil }); err != nil {
+		t.Fatalf("a CSV: %v", err)
+	}
+}

@@ -29,6 +29,9 @@ type question struct {
 	sample string
 	// oracle is Options.Answer.
 	oracle func(prompt string, allowed []string) (string, bool)
+	// forced is the answer the X-Fake-Answer header asks for, given
+	// whether or not the question allows it; "" lets the hash choose.
+	forced string
 }
 
 // reply is the fake's answer to a question.
@@ -67,6 +70,11 @@ func (q *question) answer(garbage bool) reply {
 		parts = append(parts, m.role, m.text)
 	}
 	h := promptHash(parts...)
+	if q.forced != "" && !slices.Contains(allowed, q.forced) {
+		// A model breaking the rules it was given: the answer is one the
+		// question does not offer.
+		allowed = append(slices.Clip(allowed), q.forced)
+	}
 	i := choose(allowed, unit(mix(h, 1)))
 	how := "chosen from a hash of the %d-character prompt without reading it"
 	if q.oracle != nil {
@@ -75,6 +83,9 @@ func (q *question) answer(garbage bool) reply {
 				i, how = k, "given by the demo's simulated judge for this %d-character prompt"
 			}
 		}
+	}
+	if q.forced != "" {
+		i, how = slices.Index(allowed, q.forced), "forced by the X-Fake-Answer header for this %d-character prompt"
 	}
 	v := allowed[i]
 	size := 0

@@ -91,7 +91,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
-	q := question{model: req.Model}
+	q := question{model: req.Model, forced: r.Header.Get("X-Fake-Answer")}
 	for _, m := range req.Messages {
 		q.messages = append(q.messages, message{role: m.Role, text: contentText(m.Content)})
 	}

@@ -16,6 +16,8 @@
 // timeouts and unparseable answers, at rates drawn from a seeded sequence
 // so that a run is reproducible, or forced per request (the X-Fake-Fail
 // header) or per model (a "+429", "+500", "+timeout" or "+garbage" suffix).
+// The X-Fake-Answer header makes it give that answer whatever the question
+// allows, to play a model that breaks the rubric's rules.
 // docs/judges.md lists every option.
 package fakellm
 

@@ -457,3 +457,37 @@ func TestAnthropicAgainstTheFake(t *testing.T) {
 		}
 	}
 }
+
+// TestForcedAnswer: the X-Fake-Answer header makes the fake give that
+// answer even where the question does not offer it (NA on CP2), in every
+// shape it answers in, over both APIs.
+func TestForcedAnswer(t *testing.T) {
+	t.Parallel()
+	_, url := start(t, fakellm.Options{})
+	hc := &http.Client{Transport: &withHeader{key: "X-Fake-Answer", value: "NA"}}
+	d, _ := rubric.Builtin("coaching-conversation@2.0")
+	it, _ := d.Item("CP2")
+	pr, err := judge.Render(d, it, dialogue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := judge.SchemaFor(d, it)
+	for name, p := range map[string]judge.Provider{"openai": judge.NewOpenAI(url+"/v1", "", hc), "anthropic": judge.NewAnthropic(url, "", hc)} {
+		for _, structured := range []bool{false, true} {
+			req := judge.Request{Model: "fake-judge", Messages: pr.Messages, MaxTokens: 200}
+			if structured {
+				req.Schema = &schema
+			}
+			resp := ask(t, p, req)
+			a, err := judge.Parse(d, it, resp.Text, structured)
+			if err != nil || a.Value != rubric.NA {
+				t.Errorf("%s, structured %v: %q → %+v, %v; want the forced NA", name, structured, resp.Text, a, err)
+			}
+		}
+	}
+	// Without the header the fake keeps to the answers offered.
+	resp := ask(t, judge.NewOpenAI(url+"/v1", "", nil), judge.Request{Model: "fake-judge", Messages: pr.Messages})
+	if a, err := judge.Parse(d, it, resp.Text, false); err != nil || a.Value == rubric.NA {
+		t.Errorf("unforced: %q → %+v, %v", resp.Text, a, err)
+	}
+}

@@ -82,7 +82,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	// The prompt as one text, and the part of it up to the last block
 	// marked for the cache.
 	var all, marked strings.Builder
-	q := question{model: req.Model}
+	q := question{model: req.Model, forced: r.Header.Get("X-Fake-Answer")}
 	add := func(role string, bs []block) {
 		var text strings.Builder
 		for _, b := range bs {

@@ -847,6 +847,9 @@ type itemWork struct {
 	limiter       *aimd
 	// fresh asks without the cache: a sentinel (see askItem).
 	fresh bool
+	// facts are the labelled item's (rubric.FactsOf), which an answer is
+	// held to as a person's is.
+	facts rubric.Facts
 }
 
 // workItems answers the job's items not answered yet, one after another,
@@ -938,9 +941,12 @@ func (r *Runner) askItem(ctx context.Context, run *attune.JudgeRun, itemID int64
 		json.Unmarshal(run.Capabilities, &w.caps)
 	}
 	dialogue := make([]Message, len(item.Messages))
+	texts := make([]string, len(item.Messages))
 	for i, m := range item.Messages {
 		dialogue[i] = Message{Role: m.Role, Content: m.Content}
+		texts[i] = m.Content
 	}
+	w.facts = rubric.FactsOf(item.Turns, texts, item.Sensitive)
 
 	// Every prompt of the item first, so the cache is asked once.
 	// Each sample's cache key is kept for its call, which would otherwise
@@ -1079,6 +1085,9 @@ func (r *Runner) answer(ctx context.Context, w *itemWork, def *rubric.Definition
 	var values []rubric.Value
 	var methods []string
 	var reasoning, raw string
+	// why is what made the last ERROR sample one, kept with an ERROR
+	// answer for the lead to read.
+	var why string
 	var weighted *float64
 	var dist map[string]float64
 	for s := range w.run.Settings.SampleCount() {
@@ -1087,24 +1096,27 @@ func (r *Runner) answer(ctx context.Context, w *itemWork, def *rubric.Definition
 			if stopping(err) {
 				return store.JudgeLabel{}, err
 			}
-			values, methods, raw = append(values, rubric.Error), append(methods, "error"), err.Error()
+			values, methods, raw, why = append(values, rubric.Error), append(methods, "error"), err.Error(), "the call failed: "+err.Error()
 			continue
 		}
-		ans, perr := Parse(def, it, resp.Text, structured)
-		if pe := (*ParseError)(nil); errors.As(perr, &pe) {
-			// One re-ask naming the problem; then the raw text is kept
-			// with an ERROR, never silently dropped.
-			msgs := ReAsk(prompt, resp.Text, pe, allowed)
+		ans, perr := ReadAnswer(def, it, resp.Text, structured, w.facts)
+		if msgs, ok := ReAskAfter(prompt, resp.Text, perr, allowed); ok {
+			// One re-ask naming the problem (an unreadable reply, or an
+			// answer the rubric forbids for this dialogue, which is no
+			// more stored than a person's would be); then the raw text is
+			// kept with an ERROR and the reason, never silently dropped.
 			resp2, err := r.call(ctx, w, def, it, numeric, itemID, msgs, prompt, s, true, r.cacheKey(w, prompt.Hash, numeric, s, true))
 			if err != nil {
 				if stopping(err) {
 					return store.JudgeLabel{}, err
 				}
 				values, methods, raw = append(values, rubric.Error), append(methods, "error"), resp.Text
+				why = notAnswer(perr) + "; the re-ask failed: " + err.Error()
 				continue
 			}
-			if ans, perr = Parse(def, it, resp2.Text, structured); perr != nil {
+			if ans, perr = ReadAnswer(def, it, resp2.Text, structured, w.facts); perr != nil {
 				values, methods, raw = append(values, rubric.Error), append(methods, "error"), resp.Text+"\n---\n"+resp2.Text
+				why = "re-asked once, and still " + notAnswer(perr)
 				continue
 			}
 			ans.Method = "reasked-" + ans.Method
@@ -1133,6 +1145,9 @@ func (r *Runner) answer(ctx context.Context, w *itemWork, def *rubric.Definition
 		if weighted != nil && l.Method != "error" {
 			l.Method = "logprob"
 		}
+		if l.Method == "error" {
+			l.Reason = why
+		}
 		return l, nil
 	}
 	v, spread := Aggregate(numeric, values)
@@ -1141,7 +1156,7 @@ func (r *Runner) answer(ctx context.Context, w *itemWork, def *rubric.Definition
 		l.Samples = append(l.Samples, string(x))
 	}
 	if v == rubric.Error {
-		l.Method = "error"
+		l.Method, l.Reason = "error", why
 	}
 	return l, nil
 }

@@ -47,15 +47,17 @@ type TryResult struct {
 	Usage         Usage
 	CostUSD       float64
 	Latency       time.Duration
-	// Error says why no answer was read: the call failed or the replies
-	// were unreadable. It never holds the API key.
+	// Error says why no answer was read: the call failed, the replies were
+	// unreadable, or their answer is one the rubric forbids for this
+	// dialogue (see RuleError). It never holds the API key.
 	Error string
 }
 
 // Try asks judge j, as it is now, about one item of project p: it probes
 // the endpoint as a run does, then asks every rubric item once (one
 // sample, whatever the judge's samples; one re-ask for an unreadable
-// reply, no retries), with the judge's concurrency and request pacing.
+// reply or a forbidden answer, no retries), with the judge's concurrency
+// and request pacing.
 // Nothing is stored: no labels, no calls, no spend. It is for a lead to
 // check a judge's settings and prompts before paying for a run.
 //
@@ -95,12 +97,16 @@ func (r *Runner) Try(ctx context.Context, j *attune.Judge, p *attune.Project, it
 	}
 
 	dialogue := make([]Message, len(item.Messages))
+	texts := make([]string, len(item.Messages))
 	for i, m := range item.Messages {
 		dialogue[i] = Message{Role: m.Role, Content: m.Content}
+		texts[i] = m.Content
 	}
 	// A run's settings are the judge's settings as they are now; the
-	// item work carries them into the same request rules a run follows.
-	w := &itemWork{run: &attune.JudgeRun{Settings: j.Settings}, judge: j, prov: prov, caps: t.Capabilities}
+	// item work carries them into the same request rules a run follows,
+	// and the item's facts into the same rules for its answers.
+	w := &itemWork{run: &attune.JudgeRun{Settings: j.Settings}, judge: j, prov: prov, caps: t.Capabilities,
+		facts: rubric.FactsOf(item.Turns, texts, item.Sensitive)}
 	t.Results = make([]TryResult, len(def.Items))
 	sem := make(chan struct{}, max(1, min(j.Settings.Concurrency, len(def.Items))))
 	var wg sync.WaitGroup
@@ -153,22 +159,20 @@ func (r *Runner) tryItem(ctx context.Context, w *itemWork, def *rubric.Definitio
 		return
 	}
 	res.Raw = resp.Text
-	ans, perr := Parse(def, it, resp.Text, set.Structured)
-	var pe *ParseError
-	switch {
-	case errors.As(perr, &pe):
-		resp2, err := r.tryCall(ctx, w, def, it, ReAsk(res.Prompt, resp.Text, pe, allowed), res.Prompt, true, res)
+	ans, perr := ReadAnswer(def, it, resp.Text, set.Structured, w.facts)
+	if msgs, ok := ReAskAfter(res.Prompt, resp.Text, perr, allowed); ok {
+		resp2, err := r.tryCall(ctx, w, def, it, msgs, res.Prompt, true, res)
 		if err != nil {
-			fail("the reply held no readable answer (" + pe.Problem + "), and the re-ask failed: " + reason(err))
+			fail(notAnswer(perr) + "; the re-ask failed: " + reason(err))
 			return
 		}
 		res.ReaskRaw = resp2.Text
-		if ans, perr = Parse(def, it, resp2.Text, set.Structured); perr != nil {
-			fail("neither the reply nor the answer to the re-ask held a readable answer: " + pe.Problem)
+		if ans, perr = ReadAnswer(def, it, resp2.Text, set.Structured, w.facts); perr != nil {
+			fail("re-asked once, and still " + notAnswer(perr))
 			return
 		}
 		ans.Method = "reasked-" + ans.Method
-	case perr != nil:
+	} else if perr != nil {
 		fail(perr.Error())
 		return
 	}

@@ -225,11 +225,62 @@ func (d *Definition) Validate(a Answers, f Facts, o Options) Issues {
 	return out
 }
 
-// conditions checks an allowed answer against the item's conditions.
+// Forbids reports whether the facts of the item rule out answer v on item
+// it, which the item allows in general: NA on an item whose condition holds
+// (the conversation is long enough, crisis signals are present) when the
+// rubric grants no exception a rater may confirm. The reason is the
+// blocking issue's message, naming the item. No confirmation lifts it: a
+// person's answer set is refused, the form does not offer the answer, and a
+// judge's answer is not stored. Validate raises the same issue, so every
+// path decides with this one rule.
+func (d *Definition) Forbids(it *Item, v Value, f Facts) (reason string, forbidden bool) {
+	msgs := d.refusals(it, v, f)
+	if len(msgs) == 0 {
+		return "", false
+	}
+	return it.label() + ": " + strings.Join(msgs, "; and "), true
+}
+
+// Permitted returns the answers a rater may give on item it for an item
+// with facts f, in display order: Allowed without those Forbids rules out.
+func (d *Definition) Permitted(it *Item, f Facts) []Value {
+	var out []Value
+	for _, v := range d.Allowed(it) {
+		if _, no := d.Forbids(it, v, f); !no {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// refusals returns the messages (without the item's label) of the blocking
+// issues the item's conditions raise against answer v, given the facts.
+func (d *Definition) refusals(it *Item, v Value, f Facts) []string {
+	c := it.Conditions
+	if c == nil || v != NA || c.NAException != "" {
+		return nil
+	}
+	var out []string
+	if c.MinTurns > 0 && f.Turns >= c.MinTurns {
+		out = append(out, fmt.Sprintf("NA is for conversations under %d turns: the item applies from %d turns and this conversation has %d; choose %s",
+			c.MinTurns, c.MinTurns, f.Turns, orList(without(d.Allowed(it), NA))))
+	}
+	if c.CrisisSignals && f.Crisis == Present {
+		out = append(out, fmt.Sprintf("NA is for conversations without crisis signals, and this one has crisis signals; choose %s",
+			orList(without(d.Allowed(it), NA))))
+	}
+	return out
+}
+
+// conditions checks an allowed answer against the item's conditions: the
+// blocking issues Forbids decides, then the warnings.
 func (d *Definition) conditions(it *Item, v Value, f Facts, block, warn func(*Item, string, ...any)) {
 	c := it.Conditions
 	if c == nil {
 		return
+	}
+	for _, msg := range d.refusals(it, v, f) {
+		block(it, "%s", msg)
 	}
 	if c.MinTurns > 0 && f.Turns > 0 {
 		holds := f.Turns >= c.MinTurns
@@ -237,9 +288,6 @@ func (d *Definition) conditions(it *Item, v Value, f Facts, block, warn func(*It
 		case v == NA && holds && c.NAException != "":
 			warn(it, "NA although the item applies from %d turns and this conversation has %d; confirm that %s, or answer %s",
 				c.MinTurns, f.Turns, c.NAException, orList(without(d.Allowed(it), NA)))
-		case v == NA && holds:
-			block(it, "NA is for conversations under %d turns: the item applies from %d turns and this conversation has %d; %s",
-				c.MinTurns, c.MinTurns, f.Turns, "choose "+orList(without(d.Allowed(it), NA)))
 		case v != NA && !holds:
 			warn(it, "%s although the item applies from %d turns and this conversation has %d, so the rubric expects NA; confirm or answer NA",
 				v, c.MinTurns, f.Turns)
@@ -249,9 +297,6 @@ func (d *Definition) conditions(it *Item, v Value, f Facts, block, warn func(*It
 		switch {
 		case v == NA && f.Crisis == Present && c.NAException != "":
 			warn(it, "NA although crisis signals are present; confirm that %s", c.NAException)
-		case v == NA && f.Crisis == Present:
-			block(it, "NA is for conversations without crisis signals, and this one has crisis signals; choose %s",
-				orList(without(d.Allowed(it), NA)))
 		case v == NA && f.Crisis == Signalled:
 			// A word or a mark is a prompt to look, not a verdict: "I'm too
 			// scared to commit suicide like he did" may carry no crisis

@@ -195,3 +195,63 @@ func TestValidateSingle(t *testing.T) {
 	checkIssues(t, d.Validate(rubric.Answers{"understanding": "4 "}, rubric.Facts{}, rubric.Options{}), []wantIssue{
 		{"understanding", rubric.Blocking, `understanding (Empathetical understanding): "4 " is not an allowed answer; choose 1, 2, 3, 4 or 5`, true}})
 }
+
+// TestForbids holds the rule the form, the judge runner and Validate share:
+// an answer the facts rule out is forbidden with the blocking issue's own
+// message, and nothing a rater may confirm is.
+func TestForbids(t *testing.T) {
+	def := builtin(t, "coaching-conversation@2.0")
+	item := func(k string) *rubric.Item {
+		it, ok := def.Item(k)
+		if !ok {
+			t.Fatalf("no item %s", k)
+		}
+		return it
+	}
+	long := rubric.Facts{Turns: 12, Crisis: rubric.Unknown}
+	cases := []struct {
+		key       string
+		v         rubric.Value
+		f         rubric.Facts
+		forbidden bool
+		permitted string
+	}{
+		{"CP1", rubric.NA, long, true, "YES NO"},
+		{"CP1", rubric.NA, rubric.Facts{Turns: 2}, false, "YES NO NA"},
+		{"CP1", rubric.NA, rubric.Facts{}, false, "YES NO NA"}, // turns unknown
+		{"CP1", "YES", long, false, "YES NO"},
+		{"CP3", rubric.NA, long, false, "YES NO NA"}, // an exception a rater may confirm
+		{"CQ9", rubric.NA, rubric.Facts{Turns: 5, Crisis: rubric.Present}, true, "YES NO"},
+		{"CQ9", rubric.NA, rubric.Facts{Turns: 5, Crisis: rubric.Signalled}, false, "YES NO NA"},
+		{"CP2", "YES", long, false, "YES NO"},
+	}
+	for _, c := range cases {
+		it := item(c.key)
+		reason, forbidden := def.Forbids(it, c.v, c.f)
+		if forbidden != c.forbidden {
+			t.Errorf("%s=%s with %+v: forbidden %v, want %v (%q)", c.key, c.v, c.f, forbidden, c.forbidden, reason)
+		}
+		var got []string
+		for _, v := range def.Permitted(it, c.f) {
+			got = append(got, string(v))
+		}
+		if strings.Join(got, " ") != c.permitted {
+			t.Errorf("%s with %+v: permitted %v, want %s", c.key, c.f, got, c.permitted)
+		}
+		if !forbidden {
+			continue
+		}
+		// The reason is the blocking issue a person's answer set gets.
+		a := with(example(t), c.key, string(c.v))
+		var found bool
+		for _, is := range def.Validate(a, c.f, rubric.Options{}).Errors() {
+			found = found || is.Item == c.key && is.Message == reason
+		}
+		if !found {
+			t.Errorf("%s=%s: reason %q is not among Validate's errors:\n%s", c.key, c.v, reason, dump(def.Validate(a, c.f, rubric.Options{})))
+		}
+	}
+	if reason, _ := def.Forbids(item("CP1"), rubric.NA, long); !strings.Contains(reason, "this conversation has 12") || !strings.HasPrefix(reason, "CP1 ") {
+		t.Errorf("reason %q does not name the item and the facts", reason)
+	}
+}

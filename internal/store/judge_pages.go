@@ -274,6 +274,8 @@ type JudgeAnswer struct {
 	Samples       []string
 	Spread        *float64
 	Raw           string
+	// Reason says why an ERROR is one; "" otherwise (see JudgeLabel).
+	Reason string
 }
 
 // JudgeItemAnswers returns a judge rater's answers for an item (the rater
@@ -282,7 +284,7 @@ type JudgeAnswer struct {
 func (db *DB) JudgeItemAnswers(ctx context.Context, raterID, itemID int64) ([]JudgeAnswer, error) {
 	rows, err := db.pool.Query(ctx, `
 		SELECT d.run_id, l.rubric_item_key, l.value, l.rationale, d.method, d.prompt_hash, d.weighted_score, d.distribution,
-		       d.samples, d.spread, d.raw
+		       d.samples, d.spread, d.raw, d.reason
 		FROM labels l JOIN judge_label_details d ON d.label_id = l.id
 		WHERE l.rater_id = $1 AND l.item_id = $2
 		ORDER BY l.rubric_item_key`, raterID, itemID)
@@ -293,7 +295,7 @@ func (db *DB) JudgeItemAnswers(ctx context.Context, raterID, itemID int64) ([]Ju
 		var a JudgeAnswer
 		var dist, samples []byte
 		if err := r.Scan(&a.RunID, &a.Key, &a.Value, &a.Rationale, &a.Method, &a.PromptHash, &a.WeightedScore, &dist,
-			&samples, &a.Spread, &a.Raw); err != nil {
+			&samples, &a.Spread, &a.Raw, &a.Reason); err != nil {
 			return a, err
 		}
 		if len(dist) > 0 {

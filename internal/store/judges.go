@@ -556,6 +556,9 @@ type JudgeLabel struct {
 	Samples       []string
 	Spread        *float64
 	Raw           string
+	// Reason says why an ERROR is one (a failed call, an unreadable reply,
+	// an answer the rubric forbids for the dialogue); "" otherwise.
+	Reason string
 }
 
 // WriteJudgeAnswers stores a judge's answers for an item as its answer set
@@ -571,11 +574,12 @@ func (db *DB) WriteJudgeAnswers(ctx context.Context, run *attune.JudgeRun, itemI
 	n := len(labels)
 	keys, values, notes := make([]string, n), make([]string, n), make([]string, n)
 	methods, hashes, raws := make([]string, n), make([]string, n), make([]string, n)
+	reasons := make([]string, n)
 	weighted, spreads := make([]*float64, n), make([]*float64, n)
 	dists, samples := make([]*string, n), make([]*string, n)
 	for i, l := range labels {
 		keys[i], values[i], notes[i] = l.Key, l.Value, l.Rationale
-		methods[i], hashes[i], raws[i] = l.Method, l.PromptHash, l.Raw
+		methods[i], hashes[i], raws[i], reasons[i] = l.Method, l.PromptHash, l.Raw, l.Reason
 		weighted[i], spreads[i] = l.WeightedScore, l.Spread
 		if l.Distribution != nil {
 			b, _ := json.Marshal(l.Distribution)
@@ -607,17 +611,17 @@ func (db *DB) WriteJudgeAnswers(ctx context.Context, run *attune.JudgeRun, itemI
 			FROM s, unnest($6::text[], $7::text[], $8::text[]) AS t(k, v, n)
 			RETURNING id, rubric_item_key),
 		d AS (
-			INSERT INTO judge_label_details (label_id, run_id, method, prompt_hash, weighted_score, distribution, samples, spread, raw)
-			SELECT l.id, $5, d.method, d.hash, d.weighted, d.dist::jsonb, d.samples::jsonb, d.spread, d.raw
-			FROM l JOIN unnest($6::text[], $9::text[], $10::text[], $11::float8[], $12::text[], $13::text[], $14::float8[], $15::text[])
-			     AS d(k, method, hash, weighted, dist, samples, spread, raw) ON d.k = l.rubric_item_key),
+			INSERT INTO judge_label_details (label_id, run_id, method, prompt_hash, weighted_score, distribution, samples, spread, raw, reason)
+			SELECT l.id, $5, d.method, d.hash, d.weighted, d.dist::jsonb, d.samples::jsonb, d.spread, d.raw, d.reason
+			FROM l JOIN unnest($6::text[], $9::text[], $10::text[], $11::float8[], $12::text[], $13::text[], $14::float8[], $15::text[], $16::text[])
+			     AS d(k, method, hash, weighted, dist, samples, spread, raw, reason) ON d.k = l.rubric_item_key),
 		r AS (
 			UPDATE judge_runs SET items_done = items_done + 1
 			WHERE id = $5 AND EXISTS (SELECT 1 FROM s)
 			RETURNING items_done >= items_total AND status = 'running' AS last)
 		SELECT EXISTS (SELECT 1 FROM s), coalesce((SELECT last FROM r), false)`,
 		run.ProjectID, itemID, run.RaterID, activeMS, run.ID,
-		keys, values, notes, methods, hashes, weighted, dists, samples, spreads, raws)
+		keys, values, notes, methods, hashes, weighted, dists, samples, spreads, raws, reasons)
 	err = db.inBatchTx(ctx, b, func(tx pgx.Tx, br pgx.BatchResults) error {
 		var last bool
 		err := br.QueryRow().Scan(&written, &last)

@@ -206,7 +206,7 @@
   function focusItem(st, stay) {
     var fs = st.items[st.index];
     if (!fs) { return; }
-    var input = $("input[type=radio]:checked", fs) || $("input[type=radio]", fs);
+    var input = $("input[type=radio]:checked", fs) || $("input[type=radio]:not(:disabled)", fs);
     if (input) { input.focus({ preventScroll: true }); }
     if (!stay) { fs.scrollIntoView({ block: "start" }); }
   }
@@ -228,6 +228,13 @@
 
   function say(st, text) { st.answered.textContent = text; }
 
+  // forbiddenWhy is the reason a disabled answer gives, from the text its
+  // description points at.
+  function forbiddenWhy(input) {
+    var why = document.getElementById(input.getAttribute("aria-describedby") || "");
+    return why ? why.textContent : input.value + " is not offered here.";
+  }
+
   // answer chooses the current item's answer for a shortcut key and moves
   // on: to the next item, or to the submit button after the last.
   function answer(st, key) {
@@ -241,6 +248,12 @@
         return true;
       }
       return false;
+    }
+    if (input.disabled) {
+      // Forbidden for this dialogue: the key is spent, nothing chosen,
+      // and the reason said where the count is read out.
+      say(st, forbiddenWhy(input));
+      return true;
     }
     input.checked = true;
     input.dispatchEvent(new Event("change", { bubbles: true }));

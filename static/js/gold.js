@@ -39,7 +39,7 @@
     items.forEach(function (fs, j) { fs.classList.toggle("current", j === i); });
     index = i;
     if (focus) {
-      var input = $("input[type=radio]:checked", items[i]) || $("input[type=radio]", items[i]);
+      var input = $("input[type=radio]:checked", items[i]) || $("input[type=radio]:not(:disabled)", items[i]);
       if (input) { input.focus({ preventScroll: true }); }
       if (!stay) { items[i].scrollIntoView({ block: "nearest" }); }
     }
@@ -56,6 +56,12 @@
         return true;
       }
       return false;
+    }
+    if (input.disabled) {
+      // Forbidden for this dialogue: the key is spent and nothing chosen.
+      var why = document.getElementById(input.getAttribute("aria-describedby") || "");
+      say(why ? why.textContent : input.value + " is not offered here.");
+      return true;
     }
     input.checked = true;
     count();

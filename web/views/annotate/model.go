@@ -185,6 +185,10 @@ type Option struct {
 	Name        string // e.g. "Poor", or the meaning of YES
 	Description string
 	Checked     bool
+	// Forbidden says why the rubric does not offer this answer for this
+	// dialogue (rubric.Definition.Forbids); the option is shown disabled
+	// with the reason, and its shortcut does nothing. "" when offered.
+	Forbidden string
 }
 
 // Example is a worked example of one item.

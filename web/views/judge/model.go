@@ -354,6 +354,8 @@ type Answer struct {
 	PromptHash   string
 	Raw          string
 	OtherRun     string // "run 3" when an earlier run wrote it; "" for this run
+	// Reason says why an ERROR is one; "" otherwise, or when not recorded.
+	Reason string
 }
 
 // Comparison sets the judge's answers beside each person's, with the
