@@ -571,8 +571,13 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 				FROM a WHERE c.item_id = a.item_id AND (a.state = 'active' OR c.filled < a.overlap)
 				RETURNING c.item_id, c.done),
 			stored AS (
-				INSERT INTO answer_sets (project_id, item_id, rater_id, rubric_version_id, rationale, active_ms)
-				SELECT a.project_id, a.item_id, a.rater_id, a.rubric_version_id, $4, $5 FROM a JOIN counted ON counted.item_id = a.item_id
+				-- The copy of the answers (00038) is written with the set,
+				-- as the labels' trigger would make it: the trigger then
+				-- finds it the same and writes the set no second time.
+				INSERT INTO answer_sets (project_id, item_id, rater_id, rubric_version_id, rationale, active_ms, answers)
+				SELECT a.project_id, a.item_id, a.rater_id, a.rubric_version_id, $4, $5,
+				       coalesce((SELECT json_object_agg(k, v ORDER BY k) FROM unnest($6::text[], $7::text[]) AS t(k, v)), '{}')
+				FROM a JOIN counted ON counted.item_id = a.item_id
 				RETURNING id, item_id, rater_id, rubric_version_id),
 			labelled AS (
 				INSERT INTO labels (answer_set_id, item_id, rater_id, rubric_version_id, rubric_item_key, value, rationale)
