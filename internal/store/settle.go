@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -52,7 +54,10 @@ func (db *DB) SettleQueued(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, mapErr(err, "settle queued", "")
 	}
+	// A project that fails to settle keeps its rows for the next look and
+	// holds up no other project.
 	total := 0
+	var errs []error
 	for _, p := range projects {
 		for {
 			n, more, err := db.settleProject(ctx, p)
@@ -60,7 +65,8 @@ func (db *DB) SettleQueued(ctx context.Context) (int, error) {
 				n, more, err = db.settleProject(ctx, p)
 			}
 			if err != nil {
-				return total, mapErr(err, "settle queued", "")
+				errs = append(errs, fmt.Errorf("project %d: %w", p, err))
+				break
 			}
 			total += n
 			if !more {
@@ -68,7 +74,7 @@ func (db *DB) SettleQueued(ctx context.Context) (int, error) {
 			}
 		}
 	}
-	return total, nil
+	return total, mapErr(errors.Join(errs...), "settle queued", "")
 }
 
 // settleProject takes up to settleBatch of the project's queue rows and
@@ -88,7 +94,7 @@ func (db *DB) settleProject(ctx context.Context, projectID int64) (n int, more b
 			return err
 		}
 		var ids []int64
-		var completed bool
+		var completed, exists bool
 		var short, items int
 		err := tx.QueryRow(ctx, `
 			WITH taken AS (
@@ -99,8 +105,9 @@ func (db *DB) settleProject(ctx context.Context, projectID int64) (n int, more b
 			SELECT (SELECT count(*) FROM taken), coalesce((SELECT array_agg(DISTINCT item_id) FROM taken), '{}'),
 			       coalesce((SELECT bool_or(completed) FROM taken), false),
 			       (SELECT count(*) FROM settle_queue WHERE project_id = $1) > (SELECT count(*) FROM taken),
-			       counts.* FROM counts`, projectID, settleBatch).Scan(&n, &ids, &completed, &more, &short, &items)
-		if err != nil {
+			       EXISTS (SELECT 1 FROM projects WHERE id = $1), counts.* FROM counts`,
+			projectID, settleBatch).Scan(&n, &ids, &completed, &more, &exists, &short, &items)
+		if err != nil || !exists { // a deleted project's rows go with it
 			return err
 		}
 		settled, err := db.settle(ctx, tx, projectID, ids)

@@ -186,8 +186,8 @@ func TestSettlerKilledMidWaySettlesOnce(t *testing.T) {
 
 // TestConcurrentSubmitsOfOneItemOneGoldDecision: after a lead lowered the
 // overlap below the people holding an item, their submissions at once
-// each queue it; settlers running beside them decide it once: one
-// verdict, its gold written once, one gold.changed.
+// each queue it; settlers running at once decide it once: one verdict,
+// its gold written once, one gold.changed.
 func TestConcurrentSubmitsOfOneItemOneGoldDecision(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -208,30 +208,40 @@ func TestConcurrentSubmitsOfOneItemOneGoldDecision(t *testing.T) {
 	if _, err := db.Pool().Exec(ctx, `UPDATE projects SET overlap = 1 WHERE id = $1`, f.project.ID); err != nil {
 		t.Fatal(err)
 	}
-	start := make(chan struct{})
-	errs := make(chan error, 2*people)
-	var wg sync.WaitGroup
-	for i, u := range f.annotators {
-		wg.Go(func() {
-			<-start
-			_, err := db.SubmitLabels(ctx, store.Submission{AssignmentID: held[i].ID, UserID: u.ID, Answers: likert("4", "4", "3", "4", "4"), ActiveMS: 1})
-			errs <- err
-		})
-		wg.Go(func() {
-			<-start
-			_, err := db.SettleQueued(ctx)
-			errs <- err
-		})
-	}
-	close(start)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
+	// The submissions at once, then settlers at once: each submission
+	// queued the item, and however the settlers share the rows out, the
+	// item is decided once.
+	at := func(n int, fn func(i int) error) {
+		t.Helper()
+		start := make(chan struct{})
+		errs := make(chan error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				<-start
+				errs <- fn(i)
+			})
+		}
+		close(start)
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
-	settleAll(t, db)
+	at(people, func(i int) error {
+		_, err := db.SubmitLabels(ctx, store.Submission{AssignmentID: held[i].ID, UserID: f.annotators[i].ID, Answers: likert("4", "4", "3", "4", "4"), ActiveMS: 1})
+		return err
+	})
+	if n := queued(t, db, f.project.ID); n != people {
+		t.Fatalf("%d rows queued, want one per submission (%d)", n, people)
+	}
+	at(people, func(int) error {
+		_, err := db.SettleQueued(ctx)
+		return err
+	})
 	id := f.itemID(t, "item-000")
 	var verdicts, goldRows, decisions int
 	if err := db.Pool().QueryRow(ctx, `SELECT (SELECT count(*) FROM gold_consensus WHERE item_id = $1),
@@ -247,5 +257,37 @@ func TestConcurrentSubmitsOfOneItemOneGoldDecision(t *testing.T) {
 	}
 	if n := queued(t, db, f.project.ID); n != 0 {
 		t.Fatalf("%d rows left in the settle queue", n)
+	}
+}
+
+// TestSettleQueueOfDeletedProject: rows left by a project deleted since
+// are dropped, and hold up no other project's.
+func TestSettleQueueOfDeletedProject(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := dbtest.New(t)
+	f := newProject(t, db, projectOpts{rubric: "empathetic-dialogue@2", overlap: 1, items: 1, annotators: 1})
+	if _, err := db.Pool().Exec(ctx, `INSERT INTO settle_queue (project_id, item_id, completed) VALUES (0, 0, true)`); err != nil {
+		t.Fatal(err)
+	}
+	a, err := db.NextAssignment(ctx, f.project.ID, f.annotators[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.SubmitLabels(ctx, store.Submission{AssignmentID: a.ID, UserID: f.annotators[0].ID, Answers: likert("4", "4", "3", "4", "4"), ActiveMS: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := db.SettleQueued(ctx); err != nil || n != 2 {
+		t.Fatalf("took %d rows, %v; want the live project's and the deleted one's", n, err)
+	}
+	if verdictAt(t, db, f.itemID(t, "item-000")).IsZero() {
+		t.Fatal("the live project's item was not judged")
+	}
+	var left int
+	if err := db.Pool().QueryRow(ctx, `SELECT count(*) FROM settle_queue`).Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	if left != 0 {
+		t.Fatalf("%d rows left in the settle queue", left)
 	}
 }
