@@ -17,7 +17,9 @@ import (
 
 // labelThroughAPI has each annotator label, through the API, every item the
 // queue gives them, with answers(annotator index, item id in the dataset);
-// nil answers skip the item. Rationales go with the answers.
+// nil answers skip the item. Rationales go with the answers. The items
+// they complete are settled before it returns, as the settler of a
+// serving process settles them after the submits commit.
 func (l *labelling) labelThroughAPI(t *testing.T, answers func(i int, source string) map[string]string, rationales func(i int, source string) map[string]string) {
 	t.Helper()
 	for i, u := range l.anns {
@@ -47,6 +49,9 @@ func (l *labelling) labelThroughAPI(t *testing.T, answers func(i int, source str
 				t.Fatalf("submit %s: %d %v", source, status, resp)
 			}
 		}
+	}
+	if _, err := l.a.db.SettleQueued(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -135,6 +135,16 @@ func runServe(ctx context.Context, e env, args []string) error {
 			return fmt.Errorf("config: ATTUNE_REPLICA_URL: %w", err)
 		}
 	}
+	// Items that submits gave their overlap of labels are settled (gold,
+	// the queue of disagreements, full overlap) after those commit; the
+	// settler stops before the database closes.
+	settleCtx, stopSettling := context.WithCancel(context.WithoutCancel(ctx))
+	settled := make(chan struct{})
+	go func() {
+		defer close(settled)
+		db.NewSettler(log.With("component", "settler")).Run(settleCtx)
+	}()
+	defer func() { stopSettling(); <-settled }()
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {

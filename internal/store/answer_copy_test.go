@@ -53,6 +53,12 @@ func TestAnswerSetsKeepACopyOfTheirLabels(t *testing.T) {
 		t.Fatalf("%d answer sets with answers after one submission", n)
 	}
 	check("a submission")
+	// The submission wrote the set's copy with the set: the row is the
+	// first version on the table's first page, not rewritten by the
+	// labels' trigger.
+	if n := f.count(t, `SELECT count(*) FROM answer_sets WHERE ctid = '(0,1)'`); n != 1 {
+		t.Fatal("the submission wrote its answer set twice")
+	}
 
 	edited := changed(fullAnswers, "CQ1", "NO")
 	delete(edited, "CQ2")

@@ -510,9 +510,10 @@ const submitAttempts = 4
 // SubmitLabels stores the answers of an assignment in one transaction:
 // the answer set and one label per answer, the assignment closed, the
 // item's counters moved, and — with ClaimNext — the next item claimed.
-// The submission that completes an item (the overlap reached) has the
-// consensus rule settle it too (settle): gold when its people agree, else
-// a place in the queue of disagreements.
+// A submission that gives an item its overlap of labels queues it for the
+// consensus rule, which a Settler applies after the commit, within
+// SettleBound (settle.go): gold when its people agree, else a place in
+// the queue of disagreements, and the project's full overlap announced.
 // Submitting an assignment again (a double click, a second tab, a retry)
 // changes nothing and returns the answer set stored the first time. A
 // submission after the lease ran out is accepted while the item still has
@@ -570,17 +571,29 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 				FROM a WHERE c.item_id = a.item_id AND (a.state = 'active' OR c.filled < a.overlap)
 				RETURNING c.item_id, c.done),
 			stored AS (
-				INSERT INTO answer_sets (project_id, item_id, rater_id, rubric_version_id, rationale, active_ms)
-				SELECT a.project_id, a.item_id, a.rater_id, a.rubric_version_id, $4, $5 FROM a JOIN counted ON counted.item_id = a.item_id
+				-- The copy of the answers (00038) is written with the set,
+				-- as the labels' trigger would make it: the trigger then
+				-- finds it the same and writes the set no second time.
+				INSERT INTO answer_sets (project_id, item_id, rater_id, rubric_version_id, rationale, active_ms, answers)
+				SELECT a.project_id, a.item_id, a.rater_id, a.rubric_version_id, $4, $5,
+				       coalesce((SELECT json_object_agg(k, v ORDER BY k) FROM unnest($6::text[], $7::text[]) AS t(k, v)), '{}')
+				FROM a JOIN counted ON counted.item_id = a.item_id
 				RETURNING id, item_id, rater_id, rubric_version_id),
 			labelled AS (
 				INSERT INTO labels (answer_set_id, item_id, rater_id, rubric_version_id, rubric_item_key, value, rationale)
 				SELECT stored.id, stored.item_id, stored.rater_id, stored.rubric_version_id, k, v, n
-				FROM stored, unnest($6::text[], $7::text[], $8::text[]) AS t(k, v, n))
+				FROM stored, unnest($6::text[], $7::text[], $8::text[]) AS t(k, v, n)),
+			-- The item has its overlap of labels (or more: a lead may
+			-- have lowered the overlap while it was held): the settler
+			-- applies the consensus rule after the commit (settle.go).
+			-- completed: this submission gave the item its k-th label.
+			queued AS (
+				INSERT INTO settle_queue (project_id, item_id, completed)
+				SELECT a.project_id, a.item_id, counted.done = a.overlap FROM a JOIN counted ON counted.item_id = a.item_id
+				WHERE counted.done >= a.overlap)
 			UPDATE assignments x SET state = 'submitted', finished_at = now(), answer_set_id = stored.id
 			FROM stored WHERE x.id = $1
-			RETURNING stored.id, (SELECT counted.done = a.overlap FROM counted JOIN a ON a.item_id = counted.item_id),
-				(SELECT counted.done >= a.overlap FROM counted JOIN a ON a.item_id = counted.item_id)`,
+			RETURNING stored.id`,
 			s.AssignmentID, s.UserID, s.NoteRequired, s.Rationale, s.ActiveMS, keys, values, notes)
 		// A calibration item's answers, graded, go to calibration_answers
 		// instead: no answer set, no label, no count moved.
@@ -611,10 +624,6 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 			var itemID int64
 			var existing *int64
 			var pulled, opened, calib bool
-			// completed: this submission gave the item its k-th label;
-			// full: the item has k labels or more (a lead may have
-			// lowered the overlap while it was held).
-			var completed, full bool
 			c := claim{userID: s.UserID}
 			err := func() error {
 				defer br.Close()
@@ -641,7 +650,7 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 					return attune.NotFound("assignment")
 				}
 				projectID = assignmentProject
-				switch err := br.QueryRow().Scan(&res.AnswerSetID, &completed, &full); {
+				switch err := br.QueryRow().Scan(&res.AnswerSetID); {
 				case err == nil:
 					res.Created = true
 				case !errors.Is(err, pgx.ErrNoRows):
@@ -711,48 +720,6 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 				if err := res.next(a, err); err != nil {
 					return err
 				}
-			}
-			if !full {
-				return nil
-			}
-			// The consensus rule settles the item now, under the lock on
-			// its counts the submission holds: gold when its people agree,
-			// else a place in the queue of disagreements. Its verdict is
-			// written in one round trip with the check for full overlap.
-			v, err := db.decide(ctx, tx, projectID, []int64{itemID})
-			if err != nil {
-				return err
-			}
-			b := &pgx.Batch{}
-			v.queue(b)
-			if completed {
-				// The project may now have every item's k labels. Checked
-				// last, so that the lock it takes is held while waiting for
-				// nothing but the commit: taken before the claim, a submit
-				// holding it could wait for an item another submit holds
-				// while that one waits for the lock.
-				queueFullOverlap(b, projectID)
-			}
-			var settled settlement
-			var short, items int
-			if b.Len() > 0 {
-				br := tx.SendBatch(ctx, b)
-				settled, err = v.read(br)
-				if err == nil && completed {
-					short, items, err = readFullOverlap(br)
-				}
-				if cerr := br.Close(); err == nil {
-					err = cerr
-				}
-				if err != nil {
-					return err
-				}
-			}
-			if err := db.announceSettled(ctx, tx, projectID, settled); err != nil {
-				return err
-			}
-			if completed {
-				return db.announceFullOverlap(ctx, tx, projectID, 1, short, items)
 			}
 			return nil
 		})

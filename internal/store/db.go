@@ -30,6 +30,9 @@ type DB struct {
 	// a job announcing a change is queued exactly when the change commits.
 	// It works none: workers run elsewhere.
 	jobs *river.Client[pgx.Tx]
+	// settleHook, set by tests only, runs in a settling's transaction
+	// before it commits.
+	settleHook func(context.Context, pgx.Tx) error
 	// rubrics holds parsed rubric versions by id: versions never change
 	// (a trigger refuses it), and parsing one is too slow to repeat on
 	// every submission that settles an item or every page.

@@ -1,6 +1,11 @@
 package store
 
-import "github.com/jackc/pgx/v5/pgxpool"
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
 
 // OpenPool wraps a pool the test configured itself (with a tracer, say)
 // as a DB.
@@ -15,3 +20,8 @@ const ExportLabelsQuery = exportLabelsQuery
 var RecordStreamsSQL = []string{recordItemsSQL, recordGoldItemsSQL, recordGoldSQL, recordAnswersSQL}
 
 const RecordPlanSettings = recordPlanSettings
+
+// SetSettleHook has every settling of db run hook in its transaction just
+// before it commits (nil: nothing), for a test of a settler that dies
+// there.
+func SetSettleHook(db *DB, hook func(context.Context, pgx.Tx) error) { db.settleHook = hook }

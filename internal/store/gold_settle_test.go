@@ -64,8 +64,8 @@ func verdictAt(t *testing.T, db *store.DB, itemID int64) time.Time {
 }
 
 // TestLabelsSettleItemsAsTheyArrive: the submission that completes an
-// item has the consensus rule decide it in its transaction, with no run of
-// the rule: gold when its people agree, the queue of disagreements at once
+// item queues it, and the settler has the consensus rule decide it, with
+// no run of the rule: gold when its people agree, the queue of disagreements at once
 // when they do not; an edit decides it again, and never touches gold a
 // lead set. Gold that changed is announced, once; a verdict that changed
 // no gold is not.
@@ -239,8 +239,9 @@ func TestImportedLabelsSettleTheirItems(t *testing.T) {
 
 // TestConcurrentLastLabelsSettleEachItemOnce: many annotators submit the
 // last labels of many items at once, while the earlier annotators edit
-// theirs and a lead runs the rule: nothing deadlocks or fails, and every
-// item ends with one verdict, made with all its labels.
+// theirs, a lead runs the rule and settlers settle what the submits
+// queue: nothing deadlocks or fails, and every item ends with one
+// verdict, made with all its labels.
 func TestConcurrentLastLabelsSettleEachItemOnce(t *testing.T) {
 	t.Parallel()
 	const items, finishers = 24, 6
@@ -266,7 +267,7 @@ func TestConcurrentLastLabelsSettleEachItemOnce(t *testing.T) {
 	}
 
 	var wg sync.WaitGroup
-	errs := make(chan error, finishers+3)
+	errs := make(chan error, finishers+5)
 	for _, u := range f.annotators[2:] {
 		wg.Go(func() {
 			for {
@@ -305,6 +306,24 @@ func TestConcurrentLastLabelsSettleEachItemOnce(t *testing.T) {
 			}
 		})
 	}
+	// Settlers run until every other writer has stopped.
+	submitting := make(chan struct{})
+	var settlers sync.WaitGroup
+	for range 2 {
+		settlers.Go(func() {
+			for {
+				if _, err := f.db.SettleQueued(ctx); err != nil {
+					errs <- fmt.Errorf("settle: %w", err)
+					return
+				}
+				select {
+				case <-submitting:
+					return
+				default:
+				}
+			}
+		})
+	}
 	wg.Go(func() {
 		for range 3 {
 			if _, err := f.db.ApplyConsensus(ctx, f.project.ID, store.ConsensusOptions{All: true, BatchSize: 5}); err != nil {
@@ -314,6 +333,8 @@ func TestConcurrentLastLabelsSettleEachItemOnce(t *testing.T) {
 		}
 	})
 	wg.Wait()
+	close(submitting)
+	settlers.Wait()
 	close(errs)
 	for err := range errs {
 		t.Error(err)
@@ -321,6 +342,7 @@ func TestConcurrentLastLabelsSettleEachItemOnce(t *testing.T) {
 	if t.Failed() {
 		return
 	}
+	settleAll(t, f.db)
 	var verdicts, decided, goldItems, goldRows int
 	if err := f.db.Pool().QueryRow(ctx, `SELECT (SELECT count(*) FROM gold_consensus WHERE project_id = $1),
 		(SELECT count(*) FROM gold_consensus WHERE project_id = $1 AND decided),

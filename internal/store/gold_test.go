@@ -22,7 +22,8 @@ func likert(e, v, h, s, o string) map[string]string {
 
 // labelWith has each annotator label every item the queue gives them, with
 // answers(annotator index, item source id); nil answers skip the item.
-// Rationales, when given, go with the answers.
+// Rationales, when given, go with the answers. The items they complete
+// are settled before it returns (SettleQueued, as the settler would).
 func (f *fixture) labelWith(t *testing.T, answers func(a int, source string) map[string]string, rationales func(a int, source string) map[string]string) {
 	t.Helper()
 	ctx := context.Background()
@@ -56,6 +57,7 @@ func (f *fixture) labelWith(t *testing.T, answers func(a int, source string) map
 			}
 		}
 	}
+	settleAll(t, f.db)
 }
 
 func (f *fixture) itemID(t *testing.T, source string) int64 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"maps"
 	"net/netip"
+	"sync"
 	"testing"
 
 	"github.com/attune/attune/internal/attune"
@@ -104,6 +105,7 @@ func TestEachEventAnnouncedOnceWithItsChange(t *testing.T) {
 				t.Fatal(err)
 			}
 			f.submit(t, a, u)
+			settleAll(t, db)
 			if i == 0 {
 				check("a first annotator's labels")
 			}
@@ -209,8 +211,9 @@ func TestLabelsImportAnnouncesFullOverlapOnce(t *testing.T) {
 }
 
 // TestFullOverlapAnnouncedOnceUnderConcurrentSubmits: the submits that
-// give the last items their labels at the same moment announce full
-// overlap once between them, not twice and not never.
+// give the last items their labels at the same moment, settled by
+// settlers running beside them and after them, announce full overlap once
+// between them, not twice and not never.
 func TestFullOverlapAnnouncedOnceUnderConcurrentSubmits(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -236,12 +239,28 @@ func TestFullOverlapAnnouncedOnceUnderConcurrentSubmits(t *testing.T) {
 			errs <- err
 		}()
 	}
+	settlers := make(chan error, n)
+	for range n {
+		go func() {
+			<-start
+			_, err := f.db.SettleQueued(ctx)
+			settlers <- err
+		}()
+	}
 	close(start)
 	for range n {
 		if err := <-errs; err != nil {
 			t.Fatal(err)
 		}
+		if err := <-settlers; err != nil {
+			t.Fatal(err)
+		}
 	}
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() { settleAll(t, f.db) })
+	}
+	wg.Wait()
 	if got := announced(t, f.db, f.project.ID); got[attune.EventFullOverlap] != 1 {
 		t.Fatalf("announced %v, want full overlap once", got)
 	}
