@@ -436,7 +436,7 @@ func searchSnippet(messages, query string) string {
 		translate(translate((SELECT string_agg(m ->> 'content', ' · ') FROM json_array_elements(` + messages + `) m),
 			E'\uE000\uE001\uE002\uE003', ''), '<>', E'\uE002\uE003'),
 		websearch_to_tsquery('english', ` + query + `),
-		E'StartSel=\uE000, StopSel=\uE001, MaxWords=24, MinWords=10, MaxFragments=2, FragmentDelimiter=" … "'), '')`
+		E'StartSel=\uE000, StopSel=\uE001, MaxWords=30, MinWords=12'), '')`
 }
 
 // splitSnippet reads ts_headline's marked text into its runs. A snippet

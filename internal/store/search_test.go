@@ -427,7 +427,7 @@ func TestSearchItemsSnippet(t *testing.T) {
 	sf := newSearchFixture(t)
 	ctx := context.Background()
 	msgs, _ := json.Marshal([]attune.Message{
-		{Role: "user", Content: "Fake marks \ue000here\ue001 and a <b>bold</b> claim: x<y && sleep > z"},
+		{Role: "user", Content: "Fake marks and a <b>bold</b> claim \ue000here\ue001: x<y && sleep > z"},
 		{Role: "assistant", Content: `Sleeping badly is hard. <script>alert("sleep")</script>`}})
 	if _, err := importItems(sf.db, sf.project.ID, false, store.ImportItem{Line: 1, SourceID: "sleep-1", Kind: "reply", Messages: msgs,
 		Meta: []byte(`{}`), Turns: 1, SHA256: fmt.Sprintf("%064x", 999)}); err != nil {
@@ -459,11 +459,11 @@ func TestSearchItemsSnippet(t *testing.T) {
 		return b.String()
 	}
 	got := marked(snippet("exam", "exam"))
-	if want := "failed my [exam] <script>alert(1)</script> · Tell me more"; got != want {
+	if want := "I failed my [exam] <script>alert(1)</script> · Tell me more."; got != want {
 		t.Errorf("exam: snippet %q, want %q", got, want)
 	}
 	got = marked(snippet("sleep", "sleep-1"))
-	for _, want := range []string{"[sleep] > z", "[Sleeping] badly", `<script>alert("[sleep]")`, "<b>bold</b>", "Fake marks here and"} {
+	for _, want := range []string{"[sleep] > z", "[Sleeping] badly", `<script>alert("[sleep]")`, "here: x<y && [sleep] > z"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("sleep: snippet %q does not hold %q", got, want)
 		}
