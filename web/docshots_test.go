@@ -111,6 +111,40 @@ func TestDocScreenshotsAreTaken(t *testing.T) {
 // browser.
 func TestDocScreenshots(t *testing.T) {
 	t.Parallel()
+	a, p, lead, c := docProject(t)
+	ctx := signInBrowser(t, a, lead.Email, "/login")
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(a.srv.URL+projectPath(p, "/report")),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=summary]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shootScreens(t, ctx, "report", nil)
+
+	// The first item the disagreements queue offers.
+	queue := c.get(projectPath(p, "/disagreements"))
+	wantStatus(t, queue, http.StatusOK)
+	first := regexp.MustCompile(`href="(/projects/\d+/disagreements/\d+)"`).FindStringSubmatch(queue.body)
+	if first == nil {
+		t.Fatalf("no item waits in the disagreements queue:\n%.2000s", queue.body)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(a.srv.URL+first[1])); err != nil {
+		t.Fatal(err)
+	}
+	shootScreens(t, ctx, "adjudicate", nil)
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(a.srv.URL+projectPath(p, "/browse?q=sleep&col=week"))); err != nil {
+		t.Fatal(err)
+	}
+	shootScreens(t, ctx, "items", nil)
+}
+
+// docProject is a project of the coaching rubric with 48 items that three
+// people and a judge (with long rationales) answered, gold set by the
+// consensus rule and the text indexed; c is its lead's client.
+func docProject(t *testing.T) (*app, *attune.Project, *attune.User, *client) {
+	t.Helper()
 	a := newApp(t)
 	lead := a.user("lee@example.org", attune.RoleLead)
 	p := a.project(lead, projectOpts{name: "Coaching pilot"})
@@ -172,32 +206,7 @@ func TestDocScreenshots(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ctx := signInBrowser(t, a, lead.Email, "/login")
-	err := chromedp.Do(ctx,
-		chromedp.Navigate(a.srv.URL+projectPath(p, "/report")),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid=summary]`)),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	shootScreens(t, ctx, "report", nil)
-
-	// The first item the disagreements queue offers.
-	queue := c.get(projectPath(p, "/disagreements"))
-	wantStatus(t, queue, http.StatusOK)
-	first := regexp.MustCompile(`href="(/projects/\d+/disagreements/\d+)"`).FindStringSubmatch(queue.body)
-	if first == nil {
-		t.Fatalf("no item waits in the disagreements queue:\n%.2000s", queue.body)
-	}
-	if err := chromedp.Do(ctx, chromedp.Navigate(a.srv.URL+first[1])); err != nil {
-		t.Fatal(err)
-	}
-	shootScreens(t, ctx, "adjudicate", nil)
-
-	if err := chromedp.Do(ctx, chromedp.Navigate(a.srv.URL+projectPath(p, "/browse?q=sleep"))); err != nil {
-		t.Fatal(err)
-	}
-	shootScreens(t, ctx, "items", nil)
+	return a, p, lead, c
 }
 
 // docRationales are the judge's reasons, by answer.

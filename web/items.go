@@ -2,13 +2,16 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/a-h/templ"
 
@@ -131,8 +134,46 @@ func (s *Server) browserProject(r *http.Request) (*attune.Project, *rubric.Defin
 	return p, def, err
 }
 
+// The items browser's meta columns: at most browseMaxColumns chosen, keys
+// of at most browseMaxKey bytes; a row shows at most browseMetaFields of
+// its other fields, each value cut to browseMetaValue bytes.
+const (
+	browseMaxColumns = 8
+	browseMaxKey     = 100
+	browseMetaFields = 20
+	browseMetaValue  = 160
+	browseCellValue  = 80
+)
+
+// readBrowseColumns reads the meta keys chosen as columns (col, repeated),
+// in order, without repeats.
+func readBrowseColumns(q url.Values) ([]string, error) {
+	var cols []string
+	for _, c := range q["col"] {
+		c = strings.TrimSpace(c)
+		switch {
+		case c == "" || slices.Contains(cols, c):
+			continue
+		case len(c) > browseMaxKey:
+			return nil, attune.Invalid("col", fmt.Sprintf("a meta key is at most %d bytes; this one is %d", browseMaxKey, len(c)))
+		}
+		cols = append(cols, c)
+	}
+	if len(cols) > browseMaxColumns {
+		return nil, attune.Invalid("col", fmt.Sprintf("choose at most %d meta fields as columns, not %d", browseMaxColumns, len(cols)))
+	}
+	return cols, nil
+}
+
+// browseQuery is what the items browser reads from its query.
+type browseQuery struct {
+	search store.ItemSearch
+	cols   []string
+}
+
 // browseItems is the items browser: a GET form over the project's items,
-// a keyset page at a time.
+// a keyset page at a time. A parameter it cannot read is left out of the
+// search, its message shown by its field, with 422.
 func (s *Server) browseItems(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	p, def, err := s.browserProject(r)
@@ -140,13 +181,31 @@ func (s *Server) browseItems(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	search, err := readItemSearch(q, def)
+	bq, problems, err := readLeniently(q, func(q url.Values) (browseQuery, error) {
+		search, err := readItemSearch(q, def)
+		if err != nil {
+			return browseQuery{}, err
+		}
+		cols, err := readBrowseColumns(q)
+		return browseQuery{search: search, cols: cols}, err
+	})
 	if err != nil {
 		return err
 	}
-	search.Limit = browsePageSize
+	search := bq.search
+	search.Limit, search.Count = browsePageSize, true
 	db, readFrom := s.heavyReads(r)
 	res, err := db.SearchItems(ctx, p.ID, search)
+	var ve *attune.ValidationError
+	if errors.As(err, &ve) && search.Cursor != "" {
+		// A cursor of another search: the first page, saying why.
+		if problems == nil {
+			problems = map[string]string{}
+		}
+		problems["cursor"] = publicText(err)
+		search.Cursor = ""
+		res, err = db.SearchItems(ctx, p.ID, search)
+	}
 	if err != nil {
 		return err
 	}
@@ -154,9 +213,13 @@ func (s *Server) browseItems(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	// The view's own query, without the cursor: the base of its pages.
+	// The view's own query, without the cursor and what could not be
+	// read: the base of its pages.
 	base := url.Values{}
-	for _, k := range searchParams {
+	for _, k := range append(slices.Clone(searchParams), "col") {
+		if _, bad := problems[k]; bad {
+			continue
+		}
 		for _, v := range q[k] {
 			if strings.TrimSpace(v) != "" {
 				base.Add(k, v)
@@ -166,12 +229,17 @@ func (s *Server) browseItems(w http.ResponseWriter, r *http.Request) error {
 	page := browse.SearchPage{
 		Chrome:      s.chrome(r, "Items · "+p.Name, "home"),
 		ProjectName: p.Name, ProjectURL: templ.SafeURL(projectPath(p.ID)),
-		ReadFrom: readFrom,
+		ReadFrom:   readFrom,
+		TextSearch: strings.TrimSpace(search.Text) != "", Columns: bq.cols,
 	}
+	// The form shows what was asked, a refused value too, so that it can
+	// be mended where it stands.
 	f := browse.Form{Action: templ.SafeURL(browsePath(p.ID, nil)), Text: q.Get("q"), ID: q.Get("id"),
-		Min: q.Get("min"), Max: q.Get("max"), Safety: search.Concern != nil, Flagged: search.Flagged}
-	for _, m := range search.Meta {
-		f.Meta = append(f.Meta, m.Key+"="+m.Value)
+		Min: q.Get("min"), Max: q.Get("max"), Safety: search.Concern != nil, Flagged: search.Flagged, Errors: problems}
+	for _, m := range q["meta"] {
+		if strings.TrimSpace(m) != "" {
+			f.Meta = append(f.Meta, m)
+		}
 	}
 	f.Meta = append(f.Meta, "")
 	f.Gold = options(search.Gold, [][2]string{{"", "any"}, {store.GoldOpen, "no gold yet"}, {store.GoldAutomatic, "set by the consensus rule"}, {store.GoldAdjudicated, "adjudicated"}})
@@ -184,23 +252,48 @@ func (s *Server) browseItems(w http.ResponseWriter, r *http.Request) error {
 	for _, rt := range raters {
 		who = append(who, [2]string{strconv.FormatInt(rt.ID, 10), raterLabel(rt.Name, rt.Kind, !rt.Account)})
 	}
-	f.Rater = options(q.Get("rater"), who)
-	f.Sort = options(q.Get("sort"), [][2]string{{store.SortOldest, "oldest first"}, {store.SortNewest, "newest first"},
+	f.Rater = options(strconv.FormatInt(search.RaterID, 10), who)
+	f.Sort = options(search.Sort, [][2]string{{store.SortOldest, "oldest first"}, {store.SortNewest, "newest first"},
 		{store.SortSource, "by item id"}, {store.SortLabels, "most people first"}})
-	page.Form = f
+	f.Summary = browseFilterSummary(search, who)
+	seen := map[string]bool{}
 	for _, it := range res.Items {
-		page.Rows = append(page.Rows, browse.Row{URL: templ.SafeURL(browseItemPath(p.ID, it.ID)), SourceID: it.SourceID,
-			Opening: it.Opening, Meta: compactPreview(it.Meta, metaRowBytes), People: it.People, Judges: it.Judges, Gold: it.Gold, Flags: it.Flags, Pulled: it.Pulled})
+		row := browse.Row{URL: templ.SafeURL(browseItemPath(p.ID, it.ID)), SourceID: it.SourceID,
+			Opening: it.Opening, People: it.People, Judges: it.Judges, Gold: it.Gold, Flags: it.Flags, Pulled: it.Pulled}
+		for _, m := range it.Snippet {
+			row.Snippet = append(row.Snippet, browse.Mark{Text: m.Text, Match: m.Match})
+		}
+		row.Cells, row.Meta, row.MetaMore = metaFields(it.Meta, bq.cols, seen)
+		page.Rows = append(page.Rows, row)
+	}
+	offered := slices.Clone(bq.cols)
+	for _, k := range slices.Sorted(maps.Keys(seen)) {
+		if !slices.Contains(offered, k) && len(offered) < 30 {
+			offered = append(offered, k)
+		}
+	}
+	for _, k := range offered {
+		f.Columns = append(f.Columns, browse.Check{Value: k, Checked: slices.Contains(bq.cols, k)})
+	}
+	page.Form = f
+	switch {
+	case res.MoreMatches():
+		page.Matches = fmt.Sprintf("More than %d items match.", store.MatchCountBound)
+	case res.Matches == 0:
+		page.Matches = "No item matches."
+	default:
+		page.Matches = fmt.Sprintf("%d %s.", res.Matches, plural(res.Matches, "item matches", "items match"))
 	}
 	switch n := len(res.Items); {
-	case n == 0 && search.Cursor == "":
-		page.Summary = "No item matches."
-	case n == 0:
+	case n == 0 && search.Cursor != "":
 		page.Summary = "No more items match."
+	case n == 0:
+	case res.Next != "" && search.Cursor == "":
+		page.Summary = fmt.Sprintf("This page lists the first %d; more follow.", n)
 	case res.Next != "":
-		page.Summary = fmt.Sprintf("%d items match on this page; more follow.", n)
-	default:
-		page.Summary = fmt.Sprintf("%d items match on this page, the last.", n)
+		page.Summary = fmt.Sprintf("This page lists %d; more follow.", n)
+	case search.Cursor != "":
+		page.Summary = fmt.Sprintf("This page lists %d, the last.", n)
 	}
 	if res.Unindexed > 0 {
 		page.Summary += fmt.Sprintf(" %d %s still being indexed: the text search does not find %s yet.",
@@ -217,8 +310,110 @@ func (s *Server) browseItems(w http.ResponseWriter, r *http.Request) error {
 		next.Set("cursor", res.Next)
 		page.NextURL = templ.SafeURL(browsePath(p.ID, next))
 	}
-	s.render(w, r, http.StatusOK, browse.Search(page))
+	status := http.StatusOK
+	if len(problems) > 0 {
+		status = http.StatusUnprocessableEntity
+	}
+	s.render(w, r, status, browse.Search(page))
 	return nil
+}
+
+// metaFields splits an item's meta object into the values of the chosen
+// columns ("" where it has none) and its other fields, at most
+// browseMetaFields of them in key order, with how many more there are; it
+// adds every key it meets to seen. A meta that is not an object shows
+// whole, under no key.
+func metaFields(meta []byte, cols []string, seen map[string]bool) ([]string, []browse.MetaField, int) {
+	cells := make([]string, len(cols))
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(meta, &obj); err != nil {
+		if v := compactPreview(meta, browseMetaValue); v != "" && v != "null" {
+			return cells, []browse.MetaField{{Key: "", Value: v}}, 0
+		}
+		return cells, nil, 0
+	}
+	var rest []browse.MetaField
+	more := 0
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		seen[k] = true
+		if i := slices.Index(cols, k); i >= 0 {
+			cells[i] = metaValue(obj[k], browseCellValue)
+			continue
+		}
+		if len(rest) == browseMetaFields {
+			more++
+			continue
+		}
+		rest = append(rest, browse.MetaField{Key: k, Value: metaValue(obj[k], browseMetaValue)})
+	}
+	return cells, rest, more
+}
+
+// metaValue is a meta value as text: a string as it is, anything else as
+// compact JSON, cut to limit bytes with "…".
+func metaValue(raw json.RawMessage, limit int) string {
+	var str string
+	if err := json.Unmarshal(raw, &str); err == nil {
+		if len(str) > limit {
+			cut := limit
+			for cut > 0 && !utf8.RuneStart(str[cut]) {
+				cut--
+			}
+			return str[:cut] + "…"
+		}
+		return str
+	}
+	return compactPreview(raw, limit)
+}
+
+// browseFilterSummary says in a line what the search keeps, for the
+// folded form: "dialogue says “sleep” · lang=en · newest first".
+func browseFilterSummary(s store.ItemSearch, raters [][2]string) string {
+	var parts []string
+	if t := strings.TrimSpace(s.Text); t != "" {
+		parts = append(parts, "dialogue says “"+t+"”")
+	}
+	if s.SourceID != "" {
+		parts = append(parts, "item "+s.SourceID)
+	}
+	for _, m := range s.Meta {
+		parts = append(parts, m.Key+"="+m.Value)
+	}
+	switch {
+	case s.MinLabels > 0 && s.MaxLabels != nil:
+		parts = append(parts, fmt.Sprintf("%d to %d people", s.MinLabels, *s.MaxLabels))
+	case s.MinLabels > 0:
+		parts = append(parts, fmt.Sprintf("at least %d %s", s.MinLabels, plural(s.MinLabels, "person", "people")))
+	case s.MaxLabels != nil:
+		parts = append(parts, fmt.Sprintf("at most %d %s", *s.MaxLabels, plural(*s.MaxLabels, "person", "people")))
+	}
+	if s.Gold != "" {
+		parts = append(parts, "gold "+s.Gold)
+	}
+	if s.Concern != nil {
+		parts = append(parts, "a safety concern")
+	}
+	if s.Flagged {
+		parts = append(parts, "flagged")
+	}
+	if s.JudgeDisagrees != "" {
+		parts = append(parts, "a judge differs on "+s.JudgeDisagrees)
+	}
+	if s.RaterID > 0 {
+		id := strconv.FormatInt(s.RaterID, 10)
+		for _, r := range raters {
+			if r[0] == id {
+				parts = append(parts, "answered by "+r[1])
+			}
+		}
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "every item")
+	}
+	if s.Sort != "" && s.Sort != store.SortOldest {
+		parts = append(parts, map[string]string{store.SortNewest: "newest first", store.SortSource: "by item id", store.SortLabels: "most people first"}[s.Sort])
+	}
+	return strings.Join(parts, " · ")
 }
 
 // options makes a select's options from value, label pairs, with value

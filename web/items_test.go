@@ -54,9 +54,12 @@ func TestItemsBrowserPage(t *testing.T) {
 		rows  int
 		want  []string
 	}{
-		{"", 3, []string{"3 items match on this page, the last.", `<code>a1</code>`, `<code>a2</code>`}},
+		{"", 3, []string{"3 items match.", `<code>a1</code>`, `<code>a2</code>`, `Filters:`, "every item"}},
 		{"q=alone", 1, []string{`<code>a1</code>`, `value="alone"`}},
-		{"q=dog", 1, []string{"<code>x&lt;b&gt;1&lt;/b&gt;</code>", "&lt;script&gt;alert(1)&lt;/script&gt; my dog ran off", `&#34;lang&#34;:&#34;en&lt;i&gt;&#34;`}},
+		{"q=dog", 1, []string{"<code>x&lt;b&gt;1&lt;/b&gt;</code>", "1 item matches.", "alert(1)&lt;/script&gt; my <mark>dog</mark> ran off",
+			`data-testid="browse-snippet"`, "<dt><code>lang</code></dt><dd>en&lt;i&gt;</dd>", "dialogue says “dog”"}},
+		{"q=dog&col=lang&col=nope", 1, []string{`<th scope="col" data-testid="browse-col"><code>lang</code></th>`, `<td class="meta-cell" data-testid="browse-cell">en&lt;i&gt;</td>`,
+			`name="col" value="lang" checked`, `name="col" value="nope" checked`}},
 		{"meta=" + url.QueryEscape("lang=en<i>"), 1, []string{"x&lt;b&gt;1&lt;/b&gt;", `value="lang=en&lt;i&gt;"`}},
 		{"id=a2", 1, []string{`<code>a2</code>`}},
 		{"disagree=CQ1", 2, []string{`<option value="CQ1" selected>`}},
@@ -79,9 +82,25 @@ func TestItemsBrowserPage(t *testing.T) {
 	if i1, i2 := strings.Index(r.body, "<code>a1</code>"), strings.Index(r.body, "<code>a2</code>"); i2 < 0 || i1 < i2 {
 		t.Errorf("newest first: a2 at %d, a1 at %d", i2, i1)
 	}
-	for _, bad := range []string{"meta=lang", "min=-1", "gold=silver", "sort=random", "disagree=nope", "rater=x", "cursor=xyz"} {
-		wantStatus(t, c.get(projectPath(p, "/browse?"+bad)), http.StatusUnprocessableEntity)
+	// A value that cannot be read is refused by its field, the page shown
+	// with the rest of the search; the API refuses the request.
+	for _, bad := range []string{"meta=lang", "min=-1", "gold=silver", "sort=random", "disagree=nope", "rater=x", "cursor=xyz", "col=" + strings.Repeat("k", 101)} {
+		field, _, _ := strings.Cut(bad, "=")
+		rest := "min=2" // two items
+		if field == "min" {
+			rest = "disagree=CQ1" // two items too
+		}
+		r := c.get(projectPath(p, "/browse?"+rest+"&"+bad))
+		if r.StatusCode != http.StatusUnprocessableEntity {
+			t.Errorf("%s: status %d", bad, r.StatusCode)
+		}
+		wantContains(t, r, `data-testid="error-`+field+`"`, `data-testid="browse-filter-bar" open`, `data-testid="browse-results"`)
+		if rowsOf(r) != 2 {
+			t.Errorf("%s: %d rows, want the 2 the rest of the search keeps", bad, rowsOf(r))
+		}
 	}
+	r = c.get(projectPath(p, "/browse?meta=nonsense"))
+	wantContains(t, r, `value="nonsense"`, `write a meta field as key=value, not &#34;nonsense&#34;`, "3 items match.")
 	// Each item links to its page.
 	wantContains(t, c.get(projectPath(p, "/browse?q=alone")), fmt.Sprintf(`href="/projects/%d/browse/%d"`, p.ID, ids["a1"]))
 
@@ -112,7 +131,7 @@ func TestItemsBrowserPages(t *testing.T) {
 	if n := rowsOf(r); n != 50 {
 		t.Fatalf("first page: %d rows", n)
 	}
-	wantContains(t, r, "50 items match on this page; more follow.", `data-testid="browse-next"`, "<code>more-49</code>")
+	wantContains(t, r, "55 items match.", "This page lists the first 50; more follow.", `data-testid="browse-next"`, "<code>more-49</code>")
 	next := nextHref(t, r.body)
 	if !strings.Contains(next, "cursor=") || !strings.Contains(next, "q=garden") || !strings.Contains(next, "meta=lang%3Dfr") {
 		t.Fatalf("next link %q", next)
@@ -122,7 +141,7 @@ func TestItemsBrowserPages(t *testing.T) {
 	if n := rowsOf(r); n != 5 {
 		t.Fatalf("second page: %d rows", n)
 	}
-	wantContains(t, r, "<code>more-50</code>", "<code>more-54</code>", `data-testid="browse-first"`)
+	wantContains(t, r, "<code>more-50</code>", "<code>more-54</code>", `data-testid="browse-first"`, "55 items match.", "This page lists 5, the last.")
 	if strings.Contains(r.body, "<code>more-49</code>") {
 		t.Error("the second page repeats the first's last item")
 	}

@@ -42,9 +42,9 @@ type reportRequest struct {
 
 // readReportQuery reads the filters from the query. With filter=1 (the
 // form was sent) the annotator and judge lists are exactly the boxes
-// ticked; without it every rater is in. Bad values are attune.ErrInvalid.
-func (s *Server) readReportQuery(r *http.Request, p *attune.Project) (*reportRequest, error) {
-	q := r.URL.Query()
+// ticked; without it every rater is in. Bad values are attune.ErrInvalid,
+// on the parameter's name.
+func (s *Server) readReportQuery(r *http.Request, p *attune.Project, q url.Values) (*reportRequest, error) {
 	raters, err := s.db.ListProjectRaters(r.Context(), p.ID)
 	if err != nil {
 		return nil, err
@@ -311,7 +311,7 @@ func (s *Server) buildReport(r *http.Request, u *attune.User) (*attune.Project, 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	rr, err := s.readReportQuery(r, p)
+	rr, err := s.readReportQuery(r, p, r.URL.Query())
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -324,12 +324,28 @@ func (s *Server) buildReport(r *http.Request, u *attune.User) (*attune.Project, 
 	return p, rr, rep, nil
 }
 
+// reportPage is the report. A filter it cannot read is left out: the page
+// shows the report without it, the message beside the filter's field in
+// the opened filter bar, with 422 for the query that was refused.
 func (s *Server) reportPage(w http.ResponseWriter, r *http.Request) error {
-	p, rr, rep, err := s.buildReport(r, userFrom(r.Context()))
+	p, err := s.apiLeadProject(r, userFrom(r.Context()), "read its agreement report")
 	if err != nil {
 		return err
 	}
-	s.render(w, r, http.StatusOK, rview.View(s.reportView(r, p, rr, rep)))
+	rr, problems, err := readLeniently(r.URL.Query(), func(q url.Values) (*reportRequest, error) { return s.readReportQuery(r, p, q) })
+	if err != nil {
+		return err
+	}
+	rep, err := report.Build(r.Context(), s.db, p, rr.opts)
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if len(problems) > 0 {
+		status = http.StatusUnprocessableEntity
+		rr.filters.Errors = problems
+	}
+	s.render(w, r, status, rview.View(s.reportView(r, p, rr, rep)))
 	return nil
 }
 

@@ -126,6 +126,17 @@ func TestReportPage(t *testing.T) {
 	}
 	r = c.get(projectPath(p, "/report?na=maybe"))
 	wantStatus(t, r, http.StatusUnprocessableEntity)
+	// The page is the report without the bad filter, the message by its
+	// field in the opened filter bar, the rest of the query kept.
+	r = c.get(projectPath(p, "/report?epsilon=abc&alt_scoring=accuracy"))
+	wantStatus(t, r, http.StatusUnprocessableEntity)
+	wantContains(t, r, "Can the judge replace an annotator?", `data-testid="report-filter-refused"`, `data-testid="error-epsilon"`,
+		`<option value="accuracy" selected>`, `data-testid="report-filter-bar" open`)
+	if strings.Contains(r.body, `data-testid="error-alt_scoring"`) {
+		t.Error("a good filter is marked as refused")
+	}
+	// The API stays strict: the whole request is refused.
+	wantStatus(t, c.get(projectPath(p, "/report.json?epsilon=abc")), http.StatusUnprocessableEntity)
 	r = c.get(projectPath(p, "/report?rubric=empathetic-dialogue@2"))
 	wantStatus(t, r, http.StatusUnprocessableEntity)
 	wantContains(t, r, "this project labels with coaching-conversation@2.0")

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -81,7 +82,15 @@ type ItemSearch struct {
 	// Limit is the page's size, 1 to MaxSearchPage (other values:
 	// MaxSearchPage).
 	Limit int
+	// Count asks for the number of items the search keeps over all its
+	// pages (ItemPage.Matches), counted up to MatchCountBound.
+	Count bool
 }
+
+// MatchCountBound is how far a search counts its matches: the count stops
+// at one past it, so that counting costs no more than reading that many
+// items however many match.
+const MatchCountBound = 1000
 
 // ItemRow is one item of a search's page.
 type ItemRow struct {
@@ -100,6 +109,17 @@ type ItemRow struct {
 	Flags   int
 	Pulled  bool
 	Created time.Time
+	// Snippet is, for a text search, a few words of the dialogue around
+	// what the query matched, in order; empty when nothing can be shown
+	// (a query of excluded words only).
+	Snippet []SnippetPart
+}
+
+// SnippetPart is a run of a snippet's text, Match when the query matched
+// it. The text is as written: the caller escapes it.
+type SnippetPart struct {
+	Text  string
+	Match bool
 }
 
 // ItemPage is one page of a search.
@@ -111,7 +131,15 @@ type ItemPage struct {
 	// search document is still being made (IndexItems): the text query
 	// cannot find them yet.
 	Unindexed int
+	// Matches counts the items the search keeps on all its pages, when
+	// ItemSearch.Count asked for it; MatchCountBound+1 stands for "more
+	// than MatchCountBound" (MoreMatches).
+	Matches int
 }
+
+// MoreMatches says that the search keeps more than MatchCountBound items:
+// Matches is then not their number.
+func (p ItemPage) MoreMatches() bool { return p.Matches > MatchCountBound }
 
 // searchCursor is where a page ended: the sort it was made for, the last
 // item's key in that sort, and its id.
@@ -287,6 +315,10 @@ func (db *DB) searchItems(ctx context.Context, tx pgx.Tx, projectID int64, s Ite
 	default:
 		return ItemPage{}, attune.Invalid("sort", fmt.Sprintf("%q is not an order: %s", s.Sort, strings.Join(SearchSorts, ", ")))
 	}
+	// The count is of the search's matches on every page: its conditions
+	// without the cursor's, and its arguments so far.
+	countQuery := `SELECT count(*) FROM (SELECT 1 FROM items i WHERE ` + strings.Join(where, " AND ") + ` LIMIT ` + strconv.Itoa(MatchCountBound+1) + `) m`
+	countArgs := slices.Clone(args)
 	if s.Cursor != "" {
 		c, err := decodeCursor(s.Cursor, s.Sort)
 		if err != nil {
@@ -309,9 +341,15 @@ func (db *DB) searchItems(ctx context.Context, tx pgx.Tx, projectID int64, s Ite
 	// and counts: the dialogue is stored as text, and reading its first
 	// message for every match before the sort cost a text query as much as
 	// the search itself. The outer ORDER BY keeps the page's order (it
-	// sorts no more than a page).
+	// sorts no more than a page). The snippet, too, is made for the page's
+	// rows only.
+	snippet := `''`
+	if t := strings.TrimSpace(s.Text); t != "" {
+		snippet = searchSnippet("q.messages", args.add(t))
+	}
 	query := `
 		SELECT q.id, q.source_id, q.kind, q.turns, left(coalesce(q.messages -> 0 ->> 'content', ''), 300), q.meta, q.people,
+		       ` + snippet + `,
 		       (SELECT count(*) FROM answer_sets js JOIN raters jr ON jr.id = js.rater_id WHERE js.item_id = q.id AND jr.kind = 'judge'),
 		       coalesce((SELECT max(g.method) FROM gold_labels g WHERE g.project_id = q.project_id AND g.item_id = q.id), ''),
 		       (SELECT count(*) FROM assignments fa WHERE fa.item_id = q.id AND fa.flag IS NOT NULL),
@@ -330,7 +368,8 @@ func (db *DB) searchItems(ctx context.Context, tx pgx.Tx, projectID int64, s Ite
 	var page ItemPage
 	var it ItemRow
 	var meta []byte
-	_, err = pgx.ForEachRow(rows, []any{&it.ID, &it.SourceID, &it.Kind, &it.Turns, &it.Opening, &meta, &it.People, &it.Judges,
+	var marked string
+	_, err = pgx.ForEachRow(rows, []any{&it.ID, &it.SourceID, &it.Kind, &it.Turns, &it.Opening, &meta, &it.People, &marked, &it.Judges,
 		&it.Gold, &it.Flags, &it.Pulled, &it.Created}, func() error {
 		if len(page.Items) == s.Limit {
 			prev := page.Items[len(page.Items)-1]
@@ -346,11 +385,17 @@ func (db *DB) searchItems(ctx context.Context, tx pgx.Tx, projectID int64, s Ite
 		}
 		row := it
 		row.Meta = append(json.RawMessage(nil), meta...)
+		row.Snippet = splitSnippet(marked)
 		page.Items = append(page.Items, row)
 		return nil
 	})
 	if err != nil {
 		return ItemPage{}, mapErr(err, "search items", "")
+	}
+	if s.Count {
+		if err := tx.QueryRow(ctx, countQuery, countArgs...).Scan(&page.Matches); err != nil {
+			return ItemPage{}, mapErr(err, "count items", "")
+		}
 	}
 	if strings.TrimSpace(s.Text) != "" {
 		// Counting the items without a document reads every item of the
@@ -367,6 +412,56 @@ func (db *DB) searchItems(ctx context.Context, tx pgx.Tx, projectID int64, s Ite
 		}
 	}
 	return page, nil
+}
+
+// The private-use characters a snippet is made with. ts_headline puts
+// snippetStart and snippetStop around each match; and since its parser
+// reads anything between < and > as an HTML tag and drops it, the text's
+// angle brackets go in as snippetLt and snippetGt and come back after.
+// All four are taken out of the text first, so every mark in the result
+// is one the query made, and the text itself is never read as markup.
+const (
+	snippetStart = "\ue000"
+	snippetStop  = "\ue001"
+	snippetLt    = "\ue002"
+	snippetGt    = "\ue003"
+)
+
+// searchSnippet is the SQL of a snippet of the messages (a json column)
+// around the matches of the web-search query in the parameter query: the
+// turns' text joined, then ts_headline with snippetStart and snippetStop
+// around each match.
+func searchSnippet(messages, query string) string {
+	return `coalesce(ts_headline('english',
+		translate(translate((SELECT string_agg(m ->> 'content', ' · ') FROM json_array_elements(` + messages + `) m),
+			E'\uE000\uE001\uE002\uE003', ''), '<>', E'\uE002\uE003'),
+		websearch_to_tsquery('english', ` + query + `),
+		E'StartSel=\uE000, StopSel=\uE001, MaxWords=30, MinWords=12'), '')`
+}
+
+// splitSnippet reads ts_headline's marked text into its runs. A snippet
+// that marks nothing (the query matched no word of it) is none.
+func splitSnippet(marked string) []SnippetPart {
+	if !strings.Contains(marked, snippetStart) {
+		return nil
+	}
+	marked = strings.NewReplacer(snippetLt, "<", snippetGt, ">").Replace(marked)
+	var parts []SnippetPart
+	for marked != "" {
+		before, rest, found := strings.Cut(marked, snippetStart)
+		if before != "" {
+			parts = append(parts, SnippetPart{Text: before})
+		}
+		if !found {
+			break
+		}
+		hit, after, _ := strings.Cut(rest, snippetStop)
+		if hit != "" {
+			parts = append(parts, SnippetPart{Text: hit, Match: true})
+		}
+		marked = after
+	}
+	return parts
 }
 
 // ItemEvent is one entry of an item's history.

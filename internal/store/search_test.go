@@ -361,3 +361,123 @@ func TestIndexItemsAfterImport(t *testing.T) {
 		t.Fatalf("replaced words found %v, want nothing", ids)
 	}
 }
+
+// A search counts its matches over every page, whatever page it is on:
+// exactly up to MatchCountBound, and as "more" past it, reading no more
+// than one item past the bound.
+func TestSearchItemsCount(t *testing.T) {
+	t.Parallel()
+	sf := newSearchFixture(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		s    store.ItemSearch
+		want int
+	}{
+		{store.ItemSearch{Count: true}, 9},
+		{store.ItemSearch{Count: true, Text: "dog"}, 2},
+		{store.ItemSearch{Count: true, Text: "nothing-like-it"}, 0},
+		{store.ItemSearch{Count: true, Meta: []store.MetaMatch{{Key: "lang", Value: "en"}}}, 3},
+		{store.ItemSearch{Count: true, Limit: 2}, 9},
+		{store.ItemSearch{}, 0}, // not asked for
+	} {
+		page, err := sf.db.SearchItems(ctx, sf.project.ID, tc.s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if page.Matches != tc.want || page.MoreMatches() {
+			t.Errorf("%+v: %d matches (more: %v), want %d", tc.s, page.Matches, page.MoreMatches(), tc.want)
+		}
+	}
+	// A later page counts the same matches as the first.
+	first, err := sf.db.SearchItems(ctx, sf.project.ID, store.ItemSearch{Count: true, Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := sf.db.SearchItems(ctx, sf.project.ID, store.ItemSearch{Count: true, Limit: 2, Cursor: first.Next})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Matches != 9 || len(second.Items) != 2 || second.Items[0].SourceID != "item-002" {
+		t.Fatalf("second page: %d matches, items %+v", second.Matches, second.Items)
+	}
+
+	// Past the bound the count says only that there are more.
+	big := newProject(t, dbtest.New(t), projectOpts{rubric: "empathetic-dialogue@2", items: store.MatchCountBound + 5})
+	page, err := big.db.SearchItems(ctx, big.project.ID, store.ItemSearch{Count: true, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !page.MoreMatches() || page.Matches != store.MatchCountBound+1 || len(page.Items) != 10 {
+		t.Fatalf("%d items: %d matches (more: %v), %d on the page", store.MatchCountBound+5, page.Matches, page.MoreMatches(), len(page.Items))
+	}
+	page, err = big.db.SearchItems(ctx, big.project.ID, store.ItemSearch{Count: true, MaxLabels: intp(0), SourceID: "item-007"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if page.MoreMatches() || page.Matches != 1 {
+		t.Fatalf("one item of many: %d matches", page.Matches)
+	}
+}
+
+// A text search's rows carry a snippet of the dialogue with the matched
+// words marked; the text comes back as written (markup in it is text, for
+// the page to escape), and marks never come from the text itself.
+func TestSearchItemsSnippet(t *testing.T) {
+	t.Parallel()
+	sf := newSearchFixture(t)
+	ctx := context.Background()
+	msgs, _ := json.Marshal([]attune.Message{
+		{Role: "user", Content: "Fake marks and a <b>bold</b> claim \ue000here\ue001: x<y && sleep > z"},
+		{Role: "assistant", Content: `Sleeping badly is hard. <script>alert("sleep")</script>`}})
+	if _, err := importItems(sf.db, sf.project.ID, false, store.ImportItem{Line: 1, SourceID: "sleep-1", Kind: "reply", Messages: msgs,
+		Meta: []byte(`{}`), Turns: 1, SHA256: fmt.Sprintf("%064x", 999)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sf.db.IndexItems(ctx, sf.project.ID); err != nil {
+		t.Fatal(err)
+	}
+	snippet := func(text, source string) []store.SnippetPart {
+		t.Helper()
+		page, err := sf.db.SearchItems(ctx, sf.project.ID, store.ItemSearch{Text: text, SourceID: source})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Items) != 1 {
+			t.Fatalf("%q: %d items", text, len(page.Items))
+		}
+		return page.Items[0].Snippet
+	}
+	marked := func(parts []store.SnippetPart) string {
+		var b strings.Builder
+		for _, p := range parts {
+			if p.Match {
+				b.WriteString("[" + p.Text + "]")
+			} else {
+				b.WriteString(p.Text)
+			}
+		}
+		return b.String()
+	}
+	got := marked(snippet("exam", "exam"))
+	if want := "I failed my [exam] <script>alert(1)</script> · Tell me more."; got != want {
+		t.Errorf("exam: snippet %q, want %q", got, want)
+	}
+	got = marked(snippet("sleep", "sleep-1"))
+	for _, want := range []string{"[sleep] > z", "[Sleeping] badly", `<script>alert("[sleep]")`, "here: x<y && [sleep] > z"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("sleep: snippet %q does not hold %q", got, want)
+		}
+	}
+	if strings.ContainsAny(got, "\ue000\ue001\ue002\ue003") {
+		t.Errorf("sleep: snippet %q keeps a private mark", got)
+	}
+	for _, p := range snippet("sleep", "sleep-1") {
+		if p.Match && strings.ToLower(p.Text)[:5] != "sleep" {
+			t.Errorf("a mark around %q, which the query did not match", p.Text)
+		}
+	}
+	// Without a text query there is no snippet.
+	if s := snippet("", "sleep-1"); s != nil {
+		t.Errorf("no query: snippet %+v", s)
+	}
+}

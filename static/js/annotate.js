@@ -86,7 +86,9 @@
     }
     countAnswered(st);
     var first = firstUnanswered(st);
-    setCurrent(st, first < 0 ? 0 : first, false);
+    // On load nothing has moved under the reader: the pane stays at its
+    // top, title in view, though the category's notes open above the item.
+    setCurrent(st, first < 0 ? 0 : first, false, true);
     if (st.hidden) {
       $("[data-action=reveal]", ws).focus();
       return;
@@ -180,13 +182,13 @@
   // and closes the one before, which moves what follows: unless the focus
   // and the scroll go to the item anyway, it is kept where it was on the
   // screen, so that what the pointer is over stays under it.
-  function setCurrent(st, i, focus) {
+  function setCurrent(st, i, focus, onLoad) {
     if (i < 0 || i >= st.items.length) { return; }
     var fs = st.items[i];
     var top = fs.getBoundingClientRect().top;
     st.items.forEach(function (f, j) { f.classList.toggle("current", j === i); });
     st.index = i;
-    if (focus) { focusItem(st); } else { keepPlace(st, fs, top); }
+    if (focus) { focusItem(st); } else if (!onLoad) { keepPlace(st, fs, top); }
   }
 
   function keepPlace(st, fs, top) {

@@ -3,6 +3,10 @@
 package browse
 
 import (
+	"fmt"
+	"maps"
+	"slices"
+
 	"github.com/a-h/templ"
 
 	"github.com/attune/attune/web/views/layout"
@@ -20,6 +24,14 @@ type SearchPage struct {
 	// ReadFrom says where the list was read (replica or primary) and how
 	// current that is; "" when no replica is set.
 	ReadFrom string
+	// Matches says how many items the search keeps on all its pages:
+	// "37 items match", "More than 1000 items match".
+	Matches string
+	// TextSearch: the rows show where the text matched, not the opening.
+	TextSearch bool
+	// Columns are the meta keys the lead chose to see as columns, in the
+	// order chosen; the rows' other meta fields fold into one cell.
+	Columns  []string
 	Rows     []Row
 	NextURL  templ.SafeURL // "" on the last page
 	FirstURL templ.SafeURL // the first page, when this is a later one
@@ -38,6 +50,36 @@ type Form struct {
 	Disagree []Option // rubric items, for judge-against-people disagreement
 	Rater    []Option
 	Sort     []Option
+	// Columns offers the meta keys seen on the page and those chosen, to
+	// show as columns (query parameter col).
+	Columns []Check
+	// Summary says what the filters keep, in a line, for the folded form.
+	Summary string
+	// Errors are the query's parameters that could not be read, each
+	// message by its name; the search ran without them.
+	Errors map[string]string
+}
+
+// Check is one checkbox of a list.
+type Check struct {
+	Value   string
+	Checked bool
+}
+
+// browseFormFields are the parameters the form has a field for; messages
+// on others (a cursor) show above it.
+var browseFormFields = []string{"q", "id", "meta", "min", "max", "gold", "disagree", "rater", "sort", "col"}
+
+// OtherErrors are the messages of Errors on parameters the form has no
+// field for, by name.
+func (f Form) OtherErrors() [][2]string {
+	var out [][2]string
+	for _, k := range slices.Sorted(maps.Keys(f.Errors)) {
+		if !slices.Contains(browseFormFields, k) {
+			out = append(out, [2]string{k, f.Errors[k]})
+		}
+	}
+	return out
 }
 
 // Option is one choice of a select.
@@ -51,13 +93,30 @@ type Row struct {
 	URL      templ.SafeURL
 	SourceID string
 	Opening  string
-	Meta     string
+	// Snippet is, for a text search, where the dialogue matched.
+	Snippet []Mark
+	// Cells are the values of SearchPage.Columns ("" where the item has
+	// no such field); Meta is its other fields, MetaMore how many more
+	// are left out of Meta.
+	Cells    []string
+	Meta     []MetaField
+	MetaMore int
 	People   int
 	Judges   int
 	Gold     string // "automatic", "adjudicated" or ""
 	Flags    int
 	Pulled   bool
 }
+
+// Mark is a run of a snippet's text; Match marks what the query matched.
+type Mark struct {
+	Text  string
+	Match bool
+}
+
+// MetaField is one field of an item's meta, its value as text (a string
+// as it is, anything else as JSON), cut short when long.
+type MetaField struct{ Key, Value string }
 
 // ItemPage is one item with its dialogue, every rater's answers with the
 // engine's scores, its gold and the gold's history, its flags and what
@@ -139,3 +198,11 @@ type Flag struct {
 
 // Event is one entry of the item's history.
 type Event struct{ At, Who, What, Detail string }
+
+// fieldCount is "1 field", "3 fields".
+func fieldCount(n int) string {
+	if n == 1 {
+		return "1 field"
+	}
+	return fmt.Sprintf("%d fields", n)
+}

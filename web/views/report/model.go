@@ -10,6 +10,9 @@
 package report
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/a-h/templ"
 
 	"github.com/attune/attune/web/views/layout"
@@ -121,6 +124,25 @@ type Filters struct {
 	// to 0.3, and a verdict on one or two annotators.
 	AltUnusualEpsilon bool
 	AltAllowFew       bool
+	// Errors are the filters of the query that could not be read and were
+	// left out, each message by the query parameter's name.
+	Errors map[string]string
+}
+
+// reportFilterFields are the parameters the filter form has a field for;
+// the messages on others (the URL's own, like replicates) show above it.
+var reportFilterFields = []string{"annotator", "judge", "rubric", "from", "to", "na", "epsilon", "alt_scoring", "level"}
+
+// OtherErrors are the messages of Errors on parameters the form has no
+// field for, by name.
+func (f Filters) OtherErrors() [][2]string {
+	var out [][2]string
+	for _, k := range slices.Sorted(maps.Keys(f.Errors)) {
+		if !slices.Contains(reportFilterFields, k) {
+			out = append(out, [2]string{k, f.Errors[k]})
+		}
+	}
+	return out
 }
 
 // Check is one checkbox of a list.
