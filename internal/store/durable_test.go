@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/pgcluster"
 	"github.com/attune/attune/internal/store"
@@ -73,8 +75,48 @@ func TestAcknowledgedWritesWaitForTheSynchronousStandby(t *testing.T) {
 		primary.Query(t, "postgres", `ALTER SYSTEM SET synchronous_standby_names = '`+names+`'`)
 		primary.Query(t, "postgres", `SELECT pg_reload_conf()::text`)
 	}
+	// The reload reaches the commits only once the checkpointer has read
+	// it, a moment later: a probe's commit that waits in SyncRep says the
+	// wait is in force, and is then cancelled (its commit stays local).
+	probe, err := pgx.Connect(ctx, primary.URL("attune"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { probe.Close(context.Background()) })
+	if _, err := probe.Exec(ctx, `CREATE TABLE sync_probe (x int)`); err != nil {
+		t.Fatal(err)
+	}
+	waitInForce := func() {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			done := make(chan error, 1)
+			go func() {
+				_, err := probe.Exec(ctx, `INSERT INTO sync_probe VALUES (1)`)
+				done <- err
+			}()
+			for waited := false; !waited; {
+				select {
+				case <-done:
+					if time.Now().After(deadline) {
+						t.Fatal("the primary does not wait for its synchronous standby 30 s after the reload")
+					}
+					time.Sleep(10 * time.Millisecond)
+					waited = true // not in force yet: probe again
+					continue
+				default:
+				}
+				if primary.Query(t, "attune", `SELECT count(*)::text FROM pg_stat_activity WHERE wait_event = 'SyncRep'`)[0] != "0" {
+					primary.Query(t, "attune", `SELECT count(pg_cancel_backend(pid))::text FROM pg_stat_activity WHERE wait_event = 'SyncRep'`)
+					<-done
+					return
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
+	}
 	for _, w := range writes {
 		waitFor("absent")
+		waitInForce()
 		done := make(chan error, 1)
 		go func() { done <- w.write(ctx) }()
 		deadline := time.Now().Add(30 * time.Second)
