@@ -336,7 +336,9 @@ func (s *Server) reportPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rep, err := report.Build(r.Context(), s.db, p, rr.opts)
+	db, readFrom := s.heavyReads(r)
+	rr.readFrom = readFrom
+	rep, err := report.Build(r.Context(), db, p, rr.opts)
 	if err != nil {
 		return err
 	}
