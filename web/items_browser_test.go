@@ -31,6 +31,7 @@ func TestBrowserItemsBrowser(t *testing.T) {
 		t.Fatalf("the browser opens on %d rows, want every item, 3 (%v)", rows, err)
 	}
 	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`[data-testid=browse-filter-bar] > summary`)),
 		chromedp.SendKeys(chromedp.CSS(`[data-testid=browse-q]`), "alone"),
 		chromedp.SetValue(chromedp.CSS(`[data-testid=browse-gold]`), "open"),
 		chromedp.Click(chromedp.CSS(`[data-testid=browse-submit]`)),
