@@ -2,12 +2,16 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/rubric"
+	"github.com/attune/attune/internal/store"
 	"github.com/attune/attune/web"
 )
 
@@ -112,6 +116,50 @@ func TestUserTextIsEscaped(t *testing.T) {
 		t.Fatal("a user-written name reached the page unescaped")
 	}
 	wantContains(t, page, "&lt;script&gt;alert(1)&lt;/script&gt;")
+}
+
+// TestNamesAreIsolated: a person's name is refused with a direction
+// control in it, and a name in a right-to-left script — or one stored
+// before names were checked — is isolated on the page, so it cannot
+// reorder the words around it ("Edit", the role beside a name).
+func TestNamesAreIsolated(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	admin := a.user("admin@example.org", attune.RoleAdmin)
+	c := a.client()
+	c.mustSignIn(admin)
+	r := c.post("/admin/users", url.Values{"email": {"rtl@example.org"}, "name": {"pilot \u202Etxt.exe"}, "role": {"annotator"}, "password": {"long-enough-pw"}})
+	wantStatus(t, r, http.StatusUnprocessableEntity)
+	wantContains(t, r, "U+202E")
+	if _, err := a.db.FindUserByEmail(context.Background(), "rtl@example.org"); err == nil {
+		t.Fatal("a name with a direction control was stored")
+	}
+	wantStatus(t, c.post("/admin/users", url.Values{"email": {"rtl@example.org"}, "name": {"דנה כהן"}, "role": {"annotator"}, "password": {"long-enough-pw"}}), http.StatusSeeOther)
+	wantContains(t, c.get("/admin/users"), "<td><bdi>דנה כהן</bdi></td>")
+
+	// A project name stored before the check (written here past it).
+	ctx := context.Background()
+	if err := a.db.LoadBuiltinRubrics(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ref, err := rubric.ParseRef("empathetic-dialogue@2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rv, err := a.db.FindRubric(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := a.db.CreateProject(ctx, &admin.ID, store.NewProject{Name: "pilot", RubricVersionID: rv.ID, Overlap: 1, Lease: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.db.Pool().Exec(ctx, `UPDATE projects SET name = $2 WHERE id = $1`, p.ID, "pilot \u202Etxt.exe"); err != nil {
+		t.Fatal(err)
+	}
+	page := c.get(fmt.Sprintf("/projects/%d", p.ID))
+	wantStatus(t, page, http.StatusOK)
+	wantContains(t, page, "<bdi>pilot \u202Etxt.exe</bdi>")
 }
 
 // TestCrossOriginComparesScheme posts from an Origin with attune's host and

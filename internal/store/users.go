@@ -35,10 +35,12 @@ type NewUser struct {
 func (db *DB) CreateUser(ctx context.Context, actorID *int64, nu NewUser) (*attune.User, error) {
 	// Every path (the admin's form, the command line) arrives here: text
 	// the database cannot hold is refused by name, not left to fail.
-	for field, v := range map[string]string{"email": nu.Email, "name": nu.Name} {
-		if err := attune.CheckText(field, v); err != nil {
-			return nil, err
-		}
+	// A name is shown to others, so it is held to what a project's is.
+	if err := attune.CheckText("email", nu.Email); err != nil {
+		return nil, err
+	}
+	if p := attune.NameProblem(nu.Name); p != "" {
+		return nil, attune.Invalid("name", p)
 	}
 	var u *attune.User
 	err := db.inTx(ctx, func(tx pgx.Tx) error {
