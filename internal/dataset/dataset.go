@@ -367,12 +367,23 @@ func (rd *reader) detect() (Format, error) {
 }
 
 // binaryStart says what the start of the file shows it to be when that is
-// not text — a known archive or document by its signature, or binary data
-// (control characters such as NUL make up a tenth of the first 512 bytes)
-// — and "" for text. Text in another encoding than UTF-8 is left to the line checks,
-// which name the line.
+// not text, and "" for text (see NotText).
 func binaryStart(br *bufio.Reader) string {
-	b, _ := br.Peek(512)
+	b, _ := br.Peek(NotTextPeek)
+	return NotText(b)
+}
+
+// NotTextPeek is how much of a file's start NotText needs to decide.
+const NotTextPeek = 512
+
+// NotText says what a file whose first bytes are b is when it is not text
+// — a known archive or document by its signature, or binary data (control
+// characters such as NUL make up a tenth of the first NotTextPeek bytes)
+// — and "" for text. Text in another encoding than UTF-8 is left to the
+// line checks, which name the line. Every upload of text (datasets and
+// labels alike) asks it, so a spreadsheet sent by mistake is named as one
+// rather than listed as columns of garbage.
+func NotText(b []byte) string {
 	for _, sig := range []struct {
 		magic, what string
 	}{

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bufio"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/dataset"
 	"github.com/attune/attune/internal/rubric"
 )
 
@@ -220,7 +222,12 @@ func (p *lineProblems) err() error {
 // good lines into import_labels in batches. It returns the number of
 // labels read.
 func copyLabels(ctx context.Context, tx pgx.Tx, r io.Reader, def *rubric.Definition, problems *lineProblems) (int, error) {
-	cr := csv.NewReader(r)
+	br := bufio.NewReader(r)
+	if start, _ := br.Peek(dataset.NotTextPeek); dataset.NotText(start) != "" {
+		problems.add(1, "", "the file is %s, not text: labels are a CSV file whose first line is the header %s", dataset.NotText(start), LabelsHeader)
+		return 0, nil
+	}
+	cr := csv.NewReader(br)
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
 	header, err := cr.Read()

@@ -127,6 +127,10 @@ item-000,Ann,human,CQ5,
 			`line 8: value: "MAYBE" is not an answer of coaching-conversation@2.0; a judge answers YES, NO, NA or ERROR`,
 			"line 9: value: empty",
 		}},
+		// A spreadsheet or a binary file sent by mistake is named as what
+		// it is, not read as CSV and listed as columns of garbage.
+		{"xlsx", "PK\x03\x04\x14\x00\x06\x00item,rater", []string{"line 1: the file is a ZIP archive (an .xlsx or .docx is one), not text"}},
+		{"binary", strings.Repeat("\x00\x01\x02\x7fELF", 40), []string{"line 1: the file is binary data"}},
 		{"bad bytes", "item,rater,rater_kind,rubric_item,value,rationale\nitem-000,Ann\x00,human,CQ1,YES,\nitem-000,Bo,human,CQ1,YES,fine \xff\n",
 			[]string{"line 2: rater: contains a NUL byte", "line 3: rationale: is not valid UTF-8"}},
 		{"database", `item,rater,rater_kind,rubric_item,value
