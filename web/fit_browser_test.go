@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -32,6 +33,8 @@ const fitCheck = `(() => {
 	for (const el of document.body.querySelectorAll('*')) {
 		const r = el.getBoundingClientRect();
 		if (r.width === 0 || r.right <= doc.clientWidth + 1) continue;
+		// What is not drawn (inside a closed <details>, say) reaches nowhere.
+		if (!el.checkVisibility()) continue;
 		// A chart's shapes are clipped to the chart, which must fit.
 		const chart = el.tagName.toLowerCase() !== 'svg' && el.closest('svg');
 		if (chart && getComputedStyle(chart).overflow !== 'visible' && chart.getBoundingClientRect().right <= doc.clientWidth + 1) continue;
@@ -86,5 +89,64 @@ func TestLeadPagesFit(t *testing.T) {
 			}
 			browsertest.Screenshot(t, ctx, "testdata/screenshots", "fit-"+pg.name+"-"+s.name)
 		}
+	}
+}
+
+// legendsInside says which criterion's title is not wholly inside its box
+// ("" when every one is): a two-line title that straddled the box's top
+// border, as a fieldset's legend does by default, read across the line.
+const legendsInside = `(() => {
+	for (const fs of document.querySelectorAll('fieldset.ritem')) {
+		const lg = fs.querySelector(':scope > legend');
+		if (!lg) continue;
+		const b = fs.getBoundingClientRect(), r = lg.getBoundingClientRect();
+		if (b.width === 0 || r.width === 0) continue;
+		const border = parseFloat(getComputedStyle(fs).borderTopWidth);
+		if (r.top < b.top + border - 0.5 || r.bottom > b.bottom || r.left < b.left || r.right > b.right + 0.5) return fs.dataset.key;
+	}
+	return '';
+})()`
+
+// TestAnnotatePageFits opens the annotator's workspace on the coaching
+// rubric, the longest built-in one (twelve criteria, two-line titles), at
+// both laptop widths and on a phone: nothing reaches past the screen's
+// edge (nor does the skip-or-flag panel, open), every criterion's title sits inside its box, and on load the
+// rubric pane shows its own title rather than having scrolled it away.
+func TestAnnotatePageFits(t *testing.T) {
+	t.Parallel()
+	l := newLabelling(t, labellingOpts{rubric: "coaching-conversation@2.0", items: conversation("c12", 12, strings.Repeat("It has been like this for months and I do not know where to start. ", 3))})
+	ctx := l.browse(t, l.anns[0])
+	path := l.a.srv.URL + projectPath(l.p, "/annotate")
+	for _, s := range fitScreens {
+		err := chromedp.Do(ctx, chromedp.EmulateViewport(s.width, s.height), chromedp.Navigate(path))
+		if err == nil {
+			_, err = chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`document.readyState === 'complete' && window.innerWidth === %d && !!document.querySelector('#workspace[data-item]')`, s.width)))
+		}
+		if err != nil {
+			t.Fatalf("open the workspace at %d px: %v", s.width, err)
+		}
+		if wide := eval[string](t, ctx, fitCheck); wide != "" {
+			t.Errorf("annotate at %s px: %s", s.name, wide)
+		}
+		// The skip-or-flag panel opens over the page and must fit too.
+		if err := chromedp.Do(ctx, chromedp.Click(`[data-testid=skip-panel] > summary`)); err != nil {
+			t.Fatal(err)
+		}
+		if wide := eval[string](t, ctx, fitCheck); wide != "" {
+			t.Errorf("annotate with the skip panel open at %s px: %s", s.name, wide)
+		}
+		if key := eval[string](t, ctx, legendsInside); key != "" {
+			t.Errorf("annotate at %s px: the title of %s is not inside its box", s.name, key)
+		}
+		// The heading is in view within the pane (on a phone the pane
+		// does not scroll on its own and the page starts at the top).
+		if !eval[bool](t, ctx, `(() => {
+			const h = document.getElementById('rubric-heading'), pane = h.closest('.pane-scroll') || document.scrollingElement;
+			const r = h.getBoundingClientRect(), p = pane === document.scrollingElement ? {top: 0} : pane.getBoundingClientRect();
+			return pane.scrollTop === 0 || r.top >= p.top - 1;
+		})()`) {
+			t.Errorf("annotate at %s px: the rubric pane scrolled its title away on load", s.name)
+		}
+		browsertest.Screenshot(t, ctx, "testdata/screenshots", "fit-annotate-coaching-"+s.name)
 	}
 }
