@@ -49,7 +49,7 @@ func TestSignIn(t *testing.T) {
 	}
 	home := c.get("/")
 	wantStatus(t, home, http.StatusOK)
-	wantContains(t, home, `data-testid="whoami"`, "ann@example.org · annotator", `data-testid="projects-empty"`, "Ask your lead")
+	wantContains(t, home, `data-testid="whoami"`, "<bdi>ann@example.org</bdi> · annotator", `data-testid="projects-empty"`, "Ask your lead")
 
 	// Signing out ends the session on the server, not only in the browser.
 	r = c.post("/logout", nil)
@@ -202,7 +202,7 @@ func TestSessionSurvivesRestart(t *testing.T) {
 	c2.http.Jar.SetCookies(mustURL(b.srv.URL), []*http.Cookie{{Name: ck.Name, Value: ck.Value}})
 	r := c2.get("/")
 	wantStatus(t, r, http.StatusOK)
-	wantContains(t, r, "ann@example.org · annotator")
+	wantContains(t, r, "<bdi>ann@example.org</bdi> · annotator")
 }
 
 func TestSessionTokenRenewedAtSignIn(t *testing.T) {
