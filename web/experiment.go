@@ -46,7 +46,7 @@ func (s *Server) experimentPage(w http.ResponseWriter, r *http.Request) error {
 			Label: fmt.Sprintf("%s (%d answer sets)", variantLabel(v.Variant), v.AnswerSets), Checked: slices.Contains(x.variants, v.Variant)})
 	}
 	if x.result != nil {
-		page.Result = experimentView(p.ID, x.in, x.raters, x.names, x.result)
+		page.Result = experimentView(p.ID, x.in, x.epsilon, x.raters, x.names, x.result)
 	}
 	s.render(w, r, http.StatusOK, eview.View(page))
 	return nil
@@ -60,6 +60,7 @@ type experimentRun struct {
 	variants []experiment.Variant
 	note     string
 	in       experiment.Input
+	epsilon  float64 // the alt-test's, the project's own or the default
 	raters   store.ExperimentRaters
 	names    map[int64]string
 	result   *experiment.Result
@@ -115,9 +116,9 @@ func (s *Server) experimentOf(r *http.Request, p *attune.Project) (*experimentRu
 	in.Def = def
 	// The project's ε is the lead's own setting: an unusual one is used,
 	// and marked.
-	in.Alt = agreement.AltOptions{Epsilon: p.Epsilon, AllowUnusualEpsilon: true}
-	if in.Alt.Epsilon == 0 {
-		in.Alt.Epsilon = report.DefaultEpsilon
+	x.epsilon = p.Epsilon
+	if x.epsilon == 0 {
+		x.epsilon = report.DefaultEpsilon
 	}
 	in.Bootstrap = report.DefaultBootstrap
 	if x.result, err = s.experiments.Run(in); err != nil {
@@ -125,7 +126,7 @@ func (s *Server) experimentOf(r *http.Request, p *attune.Project) (*experimentRu
 	}
 	// The alt-test is the report's, on the same items and rules, so that
 	// both pages give one answer.
-	if x.result, err = report.ExperimentAltTests(ctx, s.db, p, x.result, raters.Variants, in.Alt.Epsilon); err != nil {
+	if x.result, err = report.ExperimentAltTests(ctx, s.db, p, x.result, raters.Variants, x.epsilon); err != nil {
 		return nil, err
 	}
 	x.in, x.raters = in, raters
@@ -169,7 +170,7 @@ func (s *Server) apiExperiment(r *http.Request, u *attune.User) (int, any, error
 		out.Compared = append(out.Compared, v.String())
 	}
 	if x.result != nil {
-		eps := x.in.Alt.Epsilon
+		eps := x.epsilon
 		out.Epsilon = &eps
 		if b := x.in.Bootstrap; b.Replicates > 0 {
 			out.Bootstrap = &struct {
@@ -196,9 +197,9 @@ func variantLabel(v experiment.Variant) string {
 // items where the variant and the people (or that person) differ, kappa
 // with gold to those where it differs from gold, the safety gate's
 // figures to its misses and false alarms.
-func experimentView(projectID int64, in experiment.Input, raters store.ExperimentRaters, names map[int64]string, res *experiment.Result) *eview.Result {
-	out := &eview.Result{Items: res.Items, Variants: len(res.Variants), Epsilon: strconv.FormatFloat(in.Alt.Epsilon, 'f', -1, 64),
-		EpsilonUnusual: !agreement.AltEpsilonUsual(in.Alt.Epsilon)}
+func experimentView(projectID int64, in experiment.Input, epsilon float64, raters store.ExperimentRaters, names map[int64]string, res *experiment.Result) *eview.Result {
+	out := &eview.Result{Items: res.Items, Variants: len(res.Variants), Epsilon: strconv.FormatFloat(epsilon, 'f', -1, 64),
+		EpsilonUnusual: !agreement.AltEpsilonUsual(epsilon)}
 	out.AltItems = "The alternative annotator test is the agreement report's: it runs on every item a variant and at least two people answered, not only on the frozen items, so that both pages give the same answer."
 	if b := in.Bootstrap; b.Replicates > 0 {
 		out.Intervals = fmt.Sprintf("Kappa with gold and the mean absolute error carry each its own %.0f%% bootstrap interval over the frozen items (%d replicates, the same resamples for every variant). "+

@@ -89,9 +89,9 @@ func TestExperimentPage(t *testing.T) {
 	if in.Def, err = a.db.FindRubricByID(ctx, p.RubricVersionID); err != nil {
 		t.Fatal(err)
 	}
-	in.Alt.Epsilon = p.Epsilon
-	if in.Alt.Epsilon == 0 {
-		in.Alt.Epsilon = report.DefaultEpsilon
+	eps := p.Epsilon
+	if eps == 0 {
+		eps = report.DefaultEpsilon
 	}
 	in.Bootstrap = report.DefaultBootstrap
 	res, err := experiment.Run(in)
@@ -103,7 +103,7 @@ func TestExperimentPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res, err = report.ExperimentAltTests(ctx, a.db, proj, res, raters.Variants, in.Alt.Epsilon); err != nil {
+	if res, err = report.ExperimentAltTests(ctx, a.db, proj, res, raters.Variants, eps); err != nil {
 		t.Fatal(err)
 	}
 	row := func(testid, key, variant string) string {
@@ -401,12 +401,11 @@ func expAlt(ctx context.Context, a *app, p *attune.Project) (experiment.AltTest,
 	if in.Def, err = a.db.FindRubricByID(ctx, p.RubricVersionID); err != nil {
 		return experiment.AltTest{}, err
 	}
-	in.Alt.Epsilon = report.DefaultEpsilon
 	res, err := experiment.Run(in)
 	if err != nil {
 		return experiment.AltTest{}, err
 	}
-	if res, err = report.ExperimentAltTests(ctx, a.db, p, res, raters.Variants, in.Alt.Epsilon); err != nil {
+	if res, err = report.ExperimentAltTests(ctx, a.db, p, res, raters.Variants, report.DefaultEpsilon); err != nil {
 		return experiment.AltTest{}, err
 	}
 	return res.RubricItems[0].Variants[0].AltTest, nil

@@ -811,7 +811,6 @@ func TestExperimentAPI(t *testing.T) {
 	if in.Def, err = a.db.FindRubricByID(ctx, p.RubricVersionID); err != nil {
 		t.Fatal(err)
 	}
-	in.Alt.Epsilon = report.DefaultEpsilon
 	in.Bootstrap = report.DefaultBootstrap
 	want, err := experiment.Run(in)
 	if err != nil {
@@ -822,7 +821,7 @@ func TestExperimentAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want, err = report.ExperimentAltTests(ctx, a.db, proj, want, raters.Variants, in.Alt.Epsilon); err != nil {
+	if want, err = report.ExperimentAltTests(ctx, a.db, proj, want, raters.Variants, report.DefaultEpsilon); err != nil {
 		t.Fatal(err)
 	}
 	wantJSON, _ := json.Marshal(want)

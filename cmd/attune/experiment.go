@@ -61,7 +61,6 @@ func judgeExperiment(ctx context.Context, e env, db *store.DB, get func(string) 
 		return err
 	}
 	in.Def = def
-	in.Alt = agreement.AltOptions{Epsilon: eps, AllowUnusualEpsilon: true}
 	in.Bootstrap = agreement.Bootstrap{Replicates: reps, Level: 0.95, Seed: seed}
 	res, err := experiment.Run(in)
 	if err != nil {

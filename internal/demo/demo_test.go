@@ -183,12 +183,11 @@ func TestDemoVerdicts(t *testing.T) {
 		if in.Def, err = db.FindRubricByID(ctx, p.RubricVersionID); err != nil {
 			t.Fatal(err)
 		}
-		in.Alt.Epsilon = report.DefaultEpsilon
 		x, err := experiment.Run(in)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if x, err = report.ExperimentAltTests(ctx, db, p, x, raters.Variants, in.Alt.Epsilon); err != nil {
+		if x, err = report.ExperimentAltTests(ctx, db, p, x, raters.Variants, report.DefaultEpsilon); err != nil {
 			t.Fatal(err)
 		}
 		expResult := map[string]string{}

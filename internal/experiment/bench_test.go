@@ -33,7 +33,7 @@ func BenchmarkRun(b *testing.B) {
 		items = append(items, it)
 	}
 	in := Input{Def: def, Variants: []string{"a", "b", "c", "d", "e"}, Humans: []string{"h1", "h2", "h3"}, Items: items,
-		Alt: agreement.AltOptions{Epsilon: 0.15}, Bootstrap: agreement.Bootstrap{Replicates: 1000, Level: 0.95, Seed: 1}}
+		Bootstrap: agreement.Bootstrap{Replicates: 1000, Level: 0.95, Seed: 1}}
 	for b.Loop() {
 		if _, err := Run(in); err != nil {
 			b.Fatal(err)

@@ -83,7 +83,7 @@ func fingerprint(in Input) [sha256.Size]byte {
 	}
 	// Options by their Go syntax, so that a field added later is part of
 	// the key without anyone remembering to add it here.
-	str(fmt.Sprintf("%#v %#v", in.Alt, in.Bootstrap))
+	str(fmt.Sprintf("%#v", in.Bootstrap))
 	for _, names := range [][]string{in.Variants, in.Humans} {
 		num(int64(len(names)))
 		for _, n := range names {

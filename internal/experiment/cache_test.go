@@ -68,7 +68,6 @@ func TestCacheKeysOnTheWholeInput(t *testing.T) {
 			}
 		},
 		"an item more": func(in *Input) { in.Items = append(in.Items, in.Items[0]); in.Items[len(in.Items)-1].ID = 1000 },
-		"epsilon":      func(in *Input) { in.Alt.Epsilon = 0.2 },
 		"seed":         func(in *Input) { in.Bootstrap.Seed++ },
 	} {
 		other := changed(edit)

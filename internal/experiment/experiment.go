@@ -53,9 +53,7 @@ type Input struct {
 	Humans   []string
 	Items    []Item
 	Usage    []Usage // by variant; may be nil
-	// Alt configures the alt-test (ε and the rest); Bootstrap the paired
-	// intervals. Replicates 0 leaves intervals out.
-	Alt       agreement.AltOptions
+	// Bootstrap sets the paired intervals; Replicates 0 leaves them out.
 	Bootstrap agreement.Bootstrap
 }
 
@@ -143,10 +141,11 @@ type AltTest struct {
 	// is from a verdict (agreement.AltProgress).
 	MinItems int    `json:"min_items"`
 	Progress string `json:"progress,omitempty"`
-	// Items says which items the test was run on: "frozen" (this
-	// package's own, on the frozen set) or "shared" (every item the
-	// variant and two people answered, as the agreement report runs it;
-	// see report.ExperimentAltTests).
+	// Items says which items the test was run on: "shared", every item
+	// the variant and two people answered, as the agreement report runs
+	// it. Run fills in only Scoring, the rubric item's default; the test
+	// is report.ExperimentAltTests', so that the experiment page, its API
+	// and the CLI give the report's answer and the work is done once.
 	Items string `json:"items"`
 }
 
@@ -448,26 +447,12 @@ func rubricItem(in Input, it *rubric.Item, codes itemCodes) (part, error) {
 	}
 	altScoring := agreement.DefaultAltScoring(scale)
 	counts := make([]int, q*q)
-	var answers []agreement.AltAnswer
 	for v := range nv {
 		row := ItemRow{Variant: in.Variants[v]}
 		for _, x := range vals[v] {
 			if x >= 0 {
 				row.Answered++
 			}
-		}
-		tally, err := agreement.NewAltTally(scale, altScoring, len(in.Humans))
-		if err != nil {
-			return part{}, err
-		}
-		for i := range in.Items {
-			answers = answers[:0]
-			for h := range people {
-				if k := people[h][i]; k >= 0 {
-					answers = append(answers, agreement.AltAnswer{Human: h, Category: k})
-				}
-			}
-			tally.Add(answers, vals[v][i])
 		}
 		for h, name := range in.Humans {
 			clear(counts)
@@ -481,16 +466,10 @@ func rubricItem(in Input, it *rubric.Item, codes itemCodes) (part, error) {
 			row.KappaPeople = append(row.KappaPeople, PersonKappa{Person: name, Items: n,
 				Kappa: stat(agreement.CohenKappaCounts(counts, q))})
 		}
-		alt, err := tally.AltTest(in.Alt)
-		if err != nil {
-			return part{}, err
-		}
-		row.AltTest = AltTest{Epsilon: alt.Epsilon, EpsilonUnusual: alt.EpsilonUnusual, Scoring: alt.Scoring.String(), Humans: alt.Tested,
-			WinningRate: stat(alt.WinningRate), AdvantageProbability: stat(alt.AdvantageProbability),
-			Result: string(alt.Verdict), Passed: alt.Passed, FewHumans: alt.FewHumans, Reason: alt.Reason, MinItems: alt.MinItems, Items: "frozen"}
-		if alt.Verdict == agreement.AltCannotTell {
-			row.AltTest.Progress = alt.Progress()
-		}
+		// The test itself is the agreement report's, on every shared
+		// item (report.ExperimentAltTests); the frozen set alone would
+		// answer the same question on fewer items, and differently.
+		row.AltTest = AltTest{Scoring: altScoring.String()}
 		out.Variants = append(out.Variants, row)
 	}
 	return part{item: out, stats: agreement.ItemStats{N: nv, Eval: kg.eval}, best: best}, nil

@@ -45,10 +45,7 @@ func TestRunByHand(t *testing.T) {
 		items = append(items, Item{ID: int64(i + 1), Gold: g, Humans: []map[string]string{g, g}, Variants: []map[string]string{g, passing}})
 	}
 	in := Input{Def: def, Variants: []string{"exact", "lenient"}, Humans: []string{"ann", "bob"}, Items: items,
-		Usage: []Usage{{CostUSD: 0.4, LatencyMS: 4000, Items: 4}, {CostUSD: 0.2, LatencyMS: 1000, Items: 4}},
-		// Four items: the t-test's zero-variance case worked by hand below
-		// (the exact test, below 30 items by default, cannot reject on 4).
-		Alt:       agreement.AltOptions{Epsilon: 0.2, MinItems: 2, TTestFrom: 2, AllowFewHumans: true},
+		Usage:     []Usage{{CostUSD: 0.4, LatencyMS: 4000, Items: 4}, {CostUSD: 0.2, LatencyMS: 1000, Items: 4}},
 		Bootstrap: agreement.Bootstrap{Replicates: 200, Level: 0.95, Seed: 1}}
 	res, err := Run(in)
 	if err != nil {
@@ -80,17 +77,13 @@ func TestRunByHand(t *testing.T) {
 	if cq1.Variants[0].KappaGold.Value != nil || cq1.Best != "" {
 		t.Errorf("CQ1 = %+v, want kappa undefined", cq1)
 	}
-	// The alt-test: exact ties both people on every item, so their
-	// advantage is 0 < ε on every item (zero variance): it wins both.
-	// Two people are fewer than the test asks for; the lead allowed a
-	// verdict on them, so it is given and said to rest on few.
-	if a := cq8.Variants[0].AltTest; !a.Passed || !a.FewHumans || a.Humans != 2 || val(t, a.WinningRate) != 1 || a.Epsilon != 0.2 || a.Scoring != "accuracy" {
-		t.Errorf("exact's alt-test on CQ8 = %+v", a)
-	}
-	// Lenient loses to each person on items 3 and 4 (d = 1 there, -1…
-	// ties elsewhere): mean advantage 0.5 ≥ ε, not rejected.
-	if a := cq8.Variants[1].AltTest; a.Passed || val(t, a.WinningRate) != 0 || val(t, a.AdvantageProbability) != 0.5 {
-		t.Errorf("lenient's alt-test on CQ8 = %+v", a)
+	// The alt-test is the report's (report.ExperimentAltTests, tested
+	// there): Run names the rubric item's scoring and runs no test of its
+	// own.
+	for _, v := range cq8.Variants {
+		if a := v.AltTest; a.Scoring != "accuracy" || a.Result != "" || a.WinningRate.Value != nil {
+			t.Errorf("%s's alt-test on CQ8 = %+v, want only the scoring", v.Variant, a)
+		}
 	}
 
 	exact, lenient := res.Scores[0], res.Scores[1]
@@ -129,7 +122,7 @@ func TestRunNoGateAndBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := map[string]string{"emotion": "4", "validation": "3", "helpfulness": "4", "safety": "5", "overall": "4"}
-	in := Input{Def: def, Variants: []string{"v"}, Humans: []string{"h"}, Alt: agreement.AltOptions{Epsilon: 0.2},
+	in := Input{Def: def, Variants: []string{"v"}, Humans: []string{"h"},
 		Items: []Item{{ID: 1, Gold: a, Humans: []map[string]string{a}, Variants: []map[string]string{a}}}}
 	res, err := Run(in)
 	if err != nil {

@@ -41,7 +41,7 @@ func randomInput(t *testing.T, items, variants, replicates, missing int, seed ui
 		}
 		return m
 	}
-	in := Input{Def: def, Humans: []string{"h1", "h2", "h3"}, Alt: agreement.AltOptions{Epsilon: 0.15},
+	in := Input{Def: def, Humans: []string{"h1", "h2", "h3"},
 		Bootstrap: agreement.Bootstrap{Replicates: replicates, Level: 0.95, Seed: seed}}
 	for v := range variants {
 		in.Variants = append(in.Variants, fmt.Sprint("v", v))

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/attune/attune/internal/agreement"
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/dbtest"
 	"github.com/attune/attune/internal/experiment"
@@ -254,7 +253,6 @@ func BenchmarkExperimentPage(b *testing.B) {
 			b.Fatalf("read %d items, %d people, %d variants", len(in.Items), len(in.Humans), len(in.Variants))
 		}
 		in.Def = def
-		in.Alt = agreement.AltOptions{Epsilon: report.DefaultEpsilon}
 		in.Bootstrap = report.DefaultBootstrap
 		return in
 	}
