@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/gold"
@@ -79,14 +78,14 @@ func (s *Server) goldSettings(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	r.Body = http.MaxBytesReader(w, r.Body, maxGoldForm)
 	typed := strings.TrimSpace(r.PostFormValue("max_spread"))
-	spread, err := strconv.Atoi(typed)
-	if err != nil || spread < 0 || spread > store.MaxGoldSpread {
+	spread, problem := gold.ParseMaxSpread(typed)
+	if problem != "" {
 		page, err := s.goldSetView(r, p)
 		if err != nil {
 			return err
 		}
 		page.MaxSpread = typed
-		page.SpreadError = fmt.Sprintf("Enter a whole number from 0 to %d.", store.MaxGoldSpread)
+		page.SpreadError = capitalize(problem) + "."
 		s.render(w, r, http.StatusUnprocessableEntity, goldview.SetView(page))
 		return nil
 	}
@@ -243,9 +242,8 @@ func (s *Server) storeGold(r *http.Request, p *attune.Project, u *attune.User, i
 		}
 	}
 	issues := def.Validate(toAnswers(in.answers), facts, rubric.Options{})
-	if n := utf8.RuneCountInString(in.note); n > store.MaxGoldNote {
-		issues = append(issues, rubric.Issue{Item: "note", Severity: rubric.Blocking,
-			Message: fmt.Sprintf("Keep the note to %d characters or fewer (this one has %d).", store.MaxGoldNote, n)})
+	if p := gold.NoteProblem(in.note); p != "" {
+		issues = append(issues, rubric.Issue{Item: "note", Severity: rubric.Blocking, Message: capitalize(p) + "."})
 	}
 	switch verdict, shown := issues.Verdict(in.confirm); verdict {
 	case rubric.Refused:

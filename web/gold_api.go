@@ -1,11 +1,11 @@
 package web
 
 import (
-	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/gold"
 	"github.com/attune/attune/internal/store"
 )
 
@@ -93,8 +93,8 @@ func (s *Server) apiApplyConsensus(r *http.Request, u *attune.User) (int, any, e
 		return 0, nil, err
 	}
 	if body.MaxSpread != nil {
-		if n := *body.MaxSpread; n < 0 || n > store.MaxGoldSpread {
-			return 0, nil, attune.Invalid("max_spread", fmt.Sprintf("give a whole number from 0 to %d", store.MaxGoldSpread))
+		if p := gold.SpreadProblem(*body.MaxSpread); p != "" {
+			return 0, nil, attune.Invalid("max_spread", p)
 		}
 		if err := s.db.SetGoldMaxSpread(ctx, &u.ID, p.ID, *body.MaxSpread); err != nil {
 			return 0, nil, err

@@ -92,6 +92,7 @@ func (s *Server) goldSetView(r *http.Request, p *attune.Project) (goldview.SetPa
 		Counts:      countsView(c),
 		Settings:    templ.SafeURL(goldPath(p.ID) + "/settings"),
 		MaxSpread:   strconv.Itoa(c.MaxSpread),
+		SpreadLimit: gold.MaxSpreadLimit,
 		Exports:     exportsView(p.ID),
 		Datasets:    datasetsView(p.ID),
 	}
@@ -322,7 +323,7 @@ func (s *Server) adjudicationView(r *http.Request, p *attune.Project, itemID int
 		Title:    rv.Title,
 		Kind:     rv.Kind,
 		Note:     note,
-		NoteMax:  store.MaxGoldNote,
+		NoteMax:  gold.MaxNote,
 		Problems: probs,
 	}
 	for _, g := range rv.Groups {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"strconv"
+	"github.com/attune/attune/internal/gold"
 
 	"github.com/attune/attune/internal/store"
 )
@@ -42,9 +42,9 @@ func runGold(ctx context.Context, e env, args []string) error {
 	}
 	spread := -1
 	if s := get("max-spread"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 0 || n > store.MaxGoldSpread {
-			return fmt.Errorf("%w: --max-spread must be a whole number from 0 to %d", errUsage, store.MaxGoldSpread)
+		n, problem := gold.ParseMaxSpread(s)
+		if problem != "" {
+			return fmt.Errorf("%w: --max-spread: %s", errUsage, problem)
 		}
 		spread = n
 	}

@@ -18,12 +18,6 @@ import (
 	"github.com/attune/attune/internal/rubric"
 )
 
-// MaxGoldNote is the longest note, in characters, a gold decision keeps.
-const MaxGoldNote = 2000
-
-// MaxGoldSpread is the widest maximum spread a project may set.
-const MaxGoldSpread = 10
-
 // GoldMaxSpread returns the project's consensus setting: the widest spread
 // of a numeric scale within which the median is the consensus.
 func (db *DB) GoldMaxSpread(ctx context.Context, projectID int64) (int, error) {
@@ -33,11 +27,11 @@ func (db *DB) GoldMaxSpread(ctx context.Context, projectID int64) (int, error) {
 }
 
 // SetGoldMaxSpread changes the project's consensus setting, 0 to
-// MaxGoldSpread. Items judged under the old setting are judged again the
+// gold.MaxSpreadLimit. Items judged under the old setting are judged again the
 // next time the rule is applied.
 func (db *DB) SetGoldMaxSpread(ctx context.Context, actorID *int64, projectID int64, spread int) error {
-	if spread < 0 || spread > MaxGoldSpread {
-		return attune.Invalid("max_spread", fmt.Sprintf("enter a whole number from 0 to %d", MaxGoldSpread))
+	if p := gold.SpreadProblem(spread); p != "" {
+		return attune.Invalid("max_spread", p)
 	}
 	err := db.inTx(ctx, func(tx pgx.Tx) error {
 		var old int
@@ -827,8 +821,8 @@ type Adjudication struct {
 // gold it replaced, and an audit event. Concurrent adjudications of one
 // item are serialised; the last one stands, and both are in the history.
 func (db *DB) Adjudicate(ctx context.Context, a Adjudication) error {
-	if n := len([]rune(a.Note)); n > MaxGoldNote {
-		return attune.Invalid("note", fmt.Sprintf("keep the note to %d characters or fewer (this one has %d)", MaxGoldNote, n))
+	if p := gold.NoteProblem(a.Note); p != "" {
+		return attune.Invalid("note", p)
 	}
 	err := db.inTx(ctx, func(tx pgx.Tx) error {
 		var sourceID string

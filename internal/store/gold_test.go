@@ -338,7 +338,7 @@ func TestAdjudicate(t *testing.T) {
 	}
 	// A note too long, or an item of another project, is refused.
 	long := first
-	long.Note = strings.Repeat("é", store.MaxGoldNote+1)
+	long.Note = strings.Repeat("é", gold.MaxNote+1)
 	if err := f.db.Adjudicate(ctx, long); !errors.Is(err, attune.ErrInvalid) {
 		t.Fatalf("long note: %v", err)
 	}

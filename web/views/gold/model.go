@@ -47,6 +47,7 @@ type SetPage struct {
 	Numeric     bool
 	Settings    templ.SafeURL
 	MaxSpread   string // as stored or as typed
+	SpreadLimit int    // the widest a project may set (gold.MaxSpreadLimit)
 	SpreadError string
 	Exports     []Export
 	// Datasets are the downloads of the dataset export, for training and
