@@ -88,7 +88,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	u := userFrom(ctx)
-	id, err := pathID(r)
+	id, err := pathInt(r, "id")
 	if err != nil {
 		return err
 	}

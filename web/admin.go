@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/attune/attune/internal/attune"
@@ -91,7 +90,7 @@ func (s *Server) adminAddUser(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) adminSetRole(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r)
+	id, err := pathInt(r, "id")
 	if err != nil {
 		return err
 	}
@@ -120,7 +119,7 @@ func (s *Server) adminEnable(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) setDisabled(w http.ResponseWriter, r *http.Request, disabled bool) error {
-	id, err := pathID(r)
+	id, err := pathInt(r, "id")
 	if err != nil {
 		return err
 	}
@@ -138,7 +137,7 @@ func (s *Server) setDisabled(w http.ResponseWriter, r *http.Request, disabled bo
 // outcome says what became of them either way.
 func (s *Server) adminSetPassword(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	id, err := pathID(r)
+	id, err := pathInt(r, "id")
 	if err != nil {
 		return err
 	}
@@ -219,7 +218,7 @@ func lockText(l store.SignInLockout) string {
 // account, so that its owner can sign in at once with the password they
 // have; it is in the audit log.
 func (s *Server) adminClearSignInLock(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r)
+	id, err := pathInt(r, "id")
 	if err != nil {
 		return err
 	}
@@ -249,12 +248,4 @@ func (s *Server) afterUserChange(w http.ResponseWriter, r *http.Request, err err
 	}
 	http.Redirect(w, r, "/admin/users", http.StatusSeeOther)
 	return nil
-}
-
-func pathID(r *http.Request) (int64, error) {
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	if err != nil || id <= 0 {
-		return 0, attune.NotFound("id")
-	}
-	return id, nil
 }

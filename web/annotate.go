@@ -193,7 +193,7 @@ func (ws *workspace) renderPart(w http.ResponseWriter, r *http.Request, status i
 // not found. With full unset it leaves out what only the page shows
 // (draft, neighbours, counts).
 func (ws *workspace) open(r *http.Request, full bool) (*attune.Project, *store.Workspace, error) {
-	projectID, err := pathID(r)
+	projectID, err := pathInt(r, "id")
 	if err != nil {
 		return nil, nil, err
 	}

@@ -283,10 +283,16 @@ func nextCursor(next string) *string {
 	return &next
 }
 
-func pathInt(r *http.Request, name string) (int64, error) {
-	id, err := strconv.ParseInt(r.PathValue(name), 10, 64)
+// pathInt reads the id the route names param ("id", "item", "run"…),
+// for every page and endpoint alike: anything but a positive whole number
+// is not found, as an id no row has is.
+func pathInt(r *http.Request, param string) (int64, error) {
+	id, err := strconv.ParseInt(r.PathValue(param), 10, 64)
 	if err != nil || id <= 0 {
-		return 0, attune.NotFound(name + " not found")
+		if what := strings.TrimSuffix(param, "ID"); what != "id" {
+			return 0, attune.NotFound(what + " not found")
+		}
+		return 0, attune.NotFound("not found")
 	}
 	return id, nil
 }

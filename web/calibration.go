@@ -296,7 +296,7 @@ func (s *Server) apiRemoveCalibration(r *http.Request, u *attune.User) (int, any
 	if err != nil {
 		return 0, nil, err
 	}
-	itemID, err := itemParam(r)
+	itemID, err := pathInt(r, "item")
 	if err != nil {
 		return 0, nil, err
 	}

@@ -37,7 +37,7 @@ func (ws *workspace) feedback(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	itemID, err := itemParam(r)
+	itemID, err := pathInt(r, "item")
 	if err != nil {
 		return err
 	}

@@ -184,7 +184,7 @@ func (s *Server) returnItem(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	itemID, err := itemParam(r)
+	itemID, err := pathInt(r, "item")
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/attune/attune/internal/attune"
@@ -115,21 +114,12 @@ func (s *Server) disagreementsPage(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
-// itemParam reads the item id from the path.
-func itemParam(r *http.Request) (int64, error) {
-	id, err := strconv.ParseInt(r.PathValue("item"), 10, 64)
-	if err != nil || id <= 0 {
-		return 0, attune.NotFound("item")
-	}
-	return id, nil
-}
-
 func (s *Server) adjudicatePage(w http.ResponseWriter, r *http.Request) error {
 	p, _, err := s.projectAccess(r, true)
 	if err != nil {
 		return err
 	}
-	itemID, err := itemParam(r)
+	itemID, err := pathInt(r, "item")
 	if err != nil {
 		return err
 	}
@@ -177,7 +167,7 @@ func (s *Server) saveGold(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	itemID, err := itemParam(r)
+	itemID, err := pathInt(r, "item")
 	if err != nil {
 		return err
 	}

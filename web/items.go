@@ -433,7 +433,7 @@ func (s *Server) browseItemMeta(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	itemID, err := itemParam(r)
+	itemID, err := pathInt(r, "item")
 	if err != nil {
 		return err
 	}
@@ -506,7 +506,7 @@ func (s *Server) browseItem(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	itemID, err := itemParam(r)
+	itemID, err := pathInt(r, "item")
 	if err != nil {
 		return err
 	}

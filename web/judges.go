@@ -194,7 +194,7 @@ func (s *Server) createJudge(w http.ResponseWriter, r *http.Request) error {
 
 // findJudge loads the judge named in the path.
 func (s *Server) findJudge(r *http.Request) (*attune.Judge, error) {
-	id, err := pathID(r)
+	id, err := pathInt(r, "id")
 	if err != nil {
 		return nil, err
 	}

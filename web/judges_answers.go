@@ -108,9 +108,9 @@ type runItemRead struct {
 // readRunItem reads the item named in the path for run, of project p.
 func (s *Server) readRunItem(r *http.Request, p *attune.Project, run *attune.JudgeRun) (*runItemRead, error) {
 	ctx := r.Context()
-	itemID, err := strconv.ParseInt(r.PathValue("item"), 10, 64)
-	if err != nil || itemID <= 0 {
-		return nil, attune.NotFound("item")
+	itemID, err := pathInt(r, "item")
+	if err != nil {
+		return nil, err
 	}
 	x := &runItemRead{}
 	if x.item, err = s.db.FindItem(ctx, p.ID, itemID); err != nil {

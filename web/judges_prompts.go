@@ -40,9 +40,9 @@ func (s *Server) promptAccess(r *http.Request) (*attune.Project, *rubric.Definit
 
 // promptJudge loads the rubric of p and the judge named in the path.
 func (s *Server) promptJudge(r *http.Request, p *attune.Project) (*rubric.Definition, *attune.Judge, error) {
-	id, err := strconv.ParseInt(r.PathValue("judge"), 10, 64)
-	if err != nil || id <= 0 {
-		return nil, nil, attune.NotFound("judge")
+	id, err := pathInt(r, "judge")
+	if err != nil {
+		return nil, nil, err
 	}
 	j, err := s.db.FindJudge(r.Context(), id)
 	if err != nil {

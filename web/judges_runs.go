@@ -325,9 +325,9 @@ func (s *Server) runAccess(r *http.Request) (*attune.Project, *attune.JudgeRun, 
 // runOf loads the run named in the path; a run of another project than p
 // is not found.
 func (s *Server) runOf(r *http.Request, p *attune.Project) (*attune.JudgeRun, error) {
-	id, err := strconv.ParseInt(r.PathValue("run"), 10, 64)
-	if err != nil || id <= 0 {
-		return nil, attune.NotFound("run")
+	id, err := pathInt(r, "run")
+	if err != nil {
+		return nil, err
 	}
 	run, err := s.db.FindRun(r.Context(), id)
 	if err != nil {

@@ -38,7 +38,7 @@ const (
 // in it. With manage set, only the project's leads (and admins) pass.
 func (s *Server) projectAccess(r *http.Request, manage bool) (*attune.Project, attune.MemberRole, error) {
 	ctx := r.Context()
-	id, err := pathID(r)
+	id, err := pathInt(r, "id")
 	if err != nil {
 		return nil, "", err
 	}
@@ -306,9 +306,9 @@ func (s *Server) memberInPath(r *http.Request) (*attune.Project, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	uid, err := strconv.ParseInt(r.PathValue("userID"), 10, 64)
-	if err != nil || uid <= 0 {
-		return nil, 0, attune.NotFound("member")
+	uid, err := pathInt(r, "userID")
+	if err != nil {
+		return nil, 0, err
 	}
 	return p, uid, nil
 }
