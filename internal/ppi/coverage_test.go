@@ -135,8 +135,8 @@ func (c coverageCell) simulate(rng *rand.Rand, s *Sample) {
 
 type cellResult struct {
 	ppiCovered, humanCovered, judgeCovered int
-	widthRatio, maxWidthRatio, lambda     float64
-	effective                             float64
+	widthRatio, maxWidthRatio, lambda      float64
+	effective                              float64
 }
 
 func (c coverageCell) run(t *testing.T, seed uint64) cellResult {
