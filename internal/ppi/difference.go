@@ -95,7 +95,7 @@ func IndependentDifference(a, b Estimate) (Difference, error) {
 		PPI:   a.Var.PPI + b.Var.PPI,
 	}
 	n := a.NLabelled + b.NLabelled
-	return Difference{
+	d := Difference{
 		NLabelled:            n,
 		NUnlabelled:          a.NUnlabelled + b.NUnlabelled,
 		Human:                interval(a.Human.Mean-b.Human.Mean, v.Human, z),
@@ -106,7 +106,11 @@ func IndependentDifference(a, b Estimate) (Difference, error) {
 		Var:                  v,
 		a:                    &a,
 		b:                    &b,
-	}, nil
+	}
+	if !finite(d.Var.Human) || !finite(d.Var.PPI) || !finite(d.Var.Judge) || !finite(d.PPI.Mean) || !finite(d.Human.Mean) || !finite(d.Judge.Mean) || !finite(d.EffectiveHumanLabels) {
+		return Difference{}, ErrOverflow
+	}
+	return d, nil
 }
 
 func subtract(x, y []float64) []float64 {

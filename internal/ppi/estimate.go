@@ -118,7 +118,9 @@ type moments struct {
 // and nothing to gain from them), λ is 0 and PPI equals the human-only
 // figure. Fewer than two labelled items is ErrTooFewLabelled. Paired slices
 // of different lengths, a non-finite value, a level outside (0, 1) or a
-// fixed λ outside [0, 1] is an error naming the problem.
+// fixed λ outside [0, 1] is an error naming the problem; values so large that
+// their variance overflows are ErrOverflow. The result never holds a NaN or
+// an infinity.
 func Mean(s Sample, o Options) (Estimate, error) {
 	level, err := o.level()
 	if err != nil {
@@ -166,7 +168,28 @@ func Mean(s Sample, o Options) (Estimate, error) {
 		m:           m,
 	}
 	e.EffectiveHumanLabels = effective(n, e.Var.Human, vppi, n+N)
+	if !e.finite() {
+		return Estimate{}, ErrOverflow
+	}
 	return e, nil
+}
+
+// ErrOverflow is returned when finite values are so large (beyond about
+// 1e150) that their squares overflow and no interval can be computed.
+var ErrOverflow = errors.New("ppi: values too large: their variance overflows float64")
+
+// finite reports whether every published figure is a finite number.
+func (e Estimate) finite() bool {
+	for _, v := range []float64{
+		e.Human.Mean, e.Human.Low, e.Human.High, e.Judge.Mean, e.Judge.Low, e.Judge.High,
+		e.PPI.Mean, e.PPI.Low, e.PPI.High, e.PPI.Lambda, e.EffectiveHumanLabels,
+		e.Var.Human, e.Var.Judge, e.Var.PPI, e.m.vh, e.m.vjl, e.m.vjn, e.m.vjp, e.m.c,
+	} {
+		if !finite(v) {
+			return false
+		}
+	}
+	return true
 }
 
 // lambdaFor is λ for n labelled and N unlabelled items: the fixed one, or
