@@ -120,17 +120,24 @@ func (d Difference) LabelsToSeparate(margin, power float64) (int, error) {
 	}
 	// The projected variance need not fall with k (moving an item from the
 	// judge-only side shrinks the judge's term's denominator), so every k
-	// is tried: each costs a few flops.
+	// is tried, smallest first: each costs a few flops.
+	need2 := need * need
 	best := math.Inf(1)
-	for k := 0; k <= d.maxK(); k++ {
-		_, v, _ := d.projected(k)
-		if se := math.Sqrt(v); se <= need {
-			return k, nil
+	for k := range d.maxK() + 1 {
+		var v float64
+		if d.paired != nil {
+			_, v = d.paired.projected(k)
 		} else {
-			best = min(best, se)
+			_, va := d.a.projected(k)
+			_, vb := d.b.projected(k)
+			v = va + vb
 		}
+		if v <= need2 {
+			return k, nil
+		}
+		best = min(best, v)
 	}
-	return 0, fmt.Errorf("%w: margin %v needs a standard error of %.4g, the best is %.4g", ErrCannotSeparate, margin, need, best)
+	return 0, fmt.Errorf("%w: margin %v needs a standard error of %.4g, the best is %.4g", ErrCannotSeparate, margin, need, math.Sqrt(best))
 }
 
 // quantile is the standard normal quantile of p.
