@@ -6,7 +6,7 @@ import (
 	"math"
 )
 
-// ErrCannotSeparate is returned (wrapped, with the best half-width) by
+// ErrCannotSeparate is returned (wrapped, with the best standard error) by
 // LabelsToSeparate when even labelling every judge-only item would not
 // tell the two systems apart at the margin.
 var ErrCannotSeparate = errors.New("ppi: not separable at this margin with the items there are")

@@ -15,7 +15,8 @@
 //	θ̂ = λ·mean(judge on N) + mean(human − λ·judge on n).
 //
 // λ weighs how far the judge is trusted. Tuned as Cov(human, judge) /
-// ((1 + n/N)·Var(judge)) and clipped to [0, 1], it makes the interval about
+// ((1 + n/N)·Var(judge)) — the covariance on the labelled items, the
+// judge's variance on all of them — and clipped to [0, 1], it makes the interval about
 // as narrow as the data allow: a judge that tracks the people gets λ near
 // 1, one that does not gets λ near 0, and PPI then falls back to the
 // human-only mean, so it is never much wider than that. The variance is
