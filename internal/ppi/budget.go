@@ -12,8 +12,8 @@ import (
 var ErrCannotSeparate = errors.New("ppi: not separable at this margin with the items there are")
 
 // Projection is how wide the intervals would be with K more human labels:
-// the half-widths (mean ± HalfWidth) of the human-only and the
-// prediction-powered intervals.
+// the half-widths of the human-only and the prediction-powered intervals
+// (each interval is its mean ± its half-width), in the values' units.
 type Projection struct {
 	K     int     `json:"k"`
 	Human float64 `json:"human_half_width"`

@@ -53,7 +53,8 @@ type Options struct {
 	Level float64
 	// FixLambda, when set, uses Lambda as given instead of tuning it:
 	// Lambda 1 is classic prediction-powered inference, 0 the human-only
-	// estimate. Lambda must be in [0, 1].
+	// estimate. Lambda must be in [0, 1]. With fewer than two unlabelled
+	// items λ is 0 all the same: there is no judge-only mean to lean on.
 	FixLambda bool
 	Lambda    float64
 }
