@@ -25,8 +25,12 @@ type Projection struct {
 // n + k and N becomes N − k. It assumes the variances and the covariance
 // stay what they are now, re-tunes λ for the new counts (unless it was
 // fixed), and so is a forecast, not a promise. k = 0 gives the current
-// half-widths. k must be in [0, N].
+// half-widths. k must be in [0, N], and e must come from Mean: the
+// moments a projection needs are not part of the JSON.
 func (e Estimate) Project(k int) (Projection, error) {
+	if !e.m.set {
+		return Projection{}, errors.New("ppi: projection of an estimate not made by Mean")
+	}
 	if k < 0 || k > e.NUnlabelled {
 		return Projection{}, fmt.Errorf("ppi: %d more labels asked of %d judge-only items", k, e.NUnlabelled)
 	}

@@ -1,6 +1,7 @@
 package ppi
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -38,6 +39,15 @@ func TestProjectNow(t *testing.T) {
 	// Every item labelled: no judge-only items left, so PPI is human-only.
 	if all.PPI != all.Human {
 		t.Errorf("every item labelled: %+v", all)
+	}
+	var decoded Estimate
+	if b, err := json.Marshal(e); err != nil {
+		t.Fatal(err)
+	} else if err := json.Unmarshal(b, &decoded); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := decoded.Project(10); err == nil || !strings.Contains(err.Error(), "not made by Mean") {
+		t.Errorf("an estimate read back from JSON was projected: %v", err)
 	}
 	for _, k := range []int{-1, 3001} {
 		if _, err := e.Project(k); err == nil || !strings.Contains(err.Error(), "judge-only items") {

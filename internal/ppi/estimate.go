@@ -105,6 +105,9 @@ type moments struct {
 	vh, vjl, vjn, vjp, c float64
 	tuned                bool
 	lambda               float64
+	// set marks moments Mean filled in, which an Estimate decoded from
+	// JSON or built by hand lacks.
+	set bool
 }
 
 // Mean computes the prediction-powered estimate of the mean human value
@@ -144,7 +147,7 @@ func Mean(s Sample, o Options) (Estimate, error) {
 	mjp, vjp := pooledMeanVar(mjl, vjl, n, mjn, vjn, N)
 	c := covariance(s.Human, mh, s.JudgeLabelled, mjl)
 
-	m := moments{vh: vh, vjl: vjl, vjn: vjn, vjp: vjp, c: c, tuned: !o.FixLambda, lambda: o.Lambda}
+	m := moments{vh: vh, vjl: vjl, vjn: vjn, vjp: vjp, c: c, tuned: !o.FixLambda, lambda: o.Lambda, set: true}
 	lambda := m.lambdaFor(n, N)
 
 	// The residual h − λ·j is formed item by item, not from the moments,
