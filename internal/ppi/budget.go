@@ -67,6 +67,14 @@ func (d Difference) Project(k int) (Projection, error) {
 	return Projection{K: k, Human: z * math.Sqrt(vh), PPI: z * math.Sqrt(vp)}, nil
 }
 
+// projectable reports whether d holds the moments of its sides.
+func (d Difference) projectable() bool {
+	if d.paired != nil {
+		return true
+	}
+	return d.a != nil && d.a.m.set && d.b.m.set
+}
+
 // maxK is the most labels Project accepts.
 func (d Difference) maxK() int {
 	if d.paired != nil {
@@ -79,8 +87,8 @@ func (d Difference) maxK() int {
 }
 
 func (d Difference) projected(k int) (human, ppi float64, err error) {
-	if d.paired == nil && d.a == nil {
-		return 0, 0, errors.New("ppi: projection of a difference not made by PairedDifference or IndependentDifference")
+	if !d.projectable() {
+		return 0, 0, errors.New("ppi: projection of a difference not made by PairedDifference or IndependentDifference from estimates made by Mean")
 	}
 	if k < 0 || k > d.maxK() {
 		return 0, 0, fmt.Errorf("ppi: %d more labels asked of a difference with %d judge-only items to draw from", k, d.maxK())
@@ -114,8 +122,8 @@ func (d Difference) LabelsToSeparate(margin, power float64) (int, error) {
 	if !(power > 0 && power < 1) {
 		return 0, fmt.Errorf("ppi: power %v is outside (0, 1)", power)
 	}
-	if d.paired == nil && d.a == nil {
-		return 0, errors.New("ppi: labels to separate a difference not made by PairedDifference or IndependentDifference")
+	if !d.projectable() {
+		return 0, errors.New("ppi: labels to separate a difference not made by PairedDifference or IndependentDifference from estimates made by Mean")
 	}
 	need := math.Abs(margin) / (zFor(d.Level) + quantile(power))
 	if need <= 0 {

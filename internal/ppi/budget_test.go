@@ -49,6 +49,11 @@ func TestProjectNow(t *testing.T) {
 	if _, err := decoded.Project(10); err == nil || !strings.Contains(err.Error(), "not made by Mean") {
 		t.Errorf("an estimate read back from JSON was projected: %v", err)
 	}
+	if ind, err := IndependentDifference(decoded, decoded); err != nil {
+		t.Fatal(err)
+	} else if _, err := ind.LabelsToSeparate(0.1, 0.8); err == nil {
+		t.Error("a difference of estimates read back from JSON was planned for")
+	}
 	for _, k := range []int{-1, 3001} {
 		if _, err := e.Project(k); err == nil || !strings.Contains(err.Error(), "judge-only items") {
 			t.Errorf("Project(%d): %v", k, err)
