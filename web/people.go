@@ -33,7 +33,7 @@ func (s *Server) peoplePage(w http.ResponseWriter, r *http.Request) error {
 		Qualify: pol.Qualify, PassPercent: pol.PassPercent}
 	for _, m := range people {
 		page.People = append(page.People, project.Person{
-			UserID: m.UserID, Name: displayName(m.Name, m.Email), Email: m.Email,
+			UserID: m.UserID, Name: strings.TrimSpace(m.Name), Email: m.Email,
 			Qualification: string(m.Qualification), Attempt: m.Attempt.Number, Passed: m.Attempt.Passed, Answered: m.Attempt.Answered,
 			Submitted: m.Submitted, Paused: m.Paused, PausedWhy: m.PausedWhy,
 			Drifting: strings.Join(m.Calibration.DriftingOn, ", "), Alert: m.Alert,
