@@ -58,6 +58,7 @@ func (s *Server) calibrationView(r *http.Request, p *attune.Project) (goldview.C
 		Policy:      templ.SafeURL(base + "/policy"),
 		Add:         templ.SafeURL(base),
 		Remove:      templ.SafeURL(base + "/remove"),
+		People:      templ.SafeURL(peoplePath(p.ID)),
 		Qualify:     strconv.Itoa(pol.Qualify),
 		Every:       strconv.Itoa(pol.Every),
 		Pass:        strconv.Itoa(pol.PassPercent),

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/browsertest"
 )
 
@@ -48,14 +50,22 @@ const fitCheck = `(() => {
 
 // TestLeadPagesFit opens the lead's pages of tables (the items browser
 // with a meta column and a text search, an item's page, the items behind a
-// report figure, the report and the disagreements queue) of a project that
-// three people and a judge with long rationales answered, at 1366 and
-// 1440 px and on a 390 px phone: nothing may reach past the screen's edge
+// report figure, the report, the disagreements queue and the people page)
+// of a project that three people and a judge with long rationales
+// answered, at 1366 and 1440 px and on a 390 px phone: nothing may reach past the screen's edge
 // outside an explicit scroll box. It takes each page's screenshot into
 // testdata/screenshots.
 func TestLeadPagesFit(t *testing.T) {
 	t.Parallel()
 	a, p, lead, c := docProject(t)
+	// The people page needs annotators, one with an address long enough
+	// to test the wrapping.
+	for _, email := range []string{"amara@example.org", "benedict.long-surname-for-wrapping@annotators.example.org"} {
+		u := a.user(email, attune.RoleAnnotator)
+		if err := a.db.AddMember(context.Background(), &lead.ID, p.ID, u.ID, attune.MemberAnnotator); err != nil {
+			t.Fatal(err)
+		}
+	}
 	browse := c.get(projectPath(p, "/browse?q=sleep&col=week"))
 	wantStatus(t, browse, http.StatusOK)
 	wantContains(t, browse, `data-testid="browse-snippet"`, "<mark>", `data-testid="browse-col"`)
@@ -73,6 +83,7 @@ func TestLeadPagesFit(t *testing.T) {
 		{"report", projectPath(p, "/report")},
 		{"report-refused", projectPath(p, "/report?epsilon=abc")},
 		{"disagreements", projectPath(p, "/disagreements")},
+		{"people", projectPath(p, "/people")},
 	}
 	ctx := signInBrowser(t, a, lead.Email, "/login")
 	for _, s := range fitScreens {

@@ -134,6 +134,9 @@ func (s *Server) table() []route {
 		{"POST /projects/{id}/members", projectLeads, s.addMember, nil},
 		{"POST /projects/{id}/members/{userID}/remove", projectLeads, s.removeMember, nil},
 		{"POST /projects/{id}/members/{userID}/queue", projectLeads, s.pauseQueue, nil},
+		// Each annotator's status and re-qualification (web/people.go).
+		{"GET /projects/{id}/people", projectLeads, s.peoplePage, nil},
+		{"POST /projects/{id}/members/{userID}/requalify", projectLeads, s.requalify, nil},
 		{"POST /projects/{id}/status", projectLeads, s.setProjectStatus, nil},
 		{"POST /projects/{id}/import", projectUploads, s.importItems, nil},
 		// A refused import is shown at the address it was posted to; the
@@ -239,6 +242,8 @@ func (s *Server) table() []route {
 		{"POST /api/v1/projects/{id}/members", tokenLeads, nil, s.apiAddMember},
 		{"DELETE /api/v1/projects/{id}/members/{userID}", tokenLeads, nil, s.apiRemoveMember},
 		{"PUT /api/v1/projects/{id}/members/{userID}/queue", tokenLeads, nil, s.apiPauseQueue},
+		{"GET /api/v1/projects/{id}/people", tokenLeads, nil, s.apiPeople},
+		{"POST /api/v1/projects/{id}/members/{userID}/requalify", tokenLeads, nil, s.apiRequalify},
 		{"POST /api/v1/projects/{id}/sensitive", tokenLeads, nil, s.apiMarkSensitive},
 		{"POST /api/v1/projects/{id}/labels", tokenLeads, nil, s.apiImportLabels},
 		{"GET /api/v1/projects/{id}/webhooks", tokenLeads, nil, s.apiWebhooks},

@@ -28,10 +28,11 @@ func projectFlagsHelp(fs *flag.FlagSet) {
 	fs.String("epsilon", "", "a custom alt-test ε between 0 and 1, with --annotators custom or alone (create, set)")
 	fs.String("instructions-file", "", "Markdown file of instructions for annotators (create)")
 	fs.String("lead", "", "email of a lead to put in charge (create)")
-	fs.String("project", "", "project name (set, add-member, remove-member)")
-	fs.String("email", "", "the person's email (add-member, remove-member)")
+	fs.String("project", "", "project name (set, add-member, remove-member, people, requalify)")
+	fs.String("email", "", "the person's email (add-member, remove-member, requalify)")
 	fs.String("role", "annotator", "annotator or lead (add-member)")
-	fs.Bool("json", false, "print JSON (list, show)")
+	fs.String("attempt", "", "the person's current qualification attempt, as people shows it; refused when it is no longer current (requalify; default: the current one)")
+	fs.Bool("json", false, "print JSON (list, show, people)")
 }
 
 const projectUsage = `attune project create --name N --rubric KEY@VERSION [--overlap K] [--lease 30m] [--annotators experts|trained|crowd|custom] [--epsilon E] [--instructions-file F] [--lead EMAIL]
@@ -39,11 +40,13 @@ attune project set --project N [--annotators experts|trained|crowd|custom] [--ep
 attune project list [--json]
 attune project show NAME [--json]
 attune project add-member --project N --email E [--role annotator|lead]
-attune project remove-member --project N --email E`
+attune project remove-member --project N --email E
+attune project people --project N [--json]
+attune project requalify --project N --email E [--attempt N]`
 
 func runProject(ctx context.Context, e env, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("%w: project takes create, set, list, show, add-member or remove-member:\n%s", errUsage, projectUsage)
+		return fmt.Errorf("%w: project takes create, set, list, show, add-member, remove-member, people or requalify:\n%s", errUsage, projectUsage)
 	}
 	verb := args[0]
 	fs := flag.NewFlagSet("project "+verb, flag.ContinueOnError)
@@ -53,7 +56,7 @@ func runProject(ctx context.Context, e env, args []string) error {
 	}
 	get := func(name string) string { return fs.Lookup(name).Value.String() }
 	switch verb {
-	case "create", "set", "list", "show", "add-member", "remove-member":
+	case "create", "set", "list", "show", "add-member", "remove-member", "people", "requalify":
 	default:
 		return fmt.Errorf("%w: unknown project command %q:\n%s", errUsage, verb, projectUsage)
 	}
@@ -221,7 +224,121 @@ func runProject(ctx context.Context, e env, args []string) error {
 			return err
 		}
 		fmt.Fprintf(e.stdout, "%s is %s on %q\n", u.Email, role, p.Name)
+	case "people":
+		if get("project") == "" {
+			return fmt.Errorf("%w: project people needs --project", errUsage)
+		}
+		p, err := db.FindProjectByName(ctx, get("project"))
+		if err != nil {
+			return err
+		}
+		people, err := db.ListPeople(ctx, p.ID)
+		if err != nil {
+			return err
+		}
+		return writePeople(e, people, get("json") == "true")
+	case "requalify":
+		if get("project") == "" || get("email") == "" {
+			return fmt.Errorf("%w: project requalify needs --project and --email", errUsage)
+		}
+		return requalify(ctx, e, db, get("project"), get("email"), get("attempt"))
 	}
+	return nil
+}
+
+// onFlag is a store's refusal of what a flag gave, written under the
+// flag's name with the message meant for people (not the store's
+// wrapping); it is still the store's error for errors.Is.
+type onFlag struct {
+	flag string
+	err  error
+}
+
+func (e *onFlag) Error() string {
+	msg := attune.PublicMessage(e.err)
+	if msg == "" {
+		msg = e.err.Error()
+	}
+	return "--" + e.flag + ": " + msg
+}
+
+func (e *onFlag) Unwrap() error { return e.err }
+
+// writePeople prints a project's annotators with their status, as the
+// people page shows them.
+func writePeople(e env, people []store.Person, asJSON bool) error {
+	if asJSON {
+		type row struct {
+			Email         string   `json:"email"`
+			Name          string   `json:"name"`
+			Qualification string   `json:"qualification"`
+			Attempt       int      `json:"attempt"`
+			Answered      int      `json:"answered"`
+			Passed        int      `json:"passed"`
+			Submitted     int      `json:"submitted"`
+			Paused        bool     `json:"paused"`
+			DriftingOn    []string `json:"drifting_on"`
+			Alert         string   `json:"alert"`
+		}
+		out := []row{}
+		for _, p := range people {
+			out = append(out, row{p.Email, p.Name, string(p.Qualification), p.Attempt.Number, p.Attempt.Answered, p.Attempt.Passed,
+				p.Submitted, p.Paused, p.Calibration.DriftingOn, p.Alert})
+		}
+		return writeJSON(e, out)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "EMAIL\tQUALIFICATION\tATTEMPT\tPASSED\tANSWERED\tSUBMITTED\tQUEUE\tCALIBRATION")
+	for _, p := range people {
+		queue := "open"
+		if p.Paused {
+			queue = "paused"
+		}
+		drift := "steady"
+		if p.Calibration.Drifting {
+			drift = "drifting on " + strings.Join(p.Calibration.DriftingOn, ",")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\n", p.Email, p.Qualification, p.Attempt.Number, p.Attempt.Passed, p.Attempt.Answered,
+			p.Submitted, queue, drift)
+	}
+	return tw.Flush()
+}
+
+// requalify starts a new qualification attempt for an annotator, as a
+// lead does on the people page. Without --attempt it is their current
+// one, read first. Like the other commands of the operator at the
+// machine, it is audited with no account as actor.
+func requalify(ctx context.Context, e env, db *store.DB, projectName, email, attemptFlag string) error {
+	p, err := db.FindProjectByName(ctx, projectName)
+	if err != nil {
+		return err
+	}
+	u, err := findUserByEmail(ctx, db, email)
+	if err != nil {
+		return err
+	}
+	var attempt int
+	if attemptFlag != "" {
+		if attempt, err = strconv.Atoi(attemptFlag); err != nil {
+			return flagErrors(attune.Invalid("attempt", fmt.Sprintf("%q is not a whole number: give the person's current attempt, as project people shows it", attemptFlag)), nil)
+		}
+	} else {
+		person, err := db.FindPerson(ctx, p.ID, u.ID)
+		if err != nil {
+			return &onFlag{"email " + u.Email, err}
+		}
+		attempt = person.Attempt.Number
+	}
+	n, err := db.Requalify(ctx, nil, p.ID, u.ID, attempt)
+	switch {
+	case errors.Is(err, attune.ErrNotFound):
+		return &onFlag{"email " + u.Email, err}
+	case errors.Is(err, attune.ErrConflict):
+		return &onFlag{"attempt", err}
+	case err != nil:
+		return flagErrors(err, map[string]string{"member": "email"})
+	}
+	fmt.Fprintf(e.stdout, "%s on %q: attempt %d begins; the practice items are served again\n", u.Email, p.Name, n)
 	return nil
 }
 

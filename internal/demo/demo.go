@@ -33,15 +33,25 @@ type Account struct {
 type project struct {
 	name, rubric, prefix, instructions string
 	seed                               uint64
+	// qualify is the practice items a person passes before real ones (0:
+	// none), and practice what each demo annotator did with them.
+	qualify  int
+	practice []practice
 }
 
 var projects = []project{
 	{"Demo: empathetic replies", "empathetic-dialogue@2", "demo-reply",
-		"Rate the **assistant's reply** on each dimension, reading the rubric beside it. Overall is your own judgement, not the average.", 1},
+		"Rate the **assistant's reply** on each dimension, reading the rubric beside it. Overall is your own judgement, not the average.", 1,
+		// The first demo annotator qualified, the second failed every
+		// practice item.
+		3, []practice{{passed: 3}, {failed: calibrationItems}}},
 	{"Demo: coaching conversations", "coaching-conversation@2.0", "demo-conv",
-		"Answer each criterion for the **whole conversation**. NA only where the rubric allows it.", 2},
+		"Answer each criterion for the **whole conversation**. NA only where the rubric allows it.", 2,
+		// The first demo annotator is one practice item in, the second
+		// has not started.
+		2, []practice{{passed: 1}}},
 	{"Demo: empathetic understanding", "empathetic-understanding@1", "demo-eu",
-		"Rate how well the **last reply** understands the user's emotions, 1 to 5.", 3},
+		"Rate how well the **last reply** understands the user's emotions, 1 to 5.", 3, 0, nil},
 }
 
 // Demo items left in the adjudication queue for the lead, per project;
@@ -88,7 +98,8 @@ func Seed(ctx context.Context, db *store.DB) ([]Account, error) {
 
 // seedProject creates one demo project: its items, the demo people's
 // labels of most of them, gold (the consensus rule's, and the lead's
-// adjudication of all but a few disagreements) and a calibration set.
+// adjudication of all but a few disagreements), a calibration set and the
+// demo annotators' practice on it.
 func seedProject(ctx context.Context, db *store.DB, pr project, lead *attune.User, annotators []*attune.User) error {
 	ref, err := rubric.ParseRef(pr.rubric)
 	if err != nil {
@@ -155,7 +166,7 @@ func seedProject(ctx context.Context, db *store.DB, pr project, lead *attune.Use
 		}
 		added++
 	}
-	return nil
+	return seedQualification(ctx, db, def, p, pr.qualify, annotators, pr.practice)
 }
 
 // Print tells the person who started attune how to sign in to the demo.

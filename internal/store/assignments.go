@@ -125,15 +125,21 @@ const genericPlans = `SET LOCAL plan_cache_mode = force_generic_plan`
 // while the project hands out work; claimMine is their open assignment.
 const (
 	claimMe = `me AS (
-		SELECT r.id, p.overlap, p.lease_seconds, p.calibration_every AS every, ` + claimQualifying + ` AS qualifying FROM projects p
+		SELECT r.id, p.overlap, p.lease_seconds, p.calibration_every AS every, m.calibration_attempt AS attempt,
+		       ` + claimQualifying + ` AS qualifying FROM projects p
 		JOIN project_members m ON m.project_id = p.id AND m.user_id = $2 AND m.role = 'annotator'
 		JOIN raters r ON r.user_id = m.user_id
 		WHERE p.id = $1 AND p.status = 'active' AND m.paused_at IS NULL)`
 	// claimQualifying is calibration.Policy.Qualifying for the rater r
-	// in the project p: fewer calibration items passed than the project
-	// asks for.
-	claimQualifying = `(p.calibration_qualify > 0 AND (SELECT count(*) FROM calibration_answers ca
-		WHERE ca.project_id = p.id AND ca.rater_id = r.id AND ca.passed) < p.calibration_qualify)`
+	// and membership m in the project p: fewer calibration items passed in
+	// the current attempt than the project asks for.
+	claimQualifying = `(p.calibration_qualify > 0 AND ` + claimPassed + ` < p.calibration_qualify)`
+	// claimPassed and claimAnswered count the calibration answers (passed,
+	// or all) of the rater r in the current attempt of membership m.
+	claimPassed = `(SELECT count(*) FROM calibration_answers ca
+		WHERE ca.project_id = p.id AND ca.rater_id = r.id AND ca.calibration_attempt = m.calibration_attempt AND ca.passed)`
+	claimAnswered = `(SELECT count(*) FROM calibration_answers ca
+		WHERE ca.project_id = p.id AND ca.rater_id = r.id AND ca.calibration_attempt = m.calibration_attempt)`
 	claimMine = `(SELECT 1 FROM assignments a WHERE a.project_id = $1 AND a.rater_id = (SELECT id FROM me) AND a.state = 'active')`
 	// claimOpen is an item the annotator could still be given.
 	// Nobody who still has to qualify is given a real item.
@@ -151,8 +157,7 @@ const (
 func queueClaim(b *pgx.Batch, projectID, userID int64) {
 	b.Queue(`
 		SELECT r.id, p.overlap, p.lease_seconds, p.status, m.paused_at IS NOT NULL, m.paused_why,
-		       p.calibration_qualify, (SELECT count(*) FROM calibration_answers ca
-		                               WHERE ca.project_id = p.id AND ca.rater_id = r.id AND ca.passed)
+		       p.calibration_qualify, `+claimPassed+`, `+claimAnswered+`
 		FROM projects p
 		JOIN project_members m ON m.project_id = p.id AND m.user_id = $2 AND m.role = 'annotator'
 		JOIN raters r ON r.user_id = m.user_id
@@ -204,12 +209,13 @@ func queueClaim(b *pgx.Batch, projectID, userID int64) {
 		       ELSE EXISTS (SELECT 1 FROM item_counts c WHERE `+claimOpen+`) END`, projectID, userID)
 }
 
-// claimCalibration gives the annotator a calibration item they were never
-// given (nor labelled), when one is due: always while they qualify, else
-// once they submitted every − 1 real items since they were last given one.
-// It takes no slot of the item's overlap and touches no counts, so it
-// locks nothing but its own new row; the unique assignment per person and
-// item keeps two claims of the same person from taking one item twice.
+// claimCalibration gives the annotator a calibration item they were not
+// given in their current attempt (nor ever labelled for real), when one is
+// due: always while they qualify, else once they submitted every − 1 real
+// items since they were last given one. It takes no slot of the item's
+// overlap and touches no counts, so it locks nothing but its own new row;
+// the unique assignment per person, item and attempt keeps two claims of
+// the same person from taking one item twice.
 const claimCalibration = `
 	WITH ` + claimMe + `,
 	last AS (SELECT max(x.assigned_at) AS at FROM assignments x
@@ -224,10 +230,12 @@ const claimCalibration = `
 	pick AS (
 		SELECT k.item_id FROM calibration_items k
 		WHERE k.project_id = $1 AND (SELECT yes FROM due) AND NOT EXISTS ` + claimMine + `
-		  AND NOT EXISTS (SELECT 1 FROM assignments x WHERE x.item_id = k.item_id AND x.rater_id = (SELECT id FROM me))
+		  AND NOT EXISTS (SELECT 1 FROM assignments x WHERE x.item_id = k.item_id AND x.rater_id = (SELECT id FROM me)
+		                  AND (NOT x.calibration OR x.calibration_attempt = (SELECT attempt FROM me)))
 		ORDER BY random() LIMIT 1)
-	INSERT INTO assignments AS a (project_id, item_id, rater_id, lease_expires_at, calibration)
-	SELECT $1, pick.item_id, (SELECT id FROM me), now() + (SELECT lease_seconds FROM me) * interval '1 second', true FROM pick
+	INSERT INTO assignments AS a (project_id, item_id, rater_id, lease_expires_at, calibration, calibration_attempt)
+	SELECT $1, pick.item_id, (SELECT id FROM me), now() + (SELECT lease_seconds FROM me) * interval '1 second', true,
+	       (SELECT attempt FROM me) FROM pick
 	ON CONFLICT DO NOTHING
 	RETURNING ` + assignmentColumns
 
@@ -257,15 +265,16 @@ type claim struct {
 	// paused: a lead paused the annotator's queue, saying why.
 	paused    bool
 	pausedWhy string
-	// qualify and passed are the project's qualification and the
-	// calibration items the annotator passed, this submission included.
-	qualify, passed int
+	// qualify is the project's qualification; passed and answered the
+	// calibration items the annotator passed and answered in their current
+	// attempt, this submission included.
+	qualify, passed, answered int
 }
 
 func (c *claim) read(br pgx.BatchResults) error {
 	var leaseSeconds int
 	err := br.QueryRow().Scan(&c.labeller.raterID, &c.labeller.overlap, &leaseSeconds, &c.labeller.status, &c.paused, &c.pausedWhy,
-		&c.qualify, &c.passed)
+		&c.qualify, &c.passed, &c.answered)
 	switch {
 	case err == nil:
 		c.member = true
@@ -318,7 +327,7 @@ func (c *claim) finish(ctx context.Context, tx pgx.Tx, projectID int64) (*attune
 	case c.got != nil:
 		return c.got, nil
 	case c.qualifying():
-		return nil, ErrNotQualified(c.passed, c.qualify)
+		return nil, ErrNotQualified(c.answered, c.qualify)
 	}
 	for attempt := 0; c.open && attempt < 3; attempt++ {
 		// Submits never get here (they claim after committing), but the
@@ -384,11 +393,11 @@ func (db *DB) PeekQueue(ctx context.Context, projectID, userID int64) (Queue, er
 	var held *int64
 	var paused bool
 	var why string
-	var qualify, passed int
+	var qualify, passed, answered int
 	err := db.pool.QueryRow(ctx, `
 		WITH me AS (
 			SELECT r.id, p.overlap, p.status, m.paused_at IS NOT NULL AS paused, m.paused_why, p.calibration_qualify AS qualify,
-			       (SELECT count(*) FROM calibration_answers ca WHERE ca.project_id = p.id AND ca.rater_id = r.id AND ca.passed) AS passed
+			       m.calibration_attempt AS attempt, `+claimPassed+` AS passed, `+claimAnswered+` AS answered
 			FROM projects p
 			JOIN project_members m ON m.project_id = p.id AND m.user_id = $2 AND m.role = 'annotator'
 			JOIN raters r ON r.user_id = m.user_id
@@ -398,17 +407,18 @@ func (db *DB) PeekQueue(ctx context.Context, projectID, userID int64) (Queue, er
 		        ORDER BY a.assigned_at LIMIT 1),
 		       CASE WHEN me.qualify > 0 AND me.passed < me.qualify THEN
 		         EXISTS (SELECT 1 FROM calibration_items k WHERE k.project_id = $1
-		                 AND NOT EXISTS (SELECT 1 FROM assignments x WHERE x.item_id = k.item_id AND x.rater_id = me.id))
+		                 AND NOT EXISTS (SELECT 1 FROM assignments x WHERE x.item_id = k.item_id AND x.rater_id = me.id
+		                                 AND (NOT x.calibration OR x.calibration_attempt = me.attempt)))
 		       ELSE
 		         EXISTS (SELECT 1 FROM item_counts c WHERE c.project_id = $1 AND NOT c.pulled AND c.filled < me.overlap
 		                 AND NOT EXISTS (SELECT 1 FROM assignments x WHERE x.item_id = c.item_id AND x.rater_id = me.id))
 		       END,
-		       me.paused, me.paused_why, me.qualify, me.passed
-		FROM me`, projectID, userID).Scan(&q.Status, &held, &q.Open, &paused, &why, &qualify, &passed)
+		       me.paused, me.paused_why, me.qualify, me.passed, me.answered
+		FROM me`, projectID, userID).Scan(&q.Status, &held, &q.Open, &paused, &why, &qualify, &passed, &answered)
 	if err == nil && paused {
 		q.Stopped = ErrQueuePaused(why)
 	} else if err == nil && !q.Open && qualify > 0 && passed < qualify {
-		q.Stopped = ErrNotQualified(passed, qualify)
+		q.Stopped = ErrNotQualified(answered, qualify)
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Queue{}, attune.NotFound("you are not an annotator on this project")
@@ -605,13 +615,14 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 		goldJSON, _ := json.Marshal(nonNil(g.Gold))
 		b.Queue(`
 			WITH a AS (
-				SELECT a.id, a.item_id, a.project_id, a.rater_id FROM assignments a JOIN raters r ON r.id = a.rater_id
+				SELECT a.id, a.item_id, a.project_id, a.rater_id, a.calibration_attempt FROM assignments a JOIN raters r ON r.id = a.rater_id
 				WHERE a.id = $1 AND r.user_id = $2 AND a.state = 'active' AND a.calibration AND $4
 				  AND EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = a.project_id AND m.user_id = $2 AND m.role = 'annotator')
 				  AND (NOT $3 OR EXISTS (SELECT 1 FROM content_notes_opened o WHERE o.rater_id = a.rater_id AND o.item_id = a.item_id))),
 			stored AS (
-				INSERT INTO calibration_answers (assignment_id, project_id, item_id, rater_id, answers, gold, matched, compared, passed, active_ms)
-				SELECT a.id, a.project_id, a.item_id, a.rater_id, $5, $6, $7, $8, $9, $10 FROM a
+				INSERT INTO calibration_answers (assignment_id, project_id, item_id, rater_id, answers, gold, matched, compared, passed, active_ms,
+				                                 calibration_attempt)
+				SELECT a.id, a.project_id, a.item_id, a.rater_id, $5, $6, $7, $8, $9, $10, a.calibration_attempt FROM a
 				RETURNING id, assignment_id)
 			UPDATE assignments x SET state = 'submitted', finished_at = now() FROM stored WHERE x.id = stored.assignment_id
 			RETURNING stored.id`,

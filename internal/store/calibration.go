@@ -183,10 +183,16 @@ func ErrQueuePaused(why string) error {
 }
 
 // ErrNotQualified is the claim's answer to an annotator who still has to
-// qualify when no calibration item is left for them: a conflict.
-func ErrNotQualified(passed, qualify int) error {
-	return attune.Conflict(fmt.Sprintf("you have passed %d of the %d practice items this project asks for before its real items, "+
-		"and none is left for you; a lead of the project can add more", passed, qualify))
+// qualify when no calibration item is left for them: a conflict. Having
+// answered some in this attempt, they failed (calibration.QualificationFailed)
+// and only a lead can let them try again; having answered none, the
+// project's set is empty for them.
+func ErrNotQualified(answered, qualify int) error {
+	if answered > 0 {
+		return attune.Conflict(calibration.NotQualified)
+	}
+	return attune.Conflict(fmt.Sprintf("this project asks you to pass %d practice items before its real items, "+
+		"and has none for you yet; a lead of the project can add some", qualify))
 }
 
 // CalibrationKey is what a calibration item's answers are graded with:
@@ -247,17 +253,19 @@ type CalibrationAnswer struct {
 }
 
 // FindCalibrationAnswer returns a person's answer to a calibration item of
-// the project, or attune.ErrNotFound when they gave none.
+// the project in their latest attempt that has one, or attune.ErrNotFound
+// when they gave none.
 func (db *DB) FindCalibrationAnswer(ctx context.Context, projectID, itemID, userID int64) (*CalibrationAnswer, error) {
 	c := &CalibrationAnswer{ItemID: itemID}
 	err := db.pool.QueryRow(ctx, `
 		SELECT c.answers, c.gold, coalesce(k.explanations, '{}'), c.matched, c.compared, c.passed, p.calibration_pass, c.submitted_at,
 		       (SELECT count(*) FROM calibration_answers b WHERE b.project_id = c.project_id AND b.rater_id = c.rater_id AND b.passed
-		        AND (b.submitted_at, b.id) < (c.submitted_at, c.id)),
+		        AND b.calibration_attempt = c.calibration_attempt AND (b.submitted_at, b.id) < (c.submitted_at, c.id)),
 		       p.calibration_qualify
 		FROM calibration_answers c JOIN raters r ON r.id = c.rater_id JOIN projects p ON p.id = c.project_id
 		LEFT JOIN calibration_items k ON k.item_id = c.item_id
-		WHERE c.project_id = $1 AND c.item_id = $2 AND r.user_id = $3`, projectID, itemID, userID).
+		WHERE c.project_id = $1 AND c.item_id = $2 AND r.user_id = $3
+		ORDER BY c.calibration_attempt DESC LIMIT 1`, projectID, itemID, userID).
 		Scan(&c.Answers, &c.Gold, &c.Explanations, &c.Matched, &c.Compared, &c.Passed, &c.PassPercent, &c.SubmittedAt, &c.PassedBefore, &c.Qualify)
 	if err != nil {
 		return nil, mapErr(err, "find calibration answer", "")

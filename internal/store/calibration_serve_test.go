@@ -118,7 +118,7 @@ func TestQualificationServesOnlyCalibration(t *testing.T) {
 		res = f.answer(t, a, failing, false)
 		a = res.Next
 	}
-	if res.Next != nil || !errors.Is(res.NextErr, attune.ErrConflict) || !strings.Contains(res.NextErr.Error(), "passed 0 of the 2") {
+	if res.Next != nil || !errors.Is(res.NextErr, attune.ErrConflict) || !strings.Contains(res.NextErr.Error(), calibration.NotQualified) {
 		t.Fatalf("after failing all: %+v", res)
 	}
 	q, err := f.db.PeekQueue(ctx, f.project.ID, failing.ID)

@@ -237,8 +237,9 @@ type CalibrationPage struct {
 	layout.Chrome
 	ProjectName string
 	Links       Links
-	// Policy, Add and Remove are the forms' addresses.
-	Policy, Add, Remove templ.SafeURL
+	// Policy, Add and Remove are the forms' addresses; People is the page
+	// of each person's standing.
+	Policy, Add, Remove, People templ.SafeURL
 	// Qualify, Every and Pass are the rules as stored or as typed.
 	Qualify, Every, Pass string
 	PolicyError          string
