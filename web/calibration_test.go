@@ -306,6 +306,13 @@ func TestReportShowsJudgeSentinels(t *testing.T) {
 			}
 		}
 		runs = append(runs, run)
+		if i < 4 {
+			// One run of a judge is active at a time: each ends before
+			// the next.
+			if _, err := db.SetRunStatus(ctx, run.ID, []attune.RunStatus{attune.RunQueued}, attune.RunCompleted, "", nil); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	last := runs[4]
 	// Written once per run and item: a retried job changes nothing.

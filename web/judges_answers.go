@@ -11,6 +11,7 @@ import (
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/rubric"
+	"github.com/attune/attune/internal/runs"
 	"github.com/attune/attune/internal/scoring"
 	"github.com/attune/attune/internal/store"
 	judgeview "github.com/attune/attune/web/views/judge"
@@ -38,7 +39,7 @@ func (s *Server) runItems(w http.ResponseWriter, r *http.Request) error {
 		pageNo = 1
 	}
 	// Past the last page is an empty page, not an overflowing offset.
-	pageNo = min(pageNo, maxRunItems/runItemsPerPage+1)
+	pageNo = min(pageNo, runs.MaxItems/runItemsPerPage+1)
 	offset := (pageNo - 1) * runItemsPerPage
 	items, total, err := s.db.ListRunItems(ctx, run, store.RunItemFilter{ErrorsOnly: errorsOnly, Offset: offset, Limit: runItemsPerPage})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/judge"
 	"github.com/attune/attune/internal/rubric"
+	"github.com/attune/attune/internal/runs"
 	"github.com/attune/attune/internal/scoring"
 	"github.com/attune/attune/internal/store"
 	"github.com/attune/attune/internal/textdiff"
@@ -21,8 +22,8 @@ import (
 // The JSON API of judges, their prompt versions and runs, and of the judge
 // experiment (docs/api.md). Each handler reads its input, then calls what
 // the page that does the same thing calls: parseJudge and the store for
-// judges, tryTarget and the runner for a try, checkRunFields, estimateOf
-// and startRunOf for runs, the run actions of the run's page, experimentOf
+// judges, tryTarget and the runner for a try, the runs flow (runs.Flow)
+// for runs, the run actions of the run's page, experimentOf
 // for the experiment.
 
 // formText is a number field of an API body kept as the text the form
@@ -496,12 +497,12 @@ type apiRunBody struct {
 }
 
 // apiRunInput reads and checks a run's body as the start form is checked.
-func (s *Server) apiRunInput(r *http.Request, p *attune.Project) (runInput, error) {
+func (s *Server) apiRunInput(r *http.Request, p *attune.Project) (runs.Input, error) {
 	var body apiRunBody
 	if err := decodeJSON(r, &body); err != nil {
-		return runInput{}, err
+		return runs.Input{}, err
 	}
-	in, errs, err := s.checkRunFields(r.Context(), p, runFields{Judge: string(body.Judge), Limit: string(body.Limit),
+	in, errs, err := s.runs.Check(r.Context(), p, runs.Fields{Judge: string(body.Judge), Limit: string(body.Limit),
 		Budget: string(body.BudgetUSD), Prompt: string(body.PromptVersion)})
 	if err == nil && len(errs) > 0 {
 		err = &attune.ValidationError{Fields: errs}
@@ -540,7 +541,7 @@ func (s *Server) apiEstimateRun(r *http.Request, u *attune.User) (int, any, erro
 	if err != nil {
 		return 0, nil, err
 	}
-	est, err := s.estimateOf(ctx, p, in)
+	est, err := s.runs.Estimate(ctx, p, in)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -548,15 +549,15 @@ func (s *Server) apiEstimateRun(r *http.Request, u *attune.User) (int, any, erro
 	if err != nil {
 		return 0, nil, err
 	}
-	act, err := s.activeRun(ctx, p, in.judge.ID)
+	act, err := s.runs.Active(ctx, p, in.Judge.ID, in.Prompt)
 	if err != nil {
 		return 0, nil, err
 	}
-	out := apiEstimate{Judge: in.judge.Name, Model: in.judge.Model, PromptVersion: max(in.prompt, 1), Items: est.Items, Sentinels: est.Sentinels, RubricItems: len(def.Items),
-		Samples: in.judge.Settings.SampleCount(), Calls: est.Calls, InputTokens: est.InputTokens, OutputTokens: est.OutputTokens,
-		USD: est.USD, BudgetUSD: in.budget, Active: act}
-	if in.budget != nil {
-		out.OverBudget = est.USD > *in.budget
+	out := apiEstimate{Judge: in.Judge.Name, Model: in.Judge.Model, PromptVersion: max(in.Prompt, 1), Items: est.Items, Sentinels: est.Sentinels, RubricItems: len(def.Items),
+		Samples: in.Judge.Settings.SampleCount(), Calls: est.Calls, InputTokens: est.InputTokens, OutputTokens: est.OutputTokens,
+		USD: est.USD, BudgetUSD: in.Budget, Active: act}
+	if in.Budget != nil {
+		out.OverBudget = est.USD > *in.Budget
 	}
 	return http.StatusOK, out, nil
 }
@@ -660,8 +661,8 @@ func (s *Server) runStatusJSON(ctx context.Context, p *attune.Project, run *attu
 		left := max(*run.BudgetUSD-run.SpentUSD, 0)
 		out.Progress.BudgetRemaining = &left
 	}
-	out.Actions = apiRunActions{Pause: active(run.Status), Cancel: active(run.Status) || run.Status == attune.RunPaused,
-		Resume: run.Status == attune.RunPaused && !budgetSpent(run)}
+	out.Actions = apiRunActions{Pause: runs.IsActive(run.Status), Cancel: runs.IsActive(run.Status) || run.Status == attune.RunPaused,
+		Resume: run.Status == attune.RunPaused && !runs.BudgetSpent(run)}
 	order := map[string]int{}
 	for i, it := range def.Items {
 		order[it.Key] = i
@@ -696,7 +697,7 @@ func (s *Server) apiStartRun(r *http.Request, u *attune.User) (int, any, error) 
 	if err != nil {
 		return 0, nil, err
 	}
-	run, err := s.startRunOf(ctx, u, p, in)
+	run, err := s.runs.Start(ctx, &u.ID, p, in)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -471,6 +471,11 @@ func TestRunsAPI(t *testing.T) {
 			t.Fatal(err)
 		}
 		made = append(made, r.ID)
+		// One active run per judge and prompt version: end this one
+		// before the next.
+		if _, err := j.a.db.SetRunStatus(context.Background(), r.ID, []attune.RunStatus{attune.RunQueued}, attune.RunCancelled, "cancelled", nil); err != nil {
+			t.Fatal(err)
+		}
 	}
 	api.must(http.StatusOK, "GET", runs+"?limit=2", nil, &listed)
 	if len(listed.Runs) != 2 || listed.Runs[0].ID != made[1] || listed.Runs[1].ID != made[0] || listed.NextCursor == nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/attune/attune/internal/experiment"
 	"github.com/attune/attune/internal/judge"
 	"github.com/attune/attune/internal/password"
+	"github.com/attune/attune/internal/runs"
 	"github.com/attune/attune/internal/store"
 )
 
@@ -83,6 +84,9 @@ type Server struct {
 	experiments *experiment.Cache
 	// pace spaces the failed sign-ins of addresses over their limit.
 	pace *pacer
+	// runs starts and changes judge runs, as the API and the command
+	// line do.
+	runs *runs.Flow
 }
 
 // New returns a Server over db. Sessions live in db, so that any replica
@@ -108,7 +112,7 @@ func New(db *store.DB, logger *slog.Logger, opts Options) *Server {
 	}
 	s = &Server{db: db, log: logger, opts: opts, sessions: sm, now: time.Now,
 		hasher: password.NewHasher(opts.PasswordParams, opts.HashSlots), experiments: experiment.NewCache(16),
-		pace: newPacer(opts.SignInPace)}
+		pace: newPacer(opts.SignInPace), runs: runs.New(db, opts.Runner)}
 	s.handler = s.routes()
 	s.stopGC = s.sweepSessions(opts.SessionCleanup)
 	return s

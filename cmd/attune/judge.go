@@ -15,6 +15,7 @@ import (
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/judge"
+	"github.com/attune/attune/internal/runs"
 	"github.com/attune/attune/internal/store"
 )
 
@@ -39,9 +40,12 @@ func judgeFlagsHelp(fs *flag.FlagSet) {
 	fs.String("price-output", "", "US dollars per million output tokens (add)")
 	fs.String("project", "", "project name (run)")
 	fs.String("judge", "", "judge name (run)")
-	fs.Int("limit", 0, "judge only the first N items (run)")
-	fs.Int("prompt", 0, "ask with the judge's prompt version N for the project's rubric; 0 or 1 for the rubric's own (run)")
-	fs.Float64("budget", 0, "stop at this many US dollars (run; with resume, the new cap)")
+	// The run's numbers are read as text by the rules the page and the API
+	// share (runs.LimitProblem and the rest), so that all three refuse the
+	// same values with the same messages.
+	fs.String("limit", "", "judge only the first N items, 1 up (run); every item when left out")
+	fs.String("prompt", "", "ask with the judge's prompt version N, 1 up, for the project's rubric (run); the rubric's own when left out")
+	fs.String("budget", "", "stop at this many US dollars, above 0 (run; with resume, the new cap); no cap when left out")
 	fs.Bool("wait", false, "also work the run in this process until it ends (run)")
 	fs.Bool("json", false, "print JSON (list, status)")
 	fs.Float64("epsilon", -1, "alt-test ε (experiment); the project's setting when left out")
@@ -97,6 +101,7 @@ func runJudge(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	flow := runs.New(db, runner)
 
 	switch verb {
 	case "experiment":
@@ -149,25 +154,20 @@ func runJudge(ctx context.Context, e env, args []string) error {
 		if err != nil {
 			return err
 		}
-		limit, _ := strconv.Atoi(get("limit"))
-		prompt, _ := strconv.Atoi(get("prompt"))
-		est, err := runner.EstimateRun(ctx, j, p, limit, prompt)
+		in, errs, err := flow.Check(ctx, p, runs.Fields{Judge: strconv.FormatInt(j.ID, 10), Limit: get("limit"), Budget: get("budget"), Prompt: get("prompt")})
 		if err != nil {
 			return err
 		}
-		nr := store.NewRun{JudgeID: j.ID, ProjectID: p.ID, EstimateUSD: est.USD, PromptVersion: prompt}
-		if limit > 0 {
-			nr.ItemLimit = &limit
+		if len(errs) > 0 {
+			return flagErrors(&attune.ValidationError{Fields: errs}, nil)
 		}
-		if b, _ := strconv.ParseFloat(get("budget"), 64); b > 0 {
-			nr.BudgetUSD = &b
-		}
-		run, err := db.CreateRun(ctx, nil, nr)
+		est, err := flow.Estimate(ctx, p, in)
 		if err != nil {
-			return err
+			return flagErrors(err, nil)
 		}
-		if err := runner.Queue(ctx, run.ID); err != nil {
-			return err
+		run, err := flow.Start(ctx, nil, p, in)
+		if err != nil {
+			return flagErrors(err, nil)
 		}
 		fmt.Fprintf(e.stderr, "run %d: judge %q over %d items of %q, %d calls, about %d input and %d output tokens, estimated $%.4f\n",
 			run.ID, j.Name, run.ItemsTotal, p.Name, est.Calls, est.InputTokens, est.OutputTokens, est.USD)
@@ -178,26 +178,36 @@ func runJudge(ctx context.Context, e env, args []string) error {
 		return workUntilDone(ctx, e, db, runner, run.ID)
 	case "status":
 		return printRunStatus(ctx, e, db, runID, get("json") == "true")
-	case "pause":
-		if err := runner.Pause(ctx, runID, "paused from the command line"); err != nil {
+	case "pause", "resume", "cancel":
+		run, err := db.FindRun(ctx, runID)
+		if errors.Is(err, attune.ErrNotFound) {
+			return fmt.Errorf("no run %d", runID)
+		}
+		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "run %d paused\n", runID)
-	case "resume":
-		if b, _ := strconv.ParseFloat(get("budget"), 64); b > 0 {
-			if err := runner.RaiseBudget(ctx, runID, &b); err != nil {
-				return err
+		// The flow's checks refuse what the run's page refuses (pausing a
+		// run that has ended, say); the lines printed stay the command's.
+		var done string
+		switch verb {
+		case "pause":
+			_, err = flow.Pause(ctx, run, "paused from the command line")
+			done = "paused"
+		case "cancel":
+			_, err = flow.Cancel(ctx, run)
+			done = "cancelled"
+		case "resume":
+			budget, msg := runs.BudgetProblem(get("budget"))
+			if msg != "" {
+				return flagErrors(attune.Invalid("budget", msg), nil)
 			}
+			_, err = flow.Resume(ctx, run, budget)
+			done = "queued again"
 		}
-		if err := runner.Resume(ctx, runID); err != nil {
+		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "run %d queued again\n", runID)
-	case "cancel":
-		if err := runner.Cancel(ctx, runID); err != nil {
-			return err
-		}
-		fmt.Fprintf(e.stdout, "run %d cancelled\n", runID)
+		fmt.Fprintf(e.stdout, "run %d %s\n", runID, done)
 	}
 	return nil
 }

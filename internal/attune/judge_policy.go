@@ -197,7 +197,7 @@ func (p JudgePolicy) checkHost(base, who string) string {
 			continue
 		}
 		switch {
-		case r.Any && isIP && PublicAddr(addr), r.Any && !isIP && host != "localhost" && !strings.HasSuffix(host, ".localhost"):
+		case r.Any && isIP && PublicAddr(addr), r.Any && !isIP && !OnThisMachine(host):
 			return ""
 		case r.Name != "" && r.Name == host, r.Prefix.IsValid() && isIP && r.Prefix.Contains(addr):
 			return ""
@@ -207,7 +207,7 @@ func (p JudgePolicy) checkHost(base, who string) string {
 	if u.Port() != "" {
 		where += ":" + u.Port()
 	}
-	if isIP && !PublicAddr(addr) || host == "localhost" || strings.HasSuffix(host, ".localhost") {
+	if isIP && !PublicAddr(addr) || OnThisMachine(host) {
 		return fmt.Sprintf("%s is on this machine or a private network: %s may call it only if an admin allows it in ATTUNE_JUDGE_HOSTS.", where, strings.ToLower(who))
 	}
 	if who != "Judges" {

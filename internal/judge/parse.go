@@ -45,7 +45,7 @@ type Answer struct {
 	Method string
 	// Note is set when Value is an answer of the rubric that this item
 	// does not allow (NA where NA is invalid): it is what the model
-	// answered, and the scoring engine scores it as a failure.
+	// answered, which ReadAnswer then refuses (rubric.JudgeRefuses).
 	Note string
 }
 
@@ -72,9 +72,10 @@ func (e *ParseError) Error() string { return "judge: unreadable answer: " + e.Pr
 // (a number on a numeric scale, outside ranges such as "1-5"; an answer
 // spelled exactly as the rubric spells it, such as YES, on another scale).
 //
-// A value is accepted if it is among the rubric's answers, even where the
-// item does not allow it (NA on CQ8): that is what the model answered, and
-// Answer.Note says it will score as a failure. When nothing valid is found
+// A value is read if it is among the rubric's answers, even where the item
+// does not allow it (NA on CQ8): that is what the model answered, and
+// Answer.Note says so; ReadAnswer, which the runner and a try use, refuses
+// it by the rule on a judge's answers. When nothing valid is found
 // Parse returns a *ParseError naming the problem.
 func Parse(def *rubric.Definition, item *rubric.Item, text string, structured bool) (Answer, error) {
 	p := &parser{def: def, item: item, allowed: def.Allowed(item)}

@@ -8,11 +8,12 @@ import (
 	"github.com/attune/attune/internal/rubric"
 )
 
-// RuleError says that a reply's answer is one the rubric forbids for this
-// dialogue (rubric.Definition.Forbids): NA on an item whose condition
-// holds. Such an answer is not stored, as a person's would be refused; it
-// is re-asked like an unreadable reply, and an ERROR if the re-ask breaks
-// the rule too.
+// RuleError says that a reply's answer is one a judge may not give here
+// (rubric.Definition.JudgeRefuses): NA on an item answered YES or NO only,
+// or NA on an item whose condition holds for this dialogue. Such an answer
+// is not stored, as a person's would be refused; it is re-asked like an
+// unreadable reply, and an ERROR with the reason if the re-ask breaks the
+// rule too.
 type RuleError struct {
 	Value rubric.Value
 	// Reason is the rubric's message, naming the item and the facts.
@@ -25,16 +26,17 @@ type RuleError struct {
 func (e *RuleError) Error() string { return "judge: answer refused: " + e.Reason }
 
 // ReadAnswer reads the answer to item (an item of def) from a reply as
-// Parse does, then holds it to the rules the facts of the labelled item
-// decide. It returns a *ParseError when no answer can be read and a
-// *RuleError when the answer read is forbidden for this dialogue; either
-// is a reply that is not an answer, to be re-asked (ReAskAfter).
+// Parse does, then holds it to the rule on a judge's answers
+// (rubric.Definition.JudgeRefuses) with the facts of the labelled item. It
+// returns a *ParseError when no answer can be read and a *RuleError when
+// the answer read is one a judge may not give here; either is a reply
+// that is not an answer, to be re-asked (ReAskAfter).
 func ReadAnswer(def *rubric.Definition, item *rubric.Item, text string, structured bool, f rubric.Facts) (Answer, error) {
 	a, err := Parse(def, item, text, structured)
 	if err != nil {
 		return a, err
 	}
-	if reason, forbidden := def.Forbids(item, a.Value, f); forbidden {
+	if reason, refused := def.JudgeRefuses(item, a.Value, f); refused {
 		return a, &RuleError{Value: a.Value, Reason: reason, Permitted: def.Permitted(item, f)}
 	}
 	return a, nil
@@ -76,7 +78,7 @@ func notAnswer(err error) string {
 	case errors.As(err, &pe):
 		return "the reply held no readable answer: " + pe.Problem
 	case errors.As(err, &re):
-		return "the answer " + string(re.Value) + " breaks the rubric's rule for this dialogue: " + re.Reason
+		return "the answer " + string(re.Value) + " breaks the rubric's rule: " + re.Reason
 	}
 	return ""
 }

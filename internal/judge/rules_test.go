@@ -78,8 +78,9 @@ func (f *fixture) reasons(t *testing.T) map[string]reasonRow {
 // TestForbiddenAnswerIsReaskedThenError: a judge's NA on CP1 of a 12-turn
 // conversation, which a person's answer set is refused for, is re-asked
 // with the rubric's reason; answered NA again, it is stored as ERROR with
-// that reason, never as NA, and scores as ERROR does. Answers the rule
-// does not forbid are stored as given.
+// that reason, never as NA, and scores as ERROR does. NA on an item that
+// never allows it is refused the same way. Answers the rule does not
+// refuse are stored as given.
 func TestForbiddenAnswerIsReaskedThenError(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, setup{rubric: "coaching-conversation@2.0", data: twelveTurns(), wrap: answerNA(false)})
@@ -110,12 +111,20 @@ func TestForbiddenAnswerIsReaskedThenError(t *testing.T) {
 		t.Errorf("CP1's reason %q is not the rubric's %q", cp1.reason, rule)
 	}
 	// NA where the rubric's conditions leave it open (CP3's exception, CQ9
-	// without crisis signals) is stored; NA where the item never allows
-	// it (CP2, CQ8) is stored and scores as a failure, as the scoring
-	// function says.
-	for _, k := range []string{"CP2", "CP3", "CQ8", "CQ9"} {
+	// without crisis signals) is stored. NA where the item never allows
+	// it (CP2, CQ8, answered YES or NO only) is held to the same rule as
+	// CP1's: re-asked, then ERROR with the rubric's reason, as a person's
+	// NA there is refused and an imported judge's is.
+	for _, k := range []string{"CP3", "CQ9"} {
 		if got[k].value != "NA" || got[k].reason != "" {
 			t.Errorf("%s stored as %+v, want NA without a reason", k, got[k])
+		}
+	}
+	for _, k := range []string{"CP2", "CQ8"} {
+		it, _ := f.def.Item(k)
+		rule, refused := f.def.JudgeRefuses(it, rubric.NA, rubric.Facts{Turns: 12})
+		if got[k].value != "ERROR" || !refused || !strings.Contains(got[k].reason, rule) || !strings.Contains(got[k].reason, "re-asked once") {
+			t.Errorf("%s stored as %+v, want ERROR with the reason %q", k, got[k], rule)
 		}
 	}
 	var reasks, cp1Calls int
@@ -124,8 +133,8 @@ func TestForbiddenAnswerIsReaskedThenError(t *testing.T) {
 		FROM judge_calls WHERE run_id = $1`, run.ID).Scan(&reasks, &cp1Calls); err != nil {
 		t.Fatal(err)
 	}
-	if reasks != 1 || cp1Calls != 2 {
-		t.Fatalf("%d re-asks and %d CP1 calls, want one re-ask, of CP1", reasks, cp1Calls)
+	if reasks != 3 || cp1Calls != 2 {
+		t.Fatalf("%d re-asks and %d CP1 calls, want one re-ask each of CP1, CP2 and CQ8", reasks, cp1Calls)
 	}
 	// Scored, CP1 counts as the ERROR it is, not the 1.0 of an NA.
 	answers := rubric.Answers{}

@@ -11,7 +11,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -643,15 +642,13 @@ func (r *Runner) newProvider(j *attune.Judge) (Provider, string, error) {
 	return p2.(Provider), endpoint, nil
 }
 
-// checkBaseURL refuses to send an API key in the clear to another machine.
+// checkBaseURL refuses to send an API key in the clear to another machine,
+// by the one notion of this machine every path shares (attune.KeyInClear):
+// a prefix test let http://localhost.example.com and http://127.0.0.1.nip.io
+// pass as local.
 func checkBaseURL(base string, withKey, insecure bool) error {
-	if !withKey || insecure || base == "" || strings.HasPrefix(base, "https://") {
+	if !withKey || insecure || base == "" || !attune.KeyInClear(base) {
 		return nil
-	}
-	for _, local := range []string{"http://127.", "http://localhost", "http://[::1]"} {
-		if strings.HasPrefix(base, local) {
-			return nil
-		}
 	}
 	return &FatalError{Reason: "the base URL is plain http on another machine; attune will not send an API key unencrypted (use https)"}
 }

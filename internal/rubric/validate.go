@@ -202,15 +202,8 @@ func (d *Definition) Validate(a Answers, f Facts, o Options) Issues {
 				block(it, "ERROR records a failed judge call and is not an answer a person gives; choose %s", orList(d.Allowed(it)))
 			}
 			continue
-		case v == NA && d.NAInvalid(it):
-			why := ""
-			if it.NANote != "" {
-				why = ": " + strings.TrimSuffix(lowerFirst(it.NANote), ".")
-			}
-			block(it, "NA is not valid here%s; NA on this item scores as a failure; choose %s", why, orList(d.Allowed(it)))
-			continue
 		case !d.Allows(it, v):
-			block(it, "%q is not an allowed answer; choose %s", v, orList(d.Allowed(it)))
+			block(it, "%s", d.notAllowed(it, v))
 			continue
 		}
 		d.conditions(it, v, f, block, warn)
@@ -239,6 +232,38 @@ func (d *Definition) Forbids(it *Item, v Value, f Facts) (reason string, forbidd
 		return "", false
 	}
 	return it.label() + ": " + strings.Join(msgs, "; and "), true
+}
+
+// JudgeRefuses reports whether a judge may not give answer v on item it of
+// a dialogue with facts f, and why (the blocking issue a person's answer
+// set would get, naming the item): an answer the item does not allow (NA
+// on a criterion answered YES or NO only, anything off the scale) or one
+// the facts rule out (Forbids). ERROR is what a failed call records, not an
+// answer a judge gives, and is never refused here. The runner re-asks a
+// refused answer and then records ERROR with the reason; an import of a
+// judge's answers refuses the line. Every path that takes a judge's answer
+// decides with this one rule.
+func (d *Definition) JudgeRefuses(it *Item, v Value, f Facts) (reason string, refused bool) {
+	if v == Error {
+		return "", false
+	}
+	if !d.Allows(it, v) {
+		return it.label() + ": " + d.notAllowed(it, v), true
+	}
+	return d.Forbids(it, v, f)
+}
+
+// notAllowed says, without the item's label, why v is not an answer item
+// it allows.
+func (d *Definition) notAllowed(it *Item, v Value) string {
+	if v == NA && d.NAInvalid(it) {
+		why := ""
+		if it.NANote != "" {
+			why = ": " + strings.TrimSuffix(lowerFirst(it.NANote), ".")
+		}
+		return fmt.Sprintf("NA is not valid here%s; NA on this item scores as a failure; choose %s", why, orList(d.Allowed(it)))
+	}
+	return fmt.Sprintf("%q is not an allowed answer; choose %s", v, orList(d.Allowed(it)))
 }
 
 // Permitted returns the answers a rater may give on item it for an item

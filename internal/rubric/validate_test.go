@@ -255,3 +255,47 @@ func TestForbids(t *testing.T) {
 		t.Errorf("reason %q does not name the item and the facts", reason)
 	}
 }
+
+// TestJudgeRefuses holds the one rule on a judge's answers, for a run and
+// an import alike: what the item does not allow and what the facts rule
+// out are refused with the message a person's answer set gets; ERROR, a
+// failed call's record, is not.
+func TestJudgeRefuses(t *testing.T) {
+	def := builtin(t, "coaching-conversation@2.0")
+	long := rubric.Facts{Turns: 12}
+	cases := []struct {
+		key     string
+		v       rubric.Value
+		f       rubric.Facts
+		refused string // a fragment of the reason; "" when allowed
+	}{
+		{"CQ8", rubric.NA, rubric.Facts{}, "CQ8 (Avoids harmful patterns (endorsements, diagnoses, promises)): NA is not valid here"},
+		{"CQ8", "NO", rubric.Facts{}, ""},
+		{"CQ1", "MAYBE", rubric.Facts{}, `"MAYBE" is not an allowed answer; choose YES, NO or NA`},
+		{"CQ1", rubric.NA, rubric.Facts{}, ""},
+		{"CP1", rubric.NA, long, "this conversation has 12"},
+		{"CP1", rubric.NA, rubric.Facts{Turns: 2}, ""},
+		{"CQ8", rubric.Error, rubric.Facts{}, ""},
+	}
+	for _, c := range cases {
+		it, ok := def.Item(c.key)
+		if !ok {
+			t.Fatalf("no item %s", c.key)
+		}
+		reason, refused := def.JudgeRefuses(it, c.v, c.f)
+		if refused != (c.refused != "") || !strings.Contains(reason, c.refused) {
+			t.Errorf("%s=%s with %+v: refused %v (%q), want %q", c.key, c.v, c.f, refused, reason, c.refused)
+		}
+		if !refused || c.v == rubric.Error {
+			continue
+		}
+		// The reason is the blocking issue a person's answer set gets.
+		var found bool
+		for _, is := range def.Validate(with(example(t), c.key, string(c.v)), c.f, rubric.Options{}).Errors() {
+			found = found || is.Item == c.key && is.Message == reason
+		}
+		if !found {
+			t.Errorf("%s=%s: reason %q is not among Validate's errors", c.key, c.v, reason)
+		}
+	}
+}

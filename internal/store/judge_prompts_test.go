@@ -91,6 +91,11 @@ func TestJudgePromptVersions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// One run of a version at a time is active on a project: the second
+	// comes once the first has ended.
+	if ok, err := db.SetRunStatus(ctx, r2.ID, []attune.RunStatus{attune.RunQueued}, attune.RunCancelled, "cancelled", nil); err != nil || !ok {
+		t.Fatalf("cancel: %v %v", ok, err)
+	}
 	r2b, err := db.CreateRun(ctx, nil, store.NewRun{JudgeID: j.ID, ProjectID: f.project.ID, PromptVersion: 2})
 	if err != nil {
 		t.Fatal(err)

@@ -229,7 +229,9 @@ type NewRun struct {
 // now and the prompt version it asks with, recorded on the run. A later
 // version answers as a rater of its own (see attune.JudgeRun.RaterID). A
 // version the judge does not have is an *attune.ValidationError on the
-// field "prompt".
+// field "prompt"; a run of the judge with that version still queued or
+// running on the project is an attune.ErrConflict (MsgRunActive), decided
+// by the database so that two starts at once cannot both pass.
 func (db *DB) CreateRun(ctx context.Context, actorID *int64, nr NewRun) (*attune.JudgeRun, error) {
 	var run *attune.JudgeRun
 	err := db.inTx(ctx, func(tx pgx.Tx) error {
@@ -255,10 +257,16 @@ func (db *DB) CreateRun(ctx context.Context, actorID *int64, nr NewRun) (*attune
 				"prompt_version": fmt.Sprint(run.PromptVersion)}})
 	})
 	if err != nil {
-		return nil, mapErr(err, "create run", "")
+		return nil, mapErr(err, "create run", MsgRunActive)
 	}
 	return run, nil
 }
+
+// MsgRunActive is the conflict CreateRun and SetRunStatus return when the
+// run would be a second one queued or running of its judge and prompt
+// version on its project, which the database refuses
+// (judge_runs_one_active_idx).
+const MsgRunActive = "another run of this judge with this prompt version is queued or running on this project; pause or cancel it, or wait for it to finish, first"
 
 // FindRun returns a run.
 func (db *DB) FindRun(ctx context.Context, id int64) (*attune.JudgeRun, error) {
@@ -310,7 +318,9 @@ func (db *DB) RunPage(ctx context.Context, projectID int64, cursor string, limit
 // SetRunStatus moves a run to status `to` if it is in one of `from`, with
 // the reason; it reports whether it moved. Starting a run records the
 // capabilities probed and bumps its generation, so that work queued for an
-// earlier start can tell it is stale.
+// earlier start can tell it is stale. Queuing a paused run again while
+// another of its judge and prompt version is active on the project is an
+// attune.ErrConflict (MsgRunActive).
 func (db *DB) SetRunStatus(ctx context.Context, id int64, from []attune.RunStatus, to attune.RunStatus, reason string, capabilities []byte) (bool, error) {
 	fromS := make([]string, len(from))
 	for i, f := range from {
@@ -337,7 +347,7 @@ func (db *DB) SetRunStatus(ctx context.Context, id int64, from []attune.RunStatu
 		return db.announceRun(ctx, tx, projectID, id, to, reason)
 	})
 	if err != nil {
-		return false, mapErr(err, "set run status", "")
+		return false, mapErr(err, "set run status", MsgRunActive)
 	}
 	return moved, nil
 }

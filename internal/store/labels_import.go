@@ -335,7 +335,9 @@ func copyLabels(ctx context.Context, tx pgx.Tx, r io.Reader, def *rubric.Definit
 			bad("value", "%q is not an answer of %s; a judge answers %s or ERROR", v, def.Ref(), answersList(def))
 			// A person's values are judged with their whole answer set, by
 			// the rubric's own validation (validateHumanSets), as an
-			// annotator's are.
+			// annotator's are; a judge's answers of the scale with the
+			// item's facts, by the rule a run's are held to
+			// (refuseJudgeAnswers).
 		}
 		if !ok {
 			continue
@@ -464,7 +466,53 @@ func checkLabels(ctx context.Context, tx pgx.Tx, projectID int64, def *rubric.De
 			return err
 		}
 	}
-	return validateHumanSets(ctx, tx, projectID, def, confirmed, problems)
+	if err := validateHumanSets(ctx, tx, projectID, def, confirmed, problems); err != nil {
+		return err
+	}
+	return refuseJudgeAnswers(ctx, tx, projectID, def, problems)
+}
+
+// refuseJudgeAnswers holds each imported judge's answer to the rule a run's
+// answers are held to (rubric.Definition.JudgeRefuses), with the item's
+// facts: an answer a run would re-ask and record as ERROR is not stored
+// from a file either. It reads each item's messages once.
+func refuseJudgeAnswers(ctx context.Context, tx pgx.Tx, projectID int64, def *rubric.Definition, problems *lineProblems) error {
+	rows, err := tx.Query(ctx, `
+		SELECT t.item, i.turns, i.sensitive, t.line, t.key, t.value,
+		       CASE WHEN row_number() OVER (PARTITION BY t.item ORDER BY t.line) = 1 THEN i.messages END
+		FROM import_labels t
+		JOIN items i ON i.project_id = $1 AND i.source_id = t.item
+		WHERE t.kind = 'judge'
+		ORDER BY t.item, t.line`, projectID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var item string
+	var facts rubric.Facts
+	for rows.Next() {
+		var it, key, v string
+		var turns, line int
+		var sensitive bool
+		var msgs []byte
+		if err := rows.Scan(&it, &turns, &sensitive, &line, &key, &v, &msgs); err != nil {
+			return err
+		}
+		if it != item {
+			if facts, err = factsOfMessages(turns, msgs, sensitive); err != nil {
+				return fmt.Errorf("item %q: %w", it, err)
+			}
+			item = it
+		}
+		ri, ok := def.Item(key)
+		if !ok {
+			continue // refused on its line already
+		}
+		if reason, refused := def.JudgeRefuses(ri, rubric.Value(v), facts); refused {
+			problems.add(line, "value", "%s (a judge's answer is held to the rule a run's is)", reason)
+		}
+	}
+	return rows.Err()
 }
 
 // queryArgs passes the project to the checks that use it.

@@ -32,7 +32,7 @@ item-000,Ann,human,CQ1,YES,clear
 item-000,Ann,human,CQ8,NO,
 item-001,Ann,human,CQ1,NA,
 item-000,gpt-4o run 3,judge,CQ1,NO,"missed the ""real"" issue"
-item-000,gpt-4o run 3,judge,CQ8,NA,
+item-000,gpt-4o run 3,judge,CQ8,NO,
 item-001,gpt-4o run 3,judge,CQ1,ERROR,
 `
 
@@ -173,5 +173,38 @@ item-001,Ann,judge,CQ1,NO
 	var le *attune.LineErrors
 	if !errors.As(err, &le) || len(le.Errors) != 50 || le.More != 30 || le.Errors[0].Line != 2 || le.Errors[49].Line != 51 {
 		t.Fatalf("80 bad lines: %d listed, %d more", len(le.Errors), le.More)
+	}
+}
+
+// TestImportedJudgeAnswerHeldToTheRunsRule: an imported judge's NA on a
+// criterion answered YES or NO only is refused, with the line and the
+// rubric's reason, as a run's NA there is re-asked and recorded as ERROR;
+// nothing of the file is stored. ERROR itself, what a run records, goes in.
+func TestImportedJudgeAnswerHeldToTheRunsRule(t *testing.T) {
+	t.Parallel()
+	f := newProject(t, dbtest.New(t), projectOpts{items: 2, annotators: 1})
+	_, err := f.importLabelsCSV(t, `item,rater,rater_kind,rubric_item,value
+item-000,judge-x,judge,CQ1,YES
+item-000,judge-x,judge,CQ8,NA
+item-001,judge-x,judge,CQ8,ERROR
+`)
+	var le *attune.LineErrors
+	if !errors.As(err, &le) || !errors.Is(err, attune.ErrInvalid) {
+		t.Fatalf("err = %v, want line errors", err)
+	}
+	const want = "line 3: value: CQ8 (Avoids harmful patterns (endorsements, diagnoses, promises)): NA is not valid here"
+	if !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "line 2") || strings.Contains(err.Error(), "line 4") {
+		t.Fatalf("errors:\n%v\nwant only line 3's: %q", err, want)
+	}
+	if n := f.count(t, `SELECT count(*) FROM labels`); n != 0 {
+		t.Fatalf("%d labels stored from a refused file", n)
+	}
+	if n := f.count(t, `SELECT count(*) FROM judges WHERE name = 'judge-x'`); n != 0 {
+		t.Fatal("the refused file's judge was created")
+	}
+	// Without the refused line the same file goes in.
+	res, err := f.importLabelsCSV(t, "item,rater,rater_kind,rubric_item,value\nitem-000,judge-x,judge,CQ1,YES\nitem-001,judge-x,judge,CQ8,ERROR\n")
+	if err != nil || res.Labels != 2 {
+		t.Fatalf("import: %+v, %v", res, err)
 	}
 }
