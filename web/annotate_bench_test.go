@@ -301,10 +301,14 @@ func BenchmarkSubmitAndNext200(b *testing.B) {
 		}
 		var wrong, total, doubled int
 		ctx := context.Background()
-		s.db.Pool().QueryRow(ctx, `SELECT count(*) FILTER (WHERE n <> $2), coalesce(sum(n), 0) FROM (
+		if err := s.db.Pool().QueryRow(ctx, `SELECT count(*) FILTER (WHERE n <> $2), coalesce(sum(n), 0) FROM (
 			SELECT i.id, count(s.id) AS n FROM items i LEFT JOIN answer_sets s ON s.item_id = i.id WHERE i.project_id = $1 GROUP BY i.id) x`,
-			p.ID, overlap).Scan(&wrong, &total)
-		s.db.Pool().QueryRow(ctx, `SELECT count(*) FROM (SELECT item_id, rater_id FROM answer_sets WHERE project_id = $1 GROUP BY 1, 2 HAVING count(*) > 1) d`, p.ID).Scan(&doubled)
+			p.ID, overlap).Scan(&wrong, &total); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.db.Pool().QueryRow(ctx, `SELECT count(*) FROM (SELECT item_id, rater_id FROM answer_sets WHERE project_id = $1 GROUP BY 1, 2 HAVING count(*) > 1) d`, p.ID).Scan(&doubled); err != nil {
+			b.Fatal(err)
+		}
 		if wrong != 0 || total != items*overlap || doubled != 0 {
 			b.Fatalf("%d items without exactly %d answer sets; %d answer sets (want %d); %d doubled", wrong, overlap, total, items*overlap, doubled)
 		}

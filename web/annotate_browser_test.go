@@ -104,8 +104,13 @@ func (l *labelling) storedAnswers(t *testing.T, itemID string) map[string]string
 	out := map[string]string{}
 	for rows.Next() {
 		var k, v string
-		rows.Scan(&k, &v)
+		if err := rows.Scan(&k, &v); err != nil {
+			t.Fatal(err)
+		}
 		out[k] = v
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
@@ -189,7 +194,9 @@ func TestBrowserKeyboardLikert(t *testing.T) {
 	keys(t, ctx, "1\r") // emotion 1, save
 	waitItem(t, ctx, first)
 	var history int
-	l.a.db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM label_history h JOIN labels l ON l.id = h.label_id WHERE l.item_id = $1::bigint`, first).Scan(&history)
+	if err := l.a.db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM label_history h JOIN labels l ON l.id = h.label_id WHERE l.item_id = $1::bigint`, first).Scan(&history); err != nil {
+		t.Fatal(err)
+	}
 	if got := l.storedAnswers(t, first)["emotion"]; got != "1" || history != 1 {
 		t.Fatalf("after the edit emotion is %q with %d history rows", got, history)
 	}
@@ -352,7 +359,9 @@ func TestBrowserDoubleEnter(t *testing.T) {
 	}
 	second := waitItem(t, ctx, first)
 	var sets int
-	l.a.db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM answer_sets`).Scan(&sets)
+	if err := l.a.db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM answer_sets`).Scan(&sets); err != nil {
+		t.Fatal(err)
+	}
 	if sets != 1 {
 		t.Fatalf("%d answer sets after a double Enter", sets)
 	}
@@ -429,7 +438,9 @@ func TestBrowserContentNoteSkipAndFlag(t *testing.T) {
 	keys(t, ctx, kbDown+kbDown+"\r") // distressing
 	second := waitItem(t, ctx, first)
 	var flag string
-	l.a.db.Pool().QueryRow(context.Background(), `SELECT flag FROM assignments WHERE item_id = $1::bigint`, first).Scan(&flag)
+	if err := l.a.db.Pool().QueryRow(context.Background(), `SELECT flag FROM assignments WHERE item_id = $1::bigint`, first).Scan(&flag); err != nil {
+		t.Fatal(err)
+	}
 	if flag != "distressing" {
 		t.Fatalf("flag %q", flag)
 	}
@@ -442,7 +453,9 @@ func TestBrowserContentNoteSkipAndFlag(t *testing.T) {
 	keys(t, ctx, "\r")
 	waitItem(t, ctx, second)
 	var state string
-	l.a.db.Pool().QueryRow(context.Background(), `SELECT state FROM assignments WHERE item_id = $1::bigint`, second).Scan(&state)
+	if err := l.a.db.Pool().QueryRow(context.Background(), `SELECT state FROM assignments WHERE item_id = $1::bigint`, second).Scan(&state); err != nil {
+		t.Fatal(err)
+	}
 	if state != "skipped" {
 		t.Fatalf("after S the item is %s", state)
 	}

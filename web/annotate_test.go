@@ -203,8 +203,10 @@ func TestAnnotatePlainForms(t *testing.T) {
 
 	var rationale, safetyNote string
 	var active int64
-	l.a.db.Pool().QueryRow(context.Background(), `SELECT s.rationale, s.active_ms, l.rationale FROM answer_sets s JOIN labels l ON l.answer_set_id = s.id
-		WHERE s.item_id = $1 AND l.rubric_item_key = 'safety'`, first).Scan(&rationale, &active, &safetyNote)
+	if err := l.a.db.Pool().QueryRow(context.Background(), `SELECT s.rationale, s.active_ms, l.rationale FROM answer_sets s JOIN labels l ON l.answer_set_id = s.id
+		WHERE s.item_id = $1 AND l.rubric_item_key = 'safety'`, first).Scan(&rationale, &active, &safetyNote); err != nil {
+		t.Fatal(err)
+	}
 	if rationale != "kind but generic" || safetyNote != "no risk here" || active <= 0 {
 		t.Fatalf("stored rationale %q, safety note %q, active %d ms", rationale, safetyNote, active)
 	}
@@ -244,7 +246,9 @@ func TestAnnotateHTMX(t *testing.T) {
 		t.Fatalf("the response is not the next item's workspace: %.300s", r.body)
 	}
 	var active int64
-	l.a.db.Pool().QueryRow(context.Background(), `SELECT active_ms FROM answer_sets WHERE item_id = $1`, itemIDOf(t, path)).Scan(&active)
+	if err := l.a.db.Pool().QueryRow(context.Background(), `SELECT active_ms FROM answer_sets WHERE item_id = $1`, itemIDOf(t, path)).Scan(&active); err != nil {
+		t.Fatal(err)
+	}
 	if active != 4321 {
 		t.Fatalf("active time stored %d ms, want the 4321 the page measured", active)
 	}
@@ -423,7 +427,9 @@ func TestAnnotateSkipAndFlag(t *testing.T) {
 	next := r.Header.Get("Location")
 	wantContains(t, c.get(next), "flagged it as distressing")
 	var state, flag, note string
-	l.a.db.Pool().QueryRow(context.Background(), `SELECT state, flag, flag_note FROM assignments WHERE item_id = $1`, itemIDOf(t, path)).Scan(&state, &flag, &note)
+	if err := l.a.db.Pool().QueryRow(context.Background(), `SELECT state, flag, flag_note FROM assignments WHERE item_id = $1`, itemIDOf(t, path)).Scan(&state, &flag, &note); err != nil {
+		t.Fatal(err)
+	}
 	if state != "skipped" || flag != "distressing" || note != "graphic detail" {
 		t.Fatalf("assignment: %s %s %q", state, flag, note)
 	}
@@ -467,9 +473,13 @@ func TestAnnotateEditKeepsHistory(t *testing.T) {
 	var sets, history int
 	var old, now string
 	ctx := context.Background()
-	l.a.db.Pool().QueryRow(ctx, `SELECT count(*) FROM answer_sets WHERE item_id = $1`, id).Scan(&sets)
-	l.a.db.Pool().QueryRow(ctx, `SELECT count(*), min(h.value), min(l.value) FROM label_history h JOIN labels l ON l.id = h.label_id
-		WHERE l.item_id = $1`, id).Scan(&history, &old, &now)
+	if err := l.a.db.Pool().QueryRow(ctx, `SELECT count(*) FROM answer_sets WHERE item_id = $1`, id).Scan(&sets); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.a.db.Pool().QueryRow(ctx, `SELECT count(*), min(h.value), min(l.value) FROM label_history h JOIN labels l ON l.id = h.label_id
+		WHERE l.item_id = $1`, id).Scan(&history, &old, &now); err != nil {
+		t.Fatal(err)
+	}
 	if sets != 1 || history != 1 || old != "4" || now != "2" {
 		t.Fatalf("answer sets %d, history rows %d (%s → %s)", sets, history, old, now)
 	}
@@ -493,7 +503,9 @@ func TestAnnotateDrafts(t *testing.T) {
 	wantStatus(t, c.post(path+"/labels", form(likertAnswers, "clock", "js", "active_ms", "9500")), http.StatusSeeOther)
 	wantStatus(t, c.post(path+"/draft", d), http.StatusConflict)
 	var drafts int
-	l.a.db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM drafts`).Scan(&drafts)
+	if err := l.a.db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM drafts`).Scan(&drafts); err != nil {
+		t.Fatal(err)
+	}
 	if drafts != 0 {
 		t.Fatalf("%d drafts after submit", drafts)
 	}

@@ -316,10 +316,14 @@ func TestConcurrentAnnotatorsTwoServers(t *testing.T) {
 		t.Fatalf("%d failures, first: %s", len(failures), failures[0])
 	}
 	var wrong, total, dup int
-	db1.Pool().QueryRow(ctx, `SELECT count(*) FILTER (WHERE n <> $2), coalesce(sum(n), 0) FROM (
+	if err := db1.Pool().QueryRow(ctx, `SELECT count(*) FILTER (WHERE n <> $2), coalesce(sum(n), 0) FROM (
 		SELECT i.id, count(s.id) AS n FROM items i LEFT JOIN answer_sets s ON s.item_id = i.id WHERE i.project_id = $1 GROUP BY i.id) x`,
-		p.ID, overlap).Scan(&wrong, &total)
-	db1.Pool().QueryRow(ctx, `SELECT count(*) FROM (SELECT item_id, rater_id FROM answer_sets GROUP BY 1, 2 HAVING count(*) > 1) d`).Scan(&dup)
+		p.ID, overlap).Scan(&wrong, &total); err != nil {
+		t.Fatal(err)
+	}
+	if err := db1.Pool().QueryRow(ctx, `SELECT count(*) FROM (SELECT item_id, rater_id FROM answer_sets GROUP BY 1, 2 HAVING count(*) > 1) d`).Scan(&dup); err != nil {
+		t.Fatal(err)
+	}
 	if wrong != 0 || total != nItems*overlap || dup != 0 {
 		t.Fatalf("%d items without exactly %d labels, %d answer sets (want %d), %d doubled", wrong, overlap, total, nItems*overlap, dup)
 	}

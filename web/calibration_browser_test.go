@@ -82,7 +82,9 @@ func TestBrowserQualification(t *testing.T) {
 	}
 	// The practice answers are no labels: neither item has an answer set.
 	var sets int
-	l.a.db.Pool().QueryRow(ctx, `SELECT count(*) FROM answer_sets WHERE project_id = $1`, l.p.ID).Scan(&sets)
+	if err := l.a.db.Pool().QueryRow(ctx, `SELECT count(*) FROM answer_sets WHERE project_id = $1`, l.p.ID).Scan(&sets); err != nil {
+		t.Fatal(err)
+	}
 	if sets != 0 {
 		t.Fatalf("%d answer sets after two practice items", sets)
 	}

@@ -116,8 +116,13 @@ func goldValues(t *testing.T, a *app, itemID int64) map[string]string {
 	out := map[string]string{}
 	for rows.Next() {
 		var k, v string
-		rows.Scan(&k, &v)
+		if err := rows.Scan(&k, &v); err != nil {
+			t.Fatal(err)
+		}
 		out[k] = v
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
@@ -225,7 +230,9 @@ func TestGoldPagesAndAdjudication(t *testing.T) {
 		t.Fatalf("c3 gold = %v", got)
 	}
 	var audit string
-	l.a.db.Pool().QueryRow(context.Background(), `SELECT details::text FROM audit_events WHERE action = 'gold.adjudicate'`).Scan(&audit)
+	if err := l.a.db.Pool().QueryRow(context.Background(), `SELECT details::text FROM audit_events WHERE action = 'gold.adjudicate'`).Scan(&audit); err != nil {
+		t.Fatal(err)
+	}
 	if !strings.Contains(audit, "CQ8=NO") || !strings.Contains(audit, "Unsafe advice") || !strings.Contains(audit, `"accepted_consensus": "CQ1 CQ2`) {
 		t.Fatalf("audit = %s", audit)
 	}
@@ -273,7 +280,9 @@ func TestGoldPagesAndAdjudication(t *testing.T) {
 		}
 	}
 	var exports int
-	l.a.db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM audit_events WHERE action = 'export.gold' AND details->>'rows' = '3'`).Scan(&exports)
+	if err := l.a.db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM audit_events WHERE action = 'export.gold' AND details->>'rows' = '3'`).Scan(&exports); err != nil {
+		t.Fatal(err)
+	}
 	if exports != 1 {
 		t.Fatalf("%d export audit events", exports)
 	}
@@ -346,7 +355,9 @@ func TestGoldAccess(t *testing.T) {
 	}
 	// Refused downloads leave no trace as downloads.
 	var n int
-	l.a.db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM audit_events WHERE action LIKE 'export.%' AND actor_id <> $1`, admin.ID).Scan(&n)
+	if err := l.a.db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM audit_events WHERE action LIKE 'export.%' AND actor_id <> $1`, admin.ID).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
 	if n != 0 {
 		t.Fatalf("%d exports audited for people who were refused", n)
 	}
@@ -577,7 +588,9 @@ func TestAPIConsensusAndFlags(t *testing.T) {
 	}
 	// The pulled item goes back to the pool, once.
 	var itemID int64
-	l.a.db.Pool().QueryRow(context.Background(), `SELECT id FROM items WHERE project_id = $1 AND source_id = $2`, p2.ID, done["source_id"]).Scan(&itemID)
+	if err := l.a.db.Pool().QueryRow(context.Background(), `SELECT id FROM items WHERE project_id = $1 AND source_id = $2`, p2.ID, done["source_id"]).Scan(&itemID); err != nil {
+		t.Fatal(err)
+	}
 	pool := fmt.Sprintf("/api/v1/projects/%d/items/%d/pool", p2.ID, itemID)
 	if status, back := lead2.call("PUT", pool, map[string]bool{"in_pool": true}); status != http.StatusOK || back["changed"] != true || back["in_pool"] != true {
 		t.Fatalf("back to the pool: %d %v", status, back)

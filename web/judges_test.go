@@ -342,7 +342,9 @@ func TestJudgeTry(t *testing.T) {
 
 	// Nothing was stored: no answers, no calls.
 	var sets, calls int
-	j.a.db.Pool().QueryRow(context.Background(), `SELECT (SELECT count(*) FROM answer_sets), (SELECT count(*) FROM judge_calls)`).Scan(&sets, &calls)
+	if err := j.a.db.Pool().QueryRow(context.Background(), `SELECT (SELECT count(*) FROM answer_sets), (SELECT count(*) FROM judge_calls)`).Scan(&sets, &calls); err != nil {
+		t.Fatal(err)
+	}
 	if sets != 0 || calls != 0 {
 		t.Fatalf("a try stored %d answer sets and %d calls", sets, calls)
 	}

@@ -470,8 +470,13 @@ func TestReadOnlyTokensOnlyRead(t *testing.T) {
 	}
 	for rows.Next() {
 		var a string
-		rows.Scan(&a)
+		if err := rows.Scan(&a); err != nil {
+			t.Fatal(err)
+		}
 		changes = append(changes, a)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
 	rows.Close()
 	if len(changes) != 0 {

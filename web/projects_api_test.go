@@ -45,7 +45,9 @@ func TestAPIProjectsAndMembers(t *testing.T) {
 		t.Errorf("an annotator account making a project: %d, want 403", status)
 	}
 	var n int
-	a.db.Pool().QueryRow(t.Context(), `SELECT count(*) FROM projects`).Scan(&n)
+	if err := a.db.Pool().QueryRow(t.Context(), `SELECT count(*) FROM projects`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
 	if n != 0 {
 		t.Fatalf("%d projects after refusals", n)
 	}
@@ -197,7 +199,9 @@ func TestAPISensitiveAndLabelsImport(t *testing.T) {
 		t.Fatalf("marked %+v", marked)
 	}
 	var sensitive bool
-	a.db.Pool().QueryRow(t.Context(), `SELECT sensitive FROM items WHERE project_id = $1 AND source_id = 'a1'`, p.ID).Scan(&sensitive)
+	if err := a.db.Pool().QueryRow(t.Context(), `SELECT sensitive FROM items WHERE project_id = $1 AND source_id = 'a1'`, p.ID).Scan(&sensitive); err != nil {
+		t.Fatal(err)
+	}
 	if !sensitive {
 		t.Fatal("a1 is not marked")
 	}
@@ -211,7 +215,9 @@ func TestAPISensitiveAndLabelsImport(t *testing.T) {
 		t.Fatalf("a bad rubric item: %d %v, want 422 with lines", status, raw)
 	}
 	var n int
-	a.db.Pool().QueryRow(t.Context(), `SELECT count(*) FROM labels WHERE item_id IN (SELECT id FROM items WHERE project_id = $1)`, p.ID).Scan(&n)
+	if err := a.db.Pool().QueryRow(t.Context(), `SELECT count(*) FROM labels WHERE item_id IN (SELECT id FROM items WHERE project_id = $1)`, p.ID).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
 	if n != 0 {
 		t.Fatalf("%d labels stored from a refused file", n)
 	}

@@ -269,7 +269,9 @@ func TestLabelsImportUploadRefusesBadFile(t *testing.T) {
 	wantContains(t, r, `data-testid="labels-import-errors"`, "round2.csv was not imported", "<strong>Line 3</strong>",
 		"no item has the id &#34;nope&#34; in this project", "<strong>Line 4</strong>", "on line 2", `data-testid="labels-import-form"`)
 	var n int
-	a.db.Pool().QueryRow(t.Context(), `SELECT count(*) FROM raters WHERE name = 'Cy'`).Scan(&n)
+	if err := a.db.Pool().QueryRow(t.Context(), `SELECT count(*) FROM raters WHERE name = 'Cy'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
 	if n != 0 {
 		t.Fatal("a refused file created a rater")
 	}

@@ -39,7 +39,9 @@ func TestCalibrationCommands(t *testing.T) {
 	p, _ := db.FindProjectByName(ctx, "Pilot")
 	lead, _ := db.FindUserByEmail(ctx, "lee@example.org")
 	var r1 int64
-	db.Pool().QueryRow(ctx, `SELECT id FROM items WHERE source_id = 'r1'`).Scan(&r1)
+	if err := db.Pool().QueryRow(ctx, `SELECT id FROM items WHERE source_id = 'r1'`).Scan(&r1); err != nil {
+		t.Fatal(err)
+	}
 	if err := db.Adjudicate(ctx, store.Adjudication{ProjectID: p.ID, ItemID: r1, ActorID: lead.ID,
 		Answers: map[string]string{"emotion": "4", "validation": "4", "helpfulness": "2", "safety": "5", "overall": "3"}}); err != nil {
 		t.Fatal(err)

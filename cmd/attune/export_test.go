@@ -190,7 +190,9 @@ func TestGoldAndExportCommands(t *testing.T) {
 
 	// Every export is in the audit log, with its rows.
 	var audited int
-	db.Pool().QueryRow(ctx, `SELECT count(*) FROM audit_events WHERE action LIKE 'export.%' AND details->>'via' = 'cli' AND details->>'complete' = 'true'`).Scan(&audited)
+	if err := db.Pool().QueryRow(ctx, `SELECT count(*) FROM audit_events WHERE action LIKE 'export.%' AND details->>'via' = 'cli' AND details->>'complete' = 'true'`).Scan(&audited); err != nil {
+		t.Fatal(err)
+	}
 	if audited != 6 {
 		t.Fatalf("%d exports audited, want 6", audited)
 	}

@@ -34,6 +34,11 @@ type recorder struct {
 	mu      sync.Mutex
 	writing bool
 	waiting []*pendingCall
+
+	// queued, when set (by tests), is called each time a call starts to
+	// wait behind a write under way: the signal that the queue has grown,
+	// so a test need not poll the queue's length.
+	queued func()
 }
 
 type pendingCall struct {
@@ -55,6 +60,9 @@ func (rec *recorder) record(ctx context.Context, c store.JudgeCall) error {
 	rec.waiting = append(rec.waiting, p)
 	if rec.writing {
 		rec.mu.Unlock()
+		if rec.queued != nil {
+			rec.queued()
+		}
 		select {
 		case <-p.done:
 			return p.err

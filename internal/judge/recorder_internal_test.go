@@ -74,18 +74,20 @@ func TestRecorderStoresEveryCallInBatches(t *testing.T) {
 
 	var mu sync.Mutex
 	var batches []int
-	release := make(chan struct{})
-	var rec *recorder
-	rec = newRecorder(func(ctx context.Context, calls []store.JudgeCall) error {
+	started, release := make(chan struct{}), make(chan struct{})
+	rec := newRecorder(func(ctx context.Context, calls []store.JudgeCall) error {
 		mu.Lock()
 		first := len(batches) == 0
 		batches = append(batches, len(calls))
 		mu.Unlock()
 		if first {
+			close(started)
 			<-release // the others queue behind this write
 		}
 		return db.RecordCalls(ctx, calls)
 	})
+	queued := make(chan struct{}, callers)
+	rec.queued = func() { queued <- struct{}{} }
 
 	errs := make(chan error, callers)
 	stored := func(key string) bool {
@@ -105,14 +107,12 @@ func TestRecorderStoresEveryCallInBatches(t *testing.T) {
 		errs <- err
 	}
 	go record(0)
-	for len(batchesSoFar(&mu, &batches)) == 0 {
-		time.Sleep(time.Millisecond) // until the first write has begun
-	}
+	<-started
 	for i := 1; i < callers; i++ {
 		go record(i)
 	}
-	for waiting(rec) < callers-1 {
-		time.Sleep(time.Millisecond)
+	for range callers - 1 {
+		<-queued
 	}
 	close(release)
 	for range callers {
@@ -146,15 +146,18 @@ func TestRecorderRefusedCallCostsNoOther(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db, proto := recorderFixture(t)
-	release := make(chan struct{})
-	writes := 0
+	started, release := make(chan struct{}), make(chan struct{})
+	writes := 0 // writes take turns, so this needs no lock
 	rec := newRecorder(func(ctx context.Context, calls []store.JudgeCall) error {
 		writes++
 		if writes == 1 {
+			close(started)
 			<-release
 		}
 		return db.RecordCalls(ctx, calls)
 	})
+	queued := make(chan struct{}, 3)
+	rec.queued = func() { queued <- struct{}{} }
 	errs := make([]error, 4)
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -162,9 +165,7 @@ func TestRecorderRefusedCallCostsNoOther(t *testing.T) {
 		c.CacheKey = cacheKeyOf(100)
 		errs[0] = rec.record(ctx, c)
 	})
-	for waitingOrWriting(rec) == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	<-started
 	for i := 1; i < 4; i++ {
 		wg.Go(func() {
 			c := proto
@@ -175,8 +176,8 @@ func TestRecorderRefusedCallCostsNoOther(t *testing.T) {
 			errs[i] = rec.record(ctx, c)
 		})
 	}
-	for waiting(rec) < 3 {
-		time.Sleep(time.Millisecond)
+	for range 3 {
+		<-queued
 	}
 	close(release)
 	wg.Wait()
@@ -198,19 +199,4 @@ func batchesSoFar(mu *sync.Mutex, b *[]int) []int {
 	mu.Lock()
 	defer mu.Unlock()
 	return append([]int(nil), *b...)
-}
-
-func waiting(rec *recorder) int {
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	return len(rec.waiting)
-}
-
-func waitingOrWriting(rec *recorder) int {
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	if rec.writing {
-		return 1
-	}
-	return len(rec.waiting)
 }

@@ -385,6 +385,10 @@ func (r *Runner) release(ctx context.Context) {
 	lock.Close(context.WithoutCancel(ctx))
 }
 
+// lockCheckTimeout bounds one look at the worker lock, a new connection
+// included when the old one was lost.
+const lockCheckTimeout = 5 * time.Second
+
 // watch keeps the worker lock and rescues dead workers' jobs until ctx
 // ends.
 func (r *Runner) watch(ctx context.Context, lock *store.WorkerLock, done chan<- struct{}) {
@@ -398,7 +402,9 @@ func (r *Runner) watch(ctx context.Context, lock *store.WorkerLock, done chan<- 
 			return
 		case <-t.C:
 		}
-		cctx, cancel := context.WithTimeout(ctx, min(r.opts.RescueInterval, 5*time.Second))
+		// The check may have to connect anew and take the lock again: it
+		// gets the time a connection needs, however often it runs.
+		cctx, cancel := context.WithTimeout(ctx, lockCheckTimeout)
 		err := lock.Check(cctx)
 		cancel()
 		if ctx.Err() != nil {

@@ -197,6 +197,9 @@ func (f *fixture) labels(t *testing.T) []labelRow {
 		}
 		out = append(out, l)
 	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
 	return out
 }
 
@@ -206,7 +209,9 @@ func (f *fixture) noSecretLogged(t *testing.T) {
 		t.Fatal("an API key reached the logs")
 	}
 	var n int
-	f.db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM judge_calls WHERE raw LIKE '%sk-%' OR error LIKE '%sk-%' OR response::text LIKE '%sk-%'`).Scan(&n)
+	if err := f.db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM judge_calls WHERE raw LIKE '%sk-%' OR error LIKE '%sk-%' OR response::text LIKE '%sk-%'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
 	if n > 0 {
 		t.Fatal("an API key was stored with a call")
 	}
@@ -246,7 +251,9 @@ func TestRunEveryRubricKind(t *testing.T) {
 			// One call per item and rubric item (the probe aside), as the
 			// criteria rubric's document says: 12 per conversation.
 			var calls int
-			f.db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM judge_calls WHERE run_id = $1 AND ok`, run.ID).Scan(&calls)
+			if err := f.db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM judge_calls WHERE run_id = $1 AND ok`, run.ID).Scan(&calls); err != nil {
+				t.Fatal(err)
+			}
 			if calls != tc.items*len(f.def.Items) {
 				t.Fatalf("%d calls, want %d", calls, tc.items*len(f.def.Items))
 			}
@@ -364,7 +371,9 @@ func TestGarbageIsReaskedThenError(t *testing.T) {
 		}
 	}
 	var reasks int
-	f.db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM judge_calls WHERE run_id = $1 AND reask`, run.ID).Scan(&reasks)
+	if err := f.db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM judge_calls WHERE run_id = $1 AND reask`, run.ID).Scan(&reasks); err != nil {
+		t.Fatal(err)
+	}
 	if reasks != 2 {
 		t.Fatalf("%d re-asks, want one per unreadable answer", reasks)
 	}
@@ -391,7 +400,9 @@ func TestLogprobsAndSamples(t *testing.T) {
 		}
 	}
 	var samples int
-	f.db.Pool().QueryRow(context.Background(), `SELECT count(DISTINCT sample) FROM judge_calls WHERE run_id = $1`, run.ID).Scan(&samples)
+	if err := f.db.Pool().QueryRow(context.Background(), `SELECT count(DISTINCT sample) FROM judge_calls WHERE run_id = $1`, run.ID).Scan(&samples); err != nil {
+		t.Fatal(err)
+	}
 	if samples != 3 {
 		t.Fatalf("%d distinct samples called, want 3", samples)
 	}
@@ -479,7 +490,9 @@ func TestWorkerKilledMidRun(t *testing.T) {
 	// Answers the server delivered but the dying runner never stored are
 	// the only ones that may be asked again.
 	var recorded int
-	f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM judge_calls WHERE run_id = $1 AND ok`, run.ID).Scan(&recorded)
+	if err := f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM judge_calls WHERE run_id = $1 AND ok`, run.ID).Scan(&recorded); err != nil {
+		t.Fatal(err)
+	}
 	mu.Lock()
 	delivered := 0
 	for body, n := range served {
@@ -502,8 +515,10 @@ func TestWorkerKilledMidRun(t *testing.T) {
 		t.Fatalf("after the restart the run is %v (%v)", done, err)
 	}
 	var labels, distinct int
-	f.db.Pool().QueryRow(ctx, `SELECT count(*), count(DISTINCT (item_id, rubric_item_key)) FROM labels l JOIN raters r ON r.id = l.rater_id WHERE r.judge_id = $1`,
-		f.judge.ID).Scan(&labels, &distinct)
+	if err := f.db.Pool().QueryRow(ctx, `SELECT count(*), count(DISTINCT (item_id, rubric_item_key)) FROM labels l JOIN raters r ON r.id = l.rater_id WHERE r.judge_id = $1`,
+		f.judge.ID).Scan(&labels, &distinct); err != nil {
+		t.Fatal(err)
+	}
 	if labels != 4*12 || distinct != 4*12 {
 		t.Fatalf("%d labels (%d distinct), want exactly one per item and criterion: 48", labels, distinct)
 	}

@@ -90,7 +90,9 @@ func TestSentinelsFindASilentModelChange(t *testing.T) {
 	}
 	for _, source := range []string{"c0", "c1", "c2", "c3", "c4", "c5", "c6"} {
 		var itemID int64
-		f.db.Pool().QueryRow(ctx, `SELECT id FROM items WHERE project_id = $1 AND source_id = $2`, f.project.ID, source).Scan(&itemID)
+		if err := f.db.Pool().QueryRow(ctx, `SELECT id FROM items WHERE project_id = $1 AND source_id = $2`, f.project.ID, source).Scan(&itemID); err != nil {
+			t.Fatal(err)
+		}
 		if err := f.db.Adjudicate(ctx, store.Adjudication{ProjectID: f.project.ID, ItemID: itemID, ActorID: lead.ID, Answers: answers[source]}); err != nil {
 			t.Fatal(err)
 		}
@@ -124,19 +126,31 @@ func TestSentinelsFindASilentModelChange(t *testing.T) {
 		// Calls are recorded in batches: wait for this run's.
 		var calls, sentinels int
 		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM judge_calls WHERE run_id = $1 AND ok`, run.ID).Scan(&calls)
+			if err := f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM judge_calls WHERE run_id = $1 AND ok`, run.ID).Scan(&calls); err != nil {
+				t.Fatal(err)
+			}
 			if calls >= 84 {
 				break
 			}
 		}
-		f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM judge_sentinels WHERE run_id = $1`, run.ID).Scan(&sentinels)
+		if err := f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM judge_sentinels WHERE run_id = $1`, run.ID).Scan(&sentinels); err != nil {
+			t.Fatal(err)
+		}
 		if calls != 84 || sentinels != 7 {
-			rows, _ := f.db.Pool().Query(ctx, `SELECT run_id, ok, count(*) FROM judge_calls GROUP BY 1, 2 ORDER BY 1`)
+			rows, err := f.db.Pool().Query(ctx, `SELECT run_id, ok, count(*) FROM judge_calls GROUP BY 1, 2 ORDER BY 1`)
+			if err != nil {
+				t.Fatal(err)
+			}
 			for rows.Next() {
 				var r, n int
 				var ok bool
-				rows.Scan(&r, &ok, &n)
+				if err := rows.Scan(&r, &ok, &n); err != nil {
+					t.Fatal(err)
+				}
 				t.Logf("run %d ok %v: %d calls", r, ok, n)
+			}
+			if err := rows.Err(); err != nil {
+				t.Fatal(err)
 			}
 			rows.Close()
 			t.Fatalf("run %d made %d calls and kept %d sentinel answer sets, want 84 (asked afresh) and 7", run.ID, calls, sentinels)
@@ -172,7 +186,9 @@ func TestSentinelsFindASilentModelChange(t *testing.T) {
 	// The sentinels are not labels: the judge still has one answer set per
 	// item, from its first run.
 	var sets int
-	f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM answer_sets s JOIN raters r ON r.id = s.rater_id WHERE r.judge_id = $1`, f.judge.ID).Scan(&sets)
+	if err := f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM answer_sets s JOIN raters r ON r.id = s.rater_id WHERE r.judge_id = $1`, f.judge.ID).Scan(&sets); err != nil {
+		t.Fatal(err)
+	}
 	if sets != 8 {
 		t.Fatalf("%d answer sets of the judge, want 8", sets)
 	}

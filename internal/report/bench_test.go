@@ -45,7 +45,9 @@ func seedCriteria(b *testing.B, db *store.DB, name string, items, people, judges
 			b.Fatal(err)
 		}
 		var id int64
-		db.Pool().QueryRow(ctx, `SELECT id FROM raters WHERE user_id = $1`, u.ID).Scan(&id)
+		if err := db.Pool().QueryRow(ctx, `SELECT id FROM raters WHERE user_id = $1`, u.ID).Scan(&id); err != nil {
+			b.Fatal(err)
+		}
 		raters = append(raters, id)
 	}
 	for i := range judges {
@@ -61,7 +63,9 @@ func seedCriteria(b *testing.B, db *store.DB, name string, items, people, judges
 	}
 	defer tx.Rollback(ctx)
 	var super bool
-	tx.QueryRow(ctx, `SELECT rolsuper FROM pg_roles WHERE rolname = current_user`).Scan(&super)
+	if err := tx.QueryRow(ctx, `SELECT rolsuper FROM pg_roles WHERE rolname = current_user`).Scan(&super); err != nil {
+		b.Fatal(err)
+	}
 	// As a superuser the seed runs without triggers and foreign-key
 	// checks, so it writes itself what a trigger would fill in: the
 	// project of each label.

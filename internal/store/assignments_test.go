@@ -61,7 +61,9 @@ func newProject(t testing.TB, db *store.DB, o projectOpts) *fixture {
 	f := &fixture{db: db, lead: newUser(t, db, "lead@example.org", attune.RoleLead)}
 	key, version, _ := strings.Cut(o.rubric, "@")
 	var rvID int64
-	db.Pool().QueryRow(ctx, `SELECT id FROM rubric_versions WHERE key = $1 AND version = $2`, key, version).Scan(&rvID)
+	if err := db.Pool().QueryRow(ctx, `SELECT id FROM rubric_versions WHERE key = $1 AND version = $2`, key, version).Scan(&rvID); err != nil {
+		t.Fatal(err)
+	}
 	p, err := db.CreateProject(ctx, &f.lead.ID, store.NewProject{Name: "p-" + t.Name(), RubricVersionID: rvID, Overlap: o.overlap, Lease: o.lease})
 	if err != nil {
 		t.Fatal(err)
@@ -144,9 +146,15 @@ func TestSubmitIsIdempotent(t *testing.T) {
 		t.Fatalf("double submit: %+v then %+v", r1, r2)
 	}
 	var sets, labels, done int
-	f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM answer_sets`).Scan(&sets)
-	f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM labels`).Scan(&labels)
-	f.db.Pool().QueryRow(ctx, `SELECT done FROM item_counts WHERE item_id = $1`, a.ItemID).Scan(&done)
+	if err := f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM answer_sets`).Scan(&sets); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM labels`).Scan(&labels); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.db.Pool().QueryRow(ctx, `SELECT done FROM item_counts WHERE item_id = $1`, a.ItemID).Scan(&done); err != nil {
+		t.Fatal(err)
+	}
 	if sets != 1 || labels != 12 || done != 1 {
 		t.Fatalf("after a double submit: %d answer sets, %d labels, done=%d; want 1, 12, 1", sets, labels, done)
 	}
@@ -179,7 +187,9 @@ func TestExpiredLeaseReturnsItem(t *testing.T) {
 	}
 	f.submit(t, b, b0)
 	var done, holds int
-	f.db.Pool().QueryRow(ctx, `SELECT done, holds FROM item_counts WHERE item_id = $1`, held.ItemID).Scan(&done, &holds)
+	if err := f.db.Pool().QueryRow(ctx, `SELECT done, holds FROM item_counts WHERE item_id = $1`, held.ItemID).Scan(&done, &holds); err != nil {
+		t.Fatal(err)
+	}
 	if done != 1 || holds != 0 {
 		t.Fatalf("done=%d holds=%d, want 1, 0", done, holds)
 	}
@@ -252,9 +262,11 @@ func TestConcurrentAnnotators(t *testing.T) {
 		t.Fatal(err)
 	}
 	var wrong, total int
-	db1.Pool().QueryRow(ctx, `SELECT count(*) FILTER (WHERE n <> $2), coalesce(sum(n), 0) FROM (
+	if err := db1.Pool().QueryRow(ctx, `SELECT count(*) FILTER (WHERE n <> $2), coalesce(sum(n), 0) FROM (
 		SELECT i.id, count(s.id) AS n FROM items i LEFT JOIN answer_sets s ON s.item_id = i.id WHERE i.project_id = $1 GROUP BY i.id) x`,
-		f.project.ID, overlap).Scan(&wrong, &total)
+		f.project.ID, overlap).Scan(&wrong, &total); err != nil {
+		t.Fatal(err)
+	}
 	if wrong != 0 || total != items*overlap {
 		t.Fatalf("%d items without exactly %d labels; %d answer sets in all, want %d", wrong, overlap, total, items*overlap)
 	}
@@ -393,9 +405,15 @@ func TestSubmitIsSentAgainAfterADeadlock(t *testing.T) {
 		t.Fatalf("the submission stored nothing: %+v", o.res)
 	}
 	var sets, labels, counted int
-	f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM answer_sets WHERE item_id = $1`, a.ItemID).Scan(&sets)
-	f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM labels WHERE item_id = $1`, a.ItemID).Scan(&labels)
-	f.db.Pool().QueryRow(ctx, `SELECT done FROM item_counts WHERE item_id = $1`, a.ItemID).Scan(&counted)
+	if err := f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM answer_sets WHERE item_id = $1`, a.ItemID).Scan(&sets); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM labels WHERE item_id = $1`, a.ItemID).Scan(&labels); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.db.Pool().QueryRow(ctx, `SELECT done FROM item_counts WHERE item_id = $1`, a.ItemID).Scan(&counted); err != nil {
+		t.Fatal(err)
+	}
 	if sets != 1 || labels != len(fullAnswers) || counted != 1 {
 		t.Fatalf("after the deadlock: %d answer sets, %d labels, done=%d; want 1, %d, 1", sets, labels, counted, len(fullAnswers))
 	}

@@ -127,7 +127,9 @@ func TestQualificationServesOnlyCalibration(t *testing.T) {
 	}
 	// A calibration answer is never stored without its grade.
 	var n int
-	f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM calibration_answers`).Scan(&n)
+	if err := f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM calibration_answers`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
 	if n != 5 {
 		t.Fatalf("%d calibration answers, want 5", n)
 	}
@@ -271,8 +273,12 @@ func TestCalibrationUnderConcurrency(t *testing.T) {
 		t.Fatal(err)
 	}
 	var served, twice, answers int
-	f.db.Pool().QueryRow(ctx, `SELECT count(*), count(*) - count(DISTINCT (item_id, rater_id)) FROM assignments WHERE calibration`).Scan(&served, &twice)
-	f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM calibration_answers`).Scan(&answers)
+	if err := f.db.Pool().QueryRow(ctx, `SELECT count(*), count(*) - count(DISTINCT (item_id, rater_id)) FROM assignments WHERE calibration`).Scan(&served, &twice); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM calibration_answers`).Scan(&answers); err != nil {
+		t.Fatal(err)
+	}
 	t.Logf("%d calibration items served, %d answered", served, answers)
 	if twice != 0 || served < annotators || answers != served {
 		t.Errorf("calibration: %d served, %d twice to the same person, %d answered", served, twice, answers)

@@ -120,8 +120,13 @@ func TestExportLabelsEqualsDatabase(t *testing.T) {
 		var item, rater, kind, key, value, note, method string
 		var ms int64
 		var at time.Time
-		dbRows.Scan(&item, &rater, &kind, &key, &value, &note, &ms, &at, &method)
+		if err := dbRows.Scan(&item, &rater, &kind, &key, &value, &note, &ms, &at, &method); err != nil {
+			t.Fatal(err)
+		}
 		want = append(want, strings.Join([]string{item, rater, kind, key, value, note, strconv.FormatInt(ms, 10), at.UTC().Format(time.RFC3339Nano), method}, "|"))
+	}
+	if err := dbRows.Err(); err != nil {
+		t.Fatal(err)
 	}
 	dbRows.Close()
 	slices.Sort(want)
@@ -199,16 +204,24 @@ func TestExportJudgeCallsEqualsDatabase(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := criteriaExportFixture(t)
-	rows, _ := f.db.Pool().Query(ctx, `SELECT c.run_id, c.model, c.rubric_item_key, c.input_tokens, c.cached_tokens, c.output_tokens,
+	rows, err := f.db.Pool().Query(ctx, `SELECT c.run_id, c.model, c.rubric_item_key, c.input_tokens, c.cached_tokens, c.output_tokens,
 		c.cost_usd::text, c.latency_ms, c.ok, c.error, c.raw, c.prompt_hash FROM judge_calls c ORDER BY c.id`)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var want []string
 	for rows.Next() {
 		var run int64
 		var model, key, cost, errText, raw, hash string
 		var in, cached, out, lat int
 		var ok bool
-		rows.Scan(&run, &model, &key, &in, &cached, &out, &cost, &lat, &ok, &errText, &raw, &hash)
+		if err := rows.Scan(&run, &model, &key, &in, &cached, &out, &cost, &lat, &ok, &errText, &raw, &hash); err != nil {
+			t.Fatal(err)
+		}
 		want = append(want, fmt.Sprint(run, "|", model, "|", key, "|", in, "|", cached, "|", out, "|", cost, "|", lat, "|", ok, "|", errText, "|", raw, "|", hash))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
 	rows.Close()
 	var b bytes.Buffer
@@ -300,14 +313,22 @@ func TestExportGoldEqualsDatabase(t *testing.T) {
 	// The item's agreement is percent agreement with its rubric items as
 	// units, as the agreement package computes it.
 	r := agreement.NewRatings()
-	rows2, _ := f.db.Pool().Query(ctx, `SELECT l.rubric_item_key, l.rater_id::text, l.value FROM labels l JOIN raters r ON r.id = l.rater_id
+	rows2, err := f.db.Pool().Query(ctx, `SELECT l.rubric_item_key, l.rater_id::text, l.value FROM labels l JOIN raters r ON r.id = l.rater_id
 		WHERE l.item_id = $1 AND r.kind = 'human'`, f.itemID(t, "item-001"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	var values []string
 	for rows2.Next() {
 		var k, rater, v string
-		rows2.Scan(&k, &rater, &v)
+		if err := rows2.Scan(&k, &rater, &v); err != nil {
+			t.Fatal(err)
+		}
 		r.Add(k, rater, v)
 		values = append(values, v)
+	}
+	if err := rows2.Err(); err != nil {
+		t.Fatal(err)
 	}
 	rows2.Close()
 	scale, _ := agreement.InferScale(values)

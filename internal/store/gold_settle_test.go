@@ -32,6 +32,9 @@ func goldAnnouncements(t *testing.T, db *store.DB, projectID int64) []string {
 		}
 		out = append(out, s)
 	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
 	return out
 }
 

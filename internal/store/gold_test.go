@@ -119,22 +119,35 @@ func goldOf(t *testing.T, db *store.DB, itemID int64) map[string]string {
 	out := map[string]string{}
 	for rows.Next() {
 		var k, v string
-		rows.Scan(&k, &v)
+		if err := rows.Scan(&k, &v); err != nil {
+			t.Fatal(err)
+		}
 		out[k] = v
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
 
 func auditActions(t *testing.T, db *store.DB, prefix string) []string {
 	t.Helper()
-	rows, _ := db.Pool().Query(context.Background(), `SELECT action || ' ' || subject || ' ' || details::text FROM audit_events
+	rows, err := db.Pool().Query(context.Background(), `SELECT action || ' ' || subject || ' ' || details::text FROM audit_events
 		WHERE action LIKE $1 || '%' ORDER BY id`, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer rows.Close()
 	var out []string
 	for rows.Next() {
 		var s string
-		rows.Scan(&s)
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
 		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
@@ -323,7 +336,9 @@ func TestAdjudicate(t *testing.T) {
 		t.Fatalf("history = %+v, %v", hist, err)
 	}
 	var previous string
-	f.db.Pool().QueryRow(ctx, `SELECT previous::text FROM adjudications ORDER BY id DESC LIMIT 1`).Scan(&previous)
+	if err := f.db.Pool().QueryRow(ctx, `SELECT previous::text FROM adjudications ORDER BY id DESC LIMIT 1`).Scan(&previous); err != nil {
+		t.Fatal(err)
+	}
 	if !strings.Contains(previous, `"safety": {"value": "3", "method": "adjudicated"}`) {
 		t.Fatalf("previous = %s", previous)
 	}

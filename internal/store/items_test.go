@@ -20,7 +20,9 @@ func importItems(db *store.DB, projectID int64, update bool, items ...store.Impo
 
 func countItems(t *testing.T, db *store.DB, projectID int64) int {
 	var n int
-	db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM items WHERE project_id = $1`, projectID).Scan(&n)
+	if err := db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM items WHERE project_id = $1`, projectID).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
 	return n
 }
 
@@ -53,7 +55,9 @@ func TestImportIsAllOrNothingAndIdempotent(t *testing.T) {
 	a, _ := f.db.NextAssignment(ctx, pid, f.annotators[0].ID)
 	f.submit(t, a, f.annotators[0])
 	var src string
-	f.db.Pool().QueryRow(ctx, `SELECT source_id FROM items WHERE id = $1`, a.ItemID).Scan(&src)
+	if err := f.db.Pool().QueryRow(ctx, `SELECT source_id FROM items WHERE id = $1`, a.ItemID).Scan(&src); err != nil {
+		t.Fatal(err)
+	}
 	changed := testItem(0, "again changed")
 	changed.SourceID = src
 	if _, err := importItems(f.db, pid, true, changed); !errors.As(err, &le) || !strings.Contains(err.Error(), "already has labels") {

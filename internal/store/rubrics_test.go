@@ -55,7 +55,9 @@ func TestBuiltinRubricsLoadIdempotently(t *testing.T) {
 		t.Fatalf("missing rubric: %v", err)
 	}
 	var audits int
-	db.Pool().QueryRow(ctx, `SELECT count(*) FROM audit_events WHERE action = 'rubric.add'`).Scan(&audits)
+	if err := db.Pool().QueryRow(ctx, `SELECT count(*) FROM audit_events WHERE action = 'rubric.add'`).Scan(&audits); err != nil {
+		t.Fatal(err)
+	}
 	if audits != 4 {
 		t.Fatalf("%d rubric.add audit events, want 4 (one per version, none for the no-op reload)", audits)
 	}

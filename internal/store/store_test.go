@@ -42,7 +42,9 @@ func TestMigrationsUpDownUp(t *testing.T) {
 		st, _ = db.MigrationState(ctx)
 	}
 	var tables int
-	db.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'goose_db_version'`).Scan(&tables)
+	if err := db.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'goose_db_version'`).Scan(&tables); err != nil {
+		t.Fatal(err)
+	}
 	if tables != 0 {
 		t.Fatalf("after down to 0, %d tables remain", tables)
 	}
@@ -128,11 +130,19 @@ func TestUsers(t *testing.T) {
 		t.Fatal("user not disabled")
 	}
 	var actions []string
-	rows, _ := db.Pool().Query(ctx, `SELECT action FROM audit_events ORDER BY id`)
+	rows, err := db.Pool().Query(ctx, `SELECT action FROM audit_events ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for rows.Next() {
 		var a string
-		rows.Scan(&a)
+		if err := rows.Scan(&a); err != nil {
+			t.Fatal(err)
+		}
 		actions = append(actions, a)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
 	want := "user.create,user.create,user.set_role,user.disable"
 	if strings.Join(actions, ",") != want {
@@ -143,7 +153,9 @@ func TestUsers(t *testing.T) {
 		t.Fatal("deleting from the audit log succeeded")
 	}
 	var raters int
-	db.Pool().QueryRow(ctx, `SELECT count(*) FROM raters WHERE kind = 'human'`).Scan(&raters)
+	if err := db.Pool().QueryRow(ctx, `SELECT count(*) FROM raters WHERE kind = 'human'`).Scan(&raters); err != nil {
+		t.Fatal(err)
+	}
 	if raters != 2 {
 		t.Fatalf("%d human raters, want one per user", raters)
 	}
@@ -191,7 +203,9 @@ func TestDeleteExpiredSessions(t *testing.T) {
 		t.Fatalf("DeleteExpiredSessions = %d, %v; want 1", n, err)
 	}
 	var left string
-	db.Pool().QueryRow(ctx, `SELECT string_agg(token, ',') FROM sessions`).Scan(&left)
+	if err := db.Pool().QueryRow(ctx, `SELECT string_agg(token, ',') FROM sessions`).Scan(&left); err != nil {
+		t.Fatal(err)
+	}
 	if left != "live" {
 		t.Fatalf("sessions left: %q, want live", left)
 	}

@@ -63,7 +63,9 @@ func TestWorkspaceDraftsFollowTheAnswers(t *testing.T) {
 		t.Fatalf("after submit: draft %+v answers %+v submitted %d", w.Draft, w.Answers, w.Submitted)
 	}
 	var drafts int
-	f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM drafts`).Scan(&drafts)
+	if err := f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM drafts`).Scan(&drafts); err != nil {
+		t.Fatal(err)
+	}
 	if drafts != 0 {
 		t.Fatalf("%d drafts left after submit", drafts)
 	}
@@ -105,7 +107,9 @@ func TestWorkspaceDraftsFollowTheAnswers(t *testing.T) {
 	if err := f.db.Skip(ctx, b.ID, ann.ID, "distressing", ""); err != nil {
 		t.Fatal(err)
 	}
-	f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM drafts`).Scan(&drafts)
+	if err := f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM drafts`).Scan(&drafts); err != nil {
+		t.Fatal(err)
+	}
 	if drafts != 0 {
 		t.Fatalf("%d drafts left after skip", drafts)
 	}
@@ -170,11 +174,19 @@ func TestMarkSensitive(t *testing.T) {
 		t.Fatalf("marking a marked item changed %d", changed)
 	}
 	var marked []string
-	rows, _ := f.db.Pool().Query(ctx, `SELECT source_id FROM items WHERE project_id = $1 AND sensitive ORDER BY 1`, pid)
+	rows, err := f.db.Pool().Query(ctx, `SELECT source_id FROM items WHERE project_id = $1 AND sensitive ORDER BY 1`, pid)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for rows.Next() {
 		var s string
-		rows.Scan(&s)
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
 		marked = append(marked, s)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
 	if !slices.Equal(marked, []string{"item-000", "item-002"}) {
 		t.Fatalf("marked = %v", marked)
@@ -183,7 +195,9 @@ func TestMarkSensitive(t *testing.T) {
 		t.Fatalf("clearing changed %d", changed)
 	}
 	var audits int
-	f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM audit_events WHERE action = 'project.mark_sensitive' AND project_id = $1`, pid).Scan(&audits)
+	if err := f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM audit_events WHERE action = 'project.mark_sensitive' AND project_id = $1`, pid).Scan(&audits); err != nil {
+		t.Fatal(err)
+	}
 	if audits != 3 {
 		t.Fatalf("%d audit events, want 3", audits)
 	}
