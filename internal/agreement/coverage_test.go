@@ -302,7 +302,16 @@ func boolInt(b bool) uint64 {
 // disagree, YES/NO and 1–5, with -sim.datasets data sets (1,000) of
 // B = -sim.reps (1,000) each.
 //
-// Measured (300 data sets of 500 replicates, floor 0.900): MEASURED.
+// Measured over all 48 cells (300 data sets of 500 replicates, floor
+// 0.900; the 1,000 × 1,000 grid has not been run with the Reach): every
+// figure shown was held at least 0.923 of the time (Fleiss' kappa of
+// three raters, YES/NO, 90 % YES, 30 items; AC2 of three raters, balanced
+// 1–5, 30 items), quadratic kappa on 1–5 with 90 % one answer at 30 items
+// 0.959 and 0.976 (0.887 and 0.883 before the Reach). Withheld: nothing
+// on balanced scales or at 400 items; at 100 items at most 11 of 300 (AC2,
+// 1–5, 90 % one answer, two raters who rarely disagree); at 30 items with
+// one answer nine in ten up to 8 of 300 on YES/NO, and on 1–5 14–24 % of
+// kappa's and alpha's intervals and 46–53 % of AC2's.
 func TestIntervalCoverage(t *testing.T) {
 	cases := []coverageCase{
 		{skewed: true, close: true, raters: 2, items: 30, datasets: 200, reps: 250},
