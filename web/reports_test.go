@@ -332,3 +332,31 @@ func TestAPIReport(t *testing.T) {
 		t.Errorf("a bad na: %d %s, want 422 naming na", status, raw)
 	}
 }
+
+// TestReportPageWithheldInterval shows a figure resting on too few
+// informative items with the reason in its interval's place: 30 items
+// both people call YES on CQ1 but one, which one of them calls NO, so
+// AC1 is shown with "1 of the 2 it needs" (agreement.Reach).
+func TestReportPageWithheldInterval(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	lead := a.user("lee@example.org", attune.RoleLead)
+	p := a.project(lead, projectOpts{})
+	c := a.client()
+	c.mustSignIn(lead)
+	var items, labels strings.Builder
+	labels.WriteString("item,rater,rater_kind,rubric_item,value\n")
+	for i := range 30 {
+		fmt.Fprintf(&items, `{"id":"w%d","messages":[{"role":"user","content":"I feel low %d"},{"role":"assistant","content":"That sounds hard."}]}`+"\n", i, i)
+		b := "YES"
+		if i == 4 {
+			b = "NO"
+		}
+		fmt.Fprintf(&labels, "w%d,ann,human,CQ1,YES\nw%d,bo,human,CQ1,%s\n", i, i, b)
+	}
+	wantStatus(t, c.upload(projectPath(p, "/import"), nil, "items.jsonl", items.String()), http.StatusSeeOther)
+	wantStatus(t, c.upload(projectPath(p, "/labels/import"), []formPart{{"confirm_warnings", "1"}}, "labels.csv", labels.String()), http.StatusSeeOther)
+	r := c.get(projectPath(p, "/report?item=CQ1&replicates=200"))
+	wantStatus(t, r, http.StatusOK)
+	wantContains(t, r, `data-testid="no-interval">not enough informative items to bound it (1 of the 2 it needs)<`)
+}

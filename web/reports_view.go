@@ -475,7 +475,9 @@ func reportFigure(s report.Stat, graded bool) rview.Figure {
 	if s.CI != nil {
 		f.Interval = reportNum(s.CI.Lower) + " to " + reportNum(s.CI.Upper)
 	}
-	f.NoInterval = s.CIReason
+	if s.Withheld != nil {
+		f.NoInterval = s.Withheld.String()
+	}
 	if graded {
 		switch v := *s.Value; {
 		case v >= 0.8:
@@ -582,7 +584,7 @@ func reportFigureText(s report.Stat) string {
 		return f.Value + " (" + f.Interval + ")"
 	}
 	if f.NoInterval != "" {
-		return f.Value + " (no interval: " + f.NoInterval + ")"
+		return f.Value + " (" + f.NoInterval + ")"
 	}
 	return f.Value
 }

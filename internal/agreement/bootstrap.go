@@ -413,7 +413,7 @@ func interval(e *Estimate, reps []float64, a float64, b Bootstrap, withhold bool
 	slices.Sort(reps)
 	lo, hi := bcaLevels(e.Value, reps, a, b.Level)
 	if withhold && same(reps[0], e.Value) && same(reps[len(reps)-1], e.Value) {
-		e.NoCI = ReasonNoResampleSpread
+		e.NoCI = &NoInterval{Reason: ReasonNoResampleSpread}
 		return
 	}
 	e.CI = &ConfidenceInterval{

@@ -135,10 +135,10 @@ func TestBootstrapEdges(t *testing.T) {
 	// AC1 is 1 in every resample: no item disagrees, so no resample can
 	// say how far off 1 is, and there is no interval but the reason.
 	// Alpha is undefined and gets neither.
-	if e := es[0]; !e.Defined || e.Value != 1 || e.CI != nil || e.NoCI != ReasonNoResampleSpread {
+	if e := es[0]; !e.Defined || e.Value != 1 || e.CI != nil || e.NoCI == nil || e.NoCI.Reason != ReasonNoResampleSpread {
 		t.Errorf("AC1 = %+v, want 1 without an interval, with the reason", e)
 	}
-	if es[1].Defined || es[1].CI != nil || es[1].NoCI != "" {
+	if es[1].Defined || es[1].CI != nil || es[1].NoCI != nil {
 		t.Errorf("alpha = %+v, want undefined without interval", es[1])
 	}
 	es, err = BootstrapUnits(Units{}, cfg, GwetAC1)

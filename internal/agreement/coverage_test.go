@@ -92,10 +92,11 @@ func (c coverageCase) scale(t testing.TB) *Scale {
 	return mustScale(t, "YES", "NO")
 }
 
-// The statistics the report shows an interval for, on each kind of scale.
-func (c coverageCase) unitStats() ([]string, []func(Units) Estimate) {
+// The statistics the report shows an interval for, on each kind of scale,
+// with the Reach the report gives each.
+func (c coverageCase) unitStats() ([]string, []Reach, []func(Units) Estimate) {
 	if c.likert {
-		return []string{"agreement", "alpha", "fleiss", "ac1", "ac2"}, []func(Units) Estimate{
+		return []string{"agreement", "alpha", "fleiss", "ac1", "ac2"}, []Reach{{}, AlphaReach(Ordinal), ChanceReach, ChanceReach, AC2Reach(QuadraticWeights)}, []func(Units) Estimate{
 			PercentAgreement,
 			func(u Units) Estimate { return KrippendorffAlpha(u, Ordinal) },
 			func(u Units) Estimate { return FleissKappa(u, NoWeights) },
@@ -103,7 +104,7 @@ func (c coverageCase) unitStats() ([]string, []func(Units) Estimate) {
 			func(u Units) Estimate { return GwetAC2(u, QuadraticWeights) },
 		}
 	}
-	return []string{"agreement", "alpha", "fleiss", "ac1"}, []func(Units) Estimate{
+	return []string{"agreement", "alpha", "fleiss", "ac1"}, []Reach{{}, AlphaReach(Nominal), ChanceReach, ChanceReach}, []func(Units) Estimate{
 		PercentAgreement,
 		func(u Units) Estimate { return KrippendorffAlpha(u, Nominal) },
 		func(u Units) Estimate { return FleissKappa(u, NoWeights) },
@@ -111,15 +112,15 @@ func (c coverageCase) unitStats() ([]string, []func(Units) Estimate) {
 	}
 }
 
-func (c coverageCase) pairStats() ([]string, []func(Contingency) Estimate) {
+func (c coverageCase) pairStats() ([]string, []Reach, []func(Contingency) Estimate) {
 	if c.likert {
-		return []string{"pair agreement", "cohen kappa", "spearman"}, []func(Contingency) Estimate{
+		return []string{"pair agreement", "cohen kappa", "spearman"}, []Reach{{}, KappaReach(QuadraticWeights), {}}, []func(Contingency) Estimate{
 			func(c Contingency) Estimate { return PairAgreement(c, NoWeights) },
 			func(c Contingency) Estimate { return CohenKappa(c, QuadraticWeights) },
 			Spearman,
 		}
 	}
-	return []string{"pair agreement", "cohen kappa"}, []func(Contingency) Estimate{
+	return []string{"pair agreement", "cohen kappa"}, []Reach{{}, KappaReach(NoWeights)}, []func(Contingency) Estimate{
 		func(c Contingency) Estimate { return PairAgreement(c, NoWeights) },
 		func(c Contingency) Estimate { return CohenKappa(c, NoWeights) },
 	}
@@ -216,11 +217,12 @@ func (c coverageCase) draw(t testing.TB, rng *rand.Rand) (Units, Contingency) {
 
 // coverage returns, per statistic, the share of data sets whose interval
 // holds the true value, over the data sets where the statistic has one,
-// and how many had one.
-func (c coverageCase) coverage(t testing.TB) (names []string, cover []float64, with []int) {
+// how many had one, and how many had theirs withheld by the statistic's
+// Reach.
+func (c coverageCase) coverage(t testing.TB) (names []string, cover []float64, with, withheld []int) {
 	pu, pc := c.population(t)
-	un, us := c.unitStats()
-	pn, ps := c.pairStats()
+	un, ur, us := c.unitStats()
+	pn, pr, ps := c.pairStats()
 	names = append(un, pn...)
 	truth := make([]float64, 0, len(names))
 	for _, f := range us {
@@ -231,6 +233,7 @@ func (c coverageCase) coverage(t testing.TB) (names []string, cover []float64, w
 	}
 	hits := make([]int, len(names))
 	with = make([]int, len(names))
+	withheld = make([]int, len(names))
 	rng := rand.New(rand.NewPCG(uint64(c.items), uint64(c.raters)*16+boolInt(c.likert)*4+boolInt(c.skewed)*2+boolInt(c.close)))
 	for d := range c.datasets {
 		u, ct := c.draw(t, rng)
@@ -243,7 +246,12 @@ func (c coverageCase) coverage(t testing.TB) (names []string, cover []float64, w
 		if err != nil {
 			t.Fatal(err)
 		}
+		WithholdUnits(ue, u, ur...)
+		WithholdPairs(pe, ct, pr...)
 		for i, e := range append(ue, pe...) {
+			if e.NoCI != nil && e.NoCI.Reason == ReasonFewInformative {
+				withheld[i]++
+			}
 			if e.CI == nil {
 				continue
 			}
@@ -259,7 +267,7 @@ func (c coverageCase) coverage(t testing.TB) (names []string, cover []float64, w
 			cover[i] = float64(hits[i]) / float64(with[i])
 		}
 	}
-	return names, cover, with
+	return names, cover, with, withheld
 }
 
 func boolInt(b bool) uint64 {
@@ -269,38 +277,46 @@ func boolInt(b bool) uint64 {
 	return 0
 }
 
-// coverageShortfalls are the cells of the -sim grid where the report's
-// intervals (MethodWideBCa) are measured below 0.93 beyond the grid's
-// floor: Cohen's quadratic kappa of two raters on 1–5 with 90 % one
-// answer at 30 items (0.887 with two raters, 0.883 with three; 300 data
-// sets, B = 500). There the figure rests on the one or two items whose
-// true answer is far from the common one; a sample without them (one in
-// five) gives a kappa well below the true one and resamples that cannot
-// show otherwise, and no interval tried — BCa, widened BCa, the
-// jackknife on Fisher's z, the bootstrap-t, the symmetric bootstrap-t —
-// held it above 0.90. docs/agreement.md says so; the grid fails if
-// either falls further or any other cell falls short.
-var coverageShortfalls = map[string]float64{
-	"likert/90%/apart/raters=2/n=30 cohen kappa": 0.85,
-	"likert/90%/apart/raters=3/n=30 cohen kappa": 0.85,
-}
-
 // TestIntervalCoverage holds the coverage of the intervals of every
-// agreement figure the report prints, at a nominal 0.95: in simulated
-// data sets from a known panel, the share of intervals that hold the
-// panel's true figure must not be below 0.93 by more than two standard
-// errors of a simulated share (a seeded simulation, so the share is the
-// same on every run). By default it runs the cell where percentile
-// intervals failed worst (30 items, 90 % YES, two raters who rarely
-// disagree: 0.67–0.70) and the one where BCa alone did (AC2 of two
-// raters on balanced 1–5 at 30 items: 0.877); -sim runs the full grid of
-// 30, 100 and 400 items, balanced and 90 % one answer, two and three
-// raters who rarely or often disagree, YES/NO and 1–5, with
-// -sim.datasets data sets (1,000) of B = -sim.reps (1,000) each.
+// agreement figure the report prints, at a nominal 0.95, over the data
+// sets where the figure's Reach lets it show one: in simulated data sets
+// from a known panel, the share of intervals shown that hold the panel's
+// true figure must not be below 0.93 by more than two standard errors of
+// a simulated share (a seeded simulation, so the share is the same on
+// every run). A rule that withheld every interval would pass that, so the
+// share of data sets whose interval the Reach withholds is held too: at
+// most 5 % from 100 items, in every cell (every figure there rests on
+// enough items), and at 30 items at most 60 % (where 1–5 with 90 % one
+// answer rarely holds the distant items a weighted figure rests on) —
+// and whatever the cell, at least half the data sets must show an
+// interval, counting those every resample withholds, except at 30
+// items with one answer nine in ten.
+//
+// By default it runs the cells where intervals failed worst: 30 items,
+// 90 % YES, two raters who rarely disagree (percentile intervals
+// 0.67–0.70); AC2 of two raters on balanced 1–5 at 30 items (BCa alone
+// 0.877); and quadratic kappa on 1–5 with 90 % one answer at 30 items,
+// two raters who often disagree (every interval tried 0.85–0.90 before
+// the Reach). -sim runs the full grid of 30, 100 and 400 items, balanced
+// and 90 % one answer, two and three raters who rarely or often
+// disagree, YES/NO and 1–5, with -sim.datasets data sets (1,000) of
+// B = -sim.reps (1,000) each.
+//
+// Measured over all 48 cells (300 data sets of 500 replicates, floor
+// 0.900; the 1,000 × 1,000 grid has not been run with the Reach): every
+// figure shown was held at least 0.923 of the time (Fleiss' kappa of
+// three raters, YES/NO, 90 % YES, 30 items; AC2 of three raters, balanced
+// 1–5, 30 items), quadratic kappa on 1–5 with 90 % one answer at 30 items
+// 0.959 and 0.976 (0.887 and 0.883 before the Reach). Withheld: nothing
+// on balanced scales or at 400 items; at 100 items at most 11 of 300 (AC2,
+// 1–5, 90 % one answer, two raters who rarely disagree); at 30 items with
+// one answer nine in ten up to 8 of 300 on YES/NO, and on 1–5 14–24 % of
+// kappa's and alpha's intervals and 46–53 % of AC2's.
 func TestIntervalCoverage(t *testing.T) {
 	cases := []coverageCase{
 		{skewed: true, close: true, raters: 2, items: 30, datasets: 200, reps: 250},
 		{likert: true, raters: 2, items: 30, datasets: 300, reps: 500},
+		{likert: true, skewed: true, raters: 2, items: 30, datasets: 300, reps: 500},
 	}
 	if *simFull {
 		cases = nil
@@ -320,20 +336,23 @@ func TestIntervalCoverage(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.String(), func(t *testing.T) {
-			names, cover, with := c.coverage(t)
+			names, cover, with, withheld := c.coverage(t)
 			floor := 0.93 - 2*math.Sqrt(0.93*0.07/float64(c.datasets))
+			mostWithheld := 0.05
+			if c.items < 100 {
+				mostWithheld = 0.60
+			}
 			var b strings.Builder
 			for i, n := range names {
-				fmt.Fprintf(&b, " %s=%.3f(%d)", n, cover[i], with[i])
-				want := floor
-				if v, ok := coverageShortfalls[c.String()+" "+n]; ok && *simFull {
-					want = v
+				fmt.Fprintf(&b, " %s=%.3f(%d,-%d)", n, cover[i], with[i], withheld[i])
+				if share := float64(withheld[i]) / float64(c.datasets); share > mostWithheld {
+					t.Errorf("%s: %d of %d data sets have their interval withheld, want at most %.0f %%", n, withheld[i], c.datasets, 100*mostWithheld)
 				}
-				if with[i] < c.datasets/2 {
+				if with[i] < c.datasets/2 && !(c.skewed && c.items < 100) {
 					t.Errorf("%s: only %d of %d data sets have an interval", n, with[i], c.datasets)
 				}
-				if cover[i] < want {
-					t.Errorf("%s: coverage %.3f over %d intervals, want at least %.3f", n, cover[i], with[i], want)
+				if cover[i] < floor {
+					t.Errorf("%s: coverage %.3f over %d intervals, want at least %.3f", n, cover[i], with[i], floor)
 				}
 			}
 			t.Logf("%v:%s", c, b.String())

@@ -43,13 +43,15 @@ const (
 // is never NaN or infinite. CI is set only when a bootstrap was asked for and
 // at least one replicate was defined; NoCI says why a defined estimate
 // that was bootstrapped has none when the replicates were defined but no
-// interval could be trusted (ReasonNoResampleSpread).
+// interval could be trusted: every resample gave the figure back
+// (ReasonNoResampleSpread), or too few items inform it
+// (ReasonFewInformative, set by WithholdUnits and WithholdPairs).
 type Estimate struct {
 	Value   float64
 	Defined bool
 	Reason  string
 	CI      *ConfidenceInterval
-	NoCI    string
+	NoCI    *NoInterval
 }
 
 // ConfidenceInterval is a bootstrap confidence interval.

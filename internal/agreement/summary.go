@@ -28,7 +28,9 @@ type Options struct {
 // krippendorff_alpha, fleiss_kappa, scotts_pi, gwet_ac1, gwet_ac2,
 // cohen_kappa, spearman and kendall_tau_b (a number, or null when undefined),
 // notes (statistic name → why it is null; {} when none is) and, only when a
-// bootstrap was asked for, intervals (statistic name → interval).
+// bootstrap was asked for, intervals (statistic name → interval) and
+// intervals_withheld (statistic name → NoInterval, for a figure shown
+// without one).
 type Summary struct {
 	// Items and Raters count the distinct items and raters of the input,
 	// including those whose every value is missing.
@@ -93,6 +95,9 @@ func Summarize(r *Ratings, opts Options) (Summary, error) {
 	if err := fill(multi, units, multiStats, opts.Bootstrap, BootstrapUnits); err != nil {
 		return Summary{}, err
 	}
+	withholdEach(multi, func(es []Estimate) {
+		WithholdUnits(es, units, Reach{}, AlphaReach(opts.Level), ChanceReach, ChanceReach, AC2Reach(opts.Weights))
+	})
 	if s.Raters == 2 {
 		c, err := r.Pair(s.Scale, r.raterNames[0], r.raterNames[1])
 		if err != nil {
@@ -107,6 +112,9 @@ func Summarize(r *Ratings, opts Options) (Summary, error) {
 		if err := fill(pair, c, pairStats, opts.Bootstrap, BootstrapPairs); err != nil {
 			return Summary{}, err
 		}
+		withholdEach(pair, func(es []Estimate) {
+			WithholdPairs(es, c, KappaReach(opts.Weights), ChanceReach, Reach{}, Reach{})
+		})
 		if !Ordered(s.Scale, opts.Level) {
 			// Ranks of unordered words are an artefact of their spelling;
 			// a figure already undefined keeps its own reason.
@@ -158,6 +166,19 @@ func fill[T any](dst []*Estimate, data T, stats []func(T) Estimate, b *Bootstrap
 	return nil
 }
 
+// withholdEach applies f, a WithholdUnits or WithholdPairs, to the
+// estimates dst points to.
+func withholdEach(dst []*Estimate, f func([]Estimate)) {
+	es := make([]Estimate, len(dst))
+	for i, e := range dst {
+		es[i] = *e
+	}
+	f(es)
+	for i, e := range es {
+		*dst[i] = e
+	}
+}
+
 // fields lists the statistics under their JSON names, in output order.
 func (s *Summary) fields() []struct {
 	name string
@@ -195,7 +216,7 @@ func (s Summary) MarshalJSON() ([]byte, error) {
 		KendallTauB       Estimate                       `json:"kendall_tau_b"`
 		Notes             map[string]string              `json:"notes"`
 		Intervals         map[string]*ConfidenceInterval `json:"intervals,omitempty"`
-		IntervalNotes     map[string]string              `json:"interval_notes,omitempty"`
+		Withheld          map[string]*NoInterval         `json:"intervals_withheld,omitempty"`
 	}{
 		Items: s.Items, Raters: s.Raters,
 		PercentAgreement: s.PercentAgreement, KrippendorffAlpha: s.KrippendorffAlpha,
@@ -213,11 +234,11 @@ func (s Summary) MarshalJSON() ([]byte, error) {
 			}
 			out.Intervals[f.name] = f.e.CI
 		}
-		if f.e.Defined && f.e.NoCI != "" {
-			if out.IntervalNotes == nil {
-				out.IntervalNotes = map[string]string{}
+		if f.e.Defined && f.e.NoCI != nil {
+			if out.Withheld == nil {
+				out.Withheld = map[string]*NoInterval{}
 			}
-			out.IntervalNotes[f.name] = f.e.NoCI
+			out.Withheld[f.name] = f.e.NoCI
 		}
 	}
 	return json.Marshal(out)

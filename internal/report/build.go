@@ -222,7 +222,8 @@ func readCounts(ctx context.Context, db *store.DB, projectID int64, def *rubric.
 }
 
 // pairStats are the figures of a pair of raters, in order.
-func pairStats(numeric bool, w agreement.Weighting) []func(agreement.Contingency) agreement.Estimate {
+func pairStats(numeric bool, w agreement.Weighting) ([]agreement.Reach, []func(agreement.Contingency) agreement.Estimate) {
+	reach := []agreement.Reach{{}, agreement.KappaReach(w), {}}
 	stats := []func(agreement.Contingency) agreement.Estimate{
 		func(c agreement.Contingency) agreement.Estimate {
 			return agreement.PairAgreement(c, agreement.NoWeights)
@@ -232,7 +233,7 @@ func pairStats(numeric bool, w agreement.Weighting) []func(agreement.Contingency
 	if numeric {
 		stats = append(stats, agreement.Spearman)
 	}
-	return stats
+	return reach[:len(stats)], stats
 }
 
 // rubricItem computes the figures of rubric item k from its counts.
@@ -255,6 +256,7 @@ func (f *fold) rubricItem(k int, b agreement.Bootstrap, fig figureOptions) Rubri
 	}
 	units := kc.humans.units(is.scale)
 	out.Items = units.Items()
+	reach, stats := pairStats(is.numeric, w)
 	for r := range f.humans {
 		if kc.rated[r] > 0 {
 			out.Raters++
@@ -262,6 +264,7 @@ func (f *fold) rubricItem(k int, b agreement.Bootstrap, fig figureOptions) Rubri
 	}
 	alpha := func(u agreement.Units) agreement.Estimate { return agreement.KrippendorffAlpha(u, level) }
 	es := bootUnits(units, b, seedFor(b.Seed, is.key+"/annotators"),
+		[]agreement.Reach{{}, agreement.AlphaReach(level), agreement.ChanceReach, agreement.ChanceReach, agreement.AC2Reach(w)},
 		agreement.PercentAgreement,
 		alpha,
 		func(u agreement.Units) agreement.Estimate { return agreement.FleissKappa(u, agreement.NoWeights) },
@@ -287,7 +290,7 @@ func (f *fold) rubricItem(k int, b agreement.Bootstrap, fig figureOptions) Rubri
 		}
 		c := contingency(is.scale, cells)
 		a, bb := f.slotAB[s][0], f.slotAB[s][1]
-		es := bootPairs(c, b, seedFor(b.Seed, fmt.Sprintf("%s/pair/%d/%d", is.key, f.raters[a], f.raters[bb])), pairStats(is.numeric, w)...)
+		es := bootPairs(c, b, seedFor(b.Seed, fmt.Sprintf("%s/pair/%d/%d", is.key, f.raters[a], f.raters[bb])), reach, stats...)
 		p := Pair{A: f.raters[a], B: f.raters[bb], N: c.N(), Agreement: stat(es[0]), CohenKappa: stat(es[1]), Confusion: c.Counts()}
 		if is.numeric {
 			sp := stat(es[2])
@@ -407,14 +410,14 @@ func (f *fold) rubricItem(k int, b agreement.Bootstrap, fig figureOptions) Rubri
 			ji.KappaMean = value(mean(kappas))
 		}
 		c := contingency(is.scale, kc.cons[j])
-		ces := bootPairs(c, b, seedFor(b.Seed, fmt.Sprintf("%s/consensus/%d", is.key, f.raters[r])), pairStats(is.numeric, w)...)
+		ces := bootPairs(c, b, seedFor(b.Seed, fmt.Sprintf("%s/consensus/%d", is.key, f.raters[r])), reach, stats...)
 		ji.Consensus = Consensus{N: c.N(), Agreement: stat(ces[0]), CohenKappa: stat(ces[1]), Confusion: c.Counts()}
 		if is.numeric {
 			sp := stat(ces[2])
 			ji.Consensus.Spearman = &sp
 		}
 		ji.Alpha = st.KrippendorffAlpha
-		aw := bootUnits(kc.withJudge[j].units(is.scale), b, seedFor(b.Seed, fmt.Sprintf("%s/with/%d", is.key, f.raters[r])), alpha)
+		aw := bootUnits(kc.withJudge[j].units(is.scale), b, seedFor(b.Seed, fmt.Sprintf("%s/with/%d", is.key, f.raters[r])), []agreement.Reach{agreement.AlphaReach(level)}, alpha)
 		ji.AlphaWithJudge = stat(aw[0])
 		ji.AltTest = f.altTest(kc.alt[j], fig.alt)
 		ji.Verdict = verdict(ji)
@@ -659,6 +662,7 @@ func (f *fold) outcome(name string, labels []string, units *patterns, pairs, con
 	s, _ := agreement.NewScale(labels...)
 	u := units.units(s)
 	out := &Outcome{Scale: labels, Items: u.Items(), Pairs: []Pair{}, Judges: []JudgeOutcome{}}
+	reach, stats := pairStats(false, agreement.NoWeights)
 	raters := map[int]bool{}
 	for sl, cells := range pairs {
 		if cells == nil {
@@ -674,6 +678,7 @@ func (f *fold) outcome(name string, labels []string, units *patterns, pairs, con
 	}
 	out.Raters = len(raters)
 	es := bootUnits(u, b, seedFor(b.Seed, name+"/annotators"),
+		[]agreement.Reach{{}, agreement.ChanceReach, agreement.ChanceReach},
 		agreement.PercentAgreement,
 		func(u agreement.Units) agreement.Estimate { return agreement.KrippendorffAlpha(u, agreement.Nominal) },
 		agreement.GwetAC1)
@@ -684,7 +689,7 @@ func (f *fold) outcome(name string, labels []string, units *patterns, pairs, con
 		}
 		c := contingency(s, cells)
 		a, bb := f.slotAB[sl][0], f.slotAB[sl][1]
-		es := bootPairs(c, b, seedFor(b.Seed, fmt.Sprintf("%s/pair/%d/%d", name, f.raters[a], f.raters[bb])), pairStats(false, agreement.NoWeights)...)
+		es := bootPairs(c, b, seedFor(b.Seed, fmt.Sprintf("%s/pair/%d/%d", name, f.raters[a], f.raters[bb])), reach, stats...)
 		out.Pairs = append(out.Pairs, Pair{A: f.raters[a], B: f.raters[bb], N: c.N(), Agreement: stat(es[0]), CohenKappa: stat(es[1]), Confusion: c.Counts()})
 	}
 	slices.SortFunc(out.Pairs, func(x, y Pair) int { return pairOrder(f, x.A, x.B) - pairOrder(f, y.A, y.B) })
@@ -693,7 +698,7 @@ func (f *fold) outcome(name string, labels []string, units *patterns, pairs, con
 		if c.N() == 0 {
 			continue
 		}
-		es := bootPairs(c, b, seedFor(b.Seed, fmt.Sprintf("%s/consensus/%d", name, f.raters[f.humans+j])), pairStats(false, agreement.NoWeights)...)
+		es := bootPairs(c, b, seedFor(b.Seed, fmt.Sprintf("%s/consensus/%d", name, f.raters[f.humans+j])), reach, stats...)
 		out.Judges = append(out.Judges, JudgeOutcome{Rater: f.raters[f.humans+j],
 			Consensus: Consensus{N: c.N(), Agreement: stat(es[0]), CohenKappa: stat(es[1]), Confusion: c.Counts()}})
 	}

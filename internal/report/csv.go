@@ -26,7 +26,8 @@ import (
 //   - n: the items it is computed over;
 //   - value, ci_lower, ci_upper: the figure and its interval, empty when
 //     undefined or not computed;
-//   - note: why the figure is undefined, or the value of a row that is
+//   - note: why the figure is undefined, or why a figure shown has no
+//     interval (agreement.NoInterval's text), or the value of a row that is
 //     text (na_treatment), or how an alt-test figure was reached
 //     (alt_test_epsilon, alt_test_passed with its scoring and ε,
 //     alt_test_p_value saying whether the annotator's null hypothesis was
@@ -60,6 +61,9 @@ func (r *Report) WriteCSV(w io.Writer) error {
 		}
 		if s.CI != nil {
 			rec[8], rec[9] = num(s.CI.Lower), num(s.CI.Upper)
+		}
+		if s.Withheld != nil && s.Reason == "" {
+			rec[10] = cell(s.Withheld.String())
 		}
 		cw.Write(rec)
 	}

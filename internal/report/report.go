@@ -178,9 +178,10 @@ type Stat struct {
 	Value  *float64                      `json:"value"`
 	Reason string                        `json:"reason,omitempty"`
 	CI     *agreement.ConfidenceInterval `json:"ci,omitempty"`
-	// CIReason says why a figure that was bootstrapped has no interval
-	// (agreement.ReasonNoResampleSpread).
-	CIReason string `json:"ci_reason,omitempty"`
+	// Withheld says why a figure that was bootstrapped has no interval:
+	// every resample gave it back, or too few items inform it (its
+	// agreement.Reach), with the count and the minimum.
+	Withheld *agreement.NoInterval `json:"ci_withheld,omitempty"`
 }
 
 // stat turns an agreement estimate into a Stat.
@@ -189,7 +190,7 @@ func stat(e agreement.Estimate) Stat {
 		return Stat{Reason: e.Reason}
 	}
 	v := e.Value
-	return Stat{Value: &v, CI: e.CI, CIReason: e.NoCI}
+	return Stat{Value: &v, CI: e.CI, Withheld: e.NoCI}
 }
 
 // value is a Stat without an interval.

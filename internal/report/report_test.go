@@ -765,3 +765,75 @@ func TestBoundariesHandCounted(t *testing.T) {
 		t.Fatalf("json %v: %.600s", err, js)
 	}
 }
+
+// TestWithheldInterval checks that a figure resting on too few
+// informative items is shown without its interval, and that the report's
+// JSON and CSV say why with the count and the minimum (agreement.Reach):
+// 30 items both annotators call YES but one, which one calls NO.
+func TestWithheldInterval(t *testing.T) {
+	t.Parallel()
+	var rows []label
+	for i := range 30 {
+		b := "YES"
+		if i == 7 {
+			b = "NO"
+		}
+		item := fmt.Sprintf("item-%03d", i)
+		rows = append(rows, label{item, "ann", "human", "CQ1", "YES"}, label{item, "bo", "human", "CQ1", b})
+	}
+	f := newFixture(t, "coaching-conversation@2.0", 30, rows)
+	r := f.build(t, report.Options{Bootstrap: agreement.Bootstrap{Replicates: 200, Level: 0.95, Seed: 1}})
+	st := r.RubricItems[0].Statistics
+	if st.GwetAC1.Value == nil || st.GwetAC1.CI != nil || st.GwetAC1.Withheld == nil {
+		t.Fatalf("AC1 %+v: want the figure without its interval", st.GwetAC1)
+	}
+	if st.PercentAgreement.CI == nil {
+		t.Errorf("percent agreement %+v: want its interval (it has no minimum)", st.PercentAgreement)
+	}
+	out, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		RubricItems []struct {
+			Statistics struct {
+				AC1 map[string]json.RawMessage `json:"gwet_ac1"`
+			} `json:"statistics"`
+			Pairs []struct {
+				Kappa map[string]json.RawMessage `json:"cohen_kappa"`
+			} `json:"pairs"`
+		} `json:"rubric_items"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"reason":"not enough informative items to bound it","informative_items":1,"min_informative_items":2}`
+	if w := string(got.RubricItems[0].Statistics.AC1["ci_withheld"]); w != want {
+		t.Errorf("gwet_ac1.ci_withheld = %s, want %s", w, want)
+	}
+	// ann always says YES, so the pair's kappa is 0 in every resample:
+	// withheld in the same shape, for the other reason.
+	if w, want := string(got.RubricItems[0].Pairs[0].Kappa["ci_withheld"]), `{"reason":"`+agreement.ReasonNoResampleSpread+`"}`; w != want {
+		t.Errorf("the pair's cohen_kappa.ci_withheld = %s, want %s", w, want)
+	}
+	var csvOut bytes.Buffer
+	if err := r.WriteCSV(&csvOut); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&csvOut).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, rec := range recs {
+		if rec[0] == "CQ1" && rec[1] == "gwet_ac1" && rec[3] == "annotators" {
+			found = true
+			if rec[8] != "" || rec[10] != "not enough informative items to bound it (1 of the 2 it needs)" {
+				t.Errorf("CSV row %q: want no bounds and the reason in note", rec)
+			}
+		}
+	}
+	if !found {
+		t.Error("no CSV row for the annotators' AC1 on CQ1")
+	}
+}

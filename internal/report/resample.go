@@ -16,8 +16,9 @@ import (
 
 // bootUnits computes stats on the units and, when b has replicates,
 // attaches agreement.BootstrapUnits' interval to every defined one, the
-// replicates drawn from seed.
-func bootUnits(u agreement.Units, b agreement.Bootstrap, seed uint64, stats ...func(agreement.Units) agreement.Estimate) []agreement.Estimate {
+// replicates drawn from seed, and withholds those too few items inform:
+// reach[i] is stats[i]'s agreement.Reach.
+func bootUnits(u agreement.Units, b agreement.Bootstrap, seed uint64, reach []agreement.Reach, stats ...func(agreement.Units) agreement.Estimate) []agreement.Estimate {
 	if b.Replicates < 1 {
 		out := make([]agreement.Estimate, len(stats))
 		for i, f := range stats {
@@ -31,12 +32,13 @@ func bootUnits(u agreement.Units, b agreement.Bootstrap, seed uint64, stats ...f
 		// checkBootstrap refused every configuration agreement refuses.
 		panic(err)
 	}
+	agreement.WithholdUnits(out, u, reach...)
 	return out
 }
 
 // bootPairs is bootUnits for pairwise statistics
 // (agreement.BootstrapPairs).
-func bootPairs(c agreement.Contingency, b agreement.Bootstrap, seed uint64, stats ...func(agreement.Contingency) agreement.Estimate) []agreement.Estimate {
+func bootPairs(c agreement.Contingency, b agreement.Bootstrap, seed uint64, reach []agreement.Reach, stats ...func(agreement.Contingency) agreement.Estimate) []agreement.Estimate {
 	if b.Replicates < 1 {
 		out := make([]agreement.Estimate, len(stats))
 		for i, f := range stats {
@@ -49,6 +51,7 @@ func bootPairs(c agreement.Contingency, b agreement.Bootstrap, seed uint64, stat
 	if err != nil {
 		panic(err) // as in bootUnits
 	}
+	agreement.WithholdPairs(out, c, reach...)
 	return out
 }
 

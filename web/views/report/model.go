@@ -172,7 +172,8 @@ type Figure struct {
 	Value    string // "0.74", or "—" when undefined
 	Interval string // "0.71–0.77", or "" when none
 	// NoInterval says why a defined figure has no interval although
-	// intervals were computed, or "".
+	// intervals were computed, or ""; the page shows it in the interval's
+	// place.
 	NoInterval string
 	Reason     string // why it is undefined, or ""
 	Class      string // "good", "fair", "poor" or "" for colouring
