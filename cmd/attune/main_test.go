@@ -142,7 +142,7 @@ func TestServeFromNothing(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 200 || !strings.Contains(string(body), "Admin · admin") {
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "<bdi>Admin</bdi> · admin") {
 		t.Fatalf("sign-in with the printed password: %d\n%.500s", resp.StatusCode, body)
 	}
 	s.stop(t)
