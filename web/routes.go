@@ -294,6 +294,7 @@ func (s *Server) table() []route {
 		// The judge experiment's comparison (web/experiment.go).
 		{"GET /api/v1/projects/{id}/experiment", tokenLeads, nil, s.apiExperiment},
 		{"GET /api/v1/projects/{id}/report", tokenLeads, nil, s.apiReport},
+		{"GET /api/v1/projects/{id}/estimates", tokenLeads, nil, s.apiEstimates},
 	}
 	// The dataset export (web/exports.go, docs/datasets.md): one record
 	// per item with its dialogue, as JSON Lines or Parquet, for leads on

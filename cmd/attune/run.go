@@ -53,6 +53,7 @@ func commands() []command {
 		{name: "judge", args: "add|list|run|status|pause|resume|cancel", summary: "LLM judges and their runs (see `attune help judge`)", run: runJudge, flags: judgeFlagsHelp},
 		{name: "labels", args: "import --project NAME FILE.csv", summary: "bring labels made elsewhere (an earlier round, judges run elsewhere) into a project, all or nothing", run: runLabels, flags: labelsFlags},
 		{name: "report", args: "--project NAME [--format json|csv] [--na-missing] …", summary: "print a project's agreement report", run: runReport, flags: reportFlags},
+		{name: "estimate", args: "--project P --judge J --rubric-item K [--system-key KEY] [--format json|text]", summary: "prediction-powered estimates of a rubric item per system and overall, with the differences between systems", run: runEstimate, flags: estimateFlags},
 		{name: "agreement", args: "[--level L] [--weights W] [--categories C] FILE.csv", summary: "agreement statistics of a long-form CSV (item,rater,value) as one JSON object; needs no database", run: runAgreement, flags: agreementFlags},
 		{name: "gold", args: "auto|status --project P [--all] [--max-spread N]", summary: "apply the consensus rule to a project's labelled items, or count where its gold set stands", run: runGold, flags: goldFlags},
 		{name: "calibration", args: "add|list|remove|settings --project P [--item ID] [--explain K=TEXT]…", summary: "a project's calibration set: gold items served to annotators to check them against gold (see `attune help calibration`)", run: runCalibration, flags: calibrationFlags},
