@@ -4,7 +4,7 @@ import (
 	"net/http"
 
 	"github.com/attune/attune/internal/attune"
-	"github.com/attune/attune/internal/ppi"
+	"github.com/attune/attune/internal/evaluation"
 )
 
 // apiEstimates is the prediction-powered estimates of one rubric item per
@@ -16,27 +16,10 @@ func (s *Server) apiEstimates(r *http.Request, u *attune.User) (int, any, error)
 		return 0, nil, err
 	}
 	q := r.URL.Query()
-	judge, item, systemKey := q.Get("judge"), q.Get("rubric_item"), q.Get("system_key")
-	switch {
-	case judge == "":
-		return 0, nil, attune.Invalid("judge", "name the judge: a rater id or a judge's name")
-	case q.Get("outcome") != "":
-		return 0, nil, attune.Invalid("outcome", "estimates of the engine's outputs are not available yet; ask for a rubric_item")
-	case item == "":
-		return 0, nil, attune.Invalid("rubric_item", "name the rubric item to estimate, by key")
-	}
-	if systemKey == "" {
-		systemKey = "system"
-	}
-	rows, err := s.db.EstimateRubricItem(r.Context(), p.ID, judge, item, systemKey)
-	if err != nil {
-		return 0, nil, err
-	}
-	rated := make([]ppi.Rated, len(rows))
-	for i, row := range rows {
-		rated[i] = ppi.Rated{System: row.System, Judge: row.Judge, Human: row.Human, Labelled: row.Labelled}
-	}
-	est, err := ppi.BySystem(rated, ppi.Options{})
+	est, err := evaluation.Estimate(r.Context(), s.db, evaluation.Query{
+		ProjectID: p.ID, Judge: q.Get("judge"), RubricItem: q.Get("rubric_item"),
+		Outcome: q.Get("outcome"), SystemKey: q.Get("system_key"),
+	})
 	if err != nil {
 		return 0, nil, err
 	}

@@ -7,15 +7,22 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/attune/attune/internal/evaluation"
 	"github.com/attune/attune/internal/ppi"
 )
+
+// estimateFlagOf names the flag of each field of an evaluation query.
+var estimateFlagOf = map[string]string{
+	evaluation.FieldJudge: "judge", evaluation.FieldRubricItem: "rubric-item",
+	evaluation.FieldOutcome: "outcome", evaluation.FieldSystemKey: "system-key",
+}
 
 func estimateFlags(fs *flag.FlagSet) {
 	fs.String("project", "", "project name (required)")
 	fs.String("judge", "", "the judge: a rater id or a judge's name (required)")
 	fs.String("rubric-item", "", "the rubric item to estimate, by key (required)")
 	fs.String("outcome", "", "final, pass or safety: an engine output instead of a rubric item (not yet available)")
-	fs.String("system-key", "system", "the item meta key that names an item's system")
+	fs.String("system-key", evaluation.DefaultSystemKey, "the item meta key that names an item's system")
 	fs.String("format", "json", "json or text")
 }
 
@@ -32,26 +39,19 @@ func runEstimate(ctx context.Context, e env, args []string) error {
 		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
 	}
 	get := func(name string) string { return fs.Lookup(name).Value.String() }
-	const usage = "attune estimate --project P --judge J --rubric-item K [--system-key KEY] [--format json|text]"
-	switch {
-	case get("project") == "":
-		return fmt.Errorf("%w: --project is required: %s", errUsage, usage)
-	case get("judge") == "":
-		return fmt.Errorf("%w: --judge is required: %s", errUsage, usage)
-	case get("outcome") != "" && get("rubric-item") != "":
-		return fmt.Errorf("%w: --rubric-item and --outcome are one or the other", errUsage)
-	case get("outcome") != "":
-		// Scoring the engine's outputs needs the report's scoring path
-		// wired to this read; until then say so rather than guess.
-		return fmt.Errorf("%w: --outcome is not available yet; estimate a --rubric-item", errUsage)
-	case get("rubric-item") == "":
-		return fmt.Errorf("%w: --rubric-item is required: %s", errUsage, usage)
-	case get("system-key") == "":
+	if get("project") == "" {
+		return fmt.Errorf("%w: --project is required: attune estimate --project P --judge J --rubric-item K [--system-key KEY] [--format json|text]", errUsage)
+	}
+	if get("system-key") == "" {
 		return fmt.Errorf("%w: --system-key must name a meta key", errUsage)
 	}
 	format := get("format")
 	if format != "json" && format != "text" {
 		return fmt.Errorf("%w: --format must be json or text", errUsage)
+	}
+	q := evaluation.Query{Judge: get("judge"), RubricItem: get("rubric-item"), Outcome: get("outcome"), SystemKey: get("system-key")}
+	if err := evaluation.Check(q); err != nil {
+		return flagErrors(err, estimateFlagOf)
 	}
 	db, _, err := openFromEnv(ctx, e)
 	if err != nil {
@@ -62,17 +62,10 @@ func runEstimate(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	rows, err := db.EstimateRubricItem(ctx, p.ID, get("judge"), get("rubric-item"), get("system-key"))
+	q.ProjectID = p.ID
+	est, err := evaluation.Estimate(ctx, db, q)
 	if err != nil {
-		return err
-	}
-	rated := make([]ppi.Rated, len(rows))
-	for i, r := range rows {
-		rated[i] = ppi.Rated{System: r.System, Judge: r.Judge, Human: r.Human, Labelled: r.Labelled}
-	}
-	est, err := ppi.BySystem(rated, ppi.Options{})
-	if err != nil {
-		return err
+		return flagErrors(err, estimateFlagOf)
 	}
 	w := bufio.NewWriter(e.stdout)
 	if format == "text" {
