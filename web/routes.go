@@ -195,6 +195,8 @@ func (s *Server) table() []route {
 		{"GET /projects/{id}/report.csv", projectLeads, s.reportCSV, nil},
 		// The items behind a figure of the report (web/reports_drill.go).
 		{"GET /projects/{id}/report/items", projectLeads, s.reportItems, nil},
+		// Where a judge parts from people, by kind of item (web/failures.go).
+		{"GET /projects/{id}/failures", projectLeads, s.failuresPage, nil},
 		{"POST /projects/{id}/labels/import", projectUploads, s.importLabels, nil},
 		{"GET /projects/{id}/labels/import", projectLeads, s.toImportForm("/report#labels-import"), nil},
 		// Judge variants side by side on the frozen gold items
@@ -295,6 +297,7 @@ func (s *Server) table() []route {
 		{"GET /api/v1/projects/{id}/experiment", tokenLeads, nil, s.apiExperiment},
 		{"GET /api/v1/projects/{id}/report", tokenLeads, nil, s.apiReport},
 		{"GET /api/v1/projects/{id}/estimates", tokenLeads, nil, s.apiEstimates},
+		{"GET /api/v1/projects/{id}/failures", tokenLeads, nil, s.apiFailures},
 	}
 	// The dataset export (web/exports.go, docs/datasets.md): one record
 	// per item with its dialogue, as JSON Lines or Parquet, for leads on

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+
+	"github.com/attune/attune/internal/evaluation"
+	"github.com/attune/attune/internal/failmap"
+)
+
+func failuresFlags(fs *flag.FlagSet) {
+	fs.String("project", "", "project name (required)")
+	fs.String("judge", "", "the judge: a rater id or a judge's name (required)")
+	fs.String("rubric-item", "", "the rubric item to map, by key (required)")
+	fs.String("system-key", evaluation.DefaultSystemKey, "the item meta key that names an item's system")
+	fs.String("format", "text", "text or json")
+}
+
+// runFailures is `attune failures`: the failure map of a judge on one
+// rubric item, as the project's failures page shows it.
+func runFailures(ctx context.Context, e env, args []string) error {
+	fs := flag.NewFlagSet("failures", flag.ContinueOnError)
+	failuresFlags(fs)
+	if err := parseFlags(fs, e, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+	}
+	get := func(name string) string { return fs.Lookup(name).Value.String() }
+	if get("project") == "" {
+		return fmt.Errorf("%w: --project is required: attune failures --project P --judge J --rubric-item K", errUsage)
+	}
+	format := get("format")
+	if format != "json" && format != "text" {
+		return fmt.Errorf("%w: --format must be text or json", errUsage)
+	}
+	q := evaluation.FailureQuery{Judge: get("judge"), RubricItem: get("rubric-item"), SystemKey: get("system-key")}
+	if err := evaluation.CheckFailures(q); err != nil {
+		return flagErrors(err, estimateFlagOf)
+	}
+	db, _, err := openFromEnv(ctx, e)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	p, err := db.FindProjectByName(ctx, get("project"))
+	if err != nil {
+		return err
+	}
+	q.ProjectID = p.ID
+	m, err := evaluation.Failures(ctx, db, q)
+	if err != nil {
+		return flagErrors(err, estimateFlagOf)
+	}
+	w := bufio.NewWriter(e.stdout)
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(m); err != nil {
+			return err
+		}
+		return w.Flush()
+	}
+	writeFailuresText(w, m)
+	return w.Flush()
+}
+
+// writeFailuresText writes one line per band, grouped by dimension.
+func writeFailuresText(w *bufio.Writer, m failmap.Map) {
+	if len(m.Bands) == 0 {
+		fmt.Fprintln(w, "no item has both this judge's answer and a person's on this rubric item")
+		return
+	}
+	dim := ""
+	for _, b := range m.Bands {
+		if b.Dimension != dim {
+			dim = b.Dimension
+			fmt.Fprintf(w, "by %s\n", dim)
+		}
+		agreed := "—"
+		if b.Share != nil {
+			agreed = fmt.Sprintf("%.0f%% [%.0f, %.0f]", 100**b.Share, 100**b.Low, 100**b.High)
+		}
+		split := "—"
+		if b.JudgeShare != nil {
+			split = fmt.Sprintf("judge %.0f%%, people %.0f%%", 100**b.JudgeShare, 100**b.PeopleShare)
+		}
+		fmt.Fprintf(w, "  %-22s %5d items  agreed %d: judge matched %s  split %d: %s  one person %d: matched %d\n",
+			b.Band, b.Items, b.Agreed, agreed, b.Split, split, b.Single, b.SingleMatched)
+	}
+}
