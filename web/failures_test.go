@@ -74,10 +74,10 @@ func TestFailuresAPI(t *testing.T) {
 		got[b["dimension"].(string)+"/"+b["band"].(string)] = b
 	}
 	for _, w := range []struct {
-		band                           string
-		items, agreed, matched, split  float64
-		single, singleMatched          float64
-		share                          any
+		band                          string
+		items, agreed, matched, split float64
+		single, singleMatched         float64
+		share                         any
 	}{
 		{"people/people agreed", 2, 2, 1, 0, 0, 0, 0.5},
 		{"people/people split", 1, 0, 0, 1, 0, 0, nil},
