@@ -207,15 +207,10 @@ func (ws *workspace) open(r *http.Request, full bool) (*attune.Project, *store.W
 		return nil, nil, err
 	case role != attune.MemberAnnotator:
 		return nil, nil, attune.NotFound("item")
-	case wk.Answers == nil && !labelling(wk):
+	case wk.Answers == nil && !labeling.Holds(wk):
 		return nil, nil, attune.NotFound("item")
 	}
 	return p, wk, nil
-}
-
-// labelling reports whether the viewer holds the item to label it.
-func labelling(wk *store.Workspace) bool {
-	return wk.Answers == nil && wk.Assignment != nil && (wk.Assignment.State == "active" || wk.Assignment.State == "expired")
 }
 
 // page shows one item: to label it, or to change one's submitted labels.
@@ -267,11 +262,10 @@ func (ws *workspace) submit(w http.ResponseWriter, r *http.Request) error {
 		ActiveMS: form.activeMS, ConfirmWarnings: form.confirm}
 
 	if editing {
-		if wk.Answers == nil {
-			// What the flow would find, said without asking the store.
-			return labeling.ErrNothingToEdit
+		ed, err := ws.labeling.Edit(ctx, userFrom(ctx), p, wk, in)
+		if errors.Is(err, labeling.ErrNothingToEdit) {
+			return err // the item on screen is no form of this tab's to keep
 		}
-		ed, err := ws.labeling.Edit(ctx, userFrom(ctx), p, &wk.Item, in)
 		if err != nil {
 			return ws.storeFailed(w, r, p, wk, st, err)
 		}

@@ -31,6 +31,7 @@ type Store interface {
 	FindAssignmentKey(ctx context.Context, id, userID int64) (*attune.Assignment, *store.CalibrationKey, error)
 	FindProjectByID(ctx context.Context, id int64) (*attune.Project, error)
 	FindItem(ctx context.Context, projectID, itemID int64) (*attune.Item, error)
+	FindOwnItem(ctx context.Context, projectID, itemID, userID int64) (*store.Workspace, error)
 	SubmitLabels(ctx context.Context, s store.Submission) (store.SubmitResult, error)
 	UpdateLabels(ctx context.Context, e store.LabelEdit) (answerSetID int64, revision int, err error)
 	Skip(ctx context.Context, assignmentID, userID int64, flag, note string) error
@@ -287,26 +288,34 @@ type Edited struct {
 }
 
 // Edit is the one way a person changes their submitted labels for an item
-// of project p: checked and scored as a submission is, the earlier values
-// kept in the history. No labels of theirs on the item is
-// ErrNothingToEdit.
-func (f *Flow) Edit(ctx context.Context, u *attune.User, p *attune.Project, item *attune.Item, in Input) (Edited, error) {
+// of project p, wk being the item with the person's assignment and answers
+// as store.FindOwnItem reads it: checked and scored as a submission is,
+// the earlier values kept in the history. An item the person was never
+// given (or gave back) is attune.ErrNotFound, as it is on the page; one
+// they hold without having submitted it is ErrNothingToEdit.
+func (f *Flow) Edit(ctx context.Context, u *attune.User, p *attune.Project, wk *store.Workspace, in Input) (Edited, error) {
+	if wk.Answers == nil {
+		if !Holds(wk) {
+			return Edited{}, attune.NotFound("item")
+		}
+		return Edited{}, ErrNothingToEdit
+	}
 	in = in.clean()
 	def, err := f.db.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
 		return Edited{}, err
 	}
-	facts := FactsOf(item)
+	facts := FactsOf(&wk.Item)
 	score, err := Check(def, facts, in)
 	if err != nil {
 		return Edited{}, err
 	}
-	_, rev, err := f.db.UpdateLabels(ctx, store.LabelEdit{ProjectID: p.ID, ItemID: item.ID, UserID: u.ID,
+	_, rev, err := f.db.UpdateLabels(ctx, store.LabelEdit{ProjectID: p.ID, ItemID: wk.Item.ID, UserID: u.ID,
 		Answers: in.Answers, Rationales: in.Rationales, Rationale: in.Rationale, ActiveMS: in.ActiveMS,
 		NoteRequired: facts.BehindNote()})
 	if errors.Is(err, attune.ErrNotFound) {
-		// The item is the project's (it was read above): what is missing
-		// is the person's answer set.
+		// The answers were read above; only a lead's removal of them
+		// since leaves nothing to edit.
 		return Edited{}, ErrNothingToEdit
 	}
 	if err != nil {
@@ -318,11 +327,19 @@ func (f *Flow) Edit(ctx context.Context, u *attune.User, p *attune.Project, item
 // EditItem is Edit for a caller that has only the item's id; an item the
 // project does not have is attune.ErrNotFound.
 func (f *Flow) EditItem(ctx context.Context, u *attune.User, p *attune.Project, itemID int64, in Input) (Edited, error) {
-	item, err := f.db.FindItem(ctx, p.ID, itemID)
+	wk, err := f.db.FindOwnItem(ctx, p.ID, itemID, u.ID)
 	if err != nil {
 		return Edited{}, err
 	}
-	return f.Edit(ctx, u, p, item, in)
+	return f.Edit(ctx, u, p, wk, in)
+}
+
+// Holds reports whether the person of wk holds its item to label it: an
+// assignment active, or lapsed but not given to someone else yet, and no
+// answers stored. With their answers, it is what a person may see of a
+// project's items.
+func Holds(wk *store.Workspace) bool {
+	return wk.Answers == nil && wk.Assignment != nil && (wk.Assignment.State == "active" || wk.Assignment.State == "expired")
 }
 
 // Skip gives the user's assignment back without labels, flagged for the

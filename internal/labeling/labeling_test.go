@@ -278,8 +278,8 @@ func TestSubmitRefusals(t *testing.T) {
 }
 
 // TestEdit: an edit is checked as a submission is, reads the rubric once,
-// keeps the history and returns the score; an item without the person's
-// labels is ErrNothingToEdit.
+// keeps the history and returns the score; an item the person holds
+// without labels is ErrNothingToEdit, one never given them not found.
 func TestEdit(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -319,9 +319,16 @@ func TestEdit(t *testing.T) {
 	if history != 1 || old != "4" || now != "2" || rationale != "kinder now" {
 		t.Fatalf("history %d (%s → %s), rationale %q", history, old, now, rationale)
 	}
-	// Someone else has no labels of theirs to edit there.
+	// Someone never given the item learns nothing of it, as on the page;
+	// once they hold it, they are told they have nothing to edit yet.
+	if _, err := f.flow.EditItem(ctx, f.other, f.p, h.Item.ID, labeling.Input{Answers: likert}); !errors.Is(err, attune.ErrNotFound) {
+		t.Fatalf("an edit by someone never given the item: %v", err)
+	}
+	if o := f.next(t, f.other); o.Item.ID != h.Item.ID {
+		t.Fatalf("the other annotator was given %d, want %d", o.Item.ID, h.Item.ID)
+	}
 	if _, err := f.flow.EditItem(ctx, f.other, f.p, h.Item.ID, labeling.Input{Answers: likert}); !errors.Is(err, labeling.ErrNothingToEdit) {
-		t.Fatalf("another's edit: %v", err)
+		t.Fatalf("an edit by its holder before submitting: %v", err)
 	}
 }
 
