@@ -264,7 +264,9 @@ func (ws *workspace) submit(w http.ResponseWriter, r *http.Request) error {
 	if editing {
 		ed, err := ws.labeling.Edit(ctx, userFrom(ctx), p, wk, in)
 		if errors.Is(err, labeling.ErrNothingToEdit) {
-			return err // the item on screen is no form of this tab's to keep
+			// Said as a refusal, not beside the answers: what is wrong is
+			// the mode, and the form on screen is the one to submit.
+			return err
 		}
 		if err != nil {
 			return ws.storeFailed(w, r, p, wk, st, err)
