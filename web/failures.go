@@ -53,7 +53,16 @@ func (s *Server) failuresPage(w http.ResponseWriter, r *http.Request) error {
 		s.render(w, r, status, rview.FailuresView(page))
 		return nil
 	}
+	page.Target, page.Alpha = q.Get("target"), q.Get("alpha")
 	m, err := evaluation.Failures(ctx, s.db, evaluation.FailureQuery{ProjectID: p.ID, Judge: page.Judge, RubricItem: page.Item})
+	if err == nil {
+		var target, alpha float64
+		if target, alpha, err = evaluation.ParseTrustTerms(page.Target, page.Alpha); err == nil {
+			var t evaluation.TrustResult
+			t, err = evaluation.Trust(ctx, s.db, evaluation.TrustQuery{ProjectID: p.ID, Judge: page.Judge, RubricItem: page.Item, Target: target, Alpha: alpha})
+			page.Trust = &t
+		}
+	}
 	switch {
 	case err == nil:
 		page.Map = &m
@@ -89,4 +98,26 @@ func (s *Server) apiFailures(r *http.Request, u *attune.User) (int, any, error) 
 type failuresJSON struct {
 	RubricItem string `json:"rubric_item"`
 	failmap.Map
+}
+
+// apiTrust is trust or escalate for a project's leads: the confidence
+// threshold above which a judge's agreement with people on a rubric item
+// is guaranteed at the lead's terms, and what it would keep.
+func (s *Server) apiTrust(r *http.Request, u *attune.User) (int, any, error) {
+	p, err := s.apiLeadProject(r, u, "read where its judges may be trusted")
+	if err != nil {
+		return 0, nil, err
+	}
+	q := r.URL.Query()
+	target, alpha, err := evaluation.ParseTrustTerms(q.Get("target"), q.Get("alpha"))
+	if err != nil {
+		return 0, nil, err
+	}
+	res, err := evaluation.Trust(r.Context(), s.db, evaluation.TrustQuery{
+		ProjectID: p.ID, Judge: q.Get("judge"), RubricItem: q.Get("rubric_item"), Target: target, Alpha: alpha,
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, res, nil
 }

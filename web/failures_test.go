@@ -163,6 +163,9 @@ func TestBrowserFailuresPage(t *testing.T) {
 	if got := eval[string](t, ctx, `document.querySelector('[data-testid="failures-system"] tr[data-band="v2"] [data-testid=band-share]').innerText`); !strings.HasPrefix(got, "0 %") {
 		t.Errorf("v2 share %q, want 0 %%", got)
 	}
+	if got := eval[string](t, ctx, `document.querySelector('[data-testid=trust-none]').innerText`); !strings.Contains(got, "too few labelled items") {
+		t.Errorf("trust panel %q: the imported judge recorded no certainty, so nothing can be guaranteed", got)
+	}
 	for _, s := range fitScreens {
 		if err := chromedp.Do(ctx, chromedp.EmulateViewport(s.width, s.height), chromedp.Navigate(a.srv.URL+projectPath(p, "/failures"))); err != nil {
 			t.Fatal(err)
@@ -185,5 +188,32 @@ func TestBrowserFailuresPage(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=failures-none]`)),
 	); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTrustAPI asks for trust or escalate on the failure project: its
+// judge's answers came in by a labels import, which records no certainty,
+// so nothing is calibrated and every answer is counted as such; terms out
+// of range are refused naming the parameter.
+func TestTrustAPI(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	p, lead, _ := failuresProject(t, a)
+	path := fmt.Sprintf("/api/v1/projects/%d/trust", p.ID)
+	status, out := lead.call("GET", path+"?judge=@gpt&rubric_item=emotion&target=95", nil)
+	if status != http.StatusOK {
+		t.Fatalf("trust: %d %v", status, out)
+	}
+	if out["found"] != false || out["target"] != 0.95 || out["alpha"] != 0.05 || out["no_confidence"] != 5.0 || out["calibration_items"] != 0.0 {
+		t.Errorf("trust: %v", out)
+	}
+	for _, c := range []struct{ query, names string }{
+		{"?judge=@gpt&rubric_item=emotion&target=100", "target"},
+		{"?judge=@gpt&rubric_item=emotion&alpha=x", "alpha"},
+		{"?rubric_item=emotion", "judge"},
+	} {
+		if status, body := lead.call("GET", path+c.query, nil); status != http.StatusUnprocessableEntity || !strings.Contains(fmt.Sprint(body), c.names) {
+			t.Errorf("%s: %d %v, want 422 naming %s", c.query, status, body, c.names)
+		}
 	}
 }

@@ -298,6 +298,7 @@ func (s *Server) table() []route {
 		{"GET /api/v1/projects/{id}/report", tokenLeads, nil, s.apiReport},
 		{"GET /api/v1/projects/{id}/estimates", tokenLeads, nil, s.apiEstimates},
 		{"GET /api/v1/projects/{id}/failures", tokenLeads, nil, s.apiFailures},
+		{"GET /api/v1/projects/{id}/trust", tokenLeads, nil, s.apiTrust},
 	}
 	// The dataset export (web/exports.go, docs/datasets.md): one record
 	// per item with its dialogue, as JSON Lines or Parquet, for leads on

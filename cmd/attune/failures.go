@@ -93,3 +93,68 @@ func writeFailuresText(w *bufio.Writer, m failmap.Map) {
 			b.Band, b.Items, b.Agreed, agreed, b.Split, split, b.Single, b.SingleMatched)
 	}
 }
+
+func trustFlags(fs *flag.FlagSet) {
+	fs.String("project", "", "project name (required)")
+	fs.String("judge", "", "the judge: a rater id or a judge's name (required)")
+	fs.String("rubric-item", "", "the rubric item, by key (required)")
+	fs.String("target", "", "the agreement wanted on the items the judge keeps, as a share or a percentage (default 0.9)")
+	fs.String("alpha", "", "the risk allowed that the guarantee is wrong, as a share or a percentage (default 0.05)")
+	fs.String("format", "text", "text or json")
+}
+
+// runTrust is `attune trust`: trust or escalate on one rubric item, as the
+// failures page shows it.
+func runTrust(ctx context.Context, e env, args []string) error {
+	fs := flag.NewFlagSet("trust", flag.ContinueOnError)
+	trustFlags(fs)
+	if err := parseFlags(fs, e, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+	}
+	get := func(name string) string { return fs.Lookup(name).Value.String() }
+	if get("project") == "" {
+		return fmt.Errorf("%w: --project is required: attune trust --project P --judge J --rubric-item K", errUsage)
+	}
+	format := get("format")
+	if format != "json" && format != "text" {
+		return fmt.Errorf("%w: --format must be text or json", errUsage)
+	}
+	target, alpha, err := evaluation.ParseTrustTerms(get("target"), get("alpha"))
+	if err != nil {
+		return flagErrors(err, estimateFlagOf)
+	}
+	db, _, err := openFromEnv(ctx, e)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	p, err := db.FindProjectByName(ctx, get("project"))
+	if err != nil {
+		return err
+	}
+	res, err := evaluation.Trust(ctx, db, evaluation.TrustQuery{ProjectID: p.ID, Judge: get("judge"), RubricItem: get("rubric-item"), Target: target, Alpha: alpha})
+	if err != nil {
+		return flagErrors(err, estimateFlagOf)
+	}
+	w := bufio.NewWriter(e.stdout)
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+		return w.Flush()
+	}
+	fmt.Fprintf(w, "calibrated on %d labelled items (left out: %d without certainty, %d where people tied)\n", res.Calibration, res.NoConfidence, res.PeopleTied)
+	if !res.Found {
+		fmt.Fprintf(w, "no threshold guaranteed: %s; every item stays with people\n", res.Reason)
+	} else {
+		fmt.Fprintf(w, "confidence >= %.3g: the judge keeps %.0f%% of labelled items, agreeing on %.0f%%; guaranteed %.0f%% with %.0f%% certainty\n",
+			res.Threshold, 100*res.Coverage, 100*res.Agreement, 100*res.Target, 100*(1-res.Alpha))
+		fmt.Fprintf(w, "of %d items only the judge labelled it keeps %d, sending %d to people\n", res.JudgeOnly, res.JudgeOnlyKept, res.JudgeOnly-res.JudgeOnlyKept)
+	}
+	return w.Flush()
+}

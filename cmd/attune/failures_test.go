@@ -83,4 +83,13 @@ func TestFailuresCommand(t *testing.T) {
 			t.Errorf("%v: %v, want an error naming %s", c.args, err, c.want)
 		}
 	}
+
+	// Trust or escalate: a labels import records no certainty, so nothing
+	// is calibrated; the terms are checked before anything is read.
+	if text := must("trust", "--project", "Pilot", "--judge", "@gpt", "--rubric-item", "emotion"); !strings.Contains(text, "no threshold guaranteed") || !strings.Contains(text, "3 without certainty") {
+		t.Errorf("trust:\n%s", text)
+	}
+	if _, err := runCmd(t, env, "", "trust", "--project", "Pilot", "--judge", "@gpt", "--rubric-item", "emotion", "--target", "120"); err == nil || !strings.Contains(err.Error(), "--target") {
+		t.Errorf("--target 120: %v", err)
+	}
 }
