@@ -66,13 +66,13 @@ func (r *Runner) Queue(ctx context.Context, runID int64) error {
 
 // Pause stops a run from making further calls; Resume queues it again.
 func (r *Runner) Pause(ctx context.Context, runID int64, reason string) error {
-	_, err := r.setStatus(ctx, runID, []attune.RunStatus{attune.RunQueued, attune.RunRunning}, attune.RunPaused, reason, nil)
+	_, err := r.setStatus(ctx, runID, statusMove{from: []attune.RunStatus{attune.RunQueued, attune.RunRunning}, to: attune.RunPaused, reason: reason})
 	return err
 }
 
 // Cancel ends a run for good; its answers so far stay.
 func (r *Runner) Cancel(ctx context.Context, runID int64) error {
-	_, err := r.setStatus(ctx, runID, []attune.RunStatus{attune.RunQueued, attune.RunRunning, attune.RunPaused}, attune.RunCancelled, "cancelled", nil)
+	_, err := r.setStatus(ctx, runID, statusMove{from: []attune.RunStatus{attune.RunQueued, attune.RunRunning, attune.RunPaused}, to: attune.RunCancelled, reason: "cancelled"})
 	return err
 }
 
@@ -85,7 +85,7 @@ func (r *Runner) RaiseBudget(ctx context.Context, runID int64, usd *float64) err
 // Resume queues a paused run again; it continues with the items not yet
 // answered, repeating no paid call.
 func (r *Runner) Resume(ctx context.Context, runID int64) error {
-	ok, err := r.setStatus(ctx, runID, []attune.RunStatus{attune.RunPaused}, attune.RunQueued, "", nil)
+	ok, err := r.setStatus(ctx, runID, statusMove{from: []attune.RunStatus{attune.RunPaused}, to: attune.RunQueued})
 	if err != nil {
 		return err
 	}
@@ -95,9 +95,20 @@ func (r *Runner) Resume(ctx context.Context, runID int64) error {
 	return r.Queue(ctx, runID)
 }
 
-// setStatus changes a run's status and tells waiters.
-func (r *Runner) setStatus(ctx context.Context, runID int64, from []attune.RunStatus, to attune.RunStatus, reason string, caps []byte) (bool, error) {
-	ok, err := r.db.SetRunStatus(ctx, runID, from, to, reason, caps)
+// statusMove is a change of a run's status: to to, from one of from, with
+// the reason shown to the lead and, on a start, the capabilities probed
+// (JSON).
+type statusMove struct {
+	from   []attune.RunStatus
+	to     attune.RunStatus
+	reason string
+	caps   []byte
+}
+
+// setStatus makes move on a run, reports whether it was made, and tells
+// waiters when it was.
+func (r *Runner) setStatus(ctx context.Context, runID int64, move statusMove) (bool, error) {
+	ok, err := r.db.SetRunStatus(ctx, runID, move.from, move.to, move.reason, move.caps)
 	if ok {
 		r.runs.Delete(runID) // this process's items see the change at once
 		r.notify(ctx, runID)
@@ -170,14 +181,14 @@ func (r *Runner) workStart(ctx context.Context, job *river.Job[startArgs]) error
 	}
 	var fatal *FatalError
 	if errors.As(err, &fatal) {
-		_, err := r.setStatus(ctx, run.ID, []attune.RunStatus{attune.RunQueued}, attune.RunPaused, fatal.Reason, nil)
+		_, err := r.setStatus(ctx, run.ID, statusMove{from: []attune.RunStatus{attune.RunQueued}, to: attune.RunPaused, reason: fatal.Reason})
 		return err
 	}
 	if err != nil {
 		return err // a transient failure: the queue retries the start
 	}
 	capsJSON, _ := json.Marshal(caps)
-	ok, err := r.setStatus(ctx, run.ID, []attune.RunStatus{attune.RunQueued}, attune.RunRunning, "", capsJSON)
+	ok, err := r.setStatus(ctx, run.ID, statusMove{from: []attune.RunStatus{attune.RunQueued}, to: attune.RunRunning, caps: capsJSON})
 	if err != nil || !ok {
 		return err
 	}
@@ -233,7 +244,7 @@ func (r *Runner) workSentinel(ctx context.Context, job *river.Job[sentinelArgs])
 		return err
 	}
 	if len(todo) == 0 {
-		_, err := r.setStatus(ctx, run.ID, []attune.RunStatus{attune.RunRunning}, attune.RunCompleted, "", nil)
+		_, err := r.setStatus(ctx, run.ID, statusMove{from: []attune.RunStatus{attune.RunRunning}, to: attune.RunCompleted})
 		return err
 	}
 	return r.queueItems(ctx, run, todo)
@@ -301,7 +312,7 @@ func (r *Runner) stop(ctx context.Context, run *attune.JudgeRun, err error) erro
 	case errors.Is(err, errStop):
 		return nil
 	case errors.As(err, &fatal):
-		_, serr := r.setStatus(ctx, run.ID, []attune.RunStatus{attune.RunRunning}, attune.RunPaused, fatal.Reason, nil)
+		_, serr := r.setStatus(ctx, run.ID, statusMove{from: []attune.RunStatus{attune.RunRunning}, to: attune.RunPaused, reason: fatal.Reason})
 		return serr
 	}
 	return err
@@ -315,6 +326,6 @@ func (r *Runner) completeIfDone(ctx context.Context, run *attune.JudgeRun) error
 	if err != nil || len(todo) > 0 {
 		return err
 	}
-	_, err = r.setStatus(ctx, run.ID, []attune.RunStatus{attune.RunRunning}, attune.RunCompleted, "", nil)
+	_, err = r.setStatus(ctx, run.ID, statusMove{from: []attune.RunStatus{attune.RunRunning}, to: attune.RunCompleted})
 	return err
 }
