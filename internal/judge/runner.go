@@ -236,8 +236,7 @@ func (r *Runner) rubric(ctx context.Context, id int64) (*rubric.Definition, erro
 	return d, nil
 }
 
-// NewRunner builds a Runner over db (a *store.DB outside tests of the
-// runner's own).
+// NewRunner builds a Runner over db, which is a *store.DB (see Store).
 func NewRunner(db Store, opts RunnerOptions) (*Runner, error) {
 	r := &Runner{db: db, opts: opts.withDefaults(), worker: store.NewWorker(), calls: newRecorder(db.RecordCalls), pool: newGoPool(10 * time.Second)}
 	r.hc = guardedClient(r.opts.Policy)
