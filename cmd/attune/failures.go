@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 
@@ -24,33 +23,26 @@ func failuresFlags(fs *flag.FlagSet) {
 func runFailures(ctx context.Context, e env, args []string) error {
 	fs := flag.NewFlagSet("failures", flag.ContinueOnError)
 	failuresFlags(fs)
-	if err := parseFlags(fs, e, args); err != nil {
+	get, err := readCommand(fs, e, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
-	}
-	get := func(name string) string { return fs.Lookup(name).Value.String() }
 	if get("project") == "" {
 		return fmt.Errorf("%w: --project is required: attune failures --project P --judge J --rubric-item K", errUsage)
 	}
-	format := get("format")
-	if format != "json" && format != "text" {
-		return fmt.Errorf("%w: --format must be text or json", errUsage)
+	format, err := formatOf(get, "text", "json")
+	if err != nil {
+		return err
 	}
 	q := evaluation.FailureQuery{Judge: get("judge"), RubricItem: get("rubric-item"), SystemKey: get("system-key")}
 	if err := evaluation.CheckFailures(q); err != nil {
 		return flagErrors(err, estimateFlagOf)
 	}
-	db, _, err := openFromEnv(ctx, e)
+	db, p, err := openProject(ctx, e, get("project"))
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	p, err := db.FindProjectByName(ctx, get("project"))
-	if err != nil {
-		return err
-	}
 	q.ProjectID = p.ID
 	m, err := evaluation.Failures(ctx, db, q)
 	if err != nil {
@@ -58,12 +50,7 @@ func runFailures(ctx context.Context, e env, args []string) error {
 	}
 	w := bufio.NewWriter(e.stdout)
 	if format == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(m); err != nil {
-			return err
-		}
-		return w.Flush()
+		return writeIndentedJSON(w, m)
 	}
 	writeFailuresText(w, m)
 	return w.Flush()
@@ -108,45 +95,33 @@ func trustFlags(fs *flag.FlagSet) {
 func runTrust(ctx context.Context, e env, args []string) error {
 	fs := flag.NewFlagSet("trust", flag.ContinueOnError)
 	trustFlags(fs)
-	if err := parseFlags(fs, e, args); err != nil {
+	get, err := readCommand(fs, e, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
-	}
-	get := func(name string) string { return fs.Lookup(name).Value.String() }
 	if get("project") == "" {
 		return fmt.Errorf("%w: --project is required: attune trust --project P --judge J --rubric-item K", errUsage)
 	}
-	format := get("format")
-	if format != "json" && format != "text" {
-		return fmt.Errorf("%w: --format must be text or json", errUsage)
+	format, err := formatOf(get, "text", "json")
+	if err != nil {
+		return err
 	}
 	target, alpha, err := evaluation.ParseTrustTerms(get("target"), get("alpha"))
 	if err != nil {
 		return flagErrors(err, estimateFlagOf)
 	}
-	db, _, err := openFromEnv(ctx, e)
+	db, p, err := openProject(ctx, e, get("project"))
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	p, err := db.FindProjectByName(ctx, get("project"))
-	if err != nil {
-		return err
-	}
 	res, err := evaluation.Trust(ctx, db, evaluation.TrustQuery{ProjectID: p.ID, Judge: get("judge"), RubricItem: get("rubric-item"), Target: target, Alpha: alpha})
 	if err != nil {
 		return flagErrors(err, estimateFlagOf)
 	}
 	w := bufio.NewWriter(e.stdout)
 	if format == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
-			return err
-		}
-		return w.Flush()
+		return writeIndentedJSON(w, res)
 	}
 	fmt.Fprintf(w, "calibrated on %d labelled items (left out: %d without certainty, %d where people tied)\n", res.Calibration, res.NoConfidence, res.PeopleTied)
 	if !res.Found {
