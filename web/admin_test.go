@@ -28,7 +28,10 @@ func TestAdminManagesUsers(t *testing.T) {
 	r := c.post("/admin/users", url.Values{"email": {"not-an-email"}, "name": {"Kim"}, "role": {"boss"}, "password": {"short"}})
 	wantStatus(t, r, http.StatusUnprocessableEntity)
 	wantContains(t, r, `data-testid="error-email"`, `data-testid="error-role"`, `data-testid="error-password"`, `value="Kim"`)
-	users, _ := a.db.ListUsers(ctx)
+	users, err := a.db.ListUsers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(users) != 1 {
 		t.Fatalf("%d users after a rejected form, want 1", len(users))
 	}
@@ -52,7 +55,10 @@ func TestAdminManagesUsers(t *testing.T) {
 	wantContains(t, r, "already exists")
 
 	wantStatus(t, c.post(fmt.Sprintf("/admin/users/%d/role", kim.ID), url.Values{"role": {"annotator"}}), http.StatusSeeOther)
-	kim, _ = a.db.FindUserByID(ctx, kim.ID)
+	kim, err = a.db.FindUserByID(ctx, kim.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if kim.Role != attune.RoleAnnotator {
 		t.Fatalf("role after change = %s", kim.Role)
 	}
@@ -60,7 +66,10 @@ func TestAdminManagesUsers(t *testing.T) {
 	wantStatus(t, c.post(fmt.Sprintf("/admin/users/%d/disable", kim.ID), nil), http.StatusSeeOther)
 	wantStatus(t, k.get("/"), http.StatusSeeOther) // kim's session ends
 	wantStatus(t, c.post(fmt.Sprintf("/admin/users/%d/enable", kim.ID), nil), http.StatusSeeOther)
-	kim, _ = a.db.FindUserByID(ctx, kim.ID)
+	kim, err = a.db.FindUserByID(ctx, kim.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if kim.Disabled() {
 		t.Fatal("still disabled after enable")
 	}
@@ -68,7 +77,11 @@ func TestAdminManagesUsers(t *testing.T) {
 	// The last admin cannot lock everyone out.
 	wantStatus(t, c.post(fmt.Sprintf("/admin/users/%d/disable", admin.ID), nil), http.StatusSeeOther)
 	wantContains(t, c.get("/admin/users"), "last enabled admin")
-	if me, _ := a.db.FindUserByID(ctx, admin.ID); me.Disabled() {
+	me, err := a.db.FindUserByID(ctx, admin.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if me.Disabled() {
 		t.Fatal("the last admin disabled themselves")
 	}
 	wantStatus(t, c.post("/admin/users/999999/role", url.Values{"role": {"lead"}}), http.StatusNotFound)

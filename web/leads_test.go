@@ -37,7 +37,11 @@ func TestDemotedLeadLosesProjectRights(t *testing.T) {
 	wantStatus(t, l.post(projectPath(p, "/members"), url.Values{"email": {admin.Email}, "role": {"annotator"}}), http.StatusForbidden)
 	page := l.get(projectPath(p, ""))
 	wantStatus(t, page, http.StatusOK)
-	if got, _ := a.db.FindProjectByID(ctx, p.ID); got.Name != p.Name {
+	got, err := a.db.FindProjectByID(ctx, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Name != p.Name {
 		t.Fatalf("a demoted lead renamed the project to %q", got.Name)
 	}
 

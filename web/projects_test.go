@@ -162,7 +162,11 @@ func TestCreateProject(t *testing.T) {
 	r = c.post("/projects", url.Values{"name": {strings.Repeat("n", 201)}, "rubric": {"999999"}, "overlap": {"two"}, "lease": {"1441"}})
 	wantStatus(t, r, http.StatusUnprocessableEntity)
 	wantContains(t, r, "200 characters or fewer", "no longer exists", `data-testid="error-overlap"`, `data-testid="error-lease"`)
-	if ps, _ := a.db.ListAllProjects(ctx); len(ps) != 0 {
+	ps, err := a.db.ListAllProjects(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ps) != 0 {
 		t.Fatalf("%d projects after rejected forms, want 0", len(ps))
 	}
 
@@ -263,7 +267,10 @@ func TestProjectAccess(t *testing.T) {
 	}
 
 	// Nothing those requests tried happened.
-	got, _ := a.db.FindProjectByID(ctx, p.ID)
+	got, err := a.db.FindProjectByID(ctx, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if got.Name != "Pilot" || got.Status != attune.ProjectActive || a.items(p) != 0 {
 		t.Fatalf("project changed by people without access: %+v, %d items", got, a.items(p))
 	}
@@ -288,7 +295,11 @@ func TestProjectAccess(t *testing.T) {
 	l.mustSignIn(lead)
 	wantStatus(t, l.postWith(projectPath(p, "/status"), url.Values{"status": {"paused"}}, map[string]string{"Sec-Fetch-Site": "cross-site"}), http.StatusForbidden)
 	wantStatus(t, l.postWith(projectPath(p, "/members"), url.Values{"email": {"out@example.org"}, "role": {"lead"}}, map[string]string{"Origin": "https://evil.example"}), http.StatusForbidden)
-	if got, _ := a.db.FindProjectByID(ctx, p.ID); got.Status != attune.ProjectActive {
+	got, err = a.db.FindProjectByID(ctx, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != attune.ProjectActive {
 		t.Fatal("a cross-site post paused the project")
 	}
 	wantStatus(t, l.post(projectPath(p, "/status"), url.Values{"status": {"paused"}}), http.StatusSeeOther)
@@ -382,7 +393,10 @@ func TestProjectStatusAndEdit(t *testing.T) {
 
 	r = c.post(projectPath(p, "/edit"), url.Values{"name": {"Pilot two"}, "overlap": {"3"}, "lease": {"10"}, "instructions": {"## Be brief"}})
 	wantStatus(t, r, http.StatusSeeOther)
-	got, _ := a.db.FindProjectByID(ctx, p.ID)
+	got, err := a.db.FindProjectByID(ctx, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if got.Name != "Pilot two" || got.Overlap != 3 || got.Lease != 10*time.Minute || got.Instructions != "## Be brief" || got.RubricRef != p.RubricRef {
 		t.Fatalf("after edit: %+v", got)
 	}

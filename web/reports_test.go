@@ -84,7 +84,10 @@ func TestReportPage(t *testing.T) {
 	}
 
 	// A chosen rubric item and pair; NA as missing.
-	raters, _ := a.db.ListProjectRaters(t.Context(), p.ID)
+	raters, err := a.db.ListProjectRaters(t.Context(), p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var bo, judge int64
 	for _, x := range raters {
 		switch x.Name {

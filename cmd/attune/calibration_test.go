@@ -36,8 +36,14 @@ func TestCalibrationCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	p, _ := db.FindProjectByName(ctx, "Pilot")
-	lead, _ := db.FindUserByEmail(ctx, "lee@example.org")
+	p, err := db.FindProjectByName(ctx, "Pilot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lead, err := db.FindUserByEmail(ctx, "lee@example.org")
+	if err != nil {
+		t.Fatal(err)
+	}
 	var r1 int64
 	if err := db.Pool().QueryRow(ctx, `SELECT id FROM items WHERE source_id = 'r1'`).Scan(&r1); err != nil {
 		t.Fatal(err)

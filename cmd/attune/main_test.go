@@ -178,7 +178,10 @@ func TestServeDemoOnEmptyDatabase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps, _ := db.ListAllProjects(ctx)
+	ps, err := db.ListAllProjects(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, p := range ps {
 		runs, err := db.ListRuns(ctx, p.ID)
 		if err != nil || len(runs) != 2 {

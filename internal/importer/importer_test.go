@@ -58,7 +58,10 @@ func TestImportChecksAgainstTheRubric(t *testing.T) {
 	if !errors.Is(err, attune.ErrInvalid) {
 		t.Fatal("line errors do not match ErrInvalid")
 	}
-	ps, _ := db.ListAllProjects(ctx)
+	ps, err := db.ListAllProjects(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if ps[0].Items != 0 {
 		t.Fatalf("%d items stored from a refused file", ps[0].Items)
 	}

@@ -112,23 +112,35 @@ func TestAssignmentPrefersItemsNearCompletion(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Asking again resumes the same item.
-	again, _ := f.db.NextAssignment(ctx, f.project.ID, a0.ID)
+	again, err := f.db.NextAssignment(ctx, f.project.ID, a0.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if again.ID != first.ID {
 		t.Fatalf("second ask gave assignment %d, want the held %d", again.ID, first.ID)
 	}
 	f.submit(t, first, a0)
 	// The next annotator gets the item already labelled once.
-	b, _ := f.db.NextAssignment(ctx, f.project.ID, b0.ID)
+	b, err := f.db.NextAssignment(ctx, f.project.ID, b0.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if b.ItemID != first.ItemID {
 		t.Fatalf("b got item %d, want the half-done item %d", b.ItemID, first.ItemID)
 	}
 	// The item is now held by k annotators (one done, one holding): c gets another.
-	c, _ := f.db.NextAssignment(ctx, f.project.ID, c0.ID)
+	c, err := f.db.NextAssignment(ctx, f.project.ID, c0.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if c.ItemID == first.ItemID {
 		t.Fatal("an item was handed to more annotators than the overlap")
 	}
 	// a never gets the item it labelled again.
-	next, _ := f.db.NextAssignment(ctx, f.project.ID, a0.ID)
+	next, err := f.db.NextAssignment(ctx, f.project.ID, a0.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if next.ItemID == first.ItemID {
 		t.Fatal("an annotator was given an item twice")
 	}
@@ -139,7 +151,10 @@ func TestSubmitIsIdempotent(t *testing.T) {
 	ctx := context.Background()
 	f := newProject(t, dbtest.New(t), projectOpts{})
 	u := f.annotators[0]
-	a, _ := f.db.NextAssignment(ctx, f.project.ID, u.ID)
+	a, err := f.db.NextAssignment(ctx, f.project.ID, u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	r1 := f.submit(t, a, u)
 	r2 := f.submit(t, a, u)
 	if !r1.Created || r2.Created || r1.AnswerSetID != r2.AnswerSetID {
@@ -159,7 +174,7 @@ func TestSubmitIsIdempotent(t *testing.T) {
 		t.Fatalf("after a double submit: %d answer sets, %d labels, done=%d; want 1, 12, 1", sets, labels, done)
 	}
 	// Someone else cannot submit your assignment.
-	_, err := f.db.SubmitLabels(ctx, store.Submission{AssignmentID: a.ID, UserID: f.annotators[1].ID, Answers: fullAnswers})
+	_, err = f.db.SubmitLabels(ctx, store.Submission{AssignmentID: a.ID, UserID: f.annotators[1].ID, Answers: fullAnswers})
 	if !errors.Is(err, attune.ErrNotFound) {
 		t.Fatalf("submit of another's assignment: %v", err)
 	}
@@ -170,7 +185,10 @@ func TestExpiredLeaseReturnsItem(t *testing.T) {
 	ctx := context.Background()
 	f := newProject(t, dbtest.New(t), projectOpts{overlap: 1, items: 1, annotators: 2})
 	a0, b0 := f.annotators[0], f.annotators[1]
-	held, _ := f.db.NextAssignment(ctx, f.project.ID, a0.ID)
+	held, err := f.db.NextAssignment(ctx, f.project.ID, a0.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := f.db.NextAssignment(ctx, f.project.ID, b0.ID); !errors.Is(err, attune.ErrNoWork) {
 		t.Fatalf("the only item is held: got %v, want ErrNoWork", err)
 	}
@@ -200,11 +218,17 @@ func TestSkipAndPause(t *testing.T) {
 	ctx := context.Background()
 	f := newProject(t, dbtest.New(t), projectOpts{overlap: 1, items: 2, annotators: 1})
 	u := f.annotators[0]
-	a, _ := f.db.NextAssignment(ctx, f.project.ID, u.ID)
+	a, err := f.db.NextAssignment(ctx, f.project.ID, u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := f.db.Skip(ctx, a.ID, u.ID, "distressing", "too much today"); err != nil {
 		t.Fatal(err)
 	}
-	b, _ := f.db.NextAssignment(ctx, f.project.ID, u.ID)
+	b, err := f.db.NextAssignment(ctx, f.project.ID, u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if b.ItemID == a.ItemID {
 		t.Fatal("a skipped item came back to the same annotator")
 	}

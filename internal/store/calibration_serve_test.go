@@ -110,7 +110,10 @@ func TestQualificationServesOnlyCalibration(t *testing.T) {
 	}
 
 	// Someone who fails every calibration item is never given a real one.
-	a, _ = f.db.NextAssignment(ctx, f.project.ID, failing.ID)
+	a, err = f.db.NextAssignment(ctx, f.project.ID, failing.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for range 3 {
 		if !a.Calibration {
 			t.Fatalf("a real item before qualifying: %+v", a)
@@ -189,7 +192,11 @@ func TestPausedQueue(t *testing.T) {
 	if _, err := f.db.NextAssignment(ctx, f.project.ID, u.ID); !errors.Is(err, attune.ErrConflict) || !strings.Contains(err.Error(), "paused your work in this project (accuracy fell)") {
 		t.Fatalf("paused: %v", err)
 	}
-	if q, _ := f.db.PeekQueue(ctx, f.project.ID, u.ID); q.Stopped == nil {
+	q, err := f.db.PeekQueue(ctx, f.project.ID, u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Stopped == nil {
 		t.Fatalf("peek while paused: %+v", q)
 	}
 	if err := f.db.SetQueuePaused(ctx, &f.lead.ID, f.project.ID, u.ID, false, ""); err != nil {

@@ -67,7 +67,11 @@ func TestCalibrationSet(t *testing.T) {
 	if err := f.db.RemoveCalibration(ctx, lead, f.project.ID, "item-001"); !errors.Is(err, attune.ErrConflict) {
 		t.Fatalf("second removal: %v", err)
 	}
-	if list, _ := f.db.ListCalibration(ctx, f.project.ID); len(list) != 1 {
+	list, err = f.db.ListCalibration(ctx, f.project.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 {
 		t.Fatalf("after removal: %+v", list)
 	}
 	if got := auditActions(t, f.db, "calibration."); len(got) != 4 {
@@ -87,13 +91,21 @@ func TestCalibrationPolicy(t *testing.T) {
 	if err := f.db.SetCalibrationPolicy(ctx, &f.lead.ID, f.project.ID, want); err != nil {
 		t.Fatal(err)
 	}
-	if p, _ := f.db.CalibrationPolicy(ctx, f.project.ID); p != want {
+	p, err = f.db.CalibrationPolicy(ctx, f.project.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p != want {
 		t.Fatalf("policy %+v", p)
 	}
 	if err := f.db.SetCalibrationPolicy(ctx, &f.lead.ID, f.project.ID, calibration.Policy{Every: 1, PassPercent: 80}); !errors.Is(err, attune.ErrInvalid) || !strings.Contains(err.Error(), "every") {
 		t.Fatalf("bad policy: %v", err)
 	}
-	if p, _ := f.db.CalibrationPolicy(ctx, f.project.ID); p != want {
+	p, err = f.db.CalibrationPolicy(ctx, f.project.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p != want {
 		t.Fatalf("policy after a refused change %+v", p)
 	}
 }

@@ -52,7 +52,10 @@ func TestImportIsAllOrNothingAndIdempotent(t *testing.T) {
 		t.Fatalf("update import: %+v, %v", res, err)
 	}
 	// Once labelled, an item's content cannot change, even with update.
-	a, _ := f.db.NextAssignment(ctx, pid, f.annotators[0].ID)
+	a, err := f.db.NextAssignment(ctx, pid, f.annotators[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	f.submit(t, a, f.annotators[0])
 	var src string
 	if err := f.db.Pool().QueryRow(ctx, `SELECT source_id FROM items WHERE id = $1`, a.ItemID).Scan(&src); err != nil {

@@ -68,7 +68,11 @@ func TestProgressFollowsEveryChange(t *testing.T) {
 	}
 	wg.Wait()
 	check("after concurrent submits")
-	if c, _ := f.db.CountLabels(ctx, f.project.ID); c.Labels == 0 {
+	c, err := f.db.CountLabels(ctx, f.project.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Labels == 0 {
 		t.Fatal("no labels counted after the submits")
 	}
 

@@ -31,7 +31,10 @@ func TestMigrationsUpDownUp(t *testing.T) {
 	if err := db.Migrate(ctx, io.Discard); err != nil {
 		t.Fatalf("up: %v", err)
 	}
-	st, _ = db.MigrationState(ctx)
+	st, err = db.MigrationState(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if st.Pending() || st.Current != st.Latest {
 		t.Fatalf("after up: %+v", st)
 	}
@@ -39,7 +42,10 @@ func TestMigrationsUpDownUp(t *testing.T) {
 		if err := db.MigrateDown(ctx, io.Discard); err != nil {
 			t.Fatalf("down from %d: %v", st.Current, err)
 		}
-		st, _ = db.MigrationState(ctx)
+		st, err = db.MigrationState(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	var tables int
 	if err := db.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'goose_db_version'`).Scan(&tables); err != nil {
@@ -61,11 +67,14 @@ func TestMigrateRefusesNewerDatabase(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := dbtest.New(t)
-	st, _ := db.MigrationState(ctx)
+	st, err := db.MigrationState(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := db.Pool().Exec(ctx, `INSERT INTO goose_db_version (version_id, is_applied) VALUES ($1, true)`, st.Latest+1); err != nil {
 		t.Fatal(err)
 	}
-	err := db.Migrate(ctx, io.Discard)
+	err = db.Migrate(ctx, io.Discard)
 	var tooNew store.ErrDatabaseTooNew
 	if !errors.As(err, &tooNew) || !strings.Contains(err.Error(), "newer attune") {
 		t.Fatalf("Migrate on a newer database = %v, want ErrDatabaseTooNew", err)
@@ -111,7 +120,10 @@ func TestUsers(t *testing.T) {
 	if _, err := db.SetUserRole(ctx, &admin.ID, ann.ID, attune.RoleLead); err != nil {
 		t.Fatal(err)
 	}
-	got, _ := db.FindUserByID(ctx, ann.ID)
+	got, err := db.FindUserByID(ctx, ann.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if got.Role != attune.RoleLead {
 		t.Fatalf("role = %s, want lead", got.Role)
 	}
@@ -125,7 +137,10 @@ func TestUsers(t *testing.T) {
 	if err := db.SetUserDisabled(ctx, &admin.ID, ann.ID, true); err != nil {
 		t.Fatal(err)
 	}
-	got, _ = db.FindUserByID(ctx, ann.ID)
+	got, err = db.FindUserByID(ctx, ann.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !got.Disabled() {
 		t.Fatal("user not disabled")
 	}

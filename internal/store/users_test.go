@@ -211,7 +211,11 @@ func TestClearSignInLock(t *testing.T) {
 		t.Fatalf("lockouts %+v", locks)
 	}
 	fail(t, db, lim, u.Email, "10.0.0.2")
-	if locks, _ := db.SignInLockouts(ctx, lim); locks[u.ID] != (store.SignInLockout{Failures: 3, Everywhere: true, Addresses: 1}) {
+	locks, err = db.SignInLockouts(ctx, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if locks[u.ID] != (store.SignInLockout{Failures: 3, Everywhere: true, Addresses: 1}) {
 		t.Fatalf("lockouts %+v", locks)
 	}
 	n, err := db.ClearSignInLock(ctx, &admin.ID, u.ID)
@@ -221,7 +225,11 @@ func TestClearSignInLock(t *testing.T) {
 	if st := verdict(t, db, lim, u.Email, "10.0.0.1"); st.Verdict != store.SignInAllowed {
 		t.Fatalf("after clearing: %v", st.Verdict)
 	}
-	if locks, _ := db.SignInLockouts(ctx, lim); len(locks) != 0 {
+	locks, err = db.SignInLockouts(ctx, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(locks) != 0 {
 		t.Fatalf("lockouts after clearing %+v", locks)
 	}
 	var actor int64
@@ -357,7 +365,10 @@ func TestDemotionEndsProjectLeads(t *testing.T) {
 	if err != nil || n != 2 {
 		t.Fatalf("demotion: %d projects no longer led, %v; want 2", n, err)
 	}
-	lee, _ = db.FindUserByID(ctx, lee.ID)
+	lee, err = db.FindUserByID(ctx, lee.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, p := range projects {
 		if role, err := db.ProjectRole(ctx, p.ID, lee); err != nil || role != attune.MemberAnnotator {
 			t.Fatalf("%s: role %q, %v; want annotator", p.Name, role, err)
@@ -388,14 +399,25 @@ func TestDemotionEndsProjectLeads(t *testing.T) {
 	if _, err := db.Pool().Exec(ctx, `UPDATE project_members SET role = 'lead' WHERE user_id = $1`, lee.ID); err != nil {
 		t.Fatal(err)
 	}
-	if role, _ := db.ProjectRole(ctx, projects[0].ID, &stale); role != attune.MemberLead {
+	role, err := db.ProjectRole(ctx, projects[0].ID, &stale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if role != attune.MemberLead {
 		t.Fatalf("after promotion: role %q, want lead", role)
 	}
-	fresh, _ := db.FindUserByID(ctx, lee.ID)
+	fresh, err := db.FindUserByID(ctx, lee.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := db.SetUserRole(ctx, nil, lee.ID, attune.RoleAnnotator); err != nil {
 		t.Fatal(err)
 	}
-	if role, _ := db.ProjectRole(ctx, projects[0].ID, fresh); role != attune.MemberAnnotator {
+	role, err = db.ProjectRole(ctx, projects[0].ID, fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if role != attune.MemberAnnotator {
 		t.Fatalf("demoted while the request ran: role %q, want annotator", role)
 	}
 }

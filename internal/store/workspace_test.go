@@ -42,7 +42,10 @@ func TestWorkspaceDraftsFollowTheAnswers(t *testing.T) {
 	if ok, err := f.db.SaveDraft(ctx, pid, a.ItemID, ann.ID, d); err != nil || !ok {
 		t.Fatalf("save draft again = %v, %v", ok, err)
 	}
-	w, _ = f.db.FindWorkspace(ctx, pid, a.ItemID, ann.ID)
+	w, err = f.db.FindWorkspace(ctx, pid, a.ItemID, ann.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if w.Draft == nil || w.Draft.Answers["CQ1"] != "YES" || w.Draft.Rationales["CQ1"] != "clear" || w.Draft.Rationale != "so far" || w.Draft.ActiveMS != 5000 {
 		t.Fatalf("draft = %+v", w.Draft)
 	}
@@ -50,7 +53,10 @@ func TestWorkspaceDraftsFollowTheAnswers(t *testing.T) {
 	if ok, err := f.db.SaveDraft(ctx, pid, a.ItemID, other.ID, d); err != nil || ok {
 		t.Fatalf("draft by someone else = %v, %v", ok, err)
 	}
-	ow, _ := f.db.FindWorkspace(ctx, pid, a.ItemID, other.ID)
+	ow, err := f.db.FindWorkspace(ctx, pid, a.ItemID, other.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if ow.Assignment != nil || ow.Answers != nil || ow.Draft != nil {
 		t.Fatalf("another annotator's view of the item = %+v", ow)
 	}
@@ -58,7 +64,10 @@ func TestWorkspaceDraftsFollowTheAnswers(t *testing.T) {
 	// Submitting drops the draft in the same transaction; a late autosave
 	// is refused.
 	res := f.submit(t, a, ann)
-	w, _ = f.db.FindWorkspace(ctx, pid, a.ItemID, ann.ID)
+	w, err = f.db.FindWorkspace(ctx, pid, a.ItemID, ann.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if w.Draft != nil || w.Answers == nil || w.Answers.ID != res.AnswerSetID || w.Answers.Answers["CQ1"] != "YES" || w.Submitted != 1 {
 		t.Fatalf("after submit: draft %+v answers %+v submitted %d", w.Draft, w.Answers, w.Submitted)
 	}
@@ -79,7 +88,10 @@ func TestWorkspaceDraftsFollowTheAnswers(t *testing.T) {
 	if ok, err := f.db.SaveDraft(ctx, pid, a.ItemID, ann.ID, d); err != nil || !ok {
 		t.Fatalf("edit draft = %v, %v", ok, err)
 	}
-	w, _ = f.db.FindWorkspace(ctx, pid, a.ItemID, ann.ID)
+	w, err = f.db.FindWorkspace(ctx, pid, a.ItemID, ann.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if w.Draft == nil || w.Draft.Base != 1 {
 		t.Fatalf("edit draft read back = %+v", w.Draft)
 	}
@@ -91,17 +103,31 @@ func TestWorkspaceDraftsFollowTheAnswers(t *testing.T) {
 	if _, _, err := f.db.UpdateLabels(ctx, store.LabelEdit{ProjectID: pid, ItemID: a.ItemID, UserID: ann.ID, Answers: answers}); err != nil {
 		t.Fatal(err)
 	}
-	w, _ = f.db.FindWorkspace(ctx, pid, a.ItemID, ann.ID)
+	w, err = f.db.FindWorkspace(ctx, pid, a.ItemID, ann.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if w.Draft != nil || w.Answers.Revision != 2 || w.Answers.Answers["CQ1"] != "NO" {
 		t.Fatalf("after edit: draft %+v answers %+v", w.Draft, w.Answers)
 	}
-	if ok, _ := f.db.SaveDraft(ctx, pid, a.ItemID, ann.ID, d); ok {
+	ok, err := f.db.SaveDraft(ctx, pid, a.ItemID, ann.ID, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok {
 		t.Fatal("a draft of revision 1 was saved over revision 2")
 	}
 
 	// Skipping drops the draft too.
-	b, _ := f.db.NextAssignment(ctx, pid, ann.ID)
-	if ok, _ := f.db.SaveDraft(ctx, pid, b.ItemID, ann.ID, store.Draft{Answers: map[string]string{"CQ2": "NO"}}); !ok {
+	b, err := f.db.NextAssignment(ctx, pid, ann.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok, err = f.db.SaveDraft(ctx, pid, b.ItemID, ann.ID, store.Draft{Answers: map[string]string{"CQ2": "NO"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ok {
 		t.Fatal("draft on the second item refused")
 	}
 	if err := f.db.Skip(ctx, b.ID, ann.ID, "distressing", ""); err != nil {
@@ -135,17 +161,29 @@ func TestWorkspaceNeighboursAndCounts(t *testing.T) {
 		f.submit(t, a, ann)
 		done = append(done, a.ItemID)
 	}
-	cur, _ := f.db.NextAssignment(ctx, pid, ann.ID)
+	cur, err := f.db.NextAssignment(ctx, pid, ann.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 
-	w, _ := f.db.FindWorkspace(ctx, pid, cur.ItemID, ann.ID)
+	w, err := f.db.FindWorkspace(ctx, pid, cur.ItemID, ann.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if w.PrevItem != done[2] || w.NextItem != 0 || w.CurrentItem != cur.ItemID || w.Submitted != 3 || w.SeenOpen != 4 {
 		t.Fatalf("current item: prev %d next %d current %d submitted %d seen-open %d; done %v", w.PrevItem, w.NextItem, w.CurrentItem, w.Submitted, w.SeenOpen, done)
 	}
-	w, _ = f.db.FindWorkspace(ctx, pid, done[1], ann.ID)
+	w, err = f.db.FindWorkspace(ctx, pid, done[1], ann.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if w.PrevItem != done[0] || w.NextItem != done[2] {
 		t.Fatalf("middle item: prev %d next %d; done %v", w.PrevItem, w.NextItem, done)
 	}
-	w, _ = f.db.FindWorkspace(ctx, pid, done[0], ann.ID)
+	w, err = f.db.FindWorkspace(ctx, pid, done[0], ann.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if w.PrevItem != 0 || w.NextItem != done[1] {
 		t.Fatalf("first item: prev %d next %d; done %v", w.PrevItem, w.NextItem, done)
 	}
