@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -257,63 +256,4 @@ func (db *DB) RecordExport(ctx context.Context, e ExportEvent) error {
 			ProjectID: &e.ProjectID, Subject: string(e.Dataset) + "." + string(e.Format), Details: details})
 	})
 	return mapErr(err, "record export", "")
-}
-
-// WriteExport writes one of the project's datasets to w in format f,
-// streaming, and returns how many rows it wrote. withRaters adds every
-// rater's answers to the gold set. A failure part-way leaves w holding
-// the rows written so far; the caller decides what an incomplete file
-// means (the web cuts the connection, the command line removes the file).
-func (db *DB) WriteExport(ctx context.Context, w io.Writer, projectID int64, d export.Dataset, f export.Format, withRaters bool) (int, error) {
-	switch d {
-	case export.Labels:
-		lw, err := export.NewLabelWriter(w, f)
-		if err != nil {
-			return 0, err
-		}
-		if _, err := db.ExportLabels(ctx, projectID, lw.Write); err != nil {
-			return lw.Rows(), err
-		}
-		return lw.Rows(), lw.Close()
-	case export.JudgeCalls:
-		jw, err := export.NewJudgeCallWriter(w, f)
-		if err != nil {
-			return 0, err
-		}
-		if _, err := db.ExportJudgeCalls(ctx, projectID, jw.Write); err != nil {
-			return jw.Rows(), err
-		}
-		return jw.Rows(), jw.Close()
-	case export.Flags:
-		fw, err := export.NewFlagWriter(w, f)
-		if err != nil {
-			return 0, err
-		}
-		if _, err := db.ExportFlags(ctx, projectID, fw.Write); err != nil {
-			return fw.Rows(), err
-		}
-		return fw.Rows(), fw.Close()
-	case export.Gold:
-		p, err := db.FindProjectByID(ctx, projectID)
-		if err != nil {
-			return 0, err
-		}
-		def, err := db.FindRubricByID(ctx, p.RubricVersionID)
-		if err != nil {
-			return 0, err
-		}
-		var gw *export.GoldWriter
-		_, err = db.ExportGold(ctx, projectID, withRaters, func(raters []export.Rater) error {
-			gw, err = export.NewGoldWriter(w, f, def, raters)
-			return err
-		}, func(it *export.GoldItem) error { return gw.Write(it) })
-		if gw == nil {
-			return 0, err
-		}
-		if err != nil {
-			return gw.Rows(), err
-		}
-		return gw.Rows(), gw.Close()
-	}
-	return 0, fmt.Errorf("store: unknown export %q", d)
 }

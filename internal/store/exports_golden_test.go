@@ -118,7 +118,7 @@ func tableExport(d export.Dataset, f export.Format, withRaters bool) goldenExpor
 		name += "-raters"
 	}
 	return goldenExport{name + "." + string(f), func(ctx context.Context, db *store.DB, w io.Writer, projectID int64) (int, error) {
-		return db.WriteExport(ctx, w, projectID, d, f, withRaters)
+		return export.Write(ctx, db, w, projectID, d, f, withRaters)
 	}}
 }
 
@@ -128,7 +128,7 @@ func recordExport(f export.Format, o export.RecordOptions) goldenExport {
 		name += "-soft"
 	}
 	return goldenExport{name + "." + string(f), func(ctx context.Context, db *store.DB, w io.Writer, projectID int64) (int, error) {
-		return db.WriteRecords(ctx, w, projectID, f, o)
+		return export.WriteRecords(ctx, db, w, projectID, f, o)
 	}}
 }
 
