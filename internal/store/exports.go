@@ -116,12 +116,10 @@ func (db *DB) ExportJudgeCalls(ctx context.Context, projectID int64, emit func(*
 // and fills each item's Ratings; otherwise begin gets nil. The raters and
 // the items are read in one snapshot, so the columns match the rows.
 //
-// An item's agreement is the share of agreeing pairs among the human
-// answers on each rubric item with two answers or more (ERROR left out),
-// averaged over those rubric items: percent agreement as
-// agreement.PercentAgreement computes it, with the item's rubric items as
-// its units. For automatic gold the note lists the rule's reason on each
-// rubric item.
+// Each item carries its people's answers by rubric item, as stored, from
+// which the export computes its agreement (export.Agreement); the store
+// computes no statistic. For automatic gold the note lists the rule's
+// reason on each rubric item.
 func (db *DB) ExportGold(ctx context.Context, projectID int64, withRaters bool, begin func([]export.Rater) error, emit func(*export.GoldItem) error) (int, error) {
 	n := 0
 	err := db.leadRead(ctx, ReadExport, func(tx pgx.Tx) error {
@@ -149,7 +147,7 @@ func (db *DB) ExportGold(ctx context.Context, projectID int64, withRaters bool, 
 		}
 		rows, err := openCursor(ctx, tx, "export_gold", `
 			SELECT i.source_id, g.vals, coalesce(g.method, ''), coalesce(g.by, ''), g.at, coalesce(g.note, ''),
-			       h.humans, h.agreement,
+			       h.humans, h.human,
 			       CASE WHEN $2 THEN (SELECT jsonb_object_agg(x.rater_id, x.vals) FROM (
 			           SELECT l.rater_id, jsonb_object_agg(l.rubric_item_key, l.value) AS vals
 			           FROM labels l WHERE l.item_id = i.id GROUP BY l.rater_id) x) END
@@ -168,13 +166,11 @@ func (db *DB) ExportGold(ctx context.Context, projectID int64, withRaters bool, 
 			CROSS JOIN LATERAL (
 				SELECT (SELECT count(*) FROM answer_sets s JOIN raters r ON r.id = s.rater_id
 				        WHERE s.item_id = i.id AND r.kind = 'human') AS humans,
-				       (SELECT avg(a.share) FROM (
-				            SELECT sum(v.c * (v.c - 1))::float8 / (sum(v.c) * (sum(v.c) - 1)) AS share
-				            FROM (SELECT l.rubric_item_key, count(*) AS c
-				                  FROM labels l JOIN raters r ON r.id = l.rater_id
-				                  WHERE l.item_id = i.id AND r.kind = 'human' AND l.value <> 'ERROR'
-				                  GROUP BY l.rubric_item_key, l.value) v
-				            GROUP BY v.rubric_item_key HAVING sum(v.c) >= 2) a) AS agreement) h
+				       (SELECT jsonb_object_agg(v.key, v.vals) FROM (
+				            SELECT l.rubric_item_key AS key, jsonb_agg(l.value) AS vals
+				            FROM labels l JOIN raters r ON r.id = l.rater_id
+				            WHERE l.item_id = i.id AND r.kind = 'human'
+				            GROUP BY l.rubric_item_key) v) AS human) h
 			WHERE i.project_id = $1
 			ORDER BY i.id`, projectID, withRaters)
 		if err != nil {
@@ -183,11 +179,16 @@ func (db *DB) ExportGold(ctx context.Context, projectID int64, withRaters bool, 
 		defer rows.Close()
 		var it export.GoldItem
 		for rows.Next() {
-			var vals, ratings []byte
+			var vals, human, ratings []byte
 			var at *time.Time
 			it = export.GoldItem{}
-			if err := rows.Scan(&it.ItemID, &vals, &it.Method, &it.DecidedBy, &at, &it.Note, &it.HumanRaters, &it.Agreement, &ratings); err != nil {
+			if err := rows.Scan(&it.ItemID, &vals, &it.Method, &it.DecidedBy, &at, &it.Note, &it.HumanRaters, &human, &ratings); err != nil {
 				return err
+			}
+			if human != nil {
+				if err := json.Unmarshal(human, &it.Human); err != nil {
+					return fmt.Errorf("item %s answers: %w", it.ItemID, err)
+				}
 			}
 			if at != nil {
 				it.DecidedAt = *at
