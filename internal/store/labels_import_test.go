@@ -9,13 +9,14 @@ import (
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/dbtest"
+	"github.com/attune/attune/internal/importer"
 	"github.com/attune/attune/internal/store"
 )
 
 // importLabelsCSV imports a labels file into the fixture's project.
 func (f *fixture) importLabelsCSV(t *testing.T, csv string) (store.LabelsImportResult, error) {
 	t.Helper()
-	return f.db.ImportLabels(context.Background(), f.project.ID, strings.NewReader(csv), store.LabelsImportOptions{Source: "round1.csv"})
+	return importer.ImportLabels(context.Background(), f.db, f.project, strings.NewReader(csv), store.LabelsImportOptions{Source: "round1.csv"})
 }
 
 func (f *fixture) count(t *testing.T, sql string, args ...any) int {
