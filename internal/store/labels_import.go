@@ -110,7 +110,9 @@ func (db *DB) ImportLabels(ctx context.Context, projectID int64, opts LabelsImpo
 		res.Labels = n
 		if n == 0 {
 			if !problems.any() {
-				return errors.New("no labels to import")
+				// The reader names an empty file on its line; this is a
+				// caller that handed on nothing.
+				return attune.Invalid("file", "no labels to import")
 			}
 			return problems.err()
 		}

@@ -244,6 +244,11 @@ func TestImportLabelsTakesParsedRows(t *testing.T) {
 	}); !errors.Is(err, boom) {
 		t.Fatalf("reader's error: %v", err)
 	}
+	if _, err := f.db.ImportLabels(ctx, f.project.ID, store.LabelsImportOptions{Source: "parsed"}, func(func([]store.ImportLabel) error) error {
+		return nil
+	}); !errors.Is(err, attune.ErrInvalid) {
+		t.Fatalf("nothing to import: %v", err)
+	}
 	if n := f.count(t, `SELECT count(*) FROM labels`); n != 0 {
 		t.Fatalf("%d labels stored from refused imports", n)
 	}
