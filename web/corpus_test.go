@@ -331,10 +331,10 @@ func TestOneVerdictOnEveryPath(t *testing.T) {
 			}
 
 			// A labels import, then with the warnings confirmed.
-			_, err := a.db.ImportLabels(ctx, w.p.ID, strings.NewReader(importCSV("Imported", tc.answers)), store.LabelsImportOptions{Source: "corpus.csv"})
+			_, err := importer.ImportLabels(ctx, a.db, w.p, strings.NewReader(importCSV("Imported", tc.answers)), store.LabelsImportOptions{Source: "corpus.csv"})
 			paths["import"] = importOutcome(t, err)
 			if paths["import"].verdict == rubric.NeedsConfirmation {
-				_, err := a.db.ImportLabels(ctx, w.p.ID, strings.NewReader(importCSV("Imported", tc.answers)), store.LabelsImportOptions{Source: "corpus.csv", ConfirmWarnings: true})
+				_, err := importer.ImportLabels(ctx, a.db, w.p, strings.NewReader(importCSV("Imported", tc.answers)), store.LabelsImportOptions{Source: "corpus.csv", ConfirmWarnings: true})
 				if err != nil {
 					t.Errorf("import, confirmed: %v", err)
 				}

@@ -50,7 +50,7 @@ func (s *Server) exportHandler(d export.Dataset, f export.Format) handler {
 		return s.download(w, r, export.FileName(p.Name, d, f), f.ContentType(), ev, func(out io.Writer) (int, error) {
 			db, readFrom := s.heavyReads(r)
 			setReadFrom(w, readFrom)
-			return db.WriteExport(r.Context(), out, p.ID, d, f, withRaters)
+			return export.Write(r.Context(), db, out, p.ID, d, f, withRaters)
 		})
 	}
 }
@@ -69,7 +69,7 @@ func (s *Server) apiExport(d export.Dataset, f export.Format) apiHandler {
 			return s.download(w, r, export.FileName(p.Name, d, f), f.ContentType(), ev, func(out io.Writer) (int, error) {
 				db, readFrom := s.heavyReads(r)
 				setReadFrom(w, readFrom)
-				return db.WriteExport(r.Context(), out, p.ID, d, f, withRaters)
+				return export.Write(r.Context(), db, out, p.ID, d, f, withRaters)
 			})
 		}), nil
 	}
@@ -122,7 +122,7 @@ func (s *Server) datasetHandler(f export.Format) handler {
 		return s.download(w, r, export.RecordFileName(p.Name, o, f), f.ContentType(), ev, func(out io.Writer) (int, error) {
 			db, readFrom := s.heavyReads(r)
 			setReadFrom(w, readFrom)
-			return db.WriteRecords(r.Context(), out, p.ID, f, o)
+			return export.WriteRecords(r.Context(), db, out, p.ID, f, o)
 		})
 	}
 }
@@ -144,7 +144,7 @@ func (s *Server) apiDataset(f export.Format) apiHandler {
 			return s.download(w, r, export.RecordFileName(p.Name, o, f), f.ContentType(), ev, func(out io.Writer) (int, error) {
 				db, readFrom := s.heavyReads(r)
 				setReadFrom(w, readFrom)
-				return db.WriteRecords(r.Context(), out, p.ID, f, o)
+				return export.WriteRecords(r.Context(), db, out, p.ID, f, o)
 			})
 		}), nil
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/importer"
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/store"
 )
@@ -390,7 +391,7 @@ func (s *Server) apiImportLabels(r *http.Request, u *attune.User) (int, any, err
 	if r.ContentLength > limit {
 		return 0, nil, &tooLarge{what: "file", limit: limit}
 	}
-	res, err := s.db.ImportLabels(r.Context(), p.ID, http.MaxBytesReader(nil, r.Body, limit),
+	res, err := importer.ImportLabels(r.Context(), s.db, p, http.MaxBytesReader(nil, r.Body, limit),
 		store.LabelsImportOptions{ActorID: &u.ID, Source: "api", ConfirmWarnings: confirm == "true"})
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {

@@ -18,6 +18,8 @@ import (
 
 	"github.com/attune/attune/internal/agreement"
 	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/dataset"
+	"github.com/attune/attune/internal/importer"
 	"github.com/attune/attune/internal/report"
 	"github.com/attune/attune/internal/store"
 	rview "github.com/attune/attune/web/views/report"
@@ -456,7 +458,7 @@ func (s *Server) importLabels(w http.ResponseWriter, r *http.Request) error {
 	err = readUpload(r, s.maxUpload(), fields, func(name string, file io.Reader) error {
 		source = name
 		var err error
-		res, err = s.db.ImportLabels(ctx, p.ID, file, store.LabelsImportOptions{ActorID: &userFrom(ctx).ID, Source: name,
+		res, err = importer.ImportLabels(ctx, s.db, p, file, store.LabelsImportOptions{ActorID: &userFrom(ctx).ID, Source: name,
 			ConfirmWarnings: fields["confirm_warnings"] != ""})
 		return err
 	})
@@ -475,5 +477,5 @@ func (s *Server) importLabels(w http.ResponseWriter, r *http.Request) error {
 }
 
 func labelsImportForm(projectID int64) rview.ImportForm {
-	return rview.ImportForm{Action: templ.SafeURL(fmt.Sprintf("/projects/%d/labels/import", projectID)), Header: store.LabelsHeader}
+	return rview.ImportForm{Action: templ.SafeURL(fmt.Sprintf("/projects/%d/labels/import", projectID)), Header: dataset.LabelsHeader}
 }

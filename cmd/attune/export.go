@@ -76,7 +76,7 @@ func runExport(ctx context.Context, e env, args []string) error {
 	}
 
 	out := get("out")
-	rows, err := writeWhole(e, out, func(w io.Writer) (int, error) { return db.WriteExport(ctx, w, p.ID, d, f, withRaters) })
+	rows, err := writeWhole(e, out, func(w io.Writer) (int, error) { return export.Write(ctx, db, w, p.ID, d, f, withRaters) })
 	ev := store.ExportEvent{ProjectID: p.ID, Dataset: d, Format: f, Rows: rows, WithRaters: withRaters, Via: "cli"}
 	if err != nil {
 		ev.Err = err.Error()
@@ -149,7 +149,7 @@ func runExportRecords(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	out := get("out")
-	rows, err := writeWhole(e, out, func(w io.Writer) (int, error) { return db.WriteRecords(ctx, w, p.ID, f, o) })
+	rows, err := writeWhole(e, out, func(w io.Writer) (int, error) { return export.WriteRecords(ctx, db, w, p.ID, f, o) })
 	ev := store.ExportEvent{ProjectID: p.ID, Dataset: export.Records, Format: f, Rows: rows, Which: o.Which, Soft: o.Soft, Via: "cli"}
 	if err != nil {
 		ev.Err = err.Error()

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/dataset"
+	"github.com/attune/attune/internal/importer"
 	"github.com/attune/attune/internal/store"
 )
 
@@ -18,7 +20,7 @@ func labelsFlags(fs *flag.FlagSet) {
 }
 
 const labelsUsage = `attune labels import --project NAME [--confirm-warnings] FILE.csv
-  FILE.csv has the header ` + store.LabelsHeader + ` (rationale optional);
+  FILE.csv has the header ` + dataset.LabelsHeader + ` (rationale optional);
   rater_kind is human or judge. A person's answer set the rubric warns
   about is refused unless --confirm-warnings confirms the warnings.`
 
@@ -62,7 +64,7 @@ func runLabels(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	start := time.Now()
-	res, err := db.ImportLabels(ctx, p.ID, f, store.LabelsImportOptions{Source: path,
+	res, err := importer.ImportLabels(ctx, db, p, f, store.LabelsImportOptions{Source: path,
 		ConfirmWarnings: fs.Lookup("confirm-warnings").Value.String() == "true"})
 	if err != nil {
 		var le *attune.LineErrors

@@ -32,7 +32,16 @@
 // keeps going after an error to report many at once and returns them
 // together as *Errors.
 //
-// The package imports only the standard library and internal/rubric. It
+// # Labels files
+//
+// ReadLabels reads the other file a lead imports: labels made elsewhere,
+// as CSV in long form (LabelsHeader), each line checked on its own against
+// the project's rubric and named by line and field when it is bad. What
+// needs the whole file or the project is the store's to check.
+//
+// The package imports only the standard library, internal/rubric and the
+// text rule of internal/attune (TextProblem), which every path that takes
+// text from a file asks. It
 // parses JSON with its own scanner rather than encoding/json: the import
 // must take well over 100,000 conversations a second, and decoding through
 // reflection does not. Messages about broken JSON still come from

@@ -128,7 +128,7 @@ func seedProject(ctx context.Context, db *store.DB, pr project, lead *attune.Use
 		}
 	}
 	sets := peopleAnswers(def, items, pr.seed)
-	if _, err := db.ImportLabels(ctx, p.ID, bytes.NewReader(labelsCSV(def, items, sets)),
+	if _, err := importer.ImportLabels(ctx, db, p, bytes.NewReader(labelsCSV(def, items, sets)),
 		store.LabelsImportOptions{ActorID: &lead.ID, Source: pr.prefix + "-labels.csv"}); err != nil {
 		return err
 	}

@@ -269,7 +269,7 @@ func peopleAnswers(def *rubric.Definition, items []genItem, seed uint64) [][]map
 }
 
 // labelsCSV writes the people's answer sets as a labels file (what
-// store.ImportLabels reads).
+// importer.ImportLabels reads).
 func labelsCSV(def *rubric.Definition, items []genItem, sets [][]map[string]rubric.Value) []byte {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)

@@ -1,10 +1,13 @@
 package export
 
 import (
+	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"time"
 
+	"github.com/attune/attune/internal/agreement"
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/scoring"
 )
@@ -173,9 +176,10 @@ type GoldItem struct {
 	// reason on each rubric item.
 	Note        string
 	HumanRaters int
-	// Agreement is the share of agreeing pairs of human answers, averaged
-	// over the rubric items with two answers or more; nil with none.
-	Agreement *float64
+	// Human holds the people's answers on each rubric item, as stored
+	// (ERROR included), in no particular order; the item's agreement is
+	// computed from them (see Agreement).
+	Human map[string][]string
 	// Ratings holds each rater's values (rater id → rubric item → value),
 	// read only when the writer has raters.
 	Ratings map[int64]map[string]string
@@ -279,8 +283,10 @@ func (g *GoldWriter) Write(it *GoldItem) error {
 		by = DecidedByRule
 	}
 	agreement := null
-	if it.Agreement != nil {
-		agreement = Cell{S: strconv.FormatFloat(*it.Agreement, 'f', 4, 64)}
+	if a, ok, err := Agreement(it.Human); err != nil {
+		return fmt.Errorf("export: item %s: %w", it.ItemID, err)
+	} else if ok {
+		agreement = Cell{S: strconv.FormatFloat(a, 'f', 4, 64)}
 	}
 	c = append(c, Cell{S: decided}, textOrNull(by), timeCell(it.DecidedAt), textOrNull(it.Note),
 		intCell(int64(it.HumanRaters)), agreement)
@@ -300,3 +306,48 @@ func (g *GoldWriter) Rows() int { return g.t.Rows() }
 // Close writes out what is buffered; it does not close the underlying
 // writer.
 func (g *GoldWriter) Close() error { return g.t.Flush() }
+
+// Agreement returns an item's agreement among people, as the gold export
+// writes it: percent agreement as agreement.PercentAgreement computes it,
+// with the item's rubric items as its units — the share of agreeing pairs
+// among the answers on each rubric item, averaged over the rubric items
+// with two answers or more. ERROR is no answer. ok is false when no rubric
+// item has two answers. human maps each rubric item to its answers.
+func Agreement(human map[string][]string) (value float64, ok bool, err error) {
+	keys := make([]string, 0, len(human))
+	var values []string
+	for k, vs := range human {
+		keys = append(keys, k)
+		for _, v := range vs {
+			if rubric.Value(v) != rubric.Error {
+				values = append(values, v)
+			}
+		}
+	}
+	if len(values) == 0 {
+		return 0, false, nil
+	}
+	// The rubric items in one order, so that the mean is summed alike on
+	// every export.
+	slices.Sort(keys)
+	scale, err := agreement.InferScale(values)
+	if err != nil {
+		return 0, false, err
+	}
+	list := make([]agreement.Unit, 0, len(keys))
+	for _, k := range keys {
+		counts := make([]int, scale.Len())
+		for _, v := range human[k] {
+			if i, ok := scale.Index(v); ok {
+				counts[i]++
+			}
+		}
+		list = append(list, agreement.Unit{Counts: counts, Weight: 1})
+	}
+	units, err := agreement.NewUnits(scale, list)
+	if err != nil {
+		return 0, false, err
+	}
+	pa := agreement.PercentAgreement(units)
+	return pa.Value, pa.Defined, nil
+}

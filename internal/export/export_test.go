@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -238,7 +239,10 @@ func TestGoldWriter(t *testing.T) {
 		failing[k] = v
 	}
 	failing["CQ8"] = "NO"
-	agree := 0.75
+	// Three rubric items agree, one does not, one has a single answer
+	// and ERROR is no answer: 3 of 4 rubric items with two answers.
+	human := map[string][]string{"CQ1": {"YES", "YES", "ERROR"}, "CQ2": {"NA", "NA"}, "CQ3": {"YES", "YES", "YES"},
+		"CQ4": {"YES", "NO"}, "CQ5": {"NO", "ERROR"}}
 	raters := []export.Rater{{ID: 7, Kind: "human", Name: "ann@example.org"}, {ID: 9, Kind: "judge", Name: "@judge"}}
 	var b bytes.Buffer
 	w, err := export.NewGoldWriter(&b, export.CSV, def, raters)
@@ -247,7 +251,7 @@ func TestGoldWriter(t *testing.T) {
 	}
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for _, it := range []export.GoldItem{
-		{ItemID: "c1", Gold: yes, Method: "automatic", Note: "CQ1: unanimous", HumanRaters: 3, Agreement: &agree, DecidedAt: at,
+		{ItemID: "c1", Gold: yes, Method: "automatic", Note: "CQ1: unanimous", HumanRaters: 3, Human: human, DecidedAt: at,
 			Ratings: map[int64]map[string]string{7: {"CQ1": "YES"}, 9: {"CQ1": "ERROR"}}},
 		{ItemID: "c2", Gold: failing, Method: "adjudicated", DecidedBy: "lee@example.org", Note: "=unsafe", HumanRaters: 2, DecidedAt: at},
 		{ItemID: "c3", HumanRaters: 1},
@@ -303,5 +307,29 @@ func TestParseFormat(t *testing.T) {
 	}
 	if _, err := export.ParseFormat("xlsx"); err == nil {
 		t.Error("xlsx accepted")
+	}
+}
+
+// TestAgreement: the gold export's agreement of an item is percent
+// agreement over its rubric items, ERROR no answer, and none at all
+// without a rubric item of two answers.
+func TestAgreement(t *testing.T) {
+	for _, tc := range []struct {
+		human map[string][]string
+		want  float64
+		ok    bool
+	}{
+		{nil, 0, false},
+		{map[string][]string{"CQ1": {"YES"}, "CQ2": {"YES", "ERROR"}}, 0, false},
+		{map[string][]string{"CQ1": {"ERROR", "ERROR"}}, 0, false},
+		{map[string][]string{"CQ1": {"YES", "YES"}}, 1, true},
+		// One agreeing pair of three, and a rubric item that agrees.
+		{map[string][]string{"CQ1": {"YES", "NO", "YES"}, "CQ2": {"NA", "NA"}}, (1.0/3 + 1) / 2, true},
+		{map[string][]string{"overall": {"1", "2", "3", "4"}, "safety": {"4", "4", "4", "1"}}, (0 + 0.5) / 2, true},
+	} {
+		got, ok, err := export.Agreement(tc.human)
+		if err != nil || ok != tc.ok || math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("Agreement(%v) = %v, %v, %v; want %v, %v", tc.human, got, ok, err, tc.want, tc.ok)
+		}
 	}
 }

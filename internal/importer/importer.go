@@ -1,6 +1,8 @@
-// Package importer brings dataset files into projects: it reads and checks
-// them with package dataset and stores them with the store's all-or-nothing
-// import. The pages, the API and the command line all import through it.
+// Package importer brings files into projects — dataset files of items and
+// labels files made elsewhere: it reads and checks them with package
+// dataset and stores them with the store's all-or-nothing imports, which
+// take parsed, checked rows and never see the file. The pages, the API and
+// the command line all import through it.
 package importer
 
 import (
@@ -69,4 +71,27 @@ func lineErrors(err error) error {
 		out.Errors = append(out.Errors, attune.LineError{Line: le.Line, Field: le.Field, Message: le.Message})
 	}
 	return out
+}
+
+// ImportLabels reads a labels file (dataset.ReadLabels) and stores its
+// labels in the project, all or nothing, in the store's one transaction:
+// the lines are checked as they are read, and what needs the whole file
+// or the project is checked by the store. A file with problems returns
+// *attune.LineErrors naming each line and field, and stores nothing.
+func ImportLabels(ctx context.Context, db *store.DB, p *attune.Project, r io.Reader, opts store.LabelsImportOptions) (store.LabelsImportResult, error) {
+	def, err := db.FindRubricByID(ctx, p.RubricVersionID)
+	if err != nil {
+		return store.LabelsImportResult{}, err
+	}
+	return db.ImportLabels(ctx, p.ID, opts, func(emit func([]store.ImportLabel) error) error {
+		var batch []store.ImportLabel
+		err := dataset.ReadLabels(r, def, func(labels []dataset.Label) error {
+			batch = batch[:0]
+			for _, l := range labels {
+				batch = append(batch, store.ImportLabel(l))
+			}
+			return emit(batch)
+		})
+		return lineErrors(err)
+	})
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/attune/attune/internal/agreement"
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/dbtest"
+	"github.com/attune/attune/internal/importer"
 	"github.com/attune/attune/internal/report"
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/scoring"
@@ -80,7 +81,7 @@ func newFixture(t *testing.T, ref string, items int, rows []label) *fixture {
 	// Random labels trip the rubric's warnings (harmful advice scored
 	// high on helpfulness, an answer where NA is expected); the figures
 	// are about agreement, so the fixture confirms them as a lead would.
-	if _, err := db.ImportLabels(ctx, p.ID, &b, store.LabelsImportOptions{Source: "fixture.csv", ConfirmWarnings: true}); err != nil {
+	if _, err := importer.ImportLabels(ctx, db, p, &b, store.LabelsImportOptions{Source: "fixture.csv", ConfirmWarnings: true}); err != nil {
 		t.Fatal(err)
 	}
 	f := &fixture{db: db, project: p, def: def, rows: rows, raterID: map[string]int64{}}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -117,12 +116,10 @@ func (db *DB) ExportJudgeCalls(ctx context.Context, projectID int64, emit func(*
 // and fills each item's Ratings; otherwise begin gets nil. The raters and
 // the items are read in one snapshot, so the columns match the rows.
 //
-// An item's agreement is the share of agreeing pairs among the human
-// answers on each rubric item with two answers or more (ERROR left out),
-// averaged over those rubric items: percent agreement as
-// agreement.PercentAgreement computes it, with the item's rubric items as
-// its units. For automatic gold the note lists the rule's reason on each
-// rubric item.
+// Each item carries its people's answers by rubric item, as stored, from
+// which the export computes its agreement (export.Agreement); the store
+// computes no statistic. For automatic gold the note lists the rule's
+// reason on each rubric item.
 func (db *DB) ExportGold(ctx context.Context, projectID int64, withRaters bool, begin func([]export.Rater) error, emit func(*export.GoldItem) error) (int, error) {
 	n := 0
 	err := db.leadRead(ctx, ReadExport, func(tx pgx.Tx) error {
@@ -150,7 +147,7 @@ func (db *DB) ExportGold(ctx context.Context, projectID int64, withRaters bool, 
 		}
 		rows, err := openCursor(ctx, tx, "export_gold", `
 			SELECT i.source_id, g.vals, coalesce(g.method, ''), coalesce(g.by, ''), g.at, coalesce(g.note, ''),
-			       h.humans, h.agreement,
+			       h.humans, h.human,
 			       CASE WHEN $2 THEN (SELECT jsonb_object_agg(x.rater_id, x.vals) FROM (
 			           SELECT l.rater_id, jsonb_object_agg(l.rubric_item_key, l.value) AS vals
 			           FROM labels l WHERE l.item_id = i.id GROUP BY l.rater_id) x) END
@@ -169,13 +166,11 @@ func (db *DB) ExportGold(ctx context.Context, projectID int64, withRaters bool, 
 			CROSS JOIN LATERAL (
 				SELECT (SELECT count(*) FROM answer_sets s JOIN raters r ON r.id = s.rater_id
 				        WHERE s.item_id = i.id AND r.kind = 'human') AS humans,
-				       (SELECT avg(a.share) FROM (
-				            SELECT sum(v.c * (v.c - 1))::float8 / (sum(v.c) * (sum(v.c) - 1)) AS share
-				            FROM (SELECT l.rubric_item_key, count(*) AS c
-				                  FROM labels l JOIN raters r ON r.id = l.rater_id
-				                  WHERE l.item_id = i.id AND r.kind = 'human' AND l.value <> 'ERROR'
-				                  GROUP BY l.rubric_item_key, l.value) v
-				            GROUP BY v.rubric_item_key HAVING sum(v.c) >= 2) a) AS agreement) h
+				       (SELECT jsonb_object_agg(v.key, v.vals) FROM (
+				            SELECT l.rubric_item_key AS key, jsonb_agg(l.value) AS vals
+				            FROM labels l JOIN raters r ON r.id = l.rater_id
+				            WHERE l.item_id = i.id AND r.kind = 'human'
+				            GROUP BY l.rubric_item_key) v) AS human) h
 			WHERE i.project_id = $1
 			ORDER BY i.id`, projectID, withRaters)
 		if err != nil {
@@ -184,11 +179,16 @@ func (db *DB) ExportGold(ctx context.Context, projectID int64, withRaters bool, 
 		defer rows.Close()
 		var it export.GoldItem
 		for rows.Next() {
-			var vals, ratings []byte
+			var vals, human, ratings []byte
 			var at *time.Time
 			it = export.GoldItem{}
-			if err := rows.Scan(&it.ItemID, &vals, &it.Method, &it.DecidedBy, &at, &it.Note, &it.HumanRaters, &it.Agreement, &ratings); err != nil {
+			if err := rows.Scan(&it.ItemID, &vals, &it.Method, &it.DecidedBy, &at, &it.Note, &it.HumanRaters, &human, &ratings); err != nil {
 				return err
+			}
+			if human != nil {
+				if err := json.Unmarshal(human, &it.Human); err != nil {
+					return fmt.Errorf("item %s answers: %w", it.ItemID, err)
+				}
 			}
 			if at != nil {
 				it.DecidedAt = *at
@@ -257,63 +257,4 @@ func (db *DB) RecordExport(ctx context.Context, e ExportEvent) error {
 			ProjectID: &e.ProjectID, Subject: string(e.Dataset) + "." + string(e.Format), Details: details})
 	})
 	return mapErr(err, "record export", "")
-}
-
-// WriteExport writes one of the project's datasets to w in format f,
-// streaming, and returns how many rows it wrote. withRaters adds every
-// rater's answers to the gold set. A failure part-way leaves w holding
-// the rows written so far; the caller decides what an incomplete file
-// means (the web cuts the connection, the command line removes the file).
-func (db *DB) WriteExport(ctx context.Context, w io.Writer, projectID int64, d export.Dataset, f export.Format, withRaters bool) (int, error) {
-	switch d {
-	case export.Labels:
-		lw, err := export.NewLabelWriter(w, f)
-		if err != nil {
-			return 0, err
-		}
-		if _, err := db.ExportLabels(ctx, projectID, lw.Write); err != nil {
-			return lw.Rows(), err
-		}
-		return lw.Rows(), lw.Close()
-	case export.JudgeCalls:
-		jw, err := export.NewJudgeCallWriter(w, f)
-		if err != nil {
-			return 0, err
-		}
-		if _, err := db.ExportJudgeCalls(ctx, projectID, jw.Write); err != nil {
-			return jw.Rows(), err
-		}
-		return jw.Rows(), jw.Close()
-	case export.Flags:
-		fw, err := export.NewFlagWriter(w, f)
-		if err != nil {
-			return 0, err
-		}
-		if _, err := db.ExportFlags(ctx, projectID, fw.Write); err != nil {
-			return fw.Rows(), err
-		}
-		return fw.Rows(), fw.Close()
-	case export.Gold:
-		p, err := db.FindProjectByID(ctx, projectID)
-		if err != nil {
-			return 0, err
-		}
-		def, err := db.FindRubricByID(ctx, p.RubricVersionID)
-		if err != nil {
-			return 0, err
-		}
-		var gw *export.GoldWriter
-		_, err = db.ExportGold(ctx, projectID, withRaters, func(raters []export.Rater) error {
-			gw, err = export.NewGoldWriter(w, f, def, raters)
-			return err
-		}, func(it *export.GoldItem) error { return gw.Write(it) })
-		if gw == nil {
-			return 0, err
-		}
-		if err != nil {
-			return gw.Rows(), err
-		}
-		return gw.Rows(), gw.Close()
-	}
-	return 0, fmt.Errorf("store: unknown export %q", d)
 }

@@ -236,7 +236,7 @@ func TestExportFlags(t *testing.T) {
 	}
 	f.flagItem(t, f.annotators[1], "distressing", "")
 	var b bytes.Buffer
-	n, err := f.db.WriteExport(ctx, &b, f.project.ID, export.Flags, export.CSV, false)
+	n, err := export.Write(ctx, f.db, &b, f.project.ID, export.Flags, export.CSV, false)
 	if err != nil || n != 2 {
 		t.Fatalf("export: %d rows, %v", n, err)
 	}
@@ -258,7 +258,7 @@ func TestExportFlags(t *testing.T) {
 		t.Fatalf("second row = %q", r2)
 	}
 	b.Reset()
-	if n, err := f.db.WriteExport(ctx, &b, f.project.ID, export.Flags, export.JSONL, false); err != nil || n != 2 {
+	if n, err := export.Write(ctx, f.db, &b, f.project.ID, export.Flags, export.JSONL, false); err != nil || n != 2 {
 		t.Fatalf("jsonl: %d, %v", n, err)
 	}
 	if line := strings.SplitN(b.String(), "\n", 2)[0]; !strings.Contains(line, `"note":"=HYPERLINK(\"http://x\",\"y\")"`) ||

@@ -1,19 +1,15 @@
 package store
 
 import (
-	"bufio"
 	"context"
-	"encoding/csv"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/attune/attune/internal/attune"
-	"github.com/attune/attune/internal/dataset"
 	"github.com/attune/attune/internal/rubric"
 )
 
@@ -37,14 +33,21 @@ type LabelsImportResult struct {
 	Judges int
 }
 
-// labelsColumns are the columns of a labels file; rationale is optional.
-var labelsColumns = []string{"item", "rater", "rater_kind", "rubric_item", "value", "rationale"}
+// ImportLabel is one label of a labels import, read from its file and
+// checked on its own by the caller (dataset.ReadLabels): Kind is human or
+// judge, Key an item of the project's rubric, Value an answer. The store
+// checks what needs the whole import or the database.
+type ImportLabel struct {
+	Line      int // the file's line, named in problems
+	Item      string
+	Rater     string
+	Kind      string
+	Key       string
+	Value     string
+	Rationale string
+}
 
-// LabelsHeader is the header a labels file carries (rationale may be left
-// out).
-const LabelsHeader = "item,rater,rater_kind,rubric_item,value,rationale"
-
-// maxLabelErrors bounds the problems a refused labels file lists before
+// maxLabelErrors bounds the problems a refused labels import lists before
 // "… and N more".
 const maxLabelErrors = 50
 
@@ -52,31 +55,33 @@ const maxLabelErrors = 50
 // judges run outside attune — in the project, all or nothing, so that they
 // count in its agreement report like any other.
 //
-// The file is CSV in long form with the header item, rater, rater_kind,
-// rubric_item, value and optionally rationale (any order). item is the
-// item's id in the dataset; rater_kind is human or judge; the rows of one
-// item and rater make one answer set. Raters are found or created by name:
-// a person becomes a rater without an account (never one of the
-// accounts), a judge the judge of that name, created with provider openai,
-// model "imported" and no settings when there is none (its creation is in
-// the audit log). Values are checked against the project's rubric: a
-// person's answer set by the rubric's validation with the item's facts
-// (rubric.FactsOf), as an annotator's answers are (NA where the rubric
-// forbids it, ERROR, or NA on an item whose turn condition holds are
-// refused; a set the rubric warns about, such as NA on CQ9 in a dialogue
-// with crisis signals, is refused unless opts.ConfirmWarnings); a judge's
-// may be any answer of the rubric or ERROR, as a judge run records them. An answer set may leave rubric items out: an
-// earlier round may have labelled only some. Imported people's answer sets
-// count as done for the item, like an annotator's.
+// read hands emit the import's labels in batches, already parsed and each
+// checked on its own; it runs inside the import's transaction, and the
+// labels are copied into a temporary table as they come, so memory does
+// not grow with the file. When read returns *attune.LineErrors (lines it
+// refused), the labels it handed on are still checked, so that one refusal
+// names every problem; any other error from read aborts the import as it
+// is. The rows of one item and rater make one answer set. Raters are found
+// or created by name: a person becomes a rater without an account (never
+// one of the accounts), a judge the judge of that name, created with
+// provider openai, model "imported" and no settings when there is none
+// (its creation is in the audit log). A person's answer set is checked by
+// the rubric's validation with the item's facts (rubric.FactsOf), as an
+// annotator's answers are (NA where the rubric forbids it, ERROR, or NA on
+// an item whose turn condition holds are refused; a set the rubric warns
+// about, such as NA on CQ9 in a dialogue with crisis signals, is refused
+// unless opts.ConfirmWarnings); a judge's answers are held to the rule a
+// run's are. An answer set may leave rubric items out: an earlier round may
+// have labelled only some. Imported people's answer sets count as done for
+// the item, like an annotator's.
 //
-// The file is read as a stream and copied into a temporary table, so
-// memory does not grow with it. It is refused whole, with
-// *attune.LineErrors naming each line and field (at most 50, then a
-// count), when a line is malformed, an item is not in the project, a rater
-// answers a rubric item of an item twice, a rater name is both a person
-// and a judge, or a rater already has answers for an item in the project
-// (an import never replaces answers). Imports are serialised.
-func (db *DB) ImportLabels(ctx context.Context, projectID int64, r io.Reader, opts LabelsImportOptions) (LabelsImportResult, error) {
+// The import is refused whole, with *attune.LineErrors naming each line
+// and field (at most 50, then a count), when read refused lines, an item
+// is not in the project, a rater answers a rubric item of an item twice, a
+// rater name is both a person and a judge, or a rater already has answers
+// for an item in the project (an import never replaces answers). Imports
+// are serialised.
+func (db *DB) ImportLabels(ctx context.Context, projectID int64, opts LabelsImportOptions, read func(emit func([]ImportLabel) error) error) (LabelsImportResult, error) {
 	var res LabelsImportResult
 	p, err := db.FindProjectByID(ctx, projectID)
 	if err != nil {
@@ -98,14 +103,16 @@ func (db *DB) ImportLabels(ctx context.Context, projectID int64, r io.Reader, op
 			return err
 		}
 		problems := &lineProblems{}
-		n, err := copyLabels(ctx, tx, r, def, problems)
+		n, err := copyLabels(ctx, tx, read, problems)
 		if err != nil {
 			return err
 		}
 		res.Labels = n
 		if n == 0 {
 			if !problems.any() {
-				problems.add(1, "", "the file has a header but no labels")
+				// The reader names an empty file on its line; this is a
+				// caller that handed on nothing.
+				return attune.Invalid("file", "no labels to import")
 			}
 			return problems.err()
 		}
@@ -218,171 +225,33 @@ func (p *lineProblems) err() error {
 	return &attune.LineErrors{Errors: p.list, More: p.more}
 }
 
-// copyLabels reads the file, checks each line on its own, and copies the
-// good lines into import_labels in batches. It returns the number of
-// labels read.
-func copyLabels(ctx context.Context, tx pgx.Tx, r io.Reader, def *rubric.Definition, problems *lineProblems) (int, error) {
-	br := bufio.NewReader(r)
-	if start, _ := br.Peek(dataset.NotTextPeek); dataset.NotText(start) != "" {
-		problems.add(1, "", "the file is %s, not text: labels are a CSV file whose first line is the header %s", dataset.NotText(start), LabelsHeader)
-		return 0, nil
-	}
-	cr := csv.NewReader(br)
-	cr.FieldsPerRecord = -1
-	cr.ReuseRecord = true
-	header, err := cr.Read()
-	if err == io.EOF {
-		problems.add(1, "", "the file is empty; the first line must be the header %s", LabelsHeader)
-		return 0, nil
-	}
-	if err != nil {
-		return 0, csvProblem(err, problems)
-	}
-	col := map[string]int{}
-	for i, h := range header {
-		if p := attune.TextProblem(h); p != "" {
-			problems.add(1, fmt.Sprintf("column %d", i+1), "the header %s", p)
-			continue
-		}
-		h = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))
-		switch {
-		case !slices.Contains(labelsColumns, h):
-			problems.add(1, h, "unknown column; the header is %s", LabelsHeader)
-		case col[h] != 0:
-			problems.add(1, h, "the column is named twice")
-		}
-		col[h] = i + 1 // 0 means absent
-	}
-	for _, c := range labelsColumns[:5] {
-		if col[c] == 0 {
-			problems.add(1, c, "the header has no %s column; it must be %s", c, LabelsHeader)
-		}
-	}
-	if problems.any() {
-		return 0, nil
-	}
-	field := func(rec []string, name string) string {
-		if i := col[name]; i > 0 && i <= len(rec) {
-			return rec[i-1]
-		}
-		return ""
-	}
-	keys := make([]string, len(def.Items))
-	for i, it := range def.Items {
-		keys[i] = it.Key
-	}
-	const batch = 2000
-	rows := make([][]any, 0, batch)
-	flush := func() error {
-		if len(rows) == 0 {
-			return nil
-		}
-		_, err := tx.CopyFrom(ctx, pgx.Identifier{"import_labels"}, []string{"line", "item", "rater", "kind", "key", "value", "rationale"}, pgx.CopyFromRows(rows))
-		rows = rows[:0]
-		return err
-	}
+// copyLabels copies the labels read hands on into import_labels, batch
+// by batch, and returns how many it copied. Lines read refused become the
+// import's problems.
+func copyLabels(ctx context.Context, tx pgx.Tx, read func(emit func([]ImportLabel) error) error, problems *lineProblems) (int, error) {
 	n := 0
-	for {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			break
+	rows := make([][]any, 0, 2000)
+	err := read(func(batch []ImportLabel) error {
+		rows = rows[:0]
+		for _, l := range batch {
+			rows = append(rows, []any{l.Line, l.Item, l.Rater, l.Kind, l.Key, l.Value, l.Rationale})
 		}
-		if err != nil {
-			return n, csvProblem(err, problems)
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"import_labels"}, []string{"line", "item", "rater", "kind", "key", "value", "rationale"},
+			pgx.CopyFromRows(rows)); err != nil {
+			return err
 		}
-		line, _ := cr.FieldPos(0)
-		n++
-		if len(rec) != len(header) {
-			problems.add(line, "", "%d fields, but the header has %d", len(rec), len(header))
-			continue
-		}
-		textOK := true
-		for _, c := range labelsColumns {
-			if p := attune.TextProblem(field(rec, c)); p != "" {
-				problems.add(line, c, "%s", p)
-				textOK = false
-			}
-		}
-		if !textOK {
-			continue
-		}
-		item, rater := strings.TrimSpace(field(rec, "item")), strings.TrimSpace(field(rec, "rater"))
-		kind, key := strings.TrimSpace(field(rec, "rater_kind")), strings.TrimSpace(field(rec, "rubric_item"))
-		v := rubric.Value(strings.TrimSpace(field(rec, "value")))
-		ok := true
-		bad := func(f, format string, args ...any) {
-			problems.add(line, f, format, args...)
-			ok = false
-		}
-		if item == "" {
-			bad("item", "empty; give the item's id in the dataset")
-		}
-		if rater == "" {
-			bad("rater", "empty; give the rater's name")
-		}
-		if kind != "human" && kind != "judge" {
-			bad("rater_kind", "%q is not a kind of rater; use human or judge", kind)
-		}
-		_, known := def.Item(key)
-		if !known {
-			bad("rubric_item", "%q is not an item of %s; its items are %s", key, def.Ref(), strings.Join(keys, ", "))
-		}
-		switch {
-		case v == "":
-			bad("value", "empty; an answer set may leave a rubric item out, but then it has no line for it")
-		case !known || (kind != "human" && kind != "judge"):
-		case kind == "judge" && !judgeMayAnswer(def, v):
-			bad("value", "%q is not an answer of %s; a judge answers %s or ERROR", v, def.Ref(), answersList(def))
-			// A person's values are judged with their whole answer set, by
-			// the rubric's own validation (validateHumanSets), as an
-			// annotator's are; a judge's answers of the scale with the
-			// item's facts, by the rule a run's are held to
-			// (refuseJudgeAnswers).
-		}
-		if !ok {
-			continue
-		}
-		rows = append(rows, []any{line, item, rater, kind, key, string(v), field(rec, "rationale")})
-		if len(rows) == batch {
-			if err := flush(); err != nil {
-				return n, err
-			}
-		}
-	}
-	return n, flush()
-}
-
-// csvProblem records a malformed CSV record as the file's problem; the
-// reader cannot go on after one.
-func csvProblem(err error, problems *lineProblems) error {
-	var pe *csv.ParseError
-	if errors.As(err, &pe) {
-		problems.add(pe.StartLine, "", "not valid CSV: %v", pe.Err)
+		n += len(batch)
 		return nil
-	}
-	return err
-}
-
-// judgeMayAnswer reports whether a judge's label may hold v: any answer of
-// the rubric, or ERROR (what a judge run records).
-func judgeMayAnswer(def *rubric.Definition, v rubric.Value) bool {
-	if v == rubric.Error {
-		return true
-	}
-	for _, a := range def.Answers {
-		if a.Value == v {
-			return true
+	})
+	var le *attune.LineErrors
+	if errors.As(err, &le) {
+		for _, e := range le.Errors {
+			problems.add(e.Line, e.Field, "%s", e.Message)
 		}
+		problems.more += le.More
+		return n, nil
 	}
-	return false
-}
-
-func answersList(def *rubric.Definition) string {
-	vs := make([]string, len(def.Answers))
-	for i, a := range def.Answers {
-		vs[i] = string(a.Value)
-	}
-	return strings.Join(vs, ", ")
+	return n, err
 }
 
 // checkLabels runs the checks that need the whole file or the database:

@@ -9,13 +9,14 @@ import (
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/dbtest"
+	"github.com/attune/attune/internal/importer"
 	"github.com/attune/attune/internal/store"
 )
 
 // importLabelsCSV imports a labels file into the fixture's project.
 func (f *fixture) importLabelsCSV(t *testing.T, csv string) (store.LabelsImportResult, error) {
 	t.Helper()
-	return f.db.ImportLabels(context.Background(), f.project.ID, strings.NewReader(csv), store.LabelsImportOptions{Source: "round1.csv"})
+	return importer.ImportLabels(context.Background(), f.db, f.project, strings.NewReader(csv), store.LabelsImportOptions{Source: "round1.csv"})
 }
 
 func (f *fixture) count(t *testing.T, sql string, args ...any) int {
@@ -206,5 +207,61 @@ item-001,judge-x,judge,CQ8,ERROR
 	res, err := f.importLabelsCSV(t, "item,rater,rater_kind,rubric_item,value\nitem-000,judge-x,judge,CQ1,YES\nitem-001,judge-x,judge,CQ8,ERROR\n")
 	if err != nil || res.Labels != 2 {
 		t.Fatalf("import: %+v, %v", res, err)
+	}
+}
+
+// TestImportLabelsTakesParsedRows: the store takes labels already read,
+// never a file. The lines its reader refused and the problems only the
+// database shows make one refusal in line order, and nothing of the
+// import is stored; an error of the reader's own aborts it as it is.
+func TestImportLabelsTakesParsedRows(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newProject(t, dbtest.New(t), projectOpts{items: 2, annotators: 1})
+	good := []store.ImportLabel{
+		{Line: 2, Item: "item-000", Rater: "Ann", Kind: "human", Key: "CQ1", Value: "YES", Rationale: "kept as it is "},
+		{Line: 4, Item: "nope", Rater: "Ann", Kind: "human", Key: "CQ1", Value: "YES"},
+	}
+	refused := &attune.LineErrors{Errors: []attune.LineError{{Line: 3, Field: "rater_kind", Message: "not a kind of rater"}}, More: 2}
+	_, err := f.db.ImportLabels(ctx, f.project.ID, store.LabelsImportOptions{Source: "parsed"}, func(emit func([]store.ImportLabel) error) error {
+		if err := emit(good); err != nil {
+			return err
+		}
+		return refused
+	})
+	var le *attune.LineErrors
+	if !errors.As(err, &le) || len(le.Errors) != 2 || le.More != 2 ||
+		le.Errors[0] != (attune.LineError{Line: 3, Field: "rater_kind", Message: "not a kind of rater"}) ||
+		le.Errors[1].Line != 4 || le.Errors[1].Field != "item" {
+		t.Fatalf("err = %#v", err)
+	}
+	boom := errors.New("disk gone")
+	if _, err := f.db.ImportLabels(ctx, f.project.ID, store.LabelsImportOptions{Source: "parsed"}, func(emit func([]store.ImportLabel) error) error {
+		if err := emit(good[:1]); err != nil {
+			return err
+		}
+		return boom
+	}); !errors.Is(err, boom) {
+		t.Fatalf("reader's error: %v", err)
+	}
+	if _, err := f.db.ImportLabels(ctx, f.project.ID, store.LabelsImportOptions{Source: "parsed"}, func(func([]store.ImportLabel) error) error {
+		return nil
+	}); !errors.Is(err, attune.ErrInvalid) {
+		t.Fatalf("nothing to import: %v", err)
+	}
+	if n := f.count(t, `SELECT count(*) FROM labels`); n != 0 {
+		t.Fatalf("%d labels stored from refused imports", n)
+	}
+	if n := f.count(t, `SELECT count(*) FROM raters WHERE user_id IS NULL AND judge_id IS NULL`); n != 0 {
+		t.Fatalf("%d raters created by refused imports", n)
+	}
+	res, err := f.db.ImportLabels(ctx, f.project.ID, store.LabelsImportOptions{Source: "parsed"}, func(emit func([]store.ImportLabel) error) error {
+		return emit(good[:1])
+	})
+	if err != nil || res.Labels != 1 || res.AnswerSets != 1 || res.People != 1 {
+		t.Fatalf("import = %+v, %v", res, err)
+	}
+	if n := f.count(t, `SELECT count(*) FROM labels WHERE rationale = 'kept as it is '`); n != 1 {
+		t.Fatal("the rationale was not stored as given")
 	}
 }

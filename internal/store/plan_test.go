@@ -148,27 +148,27 @@ func TestProjectReadsStayInTheProject(t *testing.T) {
 		read func() error
 	}{
 		{"export labels", func() error {
-			_, err := db.WriteExport(ctx, new(strings.Builder), small, export.Labels, export.CSV, false)
+			_, err := export.Write(ctx, db, new(strings.Builder), small, export.Labels, export.CSV, false)
 			return err
 		}},
 		{"export gold with raters", func() error {
-			_, err := db.WriteExport(ctx, new(strings.Builder), small, export.Gold, export.CSV, true)
+			_, err := export.Write(ctx, db, new(strings.Builder), small, export.Gold, export.CSV, true)
 			return err
 		}},
 		{"export judge calls", func() error {
-			_, err := db.WriteExport(ctx, new(strings.Builder), small, export.JudgeCalls, export.CSV, false)
+			_, err := export.Write(ctx, db, new(strings.Builder), small, export.JudgeCalls, export.CSV, false)
 			return err
 		}},
 		{"export flags", func() error {
-			_, err := db.WriteExport(ctx, new(strings.Builder), small, export.Flags, export.CSV, false)
+			_, err := export.Write(ctx, db, new(strings.Builder), small, export.Flags, export.CSV, false)
 			return err
 		}},
 		{"dataset export, gold", func() error {
-			_, err := db.WriteRecords(ctx, new(strings.Builder), small, export.JSONL, export.RecordOptions{Which: export.WhichGold, Soft: true})
+			_, err := export.WriteRecords(ctx, db, new(strings.Builder), small, export.JSONL, export.RecordOptions{Which: export.WhichGold, Soft: true})
 			return err
 		}},
 		{"dataset export, labels", func() error {
-			_, err := db.WriteRecords(ctx, new(strings.Builder), small, export.JSONL, export.RecordOptions{Which: export.WhichLabels})
+			_, err := export.WriteRecords(ctx, db, new(strings.Builder), small, export.JSONL, export.RecordOptions{Which: export.WhichLabels})
 			return err
 		}},
 		{"agreement raters", func() error { _, err := db.ListProjectRaters(ctx, small); return err }},

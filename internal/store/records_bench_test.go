@@ -139,7 +139,7 @@ func BenchmarkExportRecords(b *testing.B) {
 					runtime.ReadMemStats(&before)
 					stop := peakHeap()
 					start := time.Now()
-					n, err := db.WriteRecords(ctx, io.Discard, projects[i], f, export.RecordOptions{Which: export.WhichGold, Soft: true})
+					n, err := export.WriteRecords(ctx, db, io.Discard, projects[i], f, export.RecordOptions{Which: export.WhichGold, Soft: true})
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -110,7 +110,7 @@ func recordsFixture(t *testing.T) (*fixture, map[string]*recordsWant) {
 func exportRecords(t *testing.T, f *fixture, format export.Format, o export.RecordOptions) ([]byte, int) {
 	t.Helper()
 	var b bytes.Buffer
-	n, err := f.db.WriteRecords(context.Background(), &b, f.project.ID, format, o)
+	n, err := export.WriteRecords(context.Background(), f.db, &b, f.project.ID, format, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -456,7 +456,7 @@ func TestExportRecordsShareASmallPool(t *testing.T) {
 	errs := make(chan error, 6)
 	for range cap(errs) {
 		go func() {
-			n, err := small.WriteRecords(ctx, io.Discard, f.project.ID, export.JSONL, export.RecordOptions{Which: export.WhichLabels})
+			n, err := export.WriteRecords(ctx, small, io.Discard, f.project.ID, export.JSONL, export.RecordOptions{Which: export.WhichLabels})
 			if err == nil && n != 3 {
 				err = fmt.Errorf("%d records, want 3", n)
 			}
@@ -476,7 +476,7 @@ func TestExportRecordsShareASmallPool(t *testing.T) {
 		t.Fatal("no export completed")
 	}
 	// With the slots free again, one more runs.
-	if n, err := small.WriteRecords(ctx, io.Discard, f.project.ID, export.JSONL, export.RecordOptions{Which: export.WhichLabels}); err != nil || n != 3 {
+	if n, err := export.WriteRecords(ctx, small, io.Discard, f.project.ID, export.JSONL, export.RecordOptions{Which: export.WhichLabels}); err != nil || n != 3 {
 		t.Fatalf("an export after the others: %d, %v", n, err)
 	}
 }
@@ -551,7 +551,7 @@ func TestExportRecordsManyBatches(t *testing.T) {
 	}
 
 	var out bytes.Buffer
-	got, err := db.WriteRecords(ctx, &out, projectID, export.JSONL, export.RecordOptions{Which: export.WhichGold})
+	got, err := export.WriteRecords(ctx, db, &out, projectID, export.JSONL, export.RecordOptions{Which: export.WhichGold})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -601,7 +601,7 @@ func TestExportRecordsManyBatches(t *testing.T) {
 	// batches of its own: each row reads back as its
 	// JSON line.
 	var pq bytes.Buffer
-	if got, err := db.WriteRecords(ctx, &pq, projectID, export.Parquet, export.RecordOptions{Which: export.WhichGold}); err != nil || got != n {
+	if got, err := export.WriteRecords(ctx, db, &pq, projectID, export.Parquet, export.RecordOptions{Which: export.WhichGold}); err != nil || got != n {
 		t.Fatalf("parquet: %d records, %v", got, err)
 	}
 	p, err := db.FindProjectByID(ctx, projectID)
@@ -618,7 +618,7 @@ func TestExportRecordsManyBatches(t *testing.T) {
 	// in either format, and leaves no connection behind.
 	for _, f := range []export.Format{export.JSONL, export.Parquet} {
 		broken := &failingWriter{room: 64 << 10}
-		if _, err := db.WriteRecords(ctx, broken, projectID, f, export.RecordOptions{Which: export.WhichGold}); !errors.Is(err, errDiskFull) {
+		if _, err := export.WriteRecords(ctx, db, broken, projectID, f, export.RecordOptions{Which: export.WhichGold}); !errors.Is(err, errDiskFull) {
 			t.Errorf("%s to a failing destination: %v, want %v", f, err, errDiskFull)
 		}
 	}
