@@ -82,7 +82,7 @@ func TestTrustFlow(t *testing.T) {
 	if _, err := importer.Import(ctx, db, p, strings.NewReader(items.String()), importer.Options{Source: "items.jsonl"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.ImportLabels(ctx, p.ID, strings.NewReader(labels.String()), store.LabelsImportOptions{Source: "labels.csv"}); err != nil {
+	if _, err := importer.ImportLabels(ctx, db, p, strings.NewReader(labels.String()), store.LabelsImportOptions{Source: "labels.csv"}); err != nil {
 		t.Fatal(err)
 	}
 	j, err := db.CreateJudge(ctx, nil, attune.JudgePolicy{}, store.NewJudge{Name: "sure", Provider: "openai", Model: "m"})
