@@ -17,7 +17,7 @@ import (
 // Judge-only is what PPI means by it: no person labelled the item yet.
 type DrawQuery struct {
 	ProjectID int64
-	ActorID   int64
+	ActorID   *int64 // nil for the operator at the machine
 	K         int
 	System    string
 	SystemKey string

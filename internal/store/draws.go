@@ -16,7 +16,7 @@ import (
 // key SystemKey ("" for any system; NoSystem for the items that name none).
 type DrawRequest struct {
 	ProjectID int64
-	ActorID   int64
+	ActorID   *int64 // nil for the operator at the machine
 	K         int
 	SystemKey string
 	System    string
@@ -107,7 +107,7 @@ func (db *DB) DrawItems(ctx context.Context, req DrawRequest, pick DrawPick) (Dr
 		if req.System != "" {
 			system = &req.System
 		}
-		d = Draw{ProjectID: req.ProjectID, ActorID: &req.ActorID, Seed: seed, K: len(picked), SystemKey: req.SystemKey, System: req.System}
+		d = Draw{ProjectID: req.ProjectID, ActorID: req.ActorID, Seed: seed, K: len(picked), SystemKey: req.SystemKey, System: req.System}
 		if err := tx.QueryRow(ctx, `
 			INSERT INTO draws (project_id, actor_id, seed, k, system_key, system) VALUES ($1, $2, $3::text::numeric, $4, $5, $6)
 			RETURNING id, created_at, coalesce((SELECT email FROM users WHERE id = $2), '')`,
@@ -148,7 +148,7 @@ func (db *DB) DrawItems(ctx context.Context, req DrawRequest, pick DrawPick) (Dr
 		if req.System != "" {
 			details["system"] = req.System
 		}
-		return audit(ctx, tx, attune.AuditEvent{ActorID: &req.ActorID, Action: "draw.create", ProjectID: &req.ProjectID,
+		return audit(ctx, tx, attune.AuditEvent{ActorID: req.ActorID, Action: "draw.create", ProjectID: &req.ProjectID,
 			Subject: fmt.Sprintf("draw:%d", d.ID), Details: details})
 	})
 	if err != nil {

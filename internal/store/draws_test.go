@@ -72,7 +72,7 @@ func TestDrawHoldsBackAndClaimGetsDrawnItemsOnly(t *testing.T) {
 	}
 	f.submit(t, first, ann)
 
-	d, err := evaluation.Draw(ctx, f.db, evaluation.DrawQuery{ProjectID: f.project.ID, ActorID: f.lead.ID, K: 3, System: "v2", Seed: 42})
+	d, err := evaluation.Draw(ctx, f.db, evaluation.DrawQuery{ProjectID: f.project.ID, ActorID: &f.lead.ID, K: 3, System: "v2", Seed: 42})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestDrawRefusals(t *testing.T) {
 		{evaluation.DrawQuery{K: 7}, "only 6 judge-only items"},
 		{evaluation.DrawQuery{K: 1, System: "v9"}, `only 0 judge-only items of system "v9"`},
 	} {
-		c.q.ProjectID, c.q.ActorID = f.project.ID, f.lead.ID
+		c.q.ProjectID, c.q.ActorID = f.project.ID, &f.lead.ID
 		_, err := evaluation.Draw(ctx, f.db, c.q)
 		var v *attune.ValidationError
 		if !errors.As(err, &v) || v.Fields[evaluation.FieldK] == "" || !strings.Contains(v.Fields[evaluation.FieldK], c.want) {
@@ -193,7 +193,7 @@ func TestConcurrentDrawsNeverDrawAnItemTwice(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			draws[i], errs[i] = evaluation.Draw(ctx, f.db, evaluation.DrawQuery{ProjectID: f.project.ID, ActorID: f.lead.ID, K: 5})
+			draws[i], errs[i] = evaluation.Draw(ctx, f.db, evaluation.DrawQuery{ProjectID: f.project.ID, ActorID: &f.lead.ID, K: 5})
 		}()
 	}
 	wg.Wait()
@@ -212,7 +212,7 @@ func TestConcurrentDrawsNeverDrawAnItemTwice(t *testing.T) {
 	if len(seen) != 40 {
 		t.Errorf("%d items drawn, want 40", len(seen))
 	}
-	if _, err := evaluation.Draw(ctx, f.db, evaluation.DrawQuery{ProjectID: f.project.ID, ActorID: f.lead.ID, K: 1}); err == nil || !strings.Contains(err.Error(), "only 0") {
+	if _, err := evaluation.Draw(ctx, f.db, evaluation.DrawQuery{ProjectID: f.project.ID, ActorID: &f.lead.ID, K: 1}); err == nil || !strings.Contains(err.Error(), "only 0") {
 		t.Errorf("a draw from an empty pool: %v", err)
 	}
 	if n := f.count(t, `SELECT count(DISTINCT item_id) FROM draw_items`); n != 40 {
@@ -227,7 +227,7 @@ func TestEstimateSaysItRestsOnDraws(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := drawFixture(t, 8)
-	d, err := evaluation.Draw(ctx, f.db, evaluation.DrawQuery{ProjectID: f.project.ID, ActorID: f.lead.ID, K: 4, Seed: 7})
+	d, err := evaluation.Draw(ctx, f.db, evaluation.DrawQuery{ProjectID: f.project.ID, ActorID: &f.lead.ID, K: 4, Seed: 7})
 	if err != nil {
 		t.Fatal(err)
 	}

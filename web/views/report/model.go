@@ -33,7 +33,10 @@ type Page struct {
 	// ExperimentURL is the judge experiment page (judge variants side
 	// by side on the gold items).
 	ExperimentURL templ.SafeURL
-	CSVURL        templ.SafeURL
+	// SystemsURL is the systems view: prediction-powered estimates per
+	// system and the human-label budget.
+	SystemsURL templ.SafeURL
+	CSVURL     templ.SafeURL
 	// Verdicts open the page: per judge the alt-test's answer, per rubric
 	// item the annotators' agreement.
 	Verdicts Verdicts
