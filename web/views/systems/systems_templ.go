@@ -173,7 +173,7 @@ func View(p Page) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<div class=\"report\" data-testid=\"systems\"><p class=\"crumbs\"><a href=\"/\">Projects</a> › <a href=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<div class=\"report systems\" data-testid=\"systems\"><p class=\"crumbs\"><a href=\"/\">Projects</a> › <a href=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
