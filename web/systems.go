@@ -60,7 +60,7 @@ func (s *Server) systemsPage(w http.ResponseWriter, r *http.Request) error {
 			return attune.Invalid("draw", "not a draw number")
 		}
 	}
-	page, err := s.systemsView(r, p, v, done, sview.DrawPanel{K: v.Get("draw_k")})
+	page, err := s.systemsView(r, p, v, done, sview.DrawPanel{})
 	if err != nil {
 		return err
 	}
@@ -166,7 +166,7 @@ func (s *Server) systemsEstimate(r *http.Request, p *attune.Project, v url.Value
 	e, err := evaluation.Estimate(ctx, s.db, evaluation.Query{ProjectID: p.ID, Judge: q.judge, RubricItem: q.rubricItem, SystemKey: q.systemKey})
 	var ve *attune.ValidationError
 	if errors.As(err, &ve) || errors.Is(err, attune.ErrNotFound) {
-		return q, opts, nil, userMessage(err), nil
+		return q, opts, nil, attune.PublicMessage(err), nil
 	}
 	if err != nil {
 		return q, opts, nil, "", err
@@ -175,28 +175,6 @@ func (s *Server) systemsEstimate(r *http.Request, p *attune.Project, v url.Value
 		return q, opts, nil, fmt.Sprintf("No item has both the judge's answer and a person's on %s yet.", q.rubricItem), nil
 	}
 	return q, opts, &e, "", nil
-}
-
-// userMessage is the message of a refusal, fields joined, for a note.
-func userMessage(err error) string {
-	var ve *attune.ValidationError
-	if errors.As(err, &ve) {
-		keys := make([]string, 0, len(ve.Fields))
-		for k := range ve.Fields {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		msgs := make([]string, len(keys))
-		for i, k := range keys {
-			msgs[i] = ve.Fields[k]
-		}
-		return strings.Join(msgs, "; ")
-	}
-	msg := err.Error()
-	if i := strings.LastIndex(msg, ": "); i >= 0 && errors.Is(err, attune.ErrNotFound) {
-		return msg[:i]
-	}
-	return msg
 }
 
 // systemsView assembles the page; done is a draw to show as just made (0
