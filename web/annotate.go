@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"maps"
 	"net/http"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/labeling"
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/store"
 	"github.com/attune/attune/internal/wellbeing"
@@ -207,15 +207,10 @@ func (ws *workspace) open(r *http.Request, full bool) (*attune.Project, *store.W
 		return nil, nil, err
 	case role != attune.MemberAnnotator:
 		return nil, nil, attune.NotFound("item")
-	case wk.Answers == nil && !labelling(wk):
+	case wk.Answers == nil && !labeling.Holds(wk):
 		return nil, nil, attune.NotFound("item")
 	}
 	return p, wk, nil
-}
-
-// labelling reports whether the viewer holds the item to label it.
-func labelling(wk *store.Workspace) bool {
-	return wk.Answers == nil && wk.Assignment != nil && (wk.Assignment.State == "active" || wk.Assignment.State == "expired")
 }
 
 // page shows one item: to label it, or to change one's submitted labels.
@@ -239,8 +234,8 @@ func (ws *workspace) renderView(w http.ResponseWriter, r *http.Request, status i
 }
 
 // submit stores the answers of the item on screen (or changes the
-// annotator's submitted ones) through the one submission path shared with
-// the API, and answers with the next item: claimed in the same transaction,
+// annotator's submitted ones) through the labeling flow shared with the
+// API, and answers with the next item: claimed in the same transaction,
 // so it is ready when the submit returns. Problems the engine finds come
 // back beside the items they concern (422).
 func (ws *workspace) submit(w http.ResponseWriter, r *http.Request) error {
@@ -253,37 +248,35 @@ func (ws *workspace) submit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	def, err := ws.db.FindRubricByID(ctx, p.RubricVersionID)
-	if err != nil {
-		return err
-	}
-	form.keepKnown(def)
 	editing := form.mode == "edit"
-	if editing && wk.Answers == nil {
-		return attune.Conflict("there are no submitted labels of yours on this item to change")
-	}
 	if !editing && wk.Assignment == nil {
 		return attune.NotFound("item")
 	}
 	form.estimateActive(ws.now(), wk)
 	st := form.state()
 
-	// The one submit path checks the answers with the engine, with every
-	// fact of the dialogue (crisis signals included); its errors and
-	// unconfirmed warnings come back as labelProblems, shown by storeFailed.
-	in := labelInput{Answers: form.answers, Rationales: form.rationales, Rationale: form.rationale,
+	// The flow checks the answers with the engine, with every fact of the
+	// dialogue (crisis signals included); its errors and unconfirmed
+	// warnings come back as labelProblems, shown by storeFailed.
+	in := labeling.Input{Answers: form.answers, Rationales: form.rationales, Rationale: form.rationale,
 		ActiveMS: form.activeMS, ConfirmWarnings: form.confirm}
 
 	if editing {
-		rev, _, err := ws.updateLabels(ctx, userFrom(ctx), p, wk.Item.ID, in)
+		ed, err := ws.labeling.Edit(ctx, userFrom(ctx), p, wk, in)
+		if errors.Is(err, labeling.ErrNothingToEdit) {
+			// Said as a refusal, not beside the answers: what is wrong is
+			// the mode, and the form on screen is the one to submit.
+			return err
+		}
 		if err != nil {
 			return ws.storeFailed(w, r, p, wk, st, err)
 		}
-		notice := fmt.Sprintf("Saved your changes to %s (revision %d); the earlier answers are in the history.", wk.Item.SourceID, rev)
+		notice := fmt.Sprintf("Saved your changes to %s (revision %d); the earlier answers are in the history.", wk.Item.SourceID, ed.Revision)
 		return ws.continueWork(w, r, p, notice)
 	}
 	in.Next = true
-	res, _, err := ws.submitLoaded(ctx, userFrom(ctx), p, &wk.Item, wk.Assignment.ID, wk.Key, in, isHX(r))
+	held := labeling.Held{Project: p, Item: &wk.Item, AssignmentID: wk.Assignment.ID, Key: wk.Key}
+	res, err := ws.labeling.Submit(ctx, userFrom(ctx), held, in, isHX(r))
 	if err != nil {
 		return ws.storeFailed(w, r, p, wk, st, err)
 	}
@@ -294,7 +287,7 @@ func (ws *workspace) submit(w http.ResponseWriter, r *http.Request) error {
 	}
 	notice := "Submitted " + wk.Item.SourceID + "."
 	if !res.Created {
-		if !sameAsStored(res.Stored, in) {
+		if res.Different {
 			return ws.resubmitted(w, r, p, wk, form, res)
 		}
 		notice = "Your labels for " + wk.Item.SourceID + " were already submitted (another tab or a second click), with these same answers."
@@ -302,28 +295,13 @@ func (ws *workspace) submit(w http.ResponseWriter, r *http.Request) error {
 	return ws.showLoaded(w, r, p, res.Next, res.NextWorkspace, res.NextErr, notice)
 }
 
-// sameAsStored reports whether a submission repeats the answers stored
-// first for its assignment (a double click, a retry) rather than bringing
-// different ones (a second tab). Empty answers and notes count as none.
-func sameAsStored(stored *store.AnswerSet, in labelInput) bool {
-	if stored == nil {
-		return true
-	}
-	return maps.Equal(cleanAnswers(in.Answers), cleanAnswers(stored.Answers)) &&
-		maps.Equal(cleanAnswers(in.Rationales), cleanAnswers(stored.Rationales)) &&
-		strings.TrimSpace(in.Rationale) == strings.TrimSpace(stored.Rationale)
-}
-
 // resubmitted answers a submission whose assignment another tab (or an
 // earlier submit) stored first with different answers: nothing of it is
 // stored; both answer sets are shown side by side, with a form that keeps
 // the new ones as an edit of the stored ones (the edit path, history kept)
 // and a way on that discards them (409).
-func (ws *workspace) resubmitted(w http.ResponseWriter, r *http.Request, p *attune.Project, wk *store.Workspace, form labelForm, res store.SubmitResult) error {
-	def, err := ws.db.FindRubricByID(r.Context(), p.RubricVersionID)
-	if err != nil {
-		return err
-	}
+func (ws *workspace) resubmitted(w http.ResponseWriter, r *http.Request, p *attune.Project, wk *store.Workspace, form labelForm, res labeling.Submitted) error {
+	def := res.Rubric // the rubric the submission was checked with
 	first := res.Stored
 	c := annotate.Resubmitted{
 		ProjectName: p.Name, ItemID: wk.Item.ID, SourceID: wk.Item.SourceID,
@@ -466,7 +444,8 @@ func (ws *workspace) continueWork(w http.ResponseWriter, r *http.Request, p *att
 	return ws.showNext(w, r, p, a, err, notice)
 }
 
-// skip gives the item back, flagged or not, and shows the next one.
+// skip gives the item back through the labeling flow shared with the
+// API, flagged or not, and shows the next one.
 func (ws *workspace) skip(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	p, wk, err := ws.open(r, false)
@@ -475,15 +454,13 @@ func (ws *workspace) skip(w http.ResponseWriter, r *http.Request) error {
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxLabelForm)
 	flag := strings.TrimSpace(r.PostFormValue("flag"))
-	note := strings.TrimSpace(strings.ReplaceAll(r.PostFormValue("note"), "\r\n", "\n"))
-	if flag != "" && !attune.ValidFlag(flag) {
-		return attune.Invalid("flag", "choose broken, off-topic, distressing or other")
-	}
-	if !labelling(wk) {
-		return attune.Conflict("this item is labelled already; change your labels instead of skipping it")
-	}
 	u := userFrom(ctx)
-	if err := ws.db.Skip(ctx, wk.Assignment.ID, u.ID, flag, note); err != nil {
+	if wk.Assignment == nil {
+		// Labels of the person's that were never handed out (imported):
+		// there is no assignment to give back.
+		return store.ErrSkipLabelled
+	}
+	if err := ws.labeling.Skip(ctx, u, wk.Assignment.ID, flag, r.PostFormValue("note")); err != nil {
 		return err
 	}
 	notice := "Skipped " + wk.Item.SourceID + "."
@@ -501,15 +478,16 @@ func (ws *workspace) skip(w http.ResponseWriter, r *http.Request) error {
 	return ws.showNext(w, r, p, a, err, notice)
 }
 
-// openNote records that the annotator opened the item's content note and
-// shows the dialogue: 204 for the page's script, which shows it itself, a
-// redirect to the item for a plain form post.
+// openNote records that the annotator opened the item's content note
+// (the labeling flow, as the API's content-note does) and shows the
+// dialogue: 204 for the page's script, which shows it itself, a redirect
+// to the item for a plain form post.
 func (ws *workspace) openNote(w http.ResponseWriter, r *http.Request) error {
 	p, wk, err := ws.open(r, false)
 	if err != nil {
 		return err
 	}
-	if err := ws.db.OpenContentNote(r.Context(), p.ID, wk.Item.ID, userFrom(r.Context()).ID); err != nil {
+	if err := ws.labeling.OpenNote(r.Context(), userFrom(r.Context()), p.ID, wk.Item.ID); err != nil {
 		return err
 	}
 	if isHX(r) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/dataset"
+	"github.com/attune/attune/internal/labeling"
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/store"
 	"github.com/attune/attune/internal/wellbeing"
@@ -117,12 +118,12 @@ func readLabelForm(w http.ResponseWriter, r *http.Request) (labelForm, error) {
 	return f, nil
 }
 
-// textarea returns what was typed, with a browser's CRLF line ends made LF
-// and surrounding blank space dropped.
-func textarea(s string) string { return strings.TrimSpace(strings.ReplaceAll(s, "\r\n", "\n")) }
+// textarea returns what was typed as a note is kept (labeling.CleanNote).
+func textarea(s string) string { return labeling.CleanNote(s) }
 
-// keepKnown drops notes on items the rubric does not have: only a forged
-// form sends them, and the shared submit path refuses them outright.
+// keepKnown drops notes on items the rubric does not have from a draft:
+// only a forged form sends them, and a submission of them is refused
+// outright (labeling.Check), on the page as through the API.
 func (f *labelForm) keepKnown(def *rubric.Definition) {
 	for k := range f.rationales {
 		if _, ok := def.Item(k); !ok {
@@ -264,7 +265,7 @@ func (ws *workspace) view(r *http.Request, p *attune.Project, wk *store.Workspac
 	}
 	// The note stays until the annotator opens it; the opening is stored,
 	// so a refresh or a later visit shows the dialogue.
-	if behindNote(facts) && !wk.NoteOpened {
+	if facts.BehindNote() && !wk.NoteOpened {
 		v.Note = &annotate.ContentNote{Term: term, Refused: x.noteRefused}
 	}
 	if s := ws.stretch(r, now); s.Due(now, ws.breakAfter()) {

@@ -16,6 +16,7 @@ import (
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/dataset"
 	"github.com/attune/attune/internal/importer"
+	"github.com/attune/attune/internal/labeling"
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/scoring"
 	"github.com/attune/attune/internal/store"
@@ -481,7 +482,7 @@ func (s *Server) assignmentBody(ctx context.Context, p *attune.Project, a *attun
 	}
 	out := &apiAssignment{Rubric: p.RubricRef, Item: apiItem{ID: it.ID, SourceID: it.SourceID, Kind: it.Kind, Turns: it.Turns,
 		Messages: it.Messages, Meta: it.Meta}}
-	if f := factsOf(it); behindNote(f) {
+	if f := factsOf(it); f.BehindNote() {
 		out.Item.ContentNote = &apiContentNote{Words: append([]string{}, f.Terms...), Marked: f.Marked}
 	}
 	out.Assignment.ID, out.Assignment.LeaseExpiresAt = a.ID, a.LeaseExpiresAt
@@ -516,8 +517,8 @@ type apiLabels struct {
 	Next            bool              `json:"next"`
 }
 
-func (b apiLabels) input() labelInput {
-	return labelInput{Answers: b.Answers, Rationales: b.Rationales, Rationale: b.Rationale, ActiveMS: b.ActiveMS,
+func (b apiLabels) input() labeling.Input {
+	return labeling.Input{Answers: b.Answers, Rationales: b.Rationales, Rationale: b.Rationale, ActiveMS: b.ActiveMS,
 		ConfirmWarnings: b.ConfirmWarnings, Next: b.Next}
 }
 
@@ -542,27 +543,20 @@ func (s *Server) apiSubmit(r *http.Request, u *attune.User) (int, any, error) {
 	if err := decodeJSON(r, &body); err != nil {
 		return 0, nil, err
 	}
-	res, score, err := s.submitLabels(r.Context(), u, id, body.input())
+	held, res, err := s.labeling.SubmitAssignment(r.Context(), u, id, body.input())
 	if err != nil {
 		return 0, nil, err
 	}
-	if !res.Created && !sameAsStored(res.Stored, body.input()) {
+	if res.Different {
 		// A retry of the same answers is safe; different ones are never
 		// dropped silently.
-		a, err := s.db.FindAssignment(r.Context(), id, u.ID)
-		if err != nil {
-			return 0, nil, err
-		}
 		return 0, nil, attune.Conflict(fmt.Sprintf("this assignment was submitted already with other answers, which are kept; these were not stored. "+
-			"To change them, edit your labels: PUT /api/v1/projects/%d/items/%d/labels", a.ProjectID, a.ItemID))
+			"To change them, edit your labels: PUT /api/v1/projects/%d/items/%d/labels", held.Project.ID, held.Item.ID))
 	}
-	out := apiSubmitted{AnswerSetID: res.AnswerSetID, Created: res.Created, Score: score}
+	out := apiSubmitted{AnswerSetID: res.AnswerSetID, Created: res.Created, Score: res.Score}
 	if res.Next != nil {
-		p, err := s.db.FindProjectByID(r.Context(), res.Next.ProjectID)
-		if err != nil {
-			return 0, nil, err
-		}
-		if out.Next, err = s.assignmentBody(r.Context(), p, res.Next); err != nil {
+		// The next item is claimed in the assignment's project.
+		if out.Next, err = s.assignmentBody(r.Context(), held.Project, res.Next); err != nil {
 			return 0, nil, err
 		}
 	} else if res.NextErr != nil {
@@ -636,11 +630,11 @@ func (s *Server) apiUpdateLabels(r *http.Request, u *attune.User) (int, any, err
 	if err := decodeJSON(r, &body); err != nil {
 		return 0, nil, err
 	}
-	rev, score, err := s.updateLabels(r.Context(), u, p, itemID, body.input())
+	ed, err := s.labeling.EditItem(r.Context(), u, p, itemID, body.input())
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, map[string]any{"item_id": itemID, "revision": rev, "score": score}, nil
+	return http.StatusOK, map[string]any{"item_id": itemID, "revision": ed.Revision, "score": ed.Score}, nil
 }
 
 // apiOpenContentNote records that the caller opened the content note of
@@ -659,14 +653,15 @@ func (s *Server) apiOpenContentNote(r *http.Request, u *attune.User) (int, any, 
 	if err != nil {
 		return 0, nil, err
 	}
-	if err := s.db.OpenContentNote(r.Context(), p.ID, itemID, u.ID); err != nil {
+	if err := s.labeling.OpenNote(r.Context(), u, p.ID, itemID); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusNoContent, nil, nil
 }
 
-// apiSkip gives an assignment back without labels, with an optional flag
-// (broken, off-topic, distressing, other) and note.
+// apiSkip gives an assignment back without labels through the labeling
+// flow shared with the page, with an optional flag (broken, off-topic,
+// distressing, other) and note.
 func (s *Server) apiSkip(r *http.Request, u *attune.User) (int, any, error) {
 	id, err := pathInt(r, "id")
 	if err != nil {
@@ -679,10 +674,7 @@ func (s *Server) apiSkip(r *http.Request, u *attune.User) (int, any, error) {
 	if err := decodeJSON(r, &body); err != nil {
 		return 0, nil, err
 	}
-	if body.Flag != "" && !attune.ValidFlag(body.Flag) {
-		return 0, nil, attune.Invalid("flag", fmt.Sprintf("use one of %s", strings.Join(attune.Flags, ", ")))
-	}
-	if err := s.db.Skip(r.Context(), id, u.ID, body.Flag, body.Note); err != nil {
+	if err := s.labeling.Skip(r.Context(), u, id, body.Flag, body.Note); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusNoContent, nil, nil

@@ -75,6 +75,7 @@ func (s *Server) reportView(r *http.Request, p *attune.Project, rr *reportReques
 		JSONURL:       templ.SafeURL(reportPath(p.ID) + ".json" + reportQuery(rr.query)),
 		ExperimentURL: templ.SafeURL(fmt.Sprintf("/projects/%d/experiment", p.ID)),
 		SystemsURL:    templ.SafeURL(fmt.Sprintf("/projects/%d/systems", p.ID)),
+		FailuresURL:   templ.SafeURL(fmt.Sprintf("/projects/%d/failures", p.ID)),
 		CSVURL:        templ.SafeURL(reportPath(p.ID) + ".csv" + reportQuery(rr.query)),
 		Filters:       rr.filters,
 		Import:        labelsImportForm(p.ID),

@@ -195,6 +195,8 @@ func (s *Server) table() []route {
 		{"GET /projects/{id}/report.csv", projectLeads, s.reportCSV, nil},
 		// The items behind a figure of the report (web/reports_drill.go).
 		{"GET /projects/{id}/report/items", projectLeads, s.reportItems, nil},
+		// Where a judge parts from people, by kind of item (web/failures.go).
+		{"GET /projects/{id}/failures", projectLeads, s.failuresPage, nil},
 		{"POST /projects/{id}/labels/import", projectUploads, s.importLabels, nil},
 		{"GET /projects/{id}/labels/import", projectLeads, s.toImportForm("/report#labels-import"), nil},
 		// Judge variants side by side on the frozen gold items
@@ -303,6 +305,8 @@ func (s *Server) table() []route {
 		// Draws of items for people (web/draws_api.go).
 		{"POST /api/v1/projects/{id}/draws", tokenLeads, nil, s.apiCreateDraw},
 		{"GET /api/v1/projects/{id}/draws", tokenLeads, nil, s.apiDraws},
+		{"GET /api/v1/projects/{id}/failures", tokenLeads, nil, s.apiFailures},
+		{"GET /api/v1/projects/{id}/trust", tokenLeads, nil, s.apiTrust},
 	}
 	// The dataset export (web/exports.go, docs/datasets.md): one record
 	// per item with its dialogue, as JSON Lines or Parquet, for leads on

@@ -16,6 +16,7 @@ import (
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/experiment"
 	"github.com/attune/attune/internal/judge"
+	"github.com/attune/attune/internal/labeling"
 	"github.com/attune/attune/internal/password"
 	"github.com/attune/attune/internal/runs"
 	"github.com/attune/attune/internal/store"
@@ -87,6 +88,9 @@ type Server struct {
 	// runs starts and changes judge runs, as the API and the command
 	// line do.
 	runs *runs.Flow
+	// labeling stores, changes and gives back a person's labels, as the
+	// API does.
+	labeling *labeling.Flow
 }
 
 // New returns a Server over db. Sessions live in db, so that any replica
@@ -112,7 +116,8 @@ func New(db *store.DB, logger *slog.Logger, opts Options) *Server {
 	}
 	s = &Server{db: db, log: logger, opts: opts, sessions: sm, now: time.Now,
 		hasher: password.NewHasher(opts.PasswordParams, opts.HashSlots), experiments: experiment.NewCache(16),
-		pace: newPacer(opts.SignInPace), runs: runs.New(db, opts.Runner)}
+		pace: newPacer(opts.SignInPace), runs: runs.New(db, opts.Runner),
+		labeling: labeling.New(db, logger)}
 	s.handler = s.routes()
 	s.stopGC = s.sweepSessions(opts.SessionCleanup)
 	return s

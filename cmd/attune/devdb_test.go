@@ -99,6 +99,10 @@ func TestServePrivateDatabaseFirstRun(t *testing.T) {
 
 	var mu sync.Mutex
 	var later []string // lines after "attune is serving at"
+	// judgeCounted is sent to once River first reports the judge queue's
+	// job counts after "attune is serving at": the demo's judge has
+	// worked, and River has logged what it logs every 5s while it does.
+	judgeCounted := make(chan struct{}, 1)
 	start := func() (*exec.Cmd, []string, string) {
 		t.Helper()
 		cmd := exec.Command(os.Args[0], "serve", "--demo", "--dev-dir", ".attune")
@@ -153,6 +157,12 @@ func TestServePrivateDatabaseFirstRun(t *testing.T) {
 							mu.Lock()
 							later = append(later, line)
 							mu.Unlock()
+							if strings.Contains(line, "Producer job counts") && strings.Contains(line, "queue=judge") {
+								select {
+								case judgeCounted <- struct{}{}:
+								default:
+								}
+							}
 						}
 					}()
 					return cmd, out, base
@@ -228,13 +238,21 @@ func TestServePrivateDatabaseFirstRun(t *testing.T) {
 		t.Errorf("%s lacks the sign-ins:\n%s", kept, b)
 	}
 	// The sign-ins stay on screen while the demo's judge works: a few
-	// lines at most follow them (River's job counts, every 5s).
-	time.Sleep(7 * time.Second)
+	// lines at most follow them (River's job counts, every 5s), up to
+	// River's first report of the judge's.
+	select {
+	case <-judgeCounted:
+	case <-time.After(2 * time.Minute):
+		mu.Lock()
+		so := strings.Join(later, "\n")
+		mu.Unlock()
+		t.Fatalf("River reported no judge job counts within 2 minutes of serving:\n%s", so)
+	}
 	mu.Lock()
 	after := slices.Clone(later)
 	mu.Unlock()
 	if len(after) > 6 {
-		t.Errorf("%d lines follow the sign-ins in the first 7 seconds, scrolling them away:\n%s", len(after), strings.Join(after, "\n"))
+		t.Errorf("%d lines follow the sign-ins up to the judge's first job counts, scrolling them away:\n%s", len(after), strings.Join(after, "\n"))
 	}
 	stop(cmd)
 

@@ -15,6 +15,7 @@ import (
 var estimateFlagOf = map[string]string{
 	evaluation.FieldJudge: "judge", evaluation.FieldRubricItem: "rubric-item",
 	evaluation.FieldOutcome: "outcome", evaluation.FieldSystemKey: "system-key",
+	evaluation.FieldTarget: "target", evaluation.FieldAlpha: "alpha",
 }
 
 func estimateFlags(fs *flag.FlagSet) {

@@ -18,6 +18,16 @@ func ValidFlag(reason string) bool {
 	return false
 }
 
+// CheckSkipFlag refuses, naming Flags, a flag given with a skip that is
+// none of them; "" (no flag) is fine. The workspace's skip and the API's
+// skip both ask it, so both refuse with the same words.
+func CheckSkipFlag(flag string) error {
+	if flag != "" && !ValidFlag(flag) {
+		return Invalid("flag", "use one of "+strings.Join(Flags, ", "))
+	}
+	return nil
+}
+
 // ParseFlagReason reads a filter on the flag reason: "" (or "all") is no
 // filter; anything else must be one of Flags, or it is an ErrInvalid error
 // naming them.

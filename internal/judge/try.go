@@ -128,7 +128,7 @@ func (r *Runner) Try(ctx context.Context, j *attune.Judge, p *attune.Project, it
 				return
 			}
 			defer func() { <-sem }()
-			r.tryItem(ctx, w, def, it, &t.Results[i])
+			r.tryItem(ctx, w, newQuestion(def, it, itemID, prompt), &t.Results[i])
 		})
 	}
 	wg.Wait()
@@ -144,16 +144,15 @@ func (r *Runner) Try(ctx context.Context, j *attune.Judge, p *attune.Project, it
 	return t, nil
 }
 
-// tryItem asks one rubric item as a run's first sample would be asked,
-// and reads the answer, re-asking once if it cannot be read.
-func (r *Runner) tryItem(ctx context.Context, w *itemWork, def *rubric.Definition, it *rubric.Item, res *TryResult) {
-	allowed := def.Allowed(it)
-	numeric := isNumeric(allowed)
+// tryItem asks q as a run's first sample would be asked, and reads the
+// answer, re-asking once if it cannot be read.
+func (r *Runner) tryItem(ctx context.Context, w *itemWork, q *question, res *TryResult) {
+	def, it, allowed, numeric := q.def, q.item, q.allowed, q.numeric
 	set := r.settings(w, numeric, false)
 	fail := func(msg string) {
 		res.Value, res.Method, res.Error = rubric.Error, "error", msg
 	}
-	resp, err := r.tryCall(ctx, w, def, it, res.Prompt.Messages, res.Prompt, false, res)
+	resp, err := r.tryCall(ctx, w, q, ask{msgs: q.prompt.Messages}, res)
 	if err != nil {
 		fail(reason(err))
 		return
@@ -161,7 +160,7 @@ func (r *Runner) tryItem(ctx context.Context, w *itemWork, def *rubric.Definitio
 	res.Raw = resp.Text
 	ans, perr := ReadAnswer(def, it, resp.Text, set.Structured, w.facts)
 	if msgs, ok := ReAskAfter(res.Prompt, resp.Text, perr, allowed); ok {
-		resp2, err := r.tryCall(ctx, w, def, it, msgs, res.Prompt, true, res)
+		resp2, err := r.tryCall(ctx, w, q, ask{msgs: msgs, reask: true}, res)
 		if err != nil {
 			fail(notAnswer(perr) + "; the re-ask failed: " + reason(err))
 			return
@@ -187,12 +186,13 @@ func (r *Runner) tryItem(ctx context.Context, w *itemWork, def *rubric.Definitio
 	}
 }
 
-// tryCall makes one call as Runner.call builds it (settings, schema,
+// tryCall makes request a of q as Runner.call builds it (settings, schema,
 // log-probabilities, cache prefix), paced by the judge's limits, without
-// the cache, retries or a record. Its usage, cost and latency are added to
-// res.
-func (r *Runner) tryCall(ctx context.Context, w *itemWork, def *rubric.Definition, it *rubric.Item, msgs []Message, prompt Prompt, reask bool, res *TryResult) (Response, error) {
-	set := r.settings(w, isNumeric(def.Allowed(it)), reask)
+// the cache, retries or a record (a's sample and key go unused). Its
+// usage, cost and latency are added to res.
+func (r *Runner) tryCall(ctx context.Context, w *itemWork, q *question, a ask, res *TryResult) (Response, error) {
+	def, it, msgs, prompt := q.def, q.item, a.msgs, q.prompt
+	set := r.settings(w, q.numeric, a.reask)
 	req := Request{Model: w.judge.Model, Messages: msgs, Temperature: set.Temperature, MaxTokens: set.MaxTokens, Seed: set.Seed}
 	if len(def.Items) > 1 {
 		req.CachePrefix = prompt.Prefix

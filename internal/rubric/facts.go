@@ -31,3 +31,9 @@ func FactsFound(turns int, found [][]wellbeing.Match, marked bool) Facts {
 	}
 	return f
 }
+
+// BehindNote reports whether an item with these facts is announced with a
+// content note, and so answered only once its annotator opened the note:
+// when crisis is signalled (a word of the wellbeing list, or a lead's
+// mark). The page, the form post and the API all ask it.
+func (f Facts) BehindNote() bool { return f.Crisis == Signalled }

@@ -802,6 +802,10 @@ func answerColumns(answers, rationales map[string]string) (keys, values, notes [
 	return keys, values, notes
 }
 
+// ErrSkipLabelled refuses a skip of an item the person labelled already
+// (Skip): it matches attune.ErrConflict.
+var ErrSkipLabelled = attune.Conflict("this item is labelled already; edit your labels instead of skipping it")
+
 // Skip gives an assignment back without labels, optionally flagging the
 // item (broken, off-topic, distressing, other) with a note for the leads.
 // The annotator is never given the item again. Someone who is no longer an
@@ -823,7 +827,7 @@ func (db *DB) Skip(ctx context.Context, assignmentID, userID int64, flag, note s
 		case "skipped":
 			return nil
 		case "submitted":
-			return attune.Conflict("this item is labelled already; edit your labels instead of skipping it")
+			return ErrSkipLabelled
 		}
 		var flagArg *string
 		if flag != "" {

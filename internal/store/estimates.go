@@ -31,23 +31,11 @@ type EstimateRow struct {
 // A judge with no raters answering in the project is attune.ErrNotFound,
 // with a message naming it.
 func (db *DB) EstimateRubricItem(ctx context.Context, projectID int64, judge, rubricItem, systemKey string) ([]EstimateRow, error) {
-	var raters []int64
+	raters, err := db.judgeRaters(ctx, projectID, judge)
+	if err != nil {
+		return nil, err
+	}
 	rows, err := db.pool.Query(ctx, `
-		SELECT r.id FROM raters r
-		WHERE r.kind = 'judge'
-		  AND (r.id::text = $2 OR r.name = $2 OR r.judge_id IN (SELECT id FROM judges WHERE name = $2))
-		  AND EXISTS (SELECT 1 FROM answer_sets a WHERE a.project_id = $1 AND a.rater_id = r.id)`, projectID, judge)
-	if err != nil {
-		return nil, mapErr(err, "estimate: judge raters", "")
-	}
-	raters, err = pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
-		return nil, mapErr(err, "estimate: judge raters", "")
-	}
-	if len(raters) == 0 {
-		return nil, attune.NotFound(fmt.Sprintf("no judge %q has answers in this project", judge))
-	}
-	rows, err = db.pool.Query(ctx, `
 		WITH v AS (
 			SELECT l.item_id, r.kind,
 			       CASE WHEN l.value = 'YES' THEN 1.0::float8
@@ -95,4 +83,27 @@ func (db *DB) EstimateJudges(ctx context.Context, projectID int64) ([]string, er
 	}
 	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	return out, mapErr(err, "estimate judges", "")
+}
+
+// judgeRaters are the raters of a judge answering in the project: the
+// judge named by a rater id, a rater's name or a judge's name. None is
+// attune.ErrNotFound, with a message naming it.
+func (db *DB) judgeRaters(ctx context.Context, projectID int64, judge string) ([]int64, error) {
+	rows, err := db.pool.Query(ctx, `
+		SELECT r.id FROM raters r
+		WHERE r.kind = 'judge'
+		  AND (r.id::text = $2 OR r.name = $2 OR r.judge_id IN (SELECT id FROM judges WHERE name = $2))
+		  AND EXISTS (SELECT 1 FROM answer_sets a WHERE a.project_id = $1 AND a.rater_id = r.id)
+		ORDER BY r.id`, projectID, judge)
+	if err != nil {
+		return nil, mapErr(err, "judge raters", "")
+	}
+	raters, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, mapErr(err, "judge raters", "")
+	}
+	if len(raters) == 0 {
+		return nil, attune.NotFound(fmt.Sprintf("no judge %q has answers in this project", judge))
+	}
+	return raters, nil
 }

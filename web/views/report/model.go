@@ -36,7 +36,10 @@ type Page struct {
 	// SystemsURL is the systems view: prediction-powered estimates per
 	// system and the human-label budget.
 	SystemsURL templ.SafeURL
-	CSVURL     templ.SafeURL
+	// FailuresURL is the failure map: where a judge parts from people by
+	// kind of item.
+	FailuresURL templ.SafeURL
+	CSVURL      templ.SafeURL
 	// Verdicts open the page: per judge the alt-test's answer, per rubric
 	// item the annotators' agreement.
 	Verdicts Verdicts

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/store"
+)
+
+// readCommand parses a command's flags, refuses positional arguments and
+// returns the reader of a flag's value: the prologue every command over
+// one project shares.
+func readCommand(fs *flag.FlagSet, e env, args []string) (get func(name string) string, err error) {
+	if err := parseFlags(fs, e, args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+	}
+	return func(name string) string { return fs.Lookup(name).Value.String() }, nil
+}
+
+// formatOf is the --format value when it is one of allowed, else a usage
+// error naming them.
+func formatOf(get func(string) string, allowed ...string) (string, error) {
+	f := get("format")
+	if !slices.Contains(allowed, f) {
+		return "", fmt.Errorf("%w: --format must be %s", errUsage, strings.Join(allowed, " or "))
+	}
+	return f, nil
+}
+
+// openProject opens the database of the environment and finds the
+// project by name; the caller closes the database.
+func openProject(ctx context.Context, e env, name string) (*store.DB, *attune.Project, error) {
+	db, _, err := openFromEnv(ctx, e)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := db.FindProjectByName(ctx, name)
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return db, p, nil
+}
+
+// writeIndentedJSON writes v as indented JSON and flushes w.
+func writeIndentedJSON(w *bufio.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	return w.Flush()
+}

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+
+	"github.com/attune/attune/internal/evaluation"
+	"github.com/attune/attune/internal/failmap"
+)
+
+func failuresFlags(fs *flag.FlagSet) {
+	fs.String("project", "", "project name (required)")
+	fs.String("judge", "", "the judge: a rater id or a judge's name (required)")
+	fs.String("rubric-item", "", "the rubric item to map, by key (required)")
+	fs.String("system-key", evaluation.DefaultSystemKey, "the item meta key that names an item's system")
+	fs.String("format", "text", "text or json")
+}
+
+// runFailures is `attune failures`: the failure map of a judge on one
+// rubric item, as the project's failures page shows it.
+func runFailures(ctx context.Context, e env, args []string) error {
+	fs := flag.NewFlagSet("failures", flag.ContinueOnError)
+	failuresFlags(fs)
+	get, err := readCommand(fs, e, args)
+	if err != nil {
+		return err
+	}
+	if get("project") == "" {
+		return fmt.Errorf("%w: --project is required: attune failures --project P --judge J --rubric-item K", errUsage)
+	}
+	format, err := formatOf(get, "text", "json")
+	if err != nil {
+		return err
+	}
+	q := evaluation.FailureQuery{Judge: get("judge"), RubricItem: get("rubric-item"), SystemKey: get("system-key")}
+	if err := evaluation.CheckFailures(q); err != nil {
+		return flagErrors(err, estimateFlagOf)
+	}
+	db, p, err := openProject(ctx, e, get("project"))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	q.ProjectID = p.ID
+	m, err := evaluation.Failures(ctx, db, q)
+	if err != nil {
+		return flagErrors(err, estimateFlagOf)
+	}
+	w := bufio.NewWriter(e.stdout)
+	if format == "json" {
+		return writeIndentedJSON(w, m)
+	}
+	writeFailuresText(w, m)
+	return w.Flush()
+}
+
+// writeFailuresText writes one line per band, grouped by dimension.
+func writeFailuresText(w *bufio.Writer, m failmap.Map) {
+	if len(m.Bands) == 0 {
+		fmt.Fprintln(w, "no item has both this judge's answer and a person's on this rubric item")
+		return
+	}
+	dim := ""
+	for _, b := range m.Bands {
+		if b.Dimension != dim {
+			dim = b.Dimension
+			fmt.Fprintf(w, "by %s\n", dim)
+		}
+		agreed := "—"
+		if b.Share != nil {
+			agreed = fmt.Sprintf("%.0f%% [%.0f, %.0f]", 100**b.Share, 100**b.Low, 100**b.High)
+		}
+		split := "—"
+		if b.JudgeShare != nil {
+			split = fmt.Sprintf("judge %.0f%%, people %.0f%%", 100**b.JudgeShare, 100**b.PeopleShare)
+		}
+		fmt.Fprintf(w, "  %-22s %5d items  agreed %d: judge matched %s  split %d: %s  one person %d: matched %d\n",
+			b.Band, b.Items, b.Agreed, agreed, b.Split, split, b.Single, b.SingleMatched)
+	}
+}
+
+func trustFlags(fs *flag.FlagSet) {
+	fs.String("project", "", "project name (required)")
+	fs.String("judge", "", "the judge: a rater id or a judge's name (required)")
+	fs.String("rubric-item", "", "the rubric item, by key (required)")
+	fs.String("target", "", "the agreement wanted on the items the judge keeps, as a share or a percentage (default 0.9)")
+	fs.String("alpha", "", "the risk allowed that the guarantee is wrong, as a share or a percentage (default 0.05)")
+	fs.String("format", "text", "text or json")
+}
+
+// runTrust is `attune trust`: trust or escalate on one rubric item, as the
+// failures page shows it.
+func runTrust(ctx context.Context, e env, args []string) error {
+	fs := flag.NewFlagSet("trust", flag.ContinueOnError)
+	trustFlags(fs)
+	get, err := readCommand(fs, e, args)
+	if err != nil {
+		return err
+	}
+	if get("project") == "" {
+		return fmt.Errorf("%w: --project is required: attune trust --project P --judge J --rubric-item K", errUsage)
+	}
+	format, err := formatOf(get, "text", "json")
+	if err != nil {
+		return err
+	}
+	target, alpha, err := evaluation.ParseTrustTerms(get("target"), get("alpha"))
+	if err != nil {
+		return flagErrors(err, estimateFlagOf)
+	}
+	db, p, err := openProject(ctx, e, get("project"))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	res, err := evaluation.Trust(ctx, db, evaluation.TrustQuery{ProjectID: p.ID, Judge: get("judge"), RubricItem: get("rubric-item"), Target: target, Alpha: alpha})
+	if err != nil {
+		return flagErrors(err, estimateFlagOf)
+	}
+	w := bufio.NewWriter(e.stdout)
+	if format == "json" {
+		return writeIndentedJSON(w, res)
+	}
+	fmt.Fprintf(w, "calibrated on %d labelled items (left out: %d without certainty, %d where people tied)\n", res.Calibration, res.NoConfidence, res.PeopleTied)
+	if !res.Found {
+		fmt.Fprintf(w, "no threshold guaranteed: %s; every item stays with people\n", res.Reason)
+	} else {
+		fmt.Fprintf(w, "confidence >= %.3g: the judge keeps %.0f%% of labelled items, agreeing on %.0f%%; guaranteed %.0f%% with %.0f%% certainty\n",
+			res.Threshold, 100*res.Coverage, 100*res.Agreement, 100*res.Target, 100*(1-res.Alpha))
+		fmt.Fprintf(w, "of %d items only the judge labelled it keeps %d, sending %d to people\n", res.JudgeOnly, res.JudgeOnlyKept, res.JudgeOnly-res.JudgeOnlyKept)
+	}
+	return w.Flush()
+}
