@@ -74,6 +74,7 @@ func (s *Server) reportView(r *http.Request, p *attune.Project, rr *reportReques
 		NANote:        rep.NANote,
 		JSONURL:       templ.SafeURL(reportPath(p.ID) + ".json" + reportQuery(rr.query)),
 		ExperimentURL: templ.SafeURL(fmt.Sprintf("/projects/%d/experiment", p.ID)),
+		SystemsURL:    templ.SafeURL(fmt.Sprintf("/projects/%d/systems", p.ID)),
 		FailuresURL:   templ.SafeURL(fmt.Sprintf("/projects/%d/failures", p.ID)),
 		CSVURL:        templ.SafeURL(reportPath(p.ID) + ".csv" + reportQuery(rr.query)),
 		Filters:       rr.filters,

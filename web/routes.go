@@ -202,6 +202,11 @@ func (s *Server) table() []route {
 		// Judge variants side by side on the frozen gold items
 		// (web/experiment.go).
 		{"GET /projects/{id}/experiment", projectLeads, s.experimentPage, nil},
+		// The systems view, its budget preview and the draw that sends
+		// random judge-only items to people (web/systems.go).
+		{"GET /projects/{id}/systems", projectLeads, s.systemsPage, nil},
+		{"GET /projects/{id}/systems/preview", projectLeads, s.systemsPreview, nil},
+		{"POST /projects/{id}/draws", projectLeads, s.createDraw, nil},
 
 		// The items browser: leads search the project's items and read
 		// everything known of one (web/items.go).
@@ -297,6 +302,9 @@ func (s *Server) table() []route {
 		{"GET /api/v1/projects/{id}/experiment", tokenLeads, nil, s.apiExperiment},
 		{"GET /api/v1/projects/{id}/report", tokenLeads, nil, s.apiReport},
 		{"GET /api/v1/projects/{id}/estimates", tokenLeads, nil, s.apiEstimates},
+		// Draws of items for people (web/draws_api.go).
+		{"POST /api/v1/projects/{id}/draws", tokenLeads, nil, s.apiCreateDraw},
+		{"GET /api/v1/projects/{id}/draws", tokenLeads, nil, s.apiDraws},
 		{"GET /api/v1/projects/{id}/failures", tokenLeads, nil, s.apiFailures},
 		{"GET /api/v1/projects/{id}/trust", tokenLeads, nil, s.apiTrust},
 	}

@@ -59,6 +59,7 @@ func Check(q Query) error {
 // Source is what the flow needs of the database; *store.DB satisfies it.
 type Source interface {
 	EstimateRubricItem(ctx context.Context, projectID int64, judge, rubricItem, systemKey string) ([]store.EstimateRow, error)
+	DrawLister
 }
 
 // Estimate checks q, reads the judge's and the people's values and
@@ -78,5 +79,6 @@ func Estimate(ctx context.Context, src Source, q Query) (ppi.SystemEstimates, er
 	for i, r := range rows {
 		rated[i] = ppi.Rated{System: r.System, Judge: r.Judge, Human: r.Human, Labelled: r.Labelled}
 	}
-	return ppi.BySystem(rated, ppi.Options{})
+	est, err := ppi.BySystem(rated, ppi.Options{})
+	return withSample(ctx, src, q.ProjectID, rows, est, err)
 }

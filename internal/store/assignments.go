@@ -141,9 +141,11 @@ const (
 	claimAnswered = `(SELECT count(*) FROM calibration_answers ca
 		WHERE ca.project_id = p.id AND ca.rater_id = r.id AND ca.calibration_attempt = m.calibration_attempt)`
 	claimMine = `(SELECT 1 FROM assignments a WHERE a.project_id = $1 AND a.rater_id = (SELECT id FROM me) AND a.state = 'active')`
-	// claimOpen is an item the annotator could still be given.
-	// Nobody who still has to qualify is given a real item.
-	claimOpen = `c.project_id = $1 AND NOT c.pulled AND c.filled < (SELECT overlap FROM me) AND NOT (SELECT qualifying FROM me)
+	// claimOpen is an item the annotator could still be given: not taken
+	// out of the pool by a lead, nor held back until a draw sends it
+	// (store.DrawItems). Nobody who still has to qualify is given a real
+	// item.
+	claimOpen = `c.project_id = $1 AND NOT c.pulled AND NOT c.held AND c.filled < (SELECT overlap FROM me) AND NOT (SELECT qualifying FROM me)
 		AND NOT EXISTS (SELECT 1 FROM assignments x WHERE x.item_id = c.item_id AND x.rater_id = (SELECT id FROM me))`
 )
 
@@ -410,7 +412,7 @@ func (db *DB) PeekQueue(ctx context.Context, projectID, userID int64) (Queue, er
 		                 AND NOT EXISTS (SELECT 1 FROM assignments x WHERE x.item_id = k.item_id AND x.rater_id = me.id
 		                                 AND (NOT x.calibration OR x.calibration_attempt = me.attempt)))
 		       ELSE
-		         EXISTS (SELECT 1 FROM item_counts c WHERE c.project_id = $1 AND NOT c.pulled AND c.filled < me.overlap
+		         EXISTS (SELECT 1 FROM item_counts c WHERE c.project_id = $1 AND NOT c.pulled AND NOT c.held AND c.filled < me.overlap
 		                 AND NOT EXISTS (SELECT 1 FROM assignments x WHERE x.item_id = c.item_id AND x.rater_id = me.id))
 		       END,
 		       me.paused, me.paused_why, me.qualify, me.passed, me.answered

@@ -67,6 +67,24 @@ func (db *DB) EstimateRubricItem(ctx context.Context, projectID int64, judge, ru
 	return out, mapErr(err, "estimate: rubric item values", "")
 }
 
+// EstimateJudges names every judge with answers in the project as
+// EstimateRubricItem accepts it: the judge's name for attune's judges,
+// the rater's name for judges whose labels were imported; sorted, each
+// once.
+func (db *DB) EstimateJudges(ctx context.Context, projectID int64) ([]string, error) {
+	rows, err := db.pool.Query(ctx, `
+		SELECT DISTINCT coalesce(j.name, r.name)
+		FROM (SELECT DISTINCT rater_id FROM answer_sets WHERE project_id = $1) s
+		JOIN raters r ON r.id = s.rater_id AND r.kind = 'judge'
+		LEFT JOIN judges j ON j.id = r.judge_id
+		ORDER BY 1`, projectID)
+	if err != nil {
+		return nil, mapErr(err, "estimate judges", "")
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return out, mapErr(err, "estimate judges", "")
+}
+
 // judgeRaters are the raters of a judge answering in the project: the
 // judge named by a rater id, a rater's name or a judge's name. None is
 // attune.ErrNotFound, with a message naming it.

@@ -81,8 +81,9 @@ func (db *DB) ImportItems(ctx context.Context, projectID int64, opts ImportOptio
 			// The project's items are exactly those just copied: it was
 			// empty, and only imports, serialised per project above, add
 			// items.
-			if _, err := tx.Exec(ctx, `INSERT INTO item_counts (item_id, project_id)
-				SELECT id, project_id FROM items WHERE project_id = $1`, projectID); err != nil {
+			// In a project of drawn queues new items wait for a draw.
+			if _, err := tx.Exec(ctx, `INSERT INTO item_counts (item_id, project_id, held)
+				SELECT id, project_id, (SELECT drawn_queue FROM projects WHERE id = $1) FROM items WHERE project_id = $1`, projectID); err != nil {
 				return err
 			}
 			res.Inserted = res.Read
@@ -159,7 +160,8 @@ func (db *DB) ImportItems(ctx context.Context, projectID int64, opts ImportOptio
 				WHERE NOT EXISTS (SELECT 1 FROM items i WHERE i.project_id = $1 AND i.source_id = t.source_id)
 				ORDER BY t.line
 				RETURNING id, project_id)
-			INSERT INTO item_counts (item_id, project_id) SELECT id, project_id FROM inserted`, projectID)
+			INSERT INTO item_counts (item_id, project_id, held)
+			SELECT id, project_id, (SELECT drawn_queue FROM projects WHERE id = $1) FROM inserted`, projectID)
 		if err != nil {
 			return err
 		}

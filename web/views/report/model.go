@@ -33,6 +33,9 @@ type Page struct {
 	// ExperimentURL is the judge experiment page (judge variants side
 	// by side on the gold items).
 	ExperimentURL templ.SafeURL
+	// SystemsURL is the systems view: prediction-powered estimates per
+	// system and the human-label budget.
+	SystemsURL templ.SafeURL
 	// FailuresURL is the failure map: where a judge parts from people by
 	// kind of item.
 	FailuresURL templ.SafeURL
