@@ -148,17 +148,24 @@ func LengthBias(items []Item) Length {
 	// residual maker, C the weights), carried to one χ² by matching two
 	// moments, (Σλ)²/Σλ². With few items, or a few long replies that
 	// carry the slope, they fall well below n − 2 and widen the interval.
-	tr, tr2 := 0.0, 0.0
+	// With w = c², h the hat matrix (M = I − H) and u = x − x̄:
+	// Σλ = Σ w·M_ii, and Σλ² = Σ_ik w_i·w_k·M_ik² = Σ w²(1 − 2h_ii) +
+	// Σ_ik w_i·w_k·H_ik², where H_ik = 1/n + u_i·u_k/Sxx, so the double
+	// sum opens into three single ones: linear in n, not quadratic, for
+	// projects of many items.
+	fn := float64(n)
+	tr, tr2, sw, swu, swu2 := 0.0, 0.0, 0.0, 0.0, 0.0
 	for i := range n {
-		for k := range n {
-			m := -1/float64(n) - (x[i]-xbar)*(x[k]-xbar)/sxx
-			if i == k {
-				m++
-				tr += c[i] * c[i] * m
-			}
-			tr2 += c[i] * c[i] * c[k] * c[k] * m * m
-		}
+		u := x[i] - xbar
+		w := c[i] * c[i]
+		hii := 1/fn + u*u/sxx
+		tr += w * (1 - hii)
+		tr2 += w * w * (1 - 2*hii)
+		sw += w
+		swu += w * u
+		swu2 += w * u * u
 	}
+	tr2 += sw*sw/(fn*fn) + 2*swu*swu/(fn*sxx) + swu2*swu2/(sxx*sxx)
 	df := float64(n - 2)
 	if tr2 > 0 {
 		df = min(df, tr*tr/tr2)
