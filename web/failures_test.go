@@ -250,7 +250,7 @@ func TestFailuresLength(t *testing.T) {
 	r := c.get(projectPath(p, "/failures?judge=@gpt&rubric_item=emotion"))
 	wantStatus(t, r, http.StatusOK)
 	for _, want := range []string{`data-testid="failures-length"`, "Judge slope +0.27 per doubling of reply length, people +0.08",
-		"difference +0.20", "[+0.04, +0.35]", `data-testid="length-verdict"`, "the judge rewards longer replies more than people do"} {
+		"difference +0.20", "[+0.04, +0.35]", `data-testid="length-verdict"`, "The judge rewards longer replies more than people do."} {
 		if !strings.Contains(r.body, want) {
 			t.Errorf("failures page lacks %q", want)
 		}
