@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"strings"
 	"testing"
@@ -116,6 +117,12 @@ func TestFailuresAPI(t *testing.T) {
 	if split["judge_share"] != 0.5 || split["people_share"] != 0.0 {
 		t.Errorf("split item: judge %v, people %v; want 0.5 and 0", split["judge_share"], split["people_share"])
 	}
+	// Four items with a reply and numeric answers: too few for the length
+	// probe, which says so rather than show a slope.
+	if l, _ := out["length"].(map[string]any); l == nil || l["defined"] != false || l["items"] != 4.0 || l["difference"] != nil ||
+		!strings.Contains(fmt.Sprint(l["reason"]), "at least 10") {
+		t.Errorf("length: %v", out["length"])
+	}
 
 	for _, c := range []struct {
 		query  string
@@ -163,6 +170,9 @@ func TestBrowserFailuresPage(t *testing.T) {
 	if got := eval[string](t, ctx, `document.querySelector('[data-testid="failures-system"] tr[data-band="v2"] [data-testid=band-share]').innerText`); !strings.HasPrefix(got, "0 %") {
 		t.Errorf("v2 share %q, want 0 %%", got)
 	}
+	if got := eval[string](t, ctx, `document.querySelector('[data-testid=length-none]').innerText`); !strings.Contains(got, "at least 10") {
+		t.Errorf("length panel %q, want it not shown for four items", got)
+	}
 	if got := eval[string](t, ctx, `document.querySelector('[data-testid=trust-none]').innerText`); !strings.Contains(got, "too few labelled items") {
 		t.Errorf("trust panel %q: the imported judge recorded no certainty, so nothing can be guaranteed", got)
 	}
@@ -188,6 +198,62 @@ func TestBrowserFailuresPage(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=failures-none]`)),
 	); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestFailuresLength carries the length probe's hand-worked example
+// (internal/failmap TestLengthBiasWorked) through the API and the page:
+// replies of 2, 4, …, 1024 characters; the judge answers 2 3 2 3 3 4 3 4
+// 4 5, people 3,3 on the five shortest and 3,4 on the rest. Slopes per
+// doubling: judge 3/11, people 5/66, difference 13/66 with interval
+// [0.0429034, 0.3510360], which excludes 0.
+func TestFailuresLength(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	judge := []string{"2", "3", "2", "3", "3", "4", "3", "4", "4", "5"}
+	var items, labels strings.Builder
+	labels.WriteString("item,rater,rater_kind,rubric_item,value\n")
+	for i, j := range judge {
+		fmt.Fprintf(&items, `{"id":"l%d","messages":[{"role":"user","content":"How do I cope?"},{"role":"assistant","content":%q}]}`+"\n",
+			i, strings.Repeat("a", 1<<(i+1)))
+		bo := "3"
+		if i >= 5 {
+			bo = "4"
+		}
+		fmt.Fprintf(&labels, "l%d,ann,human,emotion,3\nl%d,bo,human,emotion,%s\nl%d,@gpt,judge,emotion,%s\n", i, i, bo, i, j)
+	}
+	p, lead := apiProject(t, a, "empathetic-dialogue@2", 2, items.String())
+	if status, body := lead.call("POST", fmt.Sprintf("/api/v1/projects/%d/labels", p.ID), labels.String()); status != http.StatusOK && status != http.StatusCreated {
+		t.Fatalf("labels import: %d %v", status, body)
+	}
+	status, out := lead.call("GET", fmt.Sprintf("/api/v1/projects/%d/failures?judge=@gpt&rubric_item=emotion", p.ID), nil)
+	if status != http.StatusOK {
+		t.Fatalf("failures: %d %v", status, out)
+	}
+	l, _ := out["length"].(map[string]any)
+	if l == nil || l["defined"] != true || l["items"] != 10.0 || l["unit"] != "doubling of reply length" ||
+		l["verdict"] != "the judge rewards longer replies more than people do" {
+		t.Fatalf("length: %v", out["length"])
+	}
+	for k, want := range map[string]float64{"judge_slope": 3.0 / 11, "people_slope": 5.0 / 66, "difference": 13.0 / 66, "low": 0.0429034, "high": 0.3510360} {
+		if got, ok := l[k].(float64); !ok || math.Abs(got-want) > 1e-6 {
+			t.Errorf("length %s: %v, want %.7f", k, l[k], want)
+		}
+	}
+
+	viewer := a.user("viewer-length@example.org", attune.RoleLead)
+	if err := a.db.AddMember(context.Background(), nil, p.ID, viewer.ID, attune.MemberLead); err != nil {
+		t.Fatal(err)
+	}
+	c := a.client()
+	c.mustSignIn(viewer)
+	r := c.get(projectPath(p, "/failures?judge=@gpt&rubric_item=emotion"))
+	wantStatus(t, r, http.StatusOK)
+	for _, want := range []string{`data-testid="failures-length"`, "Judge slope +0.27 per doubling of reply length, people +0.08",
+		"difference +0.20", "[+0.04, +0.35]", `data-testid="length-verdict"`, "The judge rewards longer replies more than people do."} {
+		if !strings.Contains(r.body, want) {
+			t.Errorf("failures page lacks %q", want)
+		}
 	}
 }
 

@@ -79,6 +79,16 @@ func writeFailuresText(w *bufio.Writer, m failmap.Map) {
 		fmt.Fprintf(w, "  %-22s %5d items  agreed %d: judge matched %s  split %d: %s  one person %d: matched %d\n",
 			b.Band, b.Items, b.Agreed, agreed, b.Split, split, b.Single, b.SingleMatched)
 	}
+	l := m.Length
+	if !l.Defined {
+		fmt.Fprintf(w, "length: not shown: %s\n", l.Reason)
+		return
+	}
+	fmt.Fprintf(w, "length: judge slope %+.3f per %s, people %+.3f, difference %+.3f [%+.3f, %+.3f] over %d items\n",
+		*l.Judge, l.Unit, *l.People, *l.Difference, *l.Low, *l.High, l.Items)
+	if l.Verdict != "" {
+		fmt.Fprintf(w, "  %s\n", l.Verdict)
+	}
 }
 
 func trustFlags(fs *flag.FlagSet) {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -65,7 +67,8 @@ func TestFailuresCommand(t *testing.T) {
 		t.Errorf("single: %+v", single)
 	}
 	text := must("failures", "--project", "Pilot", "--judge", "@gpt", "--rubric-item", "emotion")
-	for _, want := range []string{"by people", "people agreed", "by system", "v2", "one person 1: matched 0"} {
+	for _, want := range []string{"by people", "people agreed", "by system", "v2", "one person 1: matched 0",
+		"length: not shown: 3 items with a reply and numeric answers from the judge and people; the probe needs at least 10"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text lacks %q:\n%s", want, text)
 		}
@@ -82,6 +85,48 @@ func TestFailuresCommand(t *testing.T) {
 		if _, err := runCmd(t, env, "", append([]string{"failures"}, c.args...)...); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: %v, want an error naming %s", c.args, err, c.want)
 		}
+	}
+
+	// The length probe on the hand-worked example of internal/failmap
+	// (TestLengthBiasWorked): replies of 2, 4, …, 1024 characters, the
+	// judge 2 3 2 3 3 4 3 4 4 5, people 3,3 then 3,4; slopes 3/11 and
+	// 5/66 per doubling, difference 13/66 in [0.0429, 0.3510].
+	must("project", "create", "--name", "Lengths", "--rubric", "empathetic-dialogue@2", "--overlap", "2")
+	var lengthItems, lengthLabels strings.Builder
+	lengthLabels.WriteString("item,rater,rater_kind,rubric_item,value\n")
+	for i, j := range []string{"2", "3", "2", "3", "3", "4", "3", "4", "4", "5"} {
+		fmt.Fprintf(&lengthItems, `{"id":"l%d","messages":[{"role":"user","content":"How do I cope?"},{"role":"assistant","content":%q}]}`+"\n",
+			i, strings.Repeat("a", 1<<(i+1)))
+		bo := "3"
+		if i >= 5 {
+			bo = "4"
+		}
+		fmt.Fprintf(&lengthLabels, "l%d,ann,human,emotion,3\nl%d,bo,human,emotion,%s\nl%d,@gpt,judge,emotion,%s\n", i, i, bo, i, j)
+	}
+	must("import", "--project", "Lengths", writeFile(t, "lengths.jsonl", lengthItems.String()))
+	must("labels", "import", "--project", "Lengths", writeFile(t, "length-labels.csv", lengthLabels.String()))
+	text = must("failures", "--project", "Lengths", "--judge", "@gpt", "--rubric-item", "emotion")
+	for _, want := range []string{
+		"length: judge slope +0.273 per doubling of reply length, people +0.076, difference +0.197 [+0.043, +0.351] over 10 items",
+		"  the judge rewards longer replies more than people do",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+	var lengthJSON struct {
+		Length struct {
+			Defined    bool
+			Difference *float64
+			Verdict    string
+		}
+	}
+	out = must("failures", "--project", "Lengths", "--judge", "@gpt", "--rubric-item", "emotion", "--format", "json")
+	if err := json.Unmarshal([]byte(out), &lengthJSON); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if l := lengthJSON.Length; !l.Defined || l.Difference == nil || math.Abs(*l.Difference-13.0/66) > 1e-9 || l.Verdict == "" {
+		t.Errorf("length in JSON: %+v\n%s", l, out)
 	}
 
 	// Trust or escalate: a labels import records no certainty, so nothing

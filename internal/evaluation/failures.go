@@ -40,7 +40,8 @@ func CheckFailures(q FailureQuery) error {
 // rubric's facts of it (rubric.FactsOf), as every other path reads them;
 // its reply length is the last assistant message's, in characters. When
 // the judge has several raters (samples), its answer on an item is the
-// most common of theirs, the earliest rater's on a tie.
+// most common of theirs, the earliest rater's on a tie. The map carries the
+// length probe (failmap.LengthBias) over the same items and answers.
 func Failures(ctx context.Context, src FailureSource, q FailureQuery) (failmap.Map, error) {
 	if err := CheckFailures(q); err != nil {
 		return failmap.Map{}, err

@@ -12,7 +12,11 @@
 // on the items they split on, next to how often people matched each other
 // there.
 //
-// It imports only the standard library and internal/agreement: the caller works out each item's
+// Beside the bands, the length probe (LengthBias) sets how the judge's
+// answers move with reply length against how the people's do.
+//
+// It imports only the standard library, internal/agreement and
+// internal/rubric (for the answer words): the caller works out each item's
 // features (crisis signals by rubric.FactsOf) and answers.
 package failmap
 
@@ -78,6 +82,8 @@ type Band struct {
 // dimension.
 type Map struct {
 	Bands []Band `json:"bands"`
+	// Length is the length probe over the same items (LengthBias).
+	Length Length `json:"length"`
 }
 
 // turnBands and lengthBands are the fixed cut points: the same bands in
@@ -160,7 +166,7 @@ func Build(items []Item) Map {
 	slices.SortFunc(keys, func(a, b key) int {
 		return cmp.Or(cmp.Compare(dims[a.dim], dims[b.dim]), cmp.Compare(a.order, b.order), cmp.Compare(a.name, b.name))
 	})
-	m := Map{Bands: make([]Band, 0, len(keys))}
+	m := Map{Bands: make([]Band, 0, len(keys)), Length: LengthBias(items)}
 	for _, k := range keys {
 		m.Bands = append(m.Bands, acc[k].band(k.dim, k.name))
 	}
