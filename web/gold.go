@@ -204,4 +204,3 @@ func (s *Server) saveGold(w http.ResponseWriter, r *http.Request) error {
 	http.Redirect(w, r, adjudicatePath(p.ID, next), http.StatusSeeOther)
 	return nil
 }
-
