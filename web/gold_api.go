@@ -51,7 +51,8 @@ type apiGoldInput struct {
 // (adjudication.Flow.Adjudicate): 200 with the gold as stored, 422 with the rubric's problems,
 // or with confirm_warnings when only its warnings stand in the way.
 func (s *Server) apiSetGold(r *http.Request, u *attune.User) (int, any, error) {
-	p, _, err := s.apiBrowserProject(r, u)
+	// The project without its rubric: the flow reads that once itself.
+	p, err := s.apiLeadProject(r, u, "search its items")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -80,7 +81,7 @@ func (s *Server) apiSetGold(r *http.Request, u *attune.User) (int, any, error) {
 // what the rule did.
 func (s *Server) apiApplyConsensus(r *http.Request, u *attune.User) (int, any, error) {
 	ctx := r.Context()
-	p, _, err := s.apiBrowserProject(r, u)
+	p, err := s.apiLeadProject(r, u, "search its items")
 	if err != nil {
 		return 0, nil, err
 	}
