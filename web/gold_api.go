@@ -4,9 +4,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/attune/attune/internal/adjudication"
 	"github.com/attune/attune/internal/attune"
-	"github.com/attune/attune/internal/gold"
-	"github.com/attune/attune/internal/store"
 )
 
 // apiGoldOf is the gold of an item as the API gives it, scored by the
@@ -48,11 +47,12 @@ type apiGoldInput struct {
 	ConfirmWarnings bool              `json:"confirm_warnings"`
 }
 
-// apiSetGold adjudicates an item, as the adjudication page does (the same
-// storeGold): 200 with the gold as stored, 422 with the rubric's problems,
+// apiSetGold adjudicates an item, as the adjudication page does
+// (adjudication.Flow.Adjudicate): 200 with the gold as stored, 422 with the rubric's problems,
 // or with confirm_warnings when only its warnings stand in the way.
 func (s *Server) apiSetGold(r *http.Request, u *attune.User) (int, any, error) {
-	p, _, err := s.apiBrowserProject(r, u)
+	// The project without its rubric: the flow reads that once itself.
+	p, err := s.apiLeadProject(r, u, "search its items")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -64,8 +64,8 @@ func (s *Server) apiSetGold(r *http.Request, u *attune.User) (int, any, error) {
 	if err := decodeJSON(r, &body); err != nil {
 		return 0, nil, err
 	}
-	in := goldInput{answers: cleanAnswers(body.Answers), note: body.Note, accept: body.AcceptConsensus, confirm: body.ConfirmWarnings}
-	if _, err := s.storeGold(r, p, u, itemID, in); err != nil {
+	in := adjudication.Input{Answers: body.Answers, Note: body.Note, AcceptConsensus: body.AcceptConsensus, ConfirmWarnings: body.ConfirmWarnings}
+	if _, err := s.adjudication.Adjudicate(r.Context(), p, u.ID, itemID, in); err != nil {
 		return 0, nil, err
 	}
 	g, err := s.apiGoldOf(r, u)
@@ -81,7 +81,7 @@ func (s *Server) apiSetGold(r *http.Request, u *attune.User) (int, any, error) {
 // what the rule did.
 func (s *Server) apiApplyConsensus(r *http.Request, u *attune.User) (int, any, error) {
 	ctx := r.Context()
-	p, _, err := s.apiBrowserProject(r, u)
+	p, err := s.apiLeadProject(r, u, "search its items")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -92,23 +92,16 @@ func (s *Server) apiApplyConsensus(r *http.Request, u *attune.User) (int, any, e
 	if err := decodeJSON(r, &body); err != nil {
 		return 0, nil, err
 	}
+	var res adjudication.Consensus
 	if body.MaxSpread != nil {
-		if p := gold.SpreadProblem(*body.MaxSpread); p != "" {
-			return 0, nil, attune.Invalid("max_spread", p)
-		}
-		if err := s.db.SetGoldMaxSpread(ctx, &u.ID, p.ID, *body.MaxSpread); err != nil {
-			return 0, nil, err
-		}
+		res, err = s.adjudication.SetMaxSpread(ctx, p.ID, &u.ID, *body.MaxSpread, body.All)
+	} else {
+		res, err = s.adjudication.ApplyConsensus(ctx, p.ID, &u.ID, body.All)
 	}
-	res, err := s.db.ApplyConsensus(ctx, p.ID, store.ConsensusOptions{ActorID: &u.ID, All: body.All})
 	if err != nil {
 		return 0, nil, err
 	}
-	spread, err := s.db.GoldMaxSpread(ctx, p.ID)
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusOK, map[string]any{"items": res.Items, "automatic": res.Automatic, "queued": res.Queued, "max_spread": spread}, nil
+	return http.StatusOK, map[string]any{"items": res.Items, "automatic": res.Automatic, "queued": res.Queued, "max_spread": res.MaxSpread}, nil
 }
 
 type apiDisagreement struct {

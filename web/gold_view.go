@@ -3,6 +3,7 @@ package web
 import (
 	"errors"
 	"fmt"
+	"github.com/attune/attune/internal/adjudication"
 	"net/http"
 	"slices"
 	"strconv"
@@ -231,7 +232,7 @@ func (s *Server) adjudicationView(r *http.Request, p *attune.Project, itemID int
 		return page, err
 	}
 	facts := factsOf(item)
-	d := gold.Decide(def, facts, humanAnswers(sets), spread)
+	d := gold.Decide(def, facts, adjudication.HumanAnswers(sets), spread)
 	consensus := map[string]gold.ItemConsensus{}
 	for _, ic := range d.Items {
 		consensus[ic.Key] = ic

@@ -6,6 +6,7 @@ package web
 
 import (
 	"context"
+	"github.com/attune/attune/internal/adjudication"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -91,6 +92,9 @@ type Server struct {
 	// labeling stores, changes and gives back a person's labels, as the
 	// API does.
 	labeling *labeling.Flow
+	// adjudication applies the consensus rule and stores a lead's gold,
+	// as the API and the command line do.
+	adjudication *adjudication.Flow
 }
 
 // New returns a Server over db. Sessions live in db, so that any replica
@@ -117,7 +121,7 @@ func New(db *store.DB, logger *slog.Logger, opts Options) *Server {
 	s = &Server{db: db, log: logger, opts: opts, sessions: sm, now: time.Now,
 		hasher: password.NewHasher(opts.PasswordParams, opts.HashSlots), experiments: experiment.NewCache(16),
 		pace: newPacer(opts.SignInPace), runs: runs.New(db, opts.Runner),
-		labeling: labeling.New(db, logger)}
+		labeling: labeling.New(db, logger), adjudication: adjudication.New(db)}
 	s.handler = s.routes()
 	s.stopGC = s.sweepSessions(opts.SessionCleanup)
 	return s

@@ -2,11 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
-	"github.com/attune/attune/internal/gold"
 
-	"github.com/attune/attune/internal/store"
+	"github.com/attune/attune/internal/adjudication"
+	"github.com/attune/attune/internal/attune"
 )
 
 func goldFlags(fs *flag.FlagSet) {
@@ -42,9 +43,9 @@ func runGold(ctx context.Context, e env, args []string) error {
 	}
 	spread := -1
 	if s := get("max-spread"); s != "" {
-		n, problem := gold.ParseMaxSpread(s)
-		if problem != "" {
-			return fmt.Errorf("%w: --max-spread: %s", errUsage, problem)
+		n, err := adjudication.ParseMaxSpread(s)
+		if err != nil {
+			return fmt.Errorf("%w: --max-spread: %s", errUsage, fieldMessage(err, adjudication.SpreadField))
 		}
 		spread = n
 	}
@@ -58,20 +59,18 @@ func runGold(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	if verb == "auto" {
+		// The command line has no user: the audit log records no actor.
+		flow, all := adjudication.New(db), get("all") == "true"
+		var res adjudication.Consensus
 		if spread >= 0 {
-			if err := db.SetGoldMaxSpread(ctx, nil, p.ID, spread); err != nil {
-				return err
-			}
+			res, err = flow.SetMaxSpread(ctx, p.ID, nil, spread, all)
+		} else {
+			res, err = flow.ApplyConsensus(ctx, p.ID, nil, all)
 		}
-		res, err := db.ApplyConsensus(ctx, p.ID, store.ConsensusOptions{All: get("all") == "true"})
 		if err != nil {
 			return err
 		}
-		waits := "wait"
-		if res.Queued == 1 {
-			waits = "waits"
-		}
-		fmt.Fprintf(e.stdout, "judged %d items: %d got gold by the rule, %d %s for a lead\n", res.Items, res.Automatic, res.Queued, waits)
+		fmt.Fprintln(e.stdout, res.Message())
 	}
 	c, err := db.CountGold(ctx, p.ID)
 	if err != nil {
@@ -80,4 +79,14 @@ func runGold(ctx context.Context, e env, args []string) error {
 	fmt.Fprintf(e.stdout, "%q: %d items; gold by the rule %d, by a lead %d; %d waiting for a lead, %d still being labelled, %d not judged yet (max spread %d)\n",
 		p.Name, c.Items, c.Automatic, c.Adjudicated, c.Queue, c.Labelling, c.Pending, c.MaxSpread)
 	return nil
+}
+
+// fieldMessage is the message of field in a validation error, or the
+// error's text when it is another.
+func fieldMessage(err error, field string) string {
+	var ve *attune.ValidationError
+	if errors.As(err, &ve) && ve.Fields[field] != "" {
+		return ve.Fields[field]
+	}
+	return err.Error()
 }
