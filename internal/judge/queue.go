@@ -9,6 +9,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/store"
 )
 
 // queue is the job queue's queue for judge work.
@@ -126,13 +127,17 @@ func (r *Runner) notify(ctx context.Context, runID int64) {
 
 // Wait blocks until the run is no longer queued or running, and returns it.
 // It listens for the runners' notifications, so it reacts at once, and
-// looks again every few seconds in case one was missed.
+// looks again every few seconds in case one was missed. A listening
+// session the database dropped (a failover, a restart) is opened again
+// at the next look rather than ending the wait: until it is, the wait
+// only looks every few seconds.
 func (r *Runner) Wait(ctx context.Context, runID int64) (*attune.JudgeRun, error) {
-	l, err := r.db.ListenRuns(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer l.Close(ctx)
+	var l *store.RunListener
+	defer func() {
+		if l != nil {
+			l.Close(ctx)
+		}
+	}()
 	for {
 		run, err := r.db.FindRun(ctx, runID)
 		if err != nil {
@@ -141,8 +146,23 @@ func (r *Runner) Wait(ctx context.Context, runID int64) (*attune.JudgeRun, error
 		if run.Status != attune.RunQueued && run.Status != attune.RunRunning {
 			return run, nil
 		}
+		if l == nil {
+			if l, err = r.db.ListenRuns(ctx); err != nil {
+				r.opts.Logger.Warn("listen for runs; looking every few seconds instead", "run", runID, "err", err)
+				l = nil
+			}
+		}
 		wctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		l.Wait(wctx) // any run's news, or none in time: look again either way
+		if l != nil {
+			// Any run's news, or none in time: look again either way.
+			if err := l.Wait(wctx); err != nil && wctx.Err() == nil {
+				l.Close(ctx) // the session broke: listen afresh next time
+				l = nil
+				<-wctx.Done()
+			}
+		} else {
+			<-wctx.Done()
+		}
 		cancel()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -3,12 +3,15 @@ package judge_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/judge"
@@ -129,5 +132,72 @@ func TestStartCompletesARunLeftRunning(t *testing.T) {
 	}
 	if after != calls {
 		t.Fatalf("completing the run made %d calls", after-calls)
+	}
+}
+
+// A wait whose listening session the database drops (a failover, an
+// administrator's pg_terminate_backend) listens again rather than ending
+// or spinning, and still returns the run once it ends.
+func TestWaitListensAgainAfterItsSessionDrops(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, setup{rubric: "empathetic-understanding@1", data: replies})
+	done := f.run(t, 0)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := f.db.Pool().Exec(ctx, `UPDATE judge_runs SET status = 'running', finished_at = NULL WHERE id = $1`, done.ID); err != nil {
+		t.Fatal(err)
+	}
+	waiter, err := judge.NewRunner(f.db, judge.RunnerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		run *attune.JudgeRun
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		run, err := waiter.Wait(ctx, done.ID)
+		got <- result{run, err}
+	}()
+	listener := func() int {
+		t.Helper()
+		for {
+			var pid int
+			err := f.db.Pool().QueryRow(ctx, `SELECT pid FROM pg_stat_activity
+				WHERE datname = current_database() AND query LIKE 'LISTEN %' AND pid <> pg_backend_pid()`).Scan(&pid)
+			if err == nil {
+				return pid
+			}
+			if !errors.Is(err, pgx.ErrNoRows) {
+				t.Fatal(err)
+			}
+			select {
+			case r := <-got:
+				t.Fatalf("the wait ended before the run did: %+v (%v)", r.run, r.err)
+			case <-ctx.Done():
+				t.Fatal("no session of the wait listens for runs")
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+	first := listener()
+	if _, err := f.db.Pool().Exec(ctx, `SELECT pg_terminate_backend($1)`, first); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if again := listener(); again != first {
+			break
+		}
+	}
+	if _, err := f.db.Pool().Exec(ctx, `UPDATE judge_runs SET status = 'completed', finished_at = now() WHERE id = $1`, done.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.db.NotifyRun(ctx, done.ID); err != nil {
+		t.Fatal(err)
+	}
+	r := <-got
+	if r.err != nil || r.run.Status != attune.RunCompleted {
+		t.Fatalf("the wait returned %+v (%v), want the completed run", r.run, r.err)
 	}
 }
