@@ -1,8 +1,10 @@
 package agreement
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -224,19 +226,22 @@ func TestTrustGuaranteeHolds(t *testing.T) {
 // naiveThreshold is the lowest confidence whose kept items agree at the
 // target on the calibration set itself, with no allowance for chance.
 func naiveThreshold(items []Judged, target float64) float64 {
+	// From the most confident down, the counts kept at each distinct
+	// confidence: the lowest confidence whose kept items meet the target.
+	sorted := slices.Clone(items)
+	slices.SortFunc(sorted, func(a, b Judged) int { return cmp.Compare(b.Confidence, a.Confidence) })
 	best := 2.0
-	for _, cand := range items {
-		kept, agreed := 0, 0
-		for _, it := range items {
-			if it.Confidence >= cand.Confidence {
-				kept++
-				if it.Agrees {
-					agreed++
-				}
-			}
+	kept, agreed := 0, 0
+	for i, it := range sorted {
+		kept++
+		if it.Agrees {
+			agreed++
 		}
-		if float64(agreed) >= target*float64(kept) && cand.Confidence < best {
-			best = cand.Confidence
+		if i+1 < len(sorted) && sorted[i+1].Confidence == it.Confidence {
+			continue // the whole tie is kept or none of it
+		}
+		if float64(agreed) >= target*float64(kept) {
+			best = it.Confidence
 		}
 	}
 	return best
