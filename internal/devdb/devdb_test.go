@@ -74,7 +74,11 @@ func TestRefuseRunning(t *testing.T) {
 	if _, err := os.Stat("/proc/self/cmdline"); err != nil {
 		t.Skip("no /proc here")
 	}
-	live := exec.Command("bash", "-c", "exec -a postgres-of-another-run sleep 60")
+	// argv[0] is set by the exec itself, so /proc shows it as soon as Start
+	// returns; a shell's `exec -a` would leave a moment in which the process
+	// is still bash.
+	live := exec.Command("sleep", "60")
+	live.Args[0] = "postgres-of-another-run"
 	if err := live.Start(); err != nil {
 		t.Fatal(err)
 	}
