@@ -140,13 +140,17 @@ func (r *Runner) Wait(ctx context.Context, runID int64) (*attune.JudgeRun, error
 	}()
 	for {
 		run, err := r.db.FindRun(ctx, runID)
-		if err != nil {
+		switch {
+		case err != nil && !store.Unavailable(err):
 			return nil, err
-		}
-		if run.Status != attune.RunQueued && run.Status != attune.RunRunning {
+		case err != nil:
+			// The database is away (a failover, a restart): the run goes
+			// on without it, so the wait looks again at the next turn.
+			r.opts.Logger.Warn("read the run; looking again shortly", "run", runID, "err", err)
+		case run.Status != attune.RunQueued && run.Status != attune.RunRunning:
 			return run, nil
 		}
-		if l == nil {
+		if l == nil && err == nil {
 			if l, err = r.db.ListenRuns(ctx); err != nil {
 				r.opts.Logger.Warn("listen for runs; looking every few seconds instead", "run", runID, "err", err)
 				l = nil
