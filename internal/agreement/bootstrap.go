@@ -391,7 +391,7 @@ func (wd widening) apply(e *Estimate, reps []float64, jack *jackknife, i int) {
 		return
 	}
 	lo, hi := bcaLevels(e.Value, reps, jack.acceleration(i), wd.level)
-	lower, upper := quantile(reps, lo), quantile(reps, hi)
+	lower, upper := Quantile(reps, lo), Quantile(reps, hi)
 	if v, se := e.Value, jack.stdError(i); v > -1 && v < 1 && se > 0 {
 		z, c := math.Atanh(v), wd.t*se/(1-v*v)
 		lower, upper = min(lower, math.Tanh(z-c)), max(upper, math.Tanh(z+c))
@@ -417,8 +417,8 @@ func interval(e *Estimate, reps []float64, a float64, b Bootstrap, withhold bool
 		return
 	}
 	e.CI = &ConfidenceInterval{
-		Lower:      quantile(reps, lo),
-		Upper:      quantile(reps, hi),
+		Lower:      Quantile(reps, lo),
+		Upper:      Quantile(reps, hi),
 		Level:      b.Level,
 		Replicates: b.Replicates,
 		Defined:    len(reps),
@@ -468,9 +468,11 @@ func normalCDF(x float64) float64 { return 0.5 * math.Erfc(-x/math.Sqrt2) }
 
 func normalQuantile(p float64) float64 { return -math.Sqrt2 * math.Erfcinv(2*p) }
 
-// quantile returns the p-quantile of sorted x by linear interpolation
-// between order statistics (Hyndman and Fan's type 7, R's default).
-func quantile(x []float64, p float64) float64 {
+// Quantile returns the p-quantile of sorted x by linear interpolation
+// between order statistics (Hyndman and Fan's type 7, R's default): the
+// percentile intervals of every resampling in attune read their bounds
+// with it, so that they agree to the digit.
+func Quantile(x []float64, p float64) float64 {
 	h := p * float64(len(x)-1)
 	i := int(h)
 	if i >= len(x)-1 {

@@ -142,7 +142,7 @@ func versusBest(full []agreement.Estimate, reps [][]float64, best int, lowerBett
 		return diffs, verdicts
 	}
 	slices.Sort(maxT)
-	c, scale := quantile7(maxT, level), 1.0
+	c, scale := agreement.Quantile(maxT, level), 1.0
 	if n >= 2 {
 		tail := 0.5 * math.Erfc(c/math.Sqrt2)
 		c = agreement.StudentTQuantile(1-tail, float64(n-1))
@@ -150,7 +150,7 @@ func versusBest(full []agreement.Estimate, reps [][]float64, best int, lowerBett
 		if math.IsNaN(c) {
 			// A tail below the t function's precision: the bootstrap's c
 			// is then far out already.
-			c = quantile7(maxT, level)
+			c = agreement.Quantile(maxT, level)
 		}
 	}
 	method := comparisonMethod(level)
@@ -176,15 +176,4 @@ func versusBest(full []agreement.Estimate, reps [][]float64, best int, lowerBett
 		}
 	}
 	return diffs, verdicts
-}
-
-// quantile7 is the p-quantile of sorted x by linear interpolation between
-// order statistics (R's type 7), as agreement's percentile intervals.
-func quantile7(x []float64, p float64) float64 {
-	h := p * float64(len(x)-1)
-	i := int(h)
-	if i >= len(x)-1 {
-		return x[len(x)-1]
-	}
-	return x[i] + (h-float64(i))*(x[i+1]-x[i])
 }

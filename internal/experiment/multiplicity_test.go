@@ -71,7 +71,7 @@ func marginal(full []agreement.Estimate, reps [][]float64, best int, lowerBetter
 			continue
 		}
 		slices.Sort(xs)
-		lo, hi := quantile7(xs, (1-level)/2), quantile7(xs, (1+level)/2)
+		lo, hi := agreement.Quantile(xs, (1-level)/2), agreement.Quantile(xs, (1+level)/2)
 		diffs[v].Lower, diffs[v].Upper = &lo, &hi
 		verdicts[v] = VerdictTied
 		if (!lowerBetter && hi < 0) || (lowerBetter && lo > 0) {
