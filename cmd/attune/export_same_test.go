@@ -10,8 +10,6 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -34,28 +32,10 @@ func TestExportSameEverywhere(t *testing.T) {
 	ctx := context.Background()
 	dbURL := dbtest.NewURL(t)
 	env := envFor(dbURL)
-	must := func(args ...string) string {
-		t.Helper()
-		out, err := runCmd(t, env, "a-long-password\n", args...)
-		if err != nil {
-			t.Fatalf("%v: %v\n%s", args, err, out)
-		}
-		return out
-	}
-	must("user", "add", "--email", "lee@example.org", "--role", "lead", "--password-stdin")
-	must("user", "add", "--email", "ann@example.org", "--role", "annotator", "--password-stdin")
-	must("user", "add", "--email", "bob@example.org", "--role", "annotator", "--password-stdin")
-	must("project", "create", "--name", "Pilot", "--rubric", "empathetic-dialogue@2", "--overlap", "2", "--lead", "lee@example.org")
-	must("project", "add-member", "--project", "Pilot", "--email", "ann@example.org")
-	must("project", "add-member", "--project", "Pilot", "--email", "bob@example.org")
-	data := filepath.Join(t.TempDir(), "replies.jsonl")
-	if err := os.WriteFile(data, []byte(`{"id":"r1","messages":[{"role":"user","content":"I feel alone."},{"role":"assistant","content":"That sounds lonely."}]}
+	newPilot(t, env, `{"id":"r1","messages":[{"role":"user","content":"I feel alone."},{"role":"assistant","content":"That sounds lonely."}]}
 {"id":"r2","messages":[{"role":"user","content":"Exams soon, \"help\"."},{"role":"assistant","content":"Let's plan, one step at a time."}]}
 {"id":"r3","messages":[{"role":"user","content":"My cat died."},{"role":"assistant","content":"I am so sorry."}]}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	must("import", "--project", "Pilot", data)
+`, "ann@example.org", "bob@example.org")
 
 	db, err := store.Open(ctx, dbURL)
 	if err != nil {

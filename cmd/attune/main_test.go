@@ -9,6 +9,7 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -428,4 +429,39 @@ func TestUserUnlock(t *testing.T) {
 	if _, err := runCmd(t, env, "", "user", "unlock", "--email", "nobody@example.org"); err == nil || !strings.Contains(err.Error(), "no account") {
 		t.Fatalf("unlock of a missing account: %v", err)
 	}
+}
+
+// mustRun returns a runner of commands that ends the test on the first
+// that fails; a command reading a password reads a-long-password.
+func mustRun(t *testing.T, getenv func(string) string) func(args ...string) string {
+	return func(args ...string) string {
+		t.Helper()
+		out, err := runCmd(t, getenv, "a-long-password\n", args...)
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		return out
+	}
+}
+
+// newPilot sets up, on the command line, the project most command tests
+// start from: lee@example.org leads "Pilot" (empathetic-dialogue@2,
+// overlap 2), the annotators are its members, and items (JSON Lines) are
+// imported into it. Every account's password is a-long-password.
+func newPilot(t *testing.T, getenv func(string) string, items string, annotators ...string) {
+	t.Helper()
+	must := mustRun(t, getenv)
+	must("user", "add", "--email", "lee@example.org", "--role", "lead", "--password-stdin")
+	for _, email := range annotators {
+		must("user", "add", "--email", email, "--role", "annotator", "--password-stdin")
+	}
+	must("project", "create", "--name", "Pilot", "--rubric", "empathetic-dialogue@2", "--overlap", "2", "--lead", "lee@example.org")
+	for _, email := range annotators {
+		must("project", "add-member", "--project", "Pilot", "--email", email)
+	}
+	data := filepath.Join(t.TempDir(), "items.jsonl")
+	if err := os.WriteFile(data, []byte(items), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	must("import", "--project", "Pilot", data)
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -22,25 +20,10 @@ func TestProjectPeopleAndRequalify(t *testing.T) {
 	ctx := context.Background()
 	dbURL := dbtest.NewURL(t)
 	env := envFor(dbURL)
-	must := func(args ...string) string {
-		t.Helper()
-		out, err := runCmd(t, env, "a-long-password\n", args...)
-		if err != nil {
-			t.Fatalf("%v: %v\n%s", args, err, out)
-		}
-		return out
-	}
-	must("user", "add", "--email", "lee@example.org", "--role", "lead", "--password-stdin")
-	must("user", "add", "--email", "ann@example.org", "--role", "annotator", "--password-stdin")
-	must("project", "create", "--name", "Pilot", "--rubric", "empathetic-dialogue@2", "--overlap", "2", "--lead", "lee@example.org")
-	must("project", "add-member", "--project", "Pilot", "--email", "ann@example.org")
-	data := filepath.Join(t.TempDir(), "replies.jsonl")
-	if err := os.WriteFile(data, []byte(`{"id":"r1","messages":[{"role":"user","content":"I feel alone."},{"role":"assistant","content":"That sounds lonely."}]}
+	must := mustRun(t, env)
+	newPilot(t, env, `{"id":"r1","messages":[{"role":"user","content":"I feel alone."},{"role":"assistant","content":"That sounds lonely."}]}
 {"id":"r2","messages":[{"role":"user","content":"Exams soon."},{"role":"assistant","content":"Let's plan."}]}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	must("import", "--project", "Pilot", data)
+`, "ann@example.org")
 
 	db, err := store.Open(ctx, dbURL)
 	if err != nil {
