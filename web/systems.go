@@ -174,7 +174,7 @@ func (s *Server) systemsEstimate(r *http.Request, p *attune.Project, v url.Value
 	if len(e.Systems) == 0 && e.Overall == nil {
 		return q, opts, nil, fmt.Sprintf("No item has both the judge's answer and a person's on %s yet.", q.rubricItem), nil
 	}
-	return q, opts, &e, "", nil
+	return q, opts, &e.SystemEstimates, "", nil
 }
 
 // systemsView assembles the page; done is a draw to show as just made (0
