@@ -14,6 +14,7 @@ import (
 	"github.com/attune/attune/internal/evaluation"
 	"github.com/attune/attune/internal/importer"
 	"github.com/attune/attune/internal/ppi"
+	"github.com/attune/attune/internal/report"
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/store"
 )
@@ -316,5 +317,34 @@ func TestEstimateRefusals(t *testing.T) {
 		if !errors.As(err, &v) || !strings.Contains(v.Fields[c.field], c.says) {
 			t.Errorf("%+v: %v, want %s saying %s", c.q, err, c.field, c.says)
 		}
+	}
+}
+
+// TestReportEstimates: a report asked with a judge carries the estimates
+// of every rubric item, each as Estimate gives it (CQ8 worked in
+// TestEstimateGold), with the safety gate's check beside each; without a
+// judge it carries none.
+func TestReportEstimates(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, p := outcomeProject(t)
+	r, err := report.Build(ctx, db, p, report.Options{EstimateJudge: "@gpt", Alt: report.AltOptions{Epsilon: 0.2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Estimates) != len(coachingKeys) {
+		t.Fatalf("%d estimates, want one per rubric item", len(r.Estimates))
+	}
+	for i, e := range r.Estimates {
+		if e.RubricItem != coachingKeys[i] || e.Conclusion.SafetyGate == nil {
+			t.Errorf("estimate %d of %q, safety check %v", i, e.RubricItem, e.Conclusion.SafetyGate)
+		}
+	}
+	checkFigures(t, r.Estimates[7], []figure{{system: "v1", n: 2, N: 1, human: 0.75, judge: 2.0 / 3, ppi: 0.75, humanLow: math.NaN()}})
+	if r, err = report.Build(ctx, db, p, report.Options{Alt: report.AltOptions{Epsilon: 0.2}}); err != nil || r.Estimates != nil {
+		t.Errorf("without a judge: %v, %d estimates", err, len(r.Estimates))
+	}
+	if _, err := report.Build(ctx, db, p, report.Options{EstimateJudge: "nobody", Alt: report.AltOptions{Epsilon: 0.2}}); !errors.Is(err, attune.ErrNotFound) {
+		t.Errorf("an unknown judge: %v", err)
 	}
 }

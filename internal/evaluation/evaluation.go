@@ -224,3 +224,32 @@ func bySystem(ctx context.Context, src DrawLister, projectID int64, rows []store
 	est, err := ppi.BySystem(rated(rows), ppi.Options{})
 	return withSample(ctx, src, projectID, rows, est, err)
 }
+
+// EstimateEvery estimates, for one judge against the people, every rubric
+// item of the project's rubric in the rubric's order, as the report
+// carries them; the safety gate's conclusion is worked out once for all.
+func EstimateEvery(ctx context.Context, src Source, p *attune.Project, def *rubric.Definition, judge string) ([]Estimates, error) {
+	q := Query{ProjectID: p.ID, Judge: judge}
+	if err := Check(Query{Judge: judge, Outcome: OutcomeFinal}); err != nil {
+		return nil, err
+	}
+	q.SystemKey, q.Human = systemKeyOf(p), HumanPeople
+	var safety *ppi.Conclusion
+	if hasGate(def) {
+		c, err := safetyConclusion(ctx, src, def, q)
+		if err != nil {
+			return nil, err
+		}
+		safety = &c
+	}
+	out := make([]Estimates, 0, len(def.Items))
+	for _, it := range def.Items {
+		q.RubricItem = it.Key
+		e, err := estimate(ctx, src, p, def, q, safety)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
