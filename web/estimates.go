@@ -7,8 +7,8 @@ import (
 	"github.com/attune/attune/internal/evaluation"
 )
 
-// apiEstimates is the prediction-powered estimates of one rubric item per
-// system (docs/estimates.md), for the project's leads: the figures
+// apiEstimates is the prediction-powered estimates of one rubric item or
+// engine output per system (docs/estimates.md), for the project's leads: the figures
 // `attune estimate` prints, from the same read and the same assembly.
 func (s *Server) apiEstimates(r *http.Request, u *attune.User) (int, any, error) {
 	p, err := s.apiLeadProject(r, u, "read its estimates")
@@ -18,7 +18,7 @@ func (s *Server) apiEstimates(r *http.Request, u *attune.User) (int, any, error)
 	q := r.URL.Query()
 	est, err := evaluation.Estimate(r.Context(), s.db, evaluation.Query{
 		ProjectID: p.ID, Judge: q.Get("judge"), RubricItem: q.Get("rubric_item"),
-		Outcome: q.Get("outcome"), SystemKey: q.Get("system_key"),
+		Outcome: q.Get("outcome"), Human: q.Get("human"), SystemKey: q.Get("system_key"),
 	})
 	if err != nil {
 		return 0, nil, err

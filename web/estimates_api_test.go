@@ -87,6 +87,37 @@ func TestEstimatesAPI(t *testing.T) {
 		t.Errorf("differences = %v, want one, independent", d)
 	}
 
+	if c, _ := out["conclusion"].(map[string]any); c == nil || c["summary"] == "" || out["human"] != "people" || out["rubric_item"] != "emotion" {
+		t.Errorf("conclusion %v, human %v, rubric item %v", out["conclusion"], out["human"], out["rubric_item"])
+	}
+	// No item has gold yet: every item is unlabelled, so no system has
+	// an estimate, and each (and the whole) is skipped for it.
+	peopleSystems := fmt.Sprint(out["systems"])
+	status, out = lead.call("GET", path+"?judge=@gpt&rubric_item=emotion&human=gold", nil)
+	if status != http.StatusOK || out["human"] != "gold" || len(out["systems"].([]any)) != 0 || len(out["skipped"].([]any)) != 4 {
+		t.Errorf("human=gold: %d %v", status, out)
+	}
+
+	// The report asked with a judge carries the same estimates per rubric
+	// item; emotion's are the ones above.
+	status, rep := lead.call("GET", fmt.Sprintf("/api/v1/projects/%d/report?estimate_judge=@gpt&replicates=0", p.ID), nil)
+	if status != http.StatusOK {
+		t.Fatalf("report: %d %v", status, rep)
+	}
+	found := false
+	for _, x := range rep["estimates"].([]any) {
+		e := x.(map[string]any)
+		if e["rubric_item"] == "emotion" {
+			found = true
+			if fmt.Sprint(e["systems"]) != peopleSystems {
+				t.Errorf("the report's emotion estimates %v differ from GET /estimates' %v", e["systems"], peopleSystems)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("the report has no estimates of emotion: %v", rep["estimates"])
+	}
+
 	for _, c := range []struct {
 		query  string
 		status int
@@ -95,6 +126,8 @@ func TestEstimatesAPI(t *testing.T) {
 		{"?rubric_item=emotion", http.StatusUnprocessableEntity, "judge"},
 		{"?judge=@gpt", http.StatusUnprocessableEntity, "rubric_item"},
 		{"?judge=nobody&rubric_item=emotion", http.StatusNotFound, "nobody"},
+		{"?judge=@gpt&outcome=pass", http.StatusUnprocessableEntity, "outcome"},
+		{"?judge=@gpt&rubric_item=emotion&human=crowd", http.StatusUnprocessableEntity, "human"},
 	} {
 		status, body := lead.call("GET", path+c.query, nil)
 		if status != c.status || !strings.Contains(fmt.Sprint(body), c.names) {

@@ -186,6 +186,10 @@ func (s *Server) readReportQuery(r *http.Request, p *attune.Project, q url.Value
 	default:
 		return nil, attune.Invalid("alt_scoring", "choose accuracy or neg_rmse")
 	}
+	if v := q.Get("estimate_judge"); v != "" {
+		rr.opts.EstimateJudge = v
+		rr.query.Set("estimate_judge", v)
+	}
 	switch v := q.Get("level"); v {
 	case "":
 	case "nominal", "ordinal", "interval", "ratio":

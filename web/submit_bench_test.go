@@ -287,7 +287,7 @@ func BenchmarkSaturation(b *testing.B) {
 	rate, ref := medianRate(rates), medianRate(refRates)
 	b.ReportMetric(rate, "submits/s")
 	b.ReportMetric(ref, "ref-submits/s")
-	b.ReportMetric(rate/ref, "vs-minimal")
+	b.ReportMetric(rate/ref, "x_of_minimal")
 	b.Logf("%d annotators over HTTP, no time between items: %.0f submit-and-next/s (rounds %.0f); minimal submit-and-next, same annotators: %.0f/s (rounds %.0f); ratio of medians %.2f; every item has exactly %d answer sets, none doubled",
 		annotators, rate, rates, ref, refRates, rate/ref, overlap)
 }

@@ -31,7 +31,7 @@ const (
 // systemsQuery is what the systems view shows: a judge, a rubric item and
 // the meta key naming systems, with the defaults filled in.
 type systemsQuery struct {
-	judge, rubricItem, systemKey string
+	judge, rubricItem, outcome, human, systemKey string
 }
 
 func systemsPath(id int64) string { return fmt.Sprintf("/projects/%d/systems", id) }
@@ -125,7 +125,7 @@ func (s *Server) createDraw(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	back := url.Values{"judge": {f.Get("judge")}, "rubric_item": {f.Get("rubric_item")}, "system_key": {f.Get("system_key")},
+	back := url.Values{"judge": {f.Get("judge")}, "rubric_item": {f.Get("rubric_item")}, "outcome": {f.Get("outcome")}, "human": {f.Get("human")}, "system_key": {f.Get("system_key")},
 		"draw": {strconv.FormatInt(d.ID, 10)}}
 	http.Redirect(w, r, systemsPath(p.ID)+"?"+back.Encode(), http.StatusSeeOther)
 	return nil
@@ -135,16 +135,23 @@ func (s *Server) createDraw(w http.ResponseWriter, r *http.Request) error {
 // defaults from v and estimates. When there is nothing to estimate (no
 // judge has answered, the query is refused) est is nil and note says why.
 func (s *Server) systemsEstimate(r *http.Request, p *attune.Project, v url.Values) (q systemsQuery, opts [2][]sview.Option, est *ppi.SystemEstimates, note string, err error) {
+	q, opts, est, note, _, err = s.systemsEstimateConcluded(r, p, v)
+	return q, opts, est, note, err
+}
+
+// systemsEstimateConcluded is systemsEstimate with the conclusion check
+// of the estimates (nil without estimates).
+func (s *Server) systemsEstimateConcluded(r *http.Request, p *attune.Project, v url.Values) (q systemsQuery, opts [2][]sview.Option, est *ppi.SystemEstimates, note string, conclusions *ppi.Conclusion, err error) {
 	ctx := r.Context()
 	judges, err := s.db.EstimateJudges(ctx, p.ID)
 	if err != nil {
-		return q, opts, nil, "", err
+		return q, opts, nil, "", nil, err
 	}
 	def, err := s.db.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
-		return q, opts, nil, "", err
+		return q, opts, nil, "", nil, err
 	}
-	q = systemsQuery{judge: v.Get("judge"), rubricItem: v.Get("rubric_item"), systemKey: strings.TrimSpace(v.Get("system_key"))}
+	q = systemsQuery{judge: v.Get("judge"), rubricItem: v.Get("rubric_item"), outcome: v.Get("outcome"), human: v.Get("human"), systemKey: strings.TrimSpace(v.Get("system_key"))}
 	if q.judge == "" && len(judges) > 0 {
 		q.judge = judges[0]
 	}
@@ -161,38 +168,53 @@ func (s *Server) systemsEstimate(r *http.Request, p *attune.Project, v url.Value
 		opts[1] = append(opts[1], sview.Option{Value: it.Key, Label: it.Key + " · " + it.Label, Selected: it.Key == q.rubricItem})
 	}
 	if len(judges) == 0 {
-		return q, opts, nil, "No judge has answered in this project yet: run a judge or import its labels first.", nil
+		return q, opts, nil, "No judge has answered in this project yet: run a judge or import its labels first.", nil, nil
 	}
-	e, err := evaluation.Estimate(ctx, s.db, evaluation.Query{ProjectID: p.ID, Judge: q.judge, RubricItem: q.rubricItem, SystemKey: q.systemKey})
+	eq := evaluation.Query{ProjectID: p.ID, Judge: q.judge, RubricItem: q.rubricItem, Outcome: q.outcome, Human: q.human, SystemKey: q.systemKey}
+	if q.outcome != "" {
+		// An outcome asked for stands in for the rubric item the form
+		// always sends.
+		eq.RubricItem = ""
+	}
+	e, err := evaluation.Estimate(ctx, s.db, eq)
 	var ve *attune.ValidationError
 	if errors.As(err, &ve) || errors.Is(err, attune.ErrNotFound) {
-		return q, opts, nil, attune.PublicMessage(err), nil
+		return q, opts, nil, attune.PublicMessage(err), nil, nil
 	}
 	if err != nil {
-		return q, opts, nil, "", err
+		return q, opts, nil, "", nil, err
 	}
 	if len(e.Systems) == 0 && e.Overall == nil {
-		return q, opts, nil, fmt.Sprintf("No item has both the judge's answer and a person's on %s yet.", q.rubricItem), nil
+		return q, opts, nil, fmt.Sprintf("No item has both the judge's answer and a person's on %s yet.", q.rubricItem), nil, nil
 	}
-	return q, opts, &e, "", nil
+	conclusions = &e.Conclusion
+	return q, opts, &e.SystemEstimates, "", conclusions, nil
 }
 
 // systemsView assembles the page; done is a draw to show as just made (0
 // for none) and panel the draw form's values and problems.
 func (s *Server) systemsView(r *http.Request, p *attune.Project, v url.Values, done int64, panel sview.DrawPanel) (sview.Page, error) {
 	ctx := r.Context()
-	q, opts, est, note, err := s.systemsEstimate(r, p, v)
+	q, opts, est, note, concl, err := s.systemsEstimateConcluded(r, p, v)
 	if err != nil {
 		return sview.Page{}, err
 	}
 	page := sview.Page{
 		Chrome:      s.chrome(r, "Systems · "+p.Name, "home"),
 		ProjectName: p.Name, ProjectURL: templ.SafeURL(projectPath(p.ID)), ReportURL: reportURL(p.ID, nil),
-		Form: sview.Form{Action: templ.SafeURL(systemsPath(p.ID)), Judges: opts[0], RubricItems: opts[1], SystemKey: q.systemKey},
+		Form: sview.Form{Action: templ.SafeURL(systemsPath(p.ID)), Judges: opts[0], RubricItems: opts[1], SystemKey: q.systemKey,
+			Outcomes: systemsChoices([][2]string{{"", "the rubric item"}, {evaluation.OutcomeFinal, "final score"}, {evaluation.OutcomePass, "pass rate"}, {evaluation.OutcomeSafety, "safety-gate failures"}}, q.outcome),
+			Humans:   systemsChoices([][2]string{{evaluation.HumanPeople, "the people's mean"}, {evaluation.HumanGold, "the gold answers"}}, q.human)},
 		Note: note,
 	}
 	if est != nil {
 		page.Result = resultView(est)
+		if concl != nil {
+			page.Result.Conclusion, page.Result.Changed = concl.Summary, concl.Changed
+			if g := concl.SafetyGate; g != nil {
+				page.Result.SafetyGate = g.Summary
+			}
+		}
 		page.Preview = previewOf(p.ID, q, est, v)
 	}
 	draws, err := s.db.ListDraws(ctx, p.ID)
@@ -204,7 +226,7 @@ func (s *Server) systemsView(r *http.Request, p *attune.Project, v url.Values, d
 		return sview.Page{}, err
 	}
 	panel.Action = templ.SafeURL(fmt.Sprintf("/projects/%d/draws", p.ID))
-	panel.Judge, panel.Rubric, panel.SystemKey = q.judge, q.rubricItem, q.systemKey
+	panel.Judge, panel.Rubric, panel.Outcome, panel.Human, panel.SystemKey = q.judge, q.rubricItem, q.outcome, q.human, q.systemKey
 	panel.HeldBack = len(draws) > 0
 	if panel.K == "" {
 		panel.K = strconv.Itoa(previewK)
@@ -283,7 +305,7 @@ func resultView(est *ppi.SystemEstimates) *sview.Result {
 // tell each pair apart at the margin (LabelsToSeparate).
 func previewOf(projectID int64, q systemsQuery, est *ppi.SystemEstimates, v url.Values) sview.Preview {
 	p := sview.Preview{URL: templ.SafeURL(systemsPath(projectID) + "/preview"), PageURL: templ.SafeURL(systemsPath(projectID)),
-		Judge: q.judge, Rubric: q.rubricItem, SystemKey: q.systemKey, K: v.Get("k"), Margin: v.Get("margin")}
+		Judge: q.judge, Rubric: q.rubricItem, Outcome: q.outcome, Human: q.human, SystemKey: q.systemKey, K: v.Get("k"), Margin: v.Get("margin")}
 	if p.K == "" {
 		p.K = strconv.Itoa(previewK)
 	}
@@ -348,4 +370,14 @@ func previewOf(projectID int64, q systemsQuery, est *ppi.SystemEstimates, v url.
 		p.Separate = append(p.Separate, sr)
 	}
 	return p
+}
+
+// systemsChoices are the options of a select, the one of value selected ("" and
+// the first option match when value is "").
+func systemsChoices(opts [][2]string, value string) []sview.Option {
+	out := make([]sview.Option, len(opts))
+	for i, o := range opts {
+		out[i] = sview.Option{Value: o[0], Label: o[1], Selected: o[0] == value || (value == "" && i == 0)}
+	}
+	return out
 }

@@ -99,6 +99,21 @@ func TestBrowserSystemsView(t *testing.T) {
 	if s := eval[string](t, ctx, `document.querySelector('[data-testid=systems-sample]').dataset.drawn`); s != "false" {
 		t.Errorf("the sample is said drawn (%s) before any draw", s)
 	}
+	if got := eval[string](t, ctx, `document.querySelector('[data-testid=systems-conclusion]').innerText`); strings.TrimSpace(got) != est.Conclusion.Summary {
+		t.Errorf("conclusion shown %q, want %q", got, est.Conclusion.Summary)
+	}
+	// Against the gold, of which there is none yet: the page says there
+	// is nothing to estimate, and keeps the choice.
+	if err := chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.CSS(`#systems-human`), "gold"),
+		chromedp.Click(chromedp.CSS(`[data-testid=systems-show]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=systems-note]`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if h := eval[string](t, ctx, `document.querySelector('#systems-human').value`); h != "gold" {
+		t.Errorf("the human choice came back as %q", h)
+	}
 	for _, s := range fitScreens {
 		if err := chromedp.Do(ctx, chromedp.EmulateViewport(s.width, s.height), chromedp.Navigate(w.a.srv.URL+w.path())); err != nil {
 			t.Fatal(err)

@@ -14,16 +14,17 @@ import (
 // estimateFlagOf names the flag of each field of an evaluation query.
 var estimateFlagOf = map[string]string{
 	evaluation.FieldJudge: "judge", evaluation.FieldRubricItem: "rubric-item",
-	evaluation.FieldOutcome: "outcome", evaluation.FieldSystemKey: "system-key",
+	evaluation.FieldOutcome: "outcome", evaluation.FieldHuman: "human", evaluation.FieldSystemKey: "system-key",
 	evaluation.FieldTarget: "target", evaluation.FieldAlpha: "alpha",
 }
 
 func estimateFlags(fs *flag.FlagSet) {
 	fs.String("project", "", "project name (required)")
 	fs.String("judge", "", "the judge: a rater id or a judge's name (required)")
-	fs.String("rubric-item", "", "the rubric item to estimate, by key (required)")
-	fs.String("outcome", "", "final, pass or safety: an engine output instead of a rubric item (not yet available)")
-	fs.String("system-key", evaluation.DefaultSystemKey, "the item meta key that names an item's system")
+	fs.String("rubric-item", "", "the rubric item to estimate, by key (this or --outcome)")
+	fs.String("outcome", "", "final, pass or safety: the scoring engine's final score, pass rate or safety-gate failure rate instead of a rubric item")
+	fs.String("human", evaluation.HumanPeople, "the human value of an item: people (the mean of the people's answers) or gold (its gold answer)")
+	fs.String("system-key", "", "the item meta key that names an item's system (default: the project's setting)")
 	fs.String("format", "json", "json or text")
 }
 
@@ -41,16 +42,16 @@ func runEstimate(ctx context.Context, e env, args []string) error {
 	}
 	get := func(name string) string { return fs.Lookup(name).Value.String() }
 	if get("project") == "" {
-		return fmt.Errorf("%w: --project is required: attune estimate --project P --judge J --rubric-item K [--system-key KEY] [--format json|text]", errUsage)
+		return fmt.Errorf("%w: --project is required: attune estimate --project P --judge J (--rubric-item K | --outcome final|pass|safety) [--human people|gold] [--system-key KEY] [--format json|text]", errUsage)
 	}
-	if get("system-key") == "" {
+	if get("system-key") == "" && flagGiven(fs, "system-key") {
 		return fmt.Errorf("%w: --system-key must name a meta key", errUsage)
 	}
 	format := get("format")
 	if format != "json" && format != "text" {
 		return fmt.Errorf("%w: --format must be json or text", errUsage)
 	}
-	q := evaluation.Query{Judge: get("judge"), RubricItem: get("rubric-item"), Outcome: get("outcome"), SystemKey: get("system-key")}
+	q := evaluation.Query{Judge: get("judge"), RubricItem: get("rubric-item"), Outcome: get("outcome"), Human: get("human"), SystemKey: get("system-key")}
 	if err := evaluation.Check(q); err != nil {
 		return flagErrors(err, estimateFlagOf)
 	}
@@ -82,8 +83,14 @@ func runEstimate(ctx context.Context, e env, args []string) error {
 }
 
 // writeEstimatesText writes one line per system, overall and difference,
-// the caveat first.
-func writeEstimatesText(w *bufio.Writer, est ppi.SystemEstimates) {
+// the caveat first and the conclusion check last.
+func writeEstimatesText(w *bufio.Writer, res evaluation.Estimates) {
+	est := res.SystemEstimates
+	of := "rubric item " + res.RubricItem
+	if res.Outcome != "" {
+		of = "outcome " + res.Outcome
+	}
+	fmt.Fprintf(w, "%s against %s, systems by meta key %q\n", of, res.Human, res.SystemKey)
 	fmt.Fprintf(w, "sample: %s\n", est.Sample)
 	line := func(name string, nl, nu int, h, j ppi.Interval, p ppi.Interval, eff float64) {
 		fmt.Fprintf(w, "%-20s n=%d N=%d  human %.3f [%.3f, %.3f]  judge %.3f [%.3f, %.3f]  ppi %.3f [%.3f, %.3f]  worth %.1f labels\n",
@@ -102,4 +109,16 @@ func writeEstimatesText(w *bufio.Writer, est ppi.SystemEstimates) {
 	for _, s := range est.Skipped {
 		fmt.Fprintf(w, "%-20s skipped: %s\n", s.System, s.Reason)
 	}
+	fmt.Fprintf(w, "conclusion: %s\n", res.Conclusion.Summary)
+	if g := res.Conclusion.SafetyGate; g != nil {
+		fmt.Fprintf(w, "safety gate: %s\n", g.Summary)
+	}
+}
+
+// flagGiven reports whether the flag was set on the command line, even
+// to "".
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }

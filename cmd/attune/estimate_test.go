@@ -124,7 +124,10 @@ func TestEstimateCommand(t *testing.T) {
 		{[]string{"--project", "Pilot", "--rubric-item", "emotion"}, "--judge"},
 		{[]string{"--project", "Pilot", "--judge", "@gpt"}, "--rubric-item"},
 		{[]string{"--project", "Pilot", "--judge", "@gpt", "--rubric-item", "emotion", "--format", "xml"}, "--format"},
-		{[]string{"--project", "Pilot", "--judge", "@gpt", "--outcome", "final"}, "--outcome"},
+		{[]string{"--project", "Pilot", "--judge", "@gpt", "--outcome", "score"}, "--outcome"},
+		{[]string{"--project", "Pilot", "--judge", "@gpt", "--outcome", "pass"}, "--outcome"},
+		{[]string{"--project", "Pilot", "--judge", "@gpt", "--rubric-item", "emotion", "--human", "crowd"}, "--human"},
+		{[]string{"--project", "Pilot", "--judge", "@gpt", "--rubric-item", "emotion", "--system-key", ""}, "--system-key"},
 		{[]string{"--project", "Pilot", "--judge", "ann", "--rubric-item", "emotion"}, `"ann"`},
 	} {
 		if _, err := runCmd(t, env, "", append([]string{"estimate"}, c.args...)...); err == nil || !strings.Contains(err.Error(), c.want) {

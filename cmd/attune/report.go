@@ -31,6 +31,7 @@ func reportFlags(fs *flag.FlagSet) {
 	fs.Int("alt-min-items", agreement.DefaultAltMinItems, "alt-test: the least items an annotator shares with another annotator and the judge to be tested (below 30, an exact test replaces the t-test)")
 	fs.Bool("alt-unusual-epsilon", false, "alt-test: accept an --epsilon outside 0.05 to 0.3; the report marks it unusual")
 	fs.Bool("alt-allow-few", false, "alt-test: give a verdict on one or two tested annotators (default: cannot tell below 3), said beside it")
+	fs.String("judge", "", "add the prediction-powered estimates of every rubric item per system for this judge (a rater id or a judge's name)")
 	fs.String("level", "", "Krippendorff's level: nominal, ordinal, interval or ratio (default: ordinal on 1-5 items, nominal on the others)")
 }
 
@@ -54,7 +55,8 @@ func runReport(ctx context.Context, e env, args []string) error {
 		return fmt.Errorf("%w: --format must be json or csv", errUsage)
 	}
 	opts := report.Options{NAMissing: get("na-missing") == "true", Bootstrap: report.DefaultBootstrap,
-		Level: get("level"), Alt: report.AltOptions{Scoring: get("alt-scoring"), AllowFewHumans: get("alt-allow-few") == "true"}}
+		Level: get("level"), Alt: report.AltOptions{Scoring: get("alt-scoring"), AllowFewHumans: get("alt-allow-few") == "true"},
+		EstimateJudge: get("judge")}
 	opts.Bootstrap.Replicates, _ = strconv.Atoi(get("replicates"))
 	if opts.Bootstrap.Replicates < 0 {
 		return fmt.Errorf("%w: --replicates must be 0 or more", errUsage)

@@ -7,24 +7,44 @@ package evaluation
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/ppi"
+	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/store"
 )
 
 // DefaultSystemKey is the item meta key that names an item's system when
-// the query names none.
+// neither the query nor the project names one.
 const DefaultSystemKey = "system"
+
+// The engine's outputs an estimate may be of, by their Query.Outcome: the
+// final score, the share of answer sets that pass, and the share that
+// fail the safety gate.
+const (
+	OutcomeFinal  = "final"
+	OutcomePass   = "pass"
+	OutcomeSafety = "safety"
+)
+
+// Whose answers are the human value, by their Query.Human: the mean of
+// the people's ("" means this) or the item's gold answer.
+const (
+	HumanPeople = "people"
+	HumanGold   = "gold"
+)
 
 // Query is one estimate asked for: a judge, and either a rubric item or
 // one of the engine's outcomes, split by the system each item names under
-// SystemKey.
+// SystemKey, against the people's answers or the gold (Human).
 type Query struct {
 	ProjectID  int64
 	Judge      string
 	RubricItem string
 	Outcome    string
+	Human      string
 	SystemKey  string
 }
 
@@ -34,51 +54,202 @@ const (
 	FieldJudge      = "judge"
 	FieldRubricItem = "rubric_item"
 	FieldOutcome    = "outcome"
+	FieldHuman      = "human"
 	FieldSystemKey  = "system_key"
 )
 
 // Check says what is wrong with q, as an attune.ValidationError naming
-// the field, or nil. An empty SystemKey is not a problem: it means
-// DefaultSystemKey.
+// the field, or nil. An empty SystemKey is not a problem: it means the
+// project's system key. Whether the rubric has the outcome asked for is
+// checked by Estimate, which reads the rubric.
 func Check(q Query) error {
 	switch {
 	case q.Judge == "":
 		return attune.Invalid(FieldJudge, "name the judge: a rater id or a judge's name")
 	case q.Outcome != "" && q.RubricItem != "":
 		return attune.Invalid(FieldOutcome, "ask for a rubric item or an outcome, not both")
-	case q.Outcome != "":
-		// Scoring the engine's outputs needs the report's scoring path
-		// wired to this read; until then say so rather than guess.
-		return attune.Invalid(FieldOutcome, "estimates of the engine's outputs are not available yet; ask for a rubric item")
-	case q.RubricItem == "":
-		return attune.Invalid(FieldRubricItem, "name the rubric item to estimate, by key")
+	case q.Outcome != "" && q.Outcome != OutcomeFinal && q.Outcome != OutcomePass && q.Outcome != OutcomeSafety:
+		return attune.Invalid(FieldOutcome, fmt.Sprintf("outcome %q: choose final (the final score), pass or safety (the safety gate)", q.Outcome))
+	case q.Outcome == "" && q.RubricItem == "":
+		return attune.Invalid(FieldRubricItem, "name the rubric item to estimate, by key, or ask for an outcome")
+	case q.Human != "" && q.Human != HumanPeople && q.Human != HumanGold:
+		return attune.Invalid(FieldHuman, fmt.Sprintf("human %q: choose people (the mean of the people's answers) or gold", q.Human))
 	}
 	return nil
 }
 
 // Source is what the flow needs of the database; *store.DB satisfies it.
 type Source interface {
-	EstimateRubricItem(ctx context.Context, projectID int64, judge, rubricItem, systemKey string) ([]store.EstimateRow, error)
+	FindProjectByID(ctx context.Context, id int64) (*attune.Project, error)
+	FindRubricByID(ctx context.Context, id int64) (*rubric.Definition, error)
+	EstimateRubricItem(ctx context.Context, q store.EstimateRead) ([]store.EstimateRow, error)
+	StreamEstimateSets(ctx context.Context, q store.EstimateRead, fn func(*store.EstimateSets) error) error
 	DrawLister
 }
 
-// Estimate checks q, reads the judge's and the people's values and
-// estimates the mean per system, overall and between systems.
-func Estimate(ctx context.Context, src Source, q Query) (ppi.SystemEstimates, error) {
+// Estimates is the answer to a Query: what was estimated, the estimates
+// per system, overall and between systems, and whether the judge alone
+// would change their conclusion. Its JSON is what `attune estimate`, the
+// API and the report publish.
+type Estimates struct {
+	RubricItem string `json:"rubric_item,omitempty"`
+	Outcome    string `json:"outcome,omitempty"`
+	Human      string `json:"human"`
+	SystemKey  string `json:"system_key"`
+	ppi.SystemEstimates
+	Conclusion ppi.Conclusion `json:"conclusion"`
+}
+
+// Estimate checks q, reads the judge's and the human values and
+// estimates the mean per system, overall and between systems, with the
+// conclusion check (ppi.Conclude) beside them; on a rubric with a safety
+// gate the check is made on the gate's failure rate as well.
+func Estimate(ctx context.Context, src Source, q Query) (Estimates, error) {
 	if err := Check(q); err != nil {
-		return ppi.SystemEstimates{}, err
+		return Estimates{}, err
 	}
-	if q.SystemKey == "" {
-		q.SystemKey = DefaultSystemKey
-	}
-	rows, err := src.EstimateRubricItem(ctx, q.ProjectID, q.Judge, q.RubricItem, q.SystemKey)
+	p, err := src.FindProjectByID(ctx, q.ProjectID)
 	if err != nil {
-		return ppi.SystemEstimates{}, err
+		return Estimates{}, err
 	}
-	rated := make([]ppi.Rated, len(rows))
+	def, err := src.FindRubricByID(ctx, p.RubricVersionID)
+	if err != nil {
+		return Estimates{}, err
+	}
+	return estimate(ctx, src, p, def, q, nil)
+}
+
+// estimate is Estimate once the project and its rubric are read; safety,
+// when not nil, is the safety gate's conclusion already worked out for
+// the same judge, human and system key.
+func estimate(ctx context.Context, src Source, p *attune.Project, def *rubric.Definition, q Query, safety *ppi.Conclusion) (Estimates, error) {
+	if q.SystemKey == "" {
+		q.SystemKey = systemKeyOf(p)
+	}
+	if q.Human == "" {
+		q.Human = HumanPeople
+	}
+	if err := checkRubric(def, q); err != nil {
+		return Estimates{}, err
+	}
+	rows, err := readRows(ctx, src, def, q)
+	if err != nil {
+		return Estimates{}, err
+	}
+	est, err := bySystem(ctx, src, q.ProjectID, rows)
+	if err != nil {
+		return Estimates{}, err
+	}
+	out := Estimates{RubricItem: q.RubricItem, Outcome: q.Outcome, Human: q.Human, SystemKey: q.SystemKey, SystemEstimates: est, Conclusion: ppi.Conclude(est)}
+	if hasGate(def) && q.Outcome != OutcomeSafety {
+		if safety == nil {
+			c, err := safetyConclusion(ctx, src, def, q)
+			if err != nil {
+				return Estimates{}, err
+			}
+			safety = &c
+		}
+		out.Conclusion.SafetyGate = safety
+	}
+	return out, nil
+}
+
+// safetyConclusion is the conclusion check on the safety gate's failure
+// rate for q's judge, human and system key.
+func safetyConclusion(ctx context.Context, src Source, def *rubric.Definition, q Query) (ppi.Conclusion, error) {
+	sq := q
+	sq.RubricItem, sq.Outcome = "", OutcomeSafety
+	rows, err := readRows(ctx, src, def, sq)
+	if err != nil {
+		return ppi.Conclusion{}, err
+	}
+	est, err := ppi.BySystem(rated(rows), ppi.Options{})
+	if err != nil {
+		return ppi.Conclusion{}, err
+	}
+	return ppi.Conclude(est), nil
+}
+
+// systemKeyOf is the meta key naming systems that the project uses when
+// a query names none.
+func systemKeyOf(p *attune.Project) string {
+	return DefaultSystemKey
+}
+
+func hasGate(def *rubric.Definition) bool {
+	return def.Kind == rubric.Criteria && len(def.Scoring.Gate) > 0
+}
+
+// checkRubric refuses a rubric item the rubric does not have and an
+// outcome its kind has not: pass is a criteria rubric's, and the safety
+// gate needs gate items.
+func checkRubric(def *rubric.Definition, q Query) error {
+	switch {
+	case q.RubricItem != "":
+		if _, ok := def.Item(q.RubricItem); !ok {
+			keys := make([]string, len(def.Items))
+			for i, it := range def.Items {
+				keys[i] = it.Key
+			}
+			return attune.Invalid(FieldRubricItem, fmt.Sprintf("%s has no rubric item %q; its items are %s", def.Ref(), q.RubricItem, strings.Join(keys, ", ")))
+		}
+	case q.Outcome == OutcomePass && def.Kind != rubric.Criteria:
+		return attune.Invalid(FieldOutcome, fmt.Sprintf("%s scores %s, with no pass or fail: ask for final", def.Ref(), def.Kind))
+	case q.Outcome == OutcomeSafety && !hasGate(def):
+		return attune.Invalid(FieldOutcome, fmt.Sprintf("%s has no safety gate: ask for final or a rubric item", def.Ref()))
+	}
+	return nil
+}
+
+// readRows reads q's values, item by item: a rubric item's straight from
+// the store, an outcome's by scoring every answer set (outcomeRows).
+func readRows(ctx context.Context, src Source, def *rubric.Definition, q Query) ([]store.EstimateRow, error) {
+	read := store.EstimateRead{ProjectID: q.ProjectID, Judge: q.Judge, RubricItem: q.RubricItem, SystemKey: q.SystemKey, Gold: q.Human == HumanGold}
+	if q.Outcome == "" {
+		return src.EstimateRubricItem(ctx, read)
+	}
+	return outcomeRows(ctx, src, def, read, q.Outcome)
+}
+
+func rated(rows []store.EstimateRow) []ppi.Rated {
+	out := make([]ppi.Rated, len(rows))
 	for i, r := range rows {
-		rated[i] = ppi.Rated{System: r.System, Judge: r.Judge, Human: r.Human, Labelled: r.Labelled}
+		out[i] = ppi.Rated{System: r.System, Judge: r.Judge, Human: r.Human, Labelled: r.Labelled}
 	}
-	est, err := ppi.BySystem(rated, ppi.Options{})
-	return withSample(ctx, src, q.ProjectID, rows, est, err)
+	return out
+}
+
+// bySystem estimates rows per system and says on what they rest.
+func bySystem(ctx context.Context, src DrawLister, projectID int64, rows []store.EstimateRow) (ppi.SystemEstimates, error) {
+	est, err := ppi.BySystem(rated(rows), ppi.Options{})
+	return withSample(ctx, src, projectID, rows, est, err)
+}
+
+// EstimateEvery estimates, for one judge against the people, every rubric
+// item of the project's rubric in the rubric's order, as the report
+// carries them; the safety gate's conclusion is worked out once for all.
+func EstimateEvery(ctx context.Context, src Source, p *attune.Project, def *rubric.Definition, judge string) ([]Estimates, error) {
+	q := Query{ProjectID: p.ID, Judge: judge}
+	if err := Check(Query{Judge: judge, Outcome: OutcomeFinal}); err != nil {
+		return nil, err
+	}
+	q.SystemKey, q.Human = systemKeyOf(p), HumanPeople
+	var safety *ppi.Conclusion
+	if hasGate(def) {
+		c, err := safetyConclusion(ctx, src, def, q)
+		if err != nil {
+			return nil, err
+		}
+		safety = &c
+	}
+	out := make([]Estimates, 0, len(def.Items))
+	for _, it := range def.Items {
+		q.RubricItem = it.Key
+		e, err := estimate(ctx, src, p, def, q, safety)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
 }

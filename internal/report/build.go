@@ -11,6 +11,7 @@ import (
 	"github.com/attune/attune/internal/agreement"
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/calibration"
+	"github.com/attune/attune/internal/evaluation"
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/store"
 )
@@ -129,6 +130,11 @@ func Build(ctx context.Context, db *store.DB, p *attune.Project, opts Options) (
 		r.Calibration = append(r.Calibration, rc)
 	}
 	r.Definitions = definitions(def.Kind)
+	if opts.EstimateJudge != "" {
+		if r.Estimates, err = evaluation.EstimateEvery(ctx, db, p, def, opts.EstimateJudge); err != nil {
+			return nil, err
+		}
+	}
 	return r, nil
 }
 

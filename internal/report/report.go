@@ -12,6 +12,7 @@
 package report
 
 import (
+	"github.com/attune/attune/internal/evaluation"
 	"time"
 
 	"github.com/attune/attune/internal/agreement"
@@ -42,6 +43,9 @@ type Options struct {
 	Level string
 	// Alt sets the alternative annotator test of each judge.
 	Alt AltOptions
+	// EstimateJudge, when set, adds the prediction-powered estimates of
+	// every rubric item for that judge (a rater id or a judge's name).
+	EstimateJudge string
 }
 
 // AltOptions set the alternative annotator test.
@@ -102,6 +106,10 @@ type Report struct {
 	Calibration []RaterCalibration `json:"calibration"`
 	// Definitions explain every figure in a sentence.
 	Definitions []Definition `json:"definitions"`
+	// Estimates are the prediction-powered estimates of each rubric item
+	// per system for Options.EstimateJudge, as `attune estimate` gives
+	// them; left out without a judge.
+	Estimates []evaluation.Estimates `json:"estimates,omitempty"`
 }
 
 // Project names the project a report is about.

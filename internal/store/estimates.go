@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/attune/attune/internal/attune"
 
@@ -20,6 +21,18 @@ type EstimateRow struct {
 	Labelled bool
 }
 
+// EstimateRead names what an estimate reads: the project, the judge (a
+// rater id, a rater's name or a judge's name), the meta key naming an
+// item's system, and whose value is the human one: the people's (the
+// mean of their answers) or, with Gold, the item's gold answer.
+type EstimateRead struct {
+	ProjectID  int64
+	Judge      string
+	RubricItem string // EstimateRubricItem only
+	SystemKey  string
+	Gold       bool
+}
+
 // EstimateRubricItem reads, for one rubric item of the project, every item
 // the judge answered with a value: its system (items.meta ->> systemKey),
 // the judge's value and the human value. A value is its number on a scale
@@ -27,23 +40,26 @@ type EstimateRow struct {
 // The judge is a rater id or a judge's name (every rater of that judge, or
 // of that name, counts, their values averaged). The human value is the
 // mean of the people's values, so on YES/NO the share of YES; an item is
-// labelled when at least one person gave a value. Rows come in item order.
-// A judge with no raters answering in the project is attune.ErrNotFound,
-// with a message naming it.
-func (db *DB) EstimateRubricItem(ctx context.Context, projectID int64, judge, rubricItem, systemKey string) ([]EstimateRow, error) {
-	raters, err := db.judgeRaters(ctx, projectID, judge)
+// labelled when at least one person gave a value. With Gold the human
+// value is the item's gold answer instead, and an item without a gold
+// value is unlabelled. Rows come in item order. A judge with no raters
+// answering in the project is attune.ErrNotFound, with a message naming
+// it.
+func (db *DB) EstimateRubricItem(ctx context.Context, q EstimateRead) ([]EstimateRow, error) {
+	raters, err := db.judgeRaters(ctx, q.ProjectID, q.Judge)
 	if err != nil {
 		return nil, err
 	}
 	rows, err := db.pool.Query(ctx, `
 		WITH v AS (
-			SELECT l.item_id, r.kind,
-			       CASE WHEN l.value = 'YES' THEN 1.0::float8
-			            WHEN l.value = 'NO' THEN 0.0::float8
-			            WHEN l.value ~ '^-?[0-9]+(\.[0-9]+)?$' THEN l.value::float8 END AS x
+			SELECT l.item_id, r.kind::text AS kind, `+valueNumber("l.value")+` AS x
 			FROM labels l JOIN raters r ON r.id = l.rater_id
 			WHERE l.project_id = $1 AND l.rubric_item_key = $2
-			  AND (r.kind = 'human' OR l.rater_id = ANY ($3::bigint[]))
+			  AND ((r.kind = 'human' AND NOT $5) OR l.rater_id = ANY ($3::bigint[]))
+			UNION ALL
+			SELECT g.item_id, 'human', `+valueNumber("g.value")+`
+			FROM gold_labels g
+			WHERE $5 AND g.project_id = $1 AND g.rubric_item_key = $2
 		)
 		SELECT i.id, coalesce(i.meta ->> $4, ''),
 		       avg(v.x) FILTER (WHERE v.kind = 'judge'),
@@ -51,7 +67,7 @@ func (db *DB) EstimateRubricItem(ctx context.Context, projectID int64, judge, ru
 		FROM v JOIN items i ON i.id = v.item_id
 		GROUP BY i.id
 		HAVING avg(v.x) FILTER (WHERE v.kind = 'judge') IS NOT NULL
-		ORDER BY i.id`, projectID, rubricItem, raters, systemKey)
+		ORDER BY i.id`, q.ProjectID, q.RubricItem, raters, q.SystemKey, q.Gold)
 	if err != nil {
 		return nil, mapErr(err, "estimate: rubric item values", "")
 	}
@@ -65,6 +81,101 @@ func (db *DB) EstimateRubricItem(ctx context.Context, projectID int64, judge, ru
 		return e, err
 	})
 	return out, mapErr(err, "estimate: rubric item values", "")
+}
+
+// valueNumber is the SQL of a label's value as a number: a scale's
+// number, 1 for YES, 0 for NO, NULL for anything else (NA, ERROR).
+func valueNumber(col string) string {
+	return `CASE WHEN ` + col + ` = 'YES' THEN 1.0::float8
+	            WHEN ` + col + ` = 'NO' THEN 0.0::float8
+	            WHEN ` + col + ` ~ '^-?[0-9]+(\.[0-9]+)?$' THEN ` + col + `::float8 END`
+}
+
+// EstimateSets is one item as an estimate of the engine's outputs reads
+// it: its system, the answer sets of the judge's raters, those of the
+// people (left out with Gold) and, with Gold, its gold answers (nil when
+// it has none). An answer set maps rubric item keys to values.
+type EstimateSets struct {
+	ItemID int64
+	System string
+	Judge  []map[string]string
+	People []map[string]string
+	Gold   map[string]string
+}
+
+// StreamEstimateSets calls fn, in item order, with every item of the
+// project the judge answered, as EstimateSets; the judge is named as for
+// EstimateRubricItem (attune.ErrNotFound when no rater of it answered).
+// It holds one item at a time. An error of fn stops the stream and is
+// returned as it is.
+func (db *DB) StreamEstimateSets(ctx context.Context, q EstimateRead, fn func(*EstimateSets) error) error {
+	raters, err := db.judgeRaters(ctx, q.ProjectID, q.Judge)
+	if err != nil {
+		return err
+	}
+	// Each answer set (and each item's gold) is one row, its labels
+	// written key US value, separated by RS, as the report reads them;
+	// rows come item by item, the judge's first for an item, so an item
+	// the judge did not answer can be passed over as it streams.
+	rows, err := db.pool.Query(ctx, `
+		WITH s AS (
+			SELECT l.item_id, CASE WHEN r.kind = 'judge' THEN 0 ELSE 1 END AS side, l.rater_id AS who,
+			       string_agg(l.rubric_item_key || chr(31) || l.value, chr(30)) AS labels
+			FROM labels l JOIN raters r ON r.id = l.rater_id
+			WHERE l.project_id = $1
+			  AND ((r.kind = 'human' AND NOT $4) OR l.rater_id = ANY ($2::bigint[]))
+			GROUP BY l.item_id, l.rater_id, r.kind
+			UNION ALL
+			SELECT g.item_id, 2, 0, string_agg(g.rubric_item_key || chr(31) || g.value, chr(30))
+			FROM gold_labels g
+			WHERE $4 AND g.project_id = $1
+			GROUP BY g.item_id
+		)
+		SELECT s.item_id, coalesce(i.meta ->> $3, ''), s.side, s.labels
+		FROM s JOIN items i ON i.id = s.item_id
+		ORDER BY s.item_id, s.side, s.who`, q.ProjectID, raters, q.SystemKey, q.Gold)
+	if err != nil {
+		return mapErr(err, "estimate: answer sets", "")
+	}
+	defer rows.Close()
+	var cur *EstimateSets
+	flush := func() error {
+		if cur == nil || len(cur.Judge) == 0 {
+			return nil
+		}
+		return fn(cur)
+	}
+	for rows.Next() {
+		var id int64
+		var system, labels string
+		var side int
+		if err := rows.Scan(&id, &system, &side, &labels); err != nil {
+			return mapErr(err, "estimate: answer sets", "")
+		}
+		if cur == nil || cur.ItemID != id {
+			if err := flush(); err != nil {
+				return err
+			}
+			cur = &EstimateSets{ItemID: id, System: system}
+		}
+		set := map[string]string{}
+		for pair := range strings.SplitSeq(labels, "\x1e") {
+			k, v, _ := strings.Cut(pair, "\x1f")
+			set[k] = v
+		}
+		switch side {
+		case 0:
+			cur.Judge = append(cur.Judge, set)
+		case 1:
+			cur.People = append(cur.People, set)
+		default:
+			cur.Gold = set
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return mapErr(err, "estimate: answer sets", "")
+	}
+	return flush()
 }
 
 // EstimateJudges names every judge with answers in the project as

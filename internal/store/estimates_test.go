@@ -9,6 +9,7 @@ import (
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/dbtest"
+	"github.com/attune/attune/internal/store"
 )
 
 // TestEstimateRubricItem reads CQ1 (YES/NO) for judge j1 on four items:
@@ -40,7 +41,7 @@ item-003,Ann,human,CQ1,YES
 `); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := f.db.EstimateRubricItem(ctx, f.project.ID, "j1", "CQ1", "system")
+	rows, err := f.db.EstimateRubricItem(ctx, store.EstimateRead{ProjectID: f.project.ID, Judge: "j1", RubricItem: "CQ1", SystemKey: "system"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ item-003,Ann,human,CQ1,YES
 	}
 
 	// Another meta key: only item-001 names an arm.
-	rows, err = f.db.EstimateRubricItem(ctx, f.project.ID, "j1", "CQ1", "arm")
+	rows, err = f.db.EstimateRubricItem(ctx, store.EstimateRead{ProjectID: f.project.ID, Judge: "j1", RubricItem: "CQ1", SystemKey: "arm"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,12 +64,12 @@ item-003,Ann,human,CQ1,YES
 	}
 
 	// A rubric item nobody answered gives no rows, not an error.
-	rows, err = f.db.EstimateRubricItem(ctx, f.project.ID, "j1", "CQ9", "system")
+	rows, err = f.db.EstimateRubricItem(ctx, store.EstimateRead{ProjectID: f.project.ID, Judge: "j1", RubricItem: "CQ9", SystemKey: "system"})
 	if err != nil || len(rows) != 0 {
 		t.Errorf("CQ9: %+v, %v; want no rows", rows, err)
 	}
 
-	if _, err := f.db.EstimateRubricItem(ctx, f.project.ID, "Ann", "CQ1", "system"); !errors.Is(err, attune.ErrNotFound) || !strings.Contains(err.Error(), `"Ann"`) {
+	if _, err := f.db.EstimateRubricItem(ctx, store.EstimateRead{ProjectID: f.project.ID, Judge: "Ann", RubricItem: "CQ1", SystemKey: "system"}); !errors.Is(err, attune.ErrNotFound) || !strings.Contains(err.Error(), `"Ann"`) {
 		t.Errorf("a person as the judge: %v, want not found naming Ann", err)
 	}
 }

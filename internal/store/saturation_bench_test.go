@@ -102,7 +102,7 @@ func saturateSQL(b *testing.B, annotators int) {
 	rate, ref := medianRate(rates), medianRate(refRates)
 	b.ReportMetric(rate, "submits/s")
 	b.ReportMetric(ref, "ref-submits/s")
-	b.ReportMetric(rate/ref, "vs-minimal")
+	b.ReportMetric(rate/ref, "x_of_minimal")
 	b.Logf("%d annotators through the store alone: %.0f submit-and-next/s (rounds %.0f); minimal submit-and-next, same annotators: %.0f/s (rounds %.0f); ratio of medians %.2f",
 		annotators, rate, rates, ref, refRates, rate/ref)
 }

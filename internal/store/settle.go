@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -35,6 +36,10 @@ const SettleInterval = 200 * time.Millisecond
 // of waiting and the settling itself, which takes milliseconds for the
 // items of a second of submits (TestSettledWithinBound).
 const SettleBound = time.Second
+
+// SettledChannel is the PostgreSQL notification channel on which every
+// settling that took queue rows says, as it commits, the project's id.
+const SettledChannel = "attune_settled"
 
 // settleBatch is the most queue rows one transaction takes from a
 // project: a backlog (a settler stopped for a while) is worked through in
@@ -109,6 +114,13 @@ func (db *DB) settleProject(ctx context.Context, projectID int64) (n int, more b
 			projectID, settleBatch).Scan(&n, &ids, &completed, &more, &exists, &short, &items)
 		if err != nil || !exists { // a deleted project's rows go with it
 			return err
+		}
+		// Sent at the commit, to any process listening: what a test in
+		// another process than the settler's waits on.
+		if n > 0 {
+			if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, SettledChannel, strconv.FormatInt(projectID, 10)); err != nil {
+				return err
+			}
 		}
 		settled, err := db.settle(ctx, tx, projectID, ids)
 		if err != nil {
