@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -107,35 +105,9 @@ func labelledForGold(t *testing.T) (string, *store.DB, *attune.Project) {
 	ctx := context.Background()
 	dbURL := dbtest.NewURL(t)
 	env := envFor(dbURL)
-	must := func(args ...string) {
-		t.Helper()
-		if out, err := runCmd(t, env, "a-long-password\n", args...); err != nil {
-			t.Fatalf("%v: %v\n%s", args, err, out)
-		}
-	}
-	must("user", "add", "--email", "lee@example.org", "--role", "lead", "--password-stdin")
-	must("project", "create", "--name", "Pilot", "--rubric", "empathetic-dialogue@2", "--overlap", "2", "--lead", "lee@example.org")
 	emails := []string{"ann@example.org", "bob@example.org"}
-	for _, e := range emails {
-		must("user", "add", "--email", e, "--role", "annotator", "--password-stdin")
-		must("project", "add-member", "--project", "Pilot", "--email", e)
-	}
-	data := filepath.Join(t.TempDir(), "replies.jsonl")
-	if err := os.WriteFile(data, []byte(`{"id":"r1","messages":[{"role":"user","content":"I feel alone since I moved."},{"role":"assistant","content":"Moving can be lonely."}]}
-{"id":"r2","messages":[{"role":"user","content":"My exams are soon and I panic."},{"role":"assistant","content":"Exam panic is common."}]}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	must("import", "--project", "Pilot", data)
-	db, err := store.Open(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
-	p, err := db.FindProjectByName(ctx, "Pilot")
-	if err != nil {
-		t.Fatal(err)
-	}
+	newPilot(t, env, twoReplies, emails...)
+	db, p := openPilot(t, dbURL)
 	for i, e := range emails {
 		u, err := db.FindUserByEmail(ctx, e)
 		if err != nil {

@@ -465,3 +465,23 @@ func newPilot(t *testing.T, getenv func(string) string, items string, annotators
 	}
 	must("import", "--project", "Pilot", data)
 }
+
+// openPilot opens the store over dbURL and finds newPilot's project.
+func openPilot(t *testing.T, dbURL string) (*store.DB, *attune.Project) {
+	t.Helper()
+	db, err := store.Open(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	p, err := db.FindProjectByName(context.Background(), "Pilot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, p
+}
+
+// twoReplies are the two items the gold and settling tests label.
+const twoReplies = `{"id":"r1","messages":[{"role":"user","content":"I feel alone since I moved."},{"role":"assistant","content":"Moving can be lonely."}]}
+{"id":"r2","messages":[{"role":"user","content":"My exams are soon and I panic."},{"role":"assistant","content":"Exam panic is common."}]}
+`
