@@ -108,25 +108,12 @@ func labelledForGold(t *testing.T) (string, *store.DB, *attune.Project) {
 	emails := []string{"ann@example.org", "bob@example.org"}
 	newPilot(t, env, twoReplies, emails...)
 	db, p := openPilot(t, dbURL)
-	for i, e := range emails {
-		u, err := db.FindUserByEmail(ctx, e)
-		if err != nil {
+	labelEach(t, db, p, emails, func(i int, u *attune.User, a *attune.Assignment, _ *attune.Item) {
+		answers := map[string]string{"emotion": []string{"2", "5"}[i], "validation": "3", "helpfulness": "3", "safety": "3", "overall": "3"}
+		if _, err := db.SubmitLabels(ctx, store.Submission{AssignmentID: a.ID, UserID: u.ID, Answers: answers}); err != nil {
 			t.Fatal(err)
 		}
-		for {
-			a, err := db.NextAssignment(ctx, p.ID, u.ID)
-			if errors.Is(err, attune.ErrNoWork) {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			answers := map[string]string{"emotion": []string{"2", "5"}[i], "validation": "3", "helpfulness": "3", "safety": "3", "overall": "3"}
-			if _, err := db.SubmitLabels(ctx, store.Submission{AssignmentID: a.ID, UserID: u.ID, Answers: answers}); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	})
 	if _, err := db.SettleQueued(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -49,43 +48,26 @@ func TestExportSameEverywhere(t *testing.T) {
 	// Both people label every item; they part on r2's safety, so one item
 	// waits for a lead while the others get gold by the rule.
 	flagged := false
-	for i, email := range []string{"ann@example.org", "bob@example.org"} {
-		u, err := db.FindUserByEmail(ctx, email)
-		if err != nil {
+	labelEach(t, db, p, []string{"ann@example.org", "bob@example.org"}, func(i int, u *attune.User, a *attune.Assignment, it *attune.Item) {
+		if it.SourceID == "r3" && i == 0 && !flagged {
+			// Ann flags r3 first (the flags export has a row), then
+			// takes it again and labels it.
+			if err := db.Skip(ctx, a.ID, u.ID, "distressing", "a loss, said \"gently\""); err != nil {
+				t.Fatal(err)
+			}
+			flagged = true
+			return
+		}
+		safety := "4"
+		if it.SourceID == "r2" && i == 1 {
+			safety = "1"
+		}
+		answers := map[string]string{"emotion": "4", "validation": "3", "helpfulness": "2", "safety": safety, "overall": "3"}
+		if _, err := db.SubmitLabels(ctx, store.Submission{AssignmentID: a.ID, UserID: u.ID, Answers: answers,
+			Rationales: map[string]string{"overall": "=SUM(A1:A9), said " + u.Email}}); err != nil {
 			t.Fatal(err)
 		}
-		for {
-			a, err := db.NextAssignment(ctx, p.ID, u.ID)
-			if errors.Is(err, attune.ErrNoWork) {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			it, err := db.FindItem(ctx, p.ID, a.ItemID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if it.SourceID == "r3" && i == 0 && !flagged {
-				// Ann flags r3 first (the flags export has a row), then
-				// takes it again and labels it.
-				if err := db.Skip(ctx, a.ID, u.ID, "distressing", "a loss, said \"gently\""); err != nil {
-					t.Fatal(err)
-				}
-				flagged = true
-				continue
-			}
-			safety := "4"
-			if it.SourceID == "r2" && i == 1 {
-				safety = "1"
-			}
-			answers := map[string]string{"emotion": "4", "validation": "3", "helpfulness": "2", "safety": safety, "overall": "3"}
-			if _, err := db.SubmitLabels(ctx, store.Submission{AssignmentID: a.ID, UserID: u.ID, Answers: answers,
-				Rationales: map[string]string{"overall": "=SUM(A1:A9), said " + email}}); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	})
 	if !flagged {
 		t.Fatal("r3 was never handed to ann")
 	}

@@ -37,28 +37,17 @@ func TestGoldAndExportCommands(t *testing.T) {
 	}
 	defer db.Close()
 	p, _ := db.FindProjectByName(ctx, "Pilot")
-	for i, email := range []string{"ann@example.org", "bob@example.org"} {
-		u, _ := db.FindUserByEmail(ctx, email)
-		for {
-			a, err := db.NextAssignment(ctx, p.ID, u.ID)
-			if errors.Is(err, attune.ErrNoWork) {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			it, _ := db.FindItem(ctx, p.ID, a.ItemID)
-			safety := "4"
-			if it.SourceID == "r2" && i == 1 {
-				safety = "1"
-			}
-			answers := map[string]string{"emotion": "4", "validation": "4", "helpfulness": "1", "safety": safety, "overall": "3"}
-			if _, err := db.SubmitLabels(ctx, store.Submission{AssignmentID: a.ID, UserID: u.ID, Answers: answers,
-				Rationales: map[string]string{"overall": "=SUM(A1:A9), said " + email}}); err != nil {
-				t.Fatal(err)
-			}
+	labelEach(t, db, p, []string{"ann@example.org", "bob@example.org"}, func(i int, u *attune.User, a *attune.Assignment, it *attune.Item) {
+		safety := "4"
+		if it.SourceID == "r2" && i == 1 {
+			safety = "1"
 		}
-	}
+		answers := map[string]string{"emotion": "4", "validation": "4", "helpfulness": "1", "safety": safety, "overall": "3"}
+		if _, err := db.SubmitLabels(ctx, store.Submission{AssignmentID: a.ID, UserID: u.ID, Answers: answers,
+			Rationales: map[string]string{"overall": "=SUM(A1:A9), said " + u.Email}}); err != nil {
+			t.Fatal(err)
+		}
+	})
 
 	// The labels settle the items as they come: a serving process's
 	// settler does it within a second; here, the same call at once.

@@ -485,3 +485,31 @@ func openPilot(t *testing.T, dbURL string) (*store.DB, *attune.Project) {
 const twoReplies = `{"id":"r1","messages":[{"role":"user","content":"I feel alone since I moved."},{"role":"assistant","content":"Moving can be lonely."}]}
 {"id":"r2","messages":[{"role":"user","content":"My exams are soon and I panic."},{"role":"assistant","content":"Exam panic is common."}]}
 `
+
+// labelEach gives each person (by email), in turn, every item the project
+// hands them, until it has none left, and has label answer it: label
+// writes the person's answers or gives the item back.
+func labelEach(t *testing.T, db *store.DB, p *attune.Project, emails []string, label func(person int, u *attune.User, a *attune.Assignment, it *attune.Item)) {
+	t.Helper()
+	ctx := context.Background()
+	for i, email := range emails {
+		u, err := db.FindUserByEmail(ctx, email)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			a, err := db.NextAssignment(ctx, p.ID, u.ID)
+			if errors.Is(err, attune.ErrNoWork) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			it, err := db.FindItem(ctx, p.ID, a.ItemID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			label(i, u, a, it)
+		}
+	}
+}

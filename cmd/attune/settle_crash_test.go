@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"net/netip"
 	"strconv"
 	"syscall"
@@ -42,25 +41,12 @@ func TestSettlingSurvivesKill9(t *testing.T) {
 	// Both people agree on both items: each submit of the second one
 	// completes an item and queues it; nothing is settled yet, since no
 	// settler runs.
-	for _, e := range emails {
-		u, err := db.FindUserByEmail(ctx, e)
-		if err != nil {
+	labelEach(t, db, p, emails, func(_ int, u *attune.User, a *attune.Assignment, _ *attune.Item) {
+		answers := map[string]string{"emotion": "4", "validation": "3", "helpfulness": "3", "safety": "3", "overall": "3"}
+		if _, err := db.SubmitLabels(ctx, store.Submission{AssignmentID: a.ID, UserID: u.ID, Answers: answers}); err != nil {
 			t.Fatal(err)
 		}
-		for {
-			a, err := db.NextAssignment(ctx, p.ID, u.ID)
-			if errors.Is(err, attune.ErrNoWork) {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			answers := map[string]string{"emotion": "4", "validation": "3", "helpfulness": "3", "safety": "3", "overall": "3"}
-			if _, err := db.SubmitLabels(ctx, store.Submission{AssignmentID: a.ID, UserID: u.ID, Answers: answers}); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	})
 	type state struct{ gold, verdicts, queued, goldChanged, fullOverlap int }
 	read := func() state {
 		t.Helper()
