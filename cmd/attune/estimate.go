@@ -24,7 +24,7 @@ func estimateFlags(fs *flag.FlagSet) {
 	fs.String("rubric-item", "", "the rubric item to estimate, by key (this or --outcome)")
 	fs.String("outcome", "", "final, pass or safety: the scoring engine's final score, pass rate or safety-gate failure rate instead of a rubric item")
 	fs.String("human", evaluation.HumanPeople, "the human value of an item: people (the mean of the people's answers) or gold (its gold answer)")
-	fs.String("system-key", "", "the item meta key that names an item's system (default: the project's setting)")
+	fs.String("system-key", evaluation.DefaultSystemKey, "the item meta key that names an item's system")
 	fs.String("format", "json", "json or text")
 }
 
@@ -44,7 +44,7 @@ func runEstimate(ctx context.Context, e env, args []string) error {
 	if get("project") == "" {
 		return fmt.Errorf("%w: --project is required: attune estimate --project P --judge J (--rubric-item K | --outcome final|pass|safety) [--human people|gold] [--system-key KEY] [--format json|text]", errUsage)
 	}
-	if get("system-key") == "" && flagGiven(fs, "system-key") {
+	if get("system-key") == "" {
 		return fmt.Errorf("%w: --system-key must name a meta key", errUsage)
 	}
 	format := get("format")
@@ -113,12 +113,4 @@ func writeEstimatesText(w *bufio.Writer, res evaluation.Estimates) {
 	if g := res.Conclusion.SafetyGate; g != nil {
 		fmt.Fprintf(w, "safety gate: %s\n", g.Summary)
 	}
-}
-
-// flagGiven reports whether the flag was set on the command line, even
-// to "".
-func flagGiven(fs *flag.FlagSet, name string) bool {
-	given := false
-	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
-	return given
 }

@@ -17,7 +17,7 @@ import (
 )
 
 // DefaultSystemKey is the item meta key that names an item's system when
-// neither the query nor the project names one.
+// the query names none.
 const DefaultSystemKey = "system"
 
 // The engine's outputs an estimate may be of, by their Query.Outcome: the
@@ -59,8 +59,8 @@ const (
 )
 
 // Check says what is wrong with q, as an attune.ValidationError naming
-// the field, or nil. An empty SystemKey is not a problem: it means the
-// project's system key. Whether the rubric has the outcome asked for is
+// the field, or nil. An empty SystemKey is not a problem: it means
+// DefaultSystemKey. Whether the rubric has the outcome asked for is
 // checked by Estimate, which reads the rubric.
 func Check(q Query) error {
 	switch {
@@ -124,7 +124,7 @@ func Estimate(ctx context.Context, src Source, q Query) (Estimates, error) {
 // the same judge, human and system key.
 func estimate(ctx context.Context, src Source, p *attune.Project, def *rubric.Definition, q Query, safety *ppi.Conclusion) (Estimates, error) {
 	if q.SystemKey == "" {
-		q.SystemKey = systemKeyOf(p)
+		q.SystemKey = DefaultSystemKey
 	}
 	if q.Human == "" {
 		q.Human = HumanPeople
@@ -168,12 +168,6 @@ func safetyConclusion(ctx context.Context, src Source, def *rubric.Definition, q
 		return ppi.Conclusion{}, err
 	}
 	return ppi.Conclude(est), nil
-}
-
-// systemKeyOf is the meta key naming systems that the project uses when
-// a query names none.
-func systemKeyOf(p *attune.Project) string {
-	return DefaultSystemKey
 }
 
 func hasGate(def *rubric.Definition) bool {
@@ -233,7 +227,7 @@ func EstimateEvery(ctx context.Context, src Source, p *attune.Project, def *rubr
 	if err := Check(Query{Judge: judge, Outcome: OutcomeFinal}); err != nil {
 		return nil, err
 	}
-	q.SystemKey, q.Human = systemKeyOf(p), HumanPeople
+	q.SystemKey, q.Human = DefaultSystemKey, HumanPeople
 	var safety *ppi.Conclusion
 	if hasGate(def) {
 		c, err := safetyConclusion(ctx, src, def, q)
