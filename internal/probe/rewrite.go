@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/attune/attune/internal/attune"
 )
 
 // Roles of a turn, as the judge prompts know them.
@@ -19,20 +21,14 @@ const (
 	RoleSystem    = "system"
 )
 
-// Turn is one message of a dialogue.
-type Turn struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
-
 // Dialogue is what a judge reads of one item: the turns and the names the
 // prompt writes before the user's and the assistant's turns ("USER" and
 // "BOT" unless the rubric names others). The names are part of what the
 // judge sees, so the rename rewrite changes them and nothing else.
 type Dialogue struct {
-	Turns          []Turn `json:"turns"`
-	UserLabel      string `json:"user_label"`
-	AssistantLabel string `json:"assistant_label"`
+	Turns          []attune.Message `json:"turns"`
+	UserLabel      string           `json:"user_label"`
+	AssistantLabel string           `json:"assistant_label"`
 }
 
 // Rewrite names one neutral rewrite.
@@ -98,7 +94,7 @@ var ErrNoUserTurn = errors.New("probe: the dialogue has no user turn to add a se
 // Apply returns the rewrite r of d. d is not changed. The result has as
 // many turns as d, with the same roles in the same order.
 func Apply(r Rewrite, d Dialogue) (Dialogue, error) {
-	out := Dialogue{Turns: make([]Turn, len(d.Turns)), UserLabel: d.UserLabel, AssistantLabel: d.AssistantLabel}
+	out := Dialogue{Turns: make([]attune.Message, len(d.Turns)), UserLabel: d.UserLabel, AssistantLabel: d.AssistantLabel}
 	copy(out.Turns, d.Turns)
 	switch r {
 	case Normalise:
@@ -138,7 +134,7 @@ func sameName(name string, labels ...string) bool {
 // The first rather than the last because the last user turn is what the
 // assistant's reply answers, and a sentence there sits closest to what
 // most rubric items read.
-func firstUserTurn(turns []Turn) int {
+func firstUserTurn(turns []attune.Message) int {
 	for i, t := range turns {
 		if t.Role == RoleUser && strings.TrimSpace(t.Content) != "" {
 			return i

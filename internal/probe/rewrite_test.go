@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/probe"
 )
 
@@ -15,7 +16,7 @@ func dialogue(labels [2]string, turns ...string) probe.Dialogue {
 		if i%2 == 1 {
 			role = probe.RoleAssistant
 		}
-		d.Turns = append(d.Turns, probe.Turn{Role: role, Content: t})
+		d.Turns = append(d.Turns, attune.Message{Role: role, Content: t})
 	}
 	return d
 }
@@ -54,7 +55,7 @@ func TestApply(t *testing.T) {
 			dialogue(defaults, "I failed the exam!  ", "I'm sorry."),
 			[]string{"I failed the exam! " + probe.IrrelevantSentence, "I'm sorry."}, "USER", "BOT"},
 		{"append skips an empty user turn", probe.Append,
-			probe.Dialogue{Turns: []probe.Turn{{Role: probe.RoleSystem, Content: "Be kind."}, {Role: probe.RoleUser, Content: " "}, {Role: probe.RoleAssistant, Content: "Hi"}, {Role: probe.RoleUser, Content: "sad"}}},
+			probe.Dialogue{Turns: []attune.Message{{Role: probe.RoleSystem, Content: "Be kind."}, {Role: probe.RoleUser, Content: " "}, {Role: probe.RoleAssistant, Content: "Hi"}, {Role: probe.RoleUser, Content: "sad"}}},
 			[]string{"Be kind.", " ", "Hi", "sad. " + probe.IrrelevantSentence}, "", ""},
 	}
 	for _, tc := range tests {
@@ -86,7 +87,7 @@ func contents(d probe.Dialogue) []string {
 }
 
 func TestApplyRefuses(t *testing.T) {
-	assistantOnly := probe.Dialogue{Turns: []probe.Turn{{Role: probe.RoleAssistant, Content: "hello"}}}
+	assistantOnly := probe.Dialogue{Turns: []attune.Message{{Role: probe.RoleAssistant, Content: "hello"}}}
 	if _, err := probe.Apply(probe.Append, assistantOnly); !errors.Is(err, probe.ErrNoUserTurn) {
 		t.Errorf("append to a dialogue without a user turn: err = %v; want ErrNoUserTurn", err)
 	}
@@ -118,7 +119,7 @@ func FuzzApply(f *testing.F) {
 			if i%2 == 1 {
 				c = b
 			}
-			d.Turns = append(d.Turns, probe.Turn{Role: roles[(i+len(a))%3], Content: c})
+			d.Turns = append(d.Turns, attune.Message{Role: roles[(i+len(a))%3], Content: c})
 		}
 		for _, r := range probe.Rewrites {
 			got, err := probe.Apply(r, d)

@@ -12,11 +12,11 @@
 package report
 
 import (
-	"github.com/attune/attune/internal/evaluation"
 	"time"
 
 	"github.com/attune/attune/internal/agreement"
 	"github.com/attune/attune/internal/calibration"
+	"github.com/attune/attune/internal/evaluation"
 )
 
 // Options choose what a report covers.
