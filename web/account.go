@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 	"unicode/utf8"
 
+	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/password"
 	"github.com/attune/attune/internal/store"
+	"github.com/attune/attune/web/kit"
 	"github.com/attune/attune/web/views/account"
 )
 
@@ -21,26 +22,26 @@ func (s *Server) accountPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.render(w, r, http.StatusOK, account.View(page))
+	s.Render(w, r, http.StatusOK, account.View(page))
 	return nil
 }
 
 // accountView builds the account page with the viewer's tokens.
 func (s *Server) accountView(r *http.Request) (account.Page, error) {
-	u := userFrom(r.Context())
-	page := account.Page{Chrome: s.chrome(r, "Account", "account"), Email: u.Email, Name: u.Name, Role: string(u.Role),
+	u := kit.UserFrom(r.Context())
+	page := account.Page{Chrome: s.Chrome(r, "Account", "account"), Email: u.Email, Name: u.Name, Role: string(u.Role),
 		RubricExpanded: u.RubricExpanded}
-	tokens, err := s.db.ListAPITokens(r.Context(), u.ID)
+	tokens, err := s.DB.ListAPITokens(r.Context(), u.ID)
 	if err != nil {
 		return page, err
 	}
 	for _, t := range tokens {
-		row := account.Token{ID: t.ID, Name: t.Name, Prefix: t.Prefix, Created: formatTime(t.CreatedAt), LastUsed: "never", ReadOnly: t.ReadOnly}
+		row := account.Token{ID: t.ID, Name: t.Name, Prefix: t.Prefix, Created: kit.FormatTime(t.CreatedAt), LastUsed: "never", ReadOnly: t.ReadOnly}
 		if t.LastUsedAt != nil {
-			row.LastUsed = formatTime(*t.LastUsedAt)
+			row.LastUsed = kit.FormatTime(*t.LastUsedAt)
 		}
 		if t.RevokedAt != nil {
-			row.Revoked = formatTime(*t.RevokedAt)
+			row.Revoked = kit.FormatTime(*t.RevokedAt)
 		}
 		page.Tokens = append(page.Tokens, row)
 	}
@@ -52,7 +53,7 @@ func (s *Server) accountView(r *http.Request) (account.Page, error) {
 // in the page the user is looking at (served with Cache-Control: no-store).
 func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	u := userFrom(ctx)
+	u := kit.UserFrom(ctx)
 	name := strings.TrimSpace(r.PostFormValue("name"))
 	readOnly := r.PostFormValue("read_only") == "1"
 	var msg string
@@ -69,10 +70,10 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 		}
 		page.Form = account.TokenForm{Name: name, ReadOnly: readOnly}
 		page.Errors = map[string]string{"name": msg}
-		s.render(w, r, http.StatusUnprocessableEntity, account.View(page))
+		s.Render(w, r, http.StatusUnprocessableEntity, account.View(page))
 		return nil
 	}
-	secret, _, err := s.db.CreateAPIToken(ctx, &u.ID, u.ID, name, readOnly)
+	secret, _, err := s.DB.CreateAPIToken(ctx, &u.ID, u.ID, name, readOnly)
 	if err != nil {
 		return err
 	}
@@ -81,23 +82,23 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	page.NewToken = &account.NewToken{Name: name, Secret: secret}
-	s.render(w, r, http.StatusOK, account.View(page))
+	s.Render(w, r, http.StatusOK, account.View(page))
 	return nil
 }
 
 func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	u := userFrom(ctx)
-	id, err := pathInt(r, "id")
+	u := kit.UserFrom(ctx)
+	id, err := kit.PathInt(r, "id")
 	if err != nil {
 		return err
 	}
 	// The store matches the token on its owner too: someone else's token
 	// is not found.
-	if err := s.db.RevokeAPIToken(ctx, &u.ID, u.ID, id); err != nil {
+	if err := s.DB.RevokeAPIToken(ctx, &u.ID, u.ID, id); err != nil {
 		return err
 	}
-	s.sessions.Put(ctx, sessionFlash, "Token revoked: it no longer works.")
+	s.Flash(ctx, "Token revoked: it no longer works.")
 	http.Redirect(w, r, "/account", http.StatusSeeOther)
 	return nil
 }
@@ -109,7 +110,7 @@ func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) error {
 // is no way to guess the password.
 func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	u := userFrom(ctx)
+	u := kit.UserFrom(ctx)
 	current, next, again := r.PostFormValue("current"), r.PostFormValue("new"), r.PostFormValue("confirm")
 	fail := func(status int, errs map[string]string) error {
 		page, err := s.accountView(r)
@@ -117,7 +118,7 @@ func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		page.PasswordErrors = errs
-		s.render(w, r, status, account.View(page))
+		s.Render(w, r, status, account.View(page))
 		return nil
 	}
 	errs := map[string]string{}
@@ -136,7 +137,7 @@ func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) error {
 		return fail(http.StatusUnprocessableEntity, errs)
 	}
 
-	start, err := s.db.StartSignIn(ctx, u.Email, s.clientAddress(r), s.signInLimits())
+	start, err := s.DB.StartSignIn(ctx, u.Email, s.clientAddress(r), s.signInLimits())
 	if err != nil {
 		return err
 	}
@@ -157,12 +158,12 @@ func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) error {
 		return fmt.Errorf("verify password of %s: %w", u.Email, err)
 	}
 	if !ok {
-		if err := s.db.SignInFailed(finish, start.Attempt); err != nil {
+		if err := s.DB.SignInFailed(finish, start.Attempt); err != nil {
 			return err
 		}
 		return fail(http.StatusUnprocessableEntity, map[string]string{"current": "That is not your current password."})
 	}
-	if err := s.db.SignInSucceeded(finish, start.Attempt); err != nil {
+	if err := s.DB.SignInSucceeded(finish, start.Attempt); err != nil {
 		return err
 	}
 	hash, err := s.hasher.Hash(ctx, next)
@@ -172,21 +173,21 @@ func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) error {
 		}
 		return err
 	}
-	done, err := s.db.SetUserPassword(ctx, &u.ID, u.ID, store.PasswordChange{Hash: hash})
+	done, err := s.DB.SetUserPassword(ctx, &u.ID, u.ID, store.PasswordChange{Hash: hash})
 	if err != nil {
 		return err
 	}
 	// This session moves to the new epoch, under a new token; every other
 	// one is still on the old epoch and ends at its next request.
-	if err := s.sessions.RenewToken(ctx); err != nil {
+	if err := s.Sessions.RenewToken(ctx); err != nil {
 		return err
 	}
-	s.sessions.Put(ctx, sessionEpoch, done.SessionEpoch)
+	s.Sessions.Put(ctx, kit.SessionEpoch, done.SessionEpoch)
 	msg := "Password changed. Your account was signed out everywhere else; you are still signed in here."
 	if done.TokensKept > 0 {
 		msg += " Your API tokens still work: revoke below any you no longer trust."
 	}
-	s.sessions.Put(ctx, sessionFlash, msg)
+	s.Flash(ctx, msg)
 	http.Redirect(w, r, "/account", http.StatusSeeOther)
 	return nil
 }
@@ -197,22 +198,30 @@ func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) error {
 // or else the account page. back is held to a path on this site.
 func (s *Server) setRubricExpanded(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	u := userFrom(ctx)
+	u := kit.UserFrom(ctx)
 	on := r.PostFormValue("expanded") == "1"
-	if err := s.db.SetRubricExpanded(ctx, u.ID, on); err != nil {
+	if err := s.DB.SetRubricExpanded(ctx, u.ID, on); err != nil {
 		return err
 	}
 	back := "/account"
 	if b := r.PostFormValue("back"); b != "" {
 		back = safeNext(b)
 	} else if on {
-		s.sessions.Put(ctx, sessionFlash, "The annotate page now shows every rubric criterion in full.")
+		s.Flash(ctx, "The annotate page now shows every rubric criterion in full.")
 	} else {
-		s.sessions.Put(ctx, sessionFlash, "The annotate page now shows a compact rubric: a criterion opens when you reach it.")
+		s.Flash(ctx, "The annotate page now shows a compact rubric: a criterion opens when you reach it.")
 	}
 	http.Redirect(w, r, back, http.StatusSeeOther)
 	return nil
 }
 
-// formatTime shows a moment to the minute, in UTC, as every page does.
-func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
+type apiUser struct {
+	ID    int64  `json:"id"`
+	Email string `json:"email"`
+	Name  string `json:"name"`
+	Role  string `json:"role"`
+}
+
+func (s *Server) apiMe(r *http.Request, u *attune.User) (int, any, error) {
+	return http.StatusOK, apiUser{u.ID, u.Email, u.Name, string(u.Role)}, nil
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/password"
 	"github.com/attune/attune/internal/store"
+	"github.com/attune/attune/web/kit"
 	"github.com/attune/attune/web/views/admin"
 )
 
@@ -23,16 +24,16 @@ func (s *Server) renderUsers(w http.ResponseWriter, r *http.Request, status int,
 // renderUsersPage fills page (which carries any forms and messages) with
 // the accounts and renders it.
 func (s *Server) renderUsersPage(w http.ResponseWriter, r *http.Request, status int, page admin.UsersPage) error {
-	users, err := s.db.ListUsers(r.Context())
+	users, err := s.DB.ListUsers(r.Context())
 	if err != nil {
 		return err
 	}
-	locks, err := s.db.SignInLockouts(r.Context(), s.signInLimits())
+	locks, err := s.DB.SignInLockouts(r.Context(), s.signInLimits())
 	if err != nil {
 		return err
 	}
-	viewer := userFrom(r.Context())
-	page.Chrome = s.chrome(r, "Users", "users")
+	viewer := kit.UserFrom(r.Context())
+	page.Chrome = s.Chrome(r, "Users", "users")
 	for _, role := range attune.Roles {
 		page.Roles = append(page.Roles, string(role))
 	}
@@ -43,7 +44,7 @@ func (s *Server) renderUsersPage(w http.ResponseWriter, r *http.Request, status 
 			SignInLock: lockText(locks[u.ID]),
 		})
 	}
-	s.render(w, r, status, admin.Users(page))
+	s.Render(w, r, status, admin.Users(page))
 	return nil
 }
 
@@ -76,21 +77,21 @@ func (s *Server) adminAddUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	actor := userFrom(r.Context()).ID
-	_, err = s.db.CreateUser(r.Context(), &actor, store.NewUser{Email: email, Name: form.Name, Role: role, PasswordHash: hash})
+	actor := kit.UserFrom(r.Context()).ID
+	_, err = s.DB.CreateUser(r.Context(), &actor, store.NewUser{Email: email, Name: form.Name, Role: role, PasswordHash: hash})
 	if errors.Is(err, attune.ErrConflict) {
 		return s.renderUsers(w, r, http.StatusConflict, form, map[string]string{"email": attune.PublicMessage(err)})
 	}
 	if err != nil {
 		return err
 	}
-	s.sessions.Put(r.Context(), sessionFlash, "Added "+email+" as "+string(role)+".")
+	s.Flash(r.Context(), "Added "+email+" as "+string(role)+".")
 	http.Redirect(w, r, "/admin/users", http.StatusSeeOther)
 	return nil
 }
 
 func (s *Server) adminSetRole(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathInt(r, "id")
+	id, err := kit.PathInt(r, "id")
 	if err != nil {
 		return err
 	}
@@ -98,8 +99,8 @@ func (s *Server) adminSetRole(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	actor := userFrom(r.Context()).ID
-	ended, err := s.db.SetUserRole(r.Context(), &actor, id, role)
+	actor := kit.UserFrom(r.Context()).ID
+	ended, err := s.DB.SetUserRole(r.Context(), &actor, id, role)
 	msg := "Role changed to " + string(role) + "."
 	switch {
 	case ended == 1:
@@ -119,16 +120,16 @@ func (s *Server) adminEnable(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) setDisabled(w http.ResponseWriter, r *http.Request, disabled bool) error {
-	id, err := pathInt(r, "id")
+	id, err := kit.PathInt(r, "id")
 	if err != nil {
 		return err
 	}
-	actor := userFrom(r.Context()).ID
+	actor := kit.UserFrom(r.Context()).ID
 	msg := "Account enabled."
 	if disabled {
 		msg = "Account disabled: it can no longer sign in."
 	}
-	return s.afterUserChange(w, r, s.db.SetUserDisabled(r.Context(), &actor, id, disabled), msg)
+	return s.afterUserChange(w, r, s.DB.SetUserDisabled(r.Context(), &actor, id, disabled), msg)
 }
 
 // adminSetPassword is an admin's reset of an account's password. Besides
@@ -137,11 +138,11 @@ func (s *Server) setDisabled(w http.ResponseWriter, r *http.Request, disabled bo
 // outcome says what became of them either way.
 func (s *Server) adminSetPassword(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	id, err := pathInt(r, "id")
+	id, err := kit.PathInt(r, "id")
 	if err != nil {
 		return err
 	}
-	target, err := s.db.FindUserByID(ctx, id)
+	target, err := s.DB.FindUserByID(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -159,20 +160,20 @@ func (s *Server) adminSetPassword(w http.ResponseWriter, r *http.Request) error 
 		}
 		return err
 	}
-	viewer := userFrom(ctx)
-	done, err := s.db.SetUserPassword(ctx, &viewer.ID, id, store.PasswordChange{
+	viewer := kit.UserFrom(ctx)
+	done, err := s.DB.SetUserPassword(ctx, &viewer.ID, id, store.PasswordChange{
 		Hash: hash, RevokeTokens: r.PostFormValue("revoke_tokens") != ""})
 	if err != nil {
 		return err
 	}
 	if id == viewer.ID {
 		// An admin resetting their own password stays signed in here.
-		if err := s.sessions.RenewToken(ctx); err != nil {
+		if err := s.Sessions.RenewToken(ctx); err != nil {
 			return err
 		}
-		s.sessions.Put(ctx, sessionEpoch, done.SessionEpoch)
+		s.Sessions.Put(ctx, kit.SessionEpoch, done.SessionEpoch)
 	}
-	s.sessions.Put(ctx, sessionFlash, resetOutcome(target.Email, done))
+	s.Flash(ctx, resetOutcome(target.Email, done))
 	http.Redirect(w, r, "/admin/users", http.StatusSeeOther)
 	return nil
 }
@@ -218,16 +219,16 @@ func lockText(l store.SignInLockout) string {
 // account, so that its owner can sign in at once with the password they
 // have; it is in the audit log.
 func (s *Server) adminClearSignInLock(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathInt(r, "id")
+	id, err := kit.PathInt(r, "id")
 	if err != nil {
 		return err
 	}
-	target, err := s.db.FindUserByID(r.Context(), id)
+	target, err := s.DB.FindUserByID(r.Context(), id)
 	if err != nil {
 		return err
 	}
-	actor := userFrom(r.Context()).ID
-	n, err := s.db.ClearSignInLock(r.Context(), &actor, id)
+	actor := kit.UserFrom(r.Context()).ID
+	n, err := s.DB.ClearSignInLock(r.Context(), &actor, id)
 	msg := fmt.Sprintf("Sign-in lock of %s cleared (%d failed sign-ins forgiven): it can sign in now.", target.Email, n)
 	if n == 0 {
 		msg = target.Email + " had no failed sign-ins to forgive."
@@ -240,11 +241,11 @@ func (s *Server) adminClearSignInLock(w http.ResponseWriter, r *http.Request) er
 func (s *Server) afterUserChange(w http.ResponseWriter, r *http.Request, err error, notice string) error {
 	switch {
 	case errors.Is(err, attune.ErrConflict):
-		s.sessions.Put(r.Context(), sessionFlashError, attune.PublicMessage(err))
+		s.FlashError(r.Context(), attune.PublicMessage(err))
 	case err != nil:
 		return err
 	default:
-		s.sessions.Put(r.Context(), sessionFlash, notice)
+		s.Flash(r.Context(), notice)
 	}
 	http.Redirect(w, r, "/admin/users", http.StatusSeeOther)
 	return nil

@@ -17,6 +17,7 @@ import (
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/store"
 	"github.com/attune/attune/internal/wellbeing"
+	"github.com/attune/attune/web/kit"
 	"github.com/attune/attune/web/views/annotate"
 )
 
@@ -63,17 +64,11 @@ func itemPath(projectID, itemID int64) string {
 
 func annotatePath(projectID int64) string { return fmt.Sprintf("/projects/%d/annotate", projectID) }
 
-// isHX reports whether htmx sent the request and wants a part of the page.
-// A history restore wants the whole page.
-func isHX(r *http.Request) bool {
-	return r.Header.Get("HX-Request") == "true" && r.Header.Get("HX-History-Restore-Request") != "true"
-}
-
 // annotator loads the project and checks that the viewer annotates it.
 // Others get forbidden (with a message) at the entry and not found on
 // item routes.
 func (ws *workspace) annotator(r *http.Request, entry bool) (*attune.Project, error) {
-	p, role, err := ws.projectAccess(r, false)
+	p, role, err := ws.ProjectAccess(r, false)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +90,7 @@ func (ws *workspace) start(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	q, err := ws.db.PeekQueue(r.Context(), p.ID, userFrom(r.Context()).ID)
+	q, err := ws.DB.PeekQueue(r.Context(), p.ID, kit.UserFrom(r.Context()).ID)
 	if err != nil {
 		return err
 	}
@@ -124,8 +119,8 @@ func (ws *workspace) claim(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ws.stretch(r, ws.now())
-	a, err := ws.db.NextAssignment(r.Context(), p.ID, userFrom(r.Context()).ID)
+	ws.stretch(r, ws.Now())
+	a, err := ws.DB.NextAssignment(r.Context(), p.ID, kit.UserFrom(r.Context()).ID)
 	if err != nil && !errors.Is(err, attune.ErrNoWork) && !errors.Is(err, attune.ErrConflict) {
 		return err
 	}
@@ -138,18 +133,18 @@ func (ws *workspace) claim(w http.ResponseWriter, r *http.Request) error {
 // error is returned.
 func (ws *workspace) renderNoItem(w http.ResponseWriter, r *http.Request, p *attune.Project, err error, notice string) error {
 	e := annotate.End{ProjectID: p.ID, ProjectName: p.Name, Notice: notice,
-		Project: templ.SafeURL(projectPath(p.ID)), Annotate: templ.SafeURL(annotatePath(p.ID))}
+		Project: templ.SafeURL(kit.ProjectPath(p.ID)), Annotate: templ.SafeURL(annotatePath(p.ID))}
 	switch {
 	case errors.Is(err, errReady):
 		e.Reason = "ready"
 	case errors.Is(err, attune.ErrNoWork):
 		e.Reason = "done"
 	case errors.Is(err, attune.ErrConflict):
-		e.Reason, e.Message = "paused", capitalize(attune.PublicMessage(err))+"."
+		e.Reason, e.Message = "paused", kit.Capitalize(attune.PublicMessage(err))+"."
 	default:
 		return err
 	}
-	submitted, latest, err := ws.db.OwnLabels(r.Context(), p.ID, userFrom(r.Context()).ID)
+	submitted, latest, err := ws.DB.OwnLabels(r.Context(), p.ID, kit.UserFrom(r.Context()).ID)
 	if err != nil {
 		return err
 	}
@@ -157,7 +152,7 @@ func (ws *workspace) renderNoItem(w http.ResponseWriter, r *http.Request, p *att
 	if latest != 0 {
 		e.Prev = templ.SafeURL(itemPath(p.ID, latest))
 	}
-	if isHX(r) {
+	if kit.IsHX(r) {
 		w.Header().Set("HX-Push-Url", annotatePath(p.ID))
 	}
 	ws.renderPart(w, r, http.StatusOK, "Label · "+p.Name, annotate.Ended(e))
@@ -169,14 +164,14 @@ func (ws *workspace) renderNoItem(w http.ResponseWriter, r *http.Request, p *att
 // with its length: one write instead of many small ones.
 func (ws *workspace) renderPart(w http.ResponseWriter, r *http.Request, status int, title string, part templ.Component) {
 	c := part
-	if !isHX(r) {
-		c = annotate.Page(ws.chrome(r, title, "home"), part)
+	if !kit.IsHX(r) {
+		c = annotate.Page(ws.Chrome(r, title, "home"), part)
 	}
 	buf := ws.pages.Get().(*bytes.Buffer)
 	defer ws.pages.Put(buf)
 	buf.Reset()
 	if err := c.Render(r.Context(), buf); err != nil {
-		ws.serverError(w, r, err)
+		ws.ServerError(w, r, err)
 		return
 	}
 	h := w.Header()
@@ -193,15 +188,15 @@ func (ws *workspace) renderPart(w http.ResponseWriter, r *http.Request, status i
 // not found. With full unset it leaves out what only the page shows
 // (draft, neighbours, counts).
 func (ws *workspace) open(r *http.Request, full bool) (*attune.Project, *store.Workspace, error) {
-	projectID, err := pathInt(r, "id")
+	projectID, err := kit.PathInt(r, "id")
 	if err != nil {
 		return nil, nil, err
 	}
-	itemID, err := pathInt(r, "item")
+	itemID, err := kit.PathInt(r, "item")
 	if err != nil {
 		return nil, nil, err
 	}
-	p, role, wk, err := ws.db.FindItemAccess(r.Context(), projectID, itemID, userFrom(r.Context()), full)
+	p, role, wk, err := ws.DB.FindItemAccess(r.Context(), projectID, itemID, kit.UserFrom(r.Context()), full)
 	switch {
 	case err != nil:
 		return nil, nil, err
@@ -252,17 +247,17 @@ func (ws *workspace) submit(w http.ResponseWriter, r *http.Request) error {
 	if !editing && wk.Assignment == nil {
 		return attune.NotFound("item")
 	}
-	form.estimateActive(ws.now(), wk)
+	form.estimateActive(ws.Now(), wk)
 	st := form.state()
 
 	// The flow checks the answers with the engine, with every fact of the
 	// dialogue (crisis signals included); its errors and unconfirmed
-	// warnings come back as labelProblems, shown by storeFailed.
+	// warnings come back as labeling.Problems, shown by storeFailed.
 	in := labeling.Input{Answers: form.answers, Rationales: form.rationales, Rationale: form.rationale,
 		ActiveMS: form.activeMS, ConfirmWarnings: form.confirm}
 
 	if editing {
-		ed, err := ws.labeling.Edit(ctx, userFrom(ctx), p, wk, in)
+		ed, err := ws.labeling.Edit(ctx, kit.UserFrom(ctx), p, wk, in)
 		if errors.Is(err, labeling.ErrNothingToEdit) {
 			// Said as a refusal, not beside the answers: what is wrong is
 			// the mode, and the form on screen is the one to submit.
@@ -276,7 +271,7 @@ func (ws *workspace) submit(w http.ResponseWriter, r *http.Request) error {
 	}
 	in.Next = true
 	held := labeling.Held{Project: p, Item: &wk.Item, AssignmentID: wk.Assignment.ID, Key: wk.Key}
-	res, err := ws.labeling.Submit(ctx, userFrom(ctx), held, in, isHX(r))
+	res, err := ws.labeling.Submit(ctx, kit.UserFrom(ctx), held, in, kit.IsHX(r))
 	if err != nil {
 		return ws.storeFailed(w, r, p, wk, st, err)
 	}
@@ -305,7 +300,7 @@ func (ws *workspace) resubmitted(w http.ResponseWriter, r *http.Request, p *attu
 	first := res.Stored
 	c := annotate.Resubmitted{
 		ProjectName: p.Name, ItemID: wk.Item.ID, SourceID: wk.Item.SourceID,
-		Owner:    strconv.FormatInt(userFrom(r.Context()).ID, 10),
+		Owner:    strconv.FormatInt(kit.UserFrom(r.Context()).ID, 10),
 		StoredOn: first.Submitted.UTC().Format("2 Jan 2006, 15:04 UTC"), Revision: first.Revision,
 		Submit:  itemPath(p.ID, wk.Item.ID) + "/labels",
 		Discard: templ.SafeURL(annotatePath(p.ID)),
@@ -313,7 +308,7 @@ func (ws *workspace) resubmitted(w http.ResponseWriter, r *http.Request, p *attu
 	if res.Next != nil {
 		c.Discard = templ.SafeURL(itemPath(p.ID, res.Next.ItemID))
 	}
-	second := cleanAnswers(form.answers)
+	second := labeling.CleanAnswers(form.answers)
 	for _, it := range def.Items {
 		d := annotate.Difference{Key: it.Key, Label: it.Label, First: first.Answers[it.Key], Second: second[it.Key],
 			FirstNote: first.Rationales[it.Key], SecondNote: form.rationales[it.Key]}
@@ -349,14 +344,14 @@ func (ws *workspace) resubmitted(w http.ResponseWriter, r *http.Request, p *attu
 // rubric's problems beside the items, or, when the item is no longer the
 // annotator's, a page that says so. Anything else is returned.
 func (ws *workspace) storeFailed(w http.ResponseWriter, r *http.Request, p *attune.Project, wk *store.Workspace, st formState, err error) error {
-	var lp *labelProblems
+	var lp *labeling.Problems
 	switch {
 	case errors.As(err, &lp):
 		return ws.problems(w, r, p, wk, st, lp.Issues)
 	case errors.Is(err, store.ErrNoteUnopened):
 		// Only a page without its script, or a forged post, gets here: the
 		// page locks the answers while the note shows.
-		wk, err := ws.db.FindWorkspace(r.Context(), p.ID, wk.Item.ID, userFrom(r.Context()).ID)
+		wk, err := ws.DB.FindWorkspace(r.Context(), p.ID, wk.Item.ID, kit.UserFrom(r.Context()).ID)
 		if err != nil {
 			return err
 		}
@@ -366,12 +361,12 @@ func (ws *workspace) storeFailed(w http.ResponseWriter, r *http.Request, p *attu
 		}
 		ws.renderView(w, r, http.StatusUnprocessableEntity, p, v)
 		return nil
-	case errors.Is(err, attune.ErrConflict) && isHX(r):
+	case errors.Is(err, attune.ErrConflict) && kit.IsHX(r):
 		// htmx swaps 409 in (see the layout's htmx-config): say why here
 		// rather than leave the form as if nothing happened.
-		e := annotate.End{ProjectID: p.ID, ProjectName: p.Name, Reason: "lost", Message: capitalize(attune.PublicMessage(err)) + ".",
-			Project: templ.SafeURL(projectPath(p.ID)), Annotate: templ.SafeURL(annotatePath(p.ID))}
-		ws.render(w, r, http.StatusConflict, annotate.Ended(e))
+		e := annotate.End{ProjectID: p.ID, ProjectName: p.Name, Reason: "lost", Message: kit.Capitalize(attune.PublicMessage(err)) + ".",
+			Project: templ.SafeURL(kit.ProjectPath(p.ID)), Annotate: templ.SafeURL(annotatePath(p.ID))}
+		ws.Render(w, r, http.StatusConflict, annotate.Ended(e))
 		return nil
 	}
 	return err
@@ -381,7 +376,7 @@ func (ws *workspace) storeFailed(w http.ResponseWriter, r *http.Request, p *attu
 // beside the items they concern: errors block, warnings ask to confirm.
 func (ws *workspace) problems(w http.ResponseWriter, r *http.Request, p *attune.Project, wk *store.Workspace, st formState, issues rubric.Issues) error {
 	// The submit read only what storing needs; the page needs the rest.
-	wk, err := ws.db.FindWorkspace(r.Context(), p.ID, wk.Item.ID, userFrom(r.Context()).ID)
+	wk, err := ws.DB.FindWorkspace(r.Context(), p.ID, wk.Item.ID, kit.UserFrom(r.Context()).ID)
 	if err != nil {
 		return err
 	}
@@ -407,21 +402,21 @@ func (ws *workspace) showLoaded(w http.ResponseWriter, r *http.Request, p *attun
 		if nextErr == nil {
 			nextErr = attune.ErrNoWork
 		}
-		if !isHX(r) {
-			ws.sessions.Put(ctx, sessionFlash, notice)
+		if !kit.IsHX(r) {
+			ws.Flash(ctx, notice)
 			http.Redirect(w, r, annotatePath(p.ID), http.StatusSeeOther)
 			return nil
 		}
 		return ws.renderNoItem(w, r, p, nextErr, notice)
 	}
-	if !isHX(r) {
-		ws.sessions.Put(ctx, sessionFlash, notice)
+	if !kit.IsHX(r) {
+		ws.Flash(ctx, notice)
 		http.Redirect(w, r, itemPath(p.ID, next.ItemID), http.StatusSeeOther)
 		return nil
 	}
 	if wk == nil {
 		var err error
-		if wk, err = ws.db.FindWorkspace(ctx, p.ID, next.ItemID, userFrom(ctx).ID); err != nil {
+		if wk, err = ws.DB.FindWorkspace(ctx, p.ID, next.ItemID, kit.UserFrom(ctx).ID); err != nil {
 			return err
 		}
 	}
@@ -437,7 +432,7 @@ func (ws *workspace) showLoaded(w http.ResponseWriter, r *http.Request, p *attun
 // continueWork returns the annotator to the item they are labelling (or
 // their next one) after they changed an earlier label.
 func (ws *workspace) continueWork(w http.ResponseWriter, r *http.Request, p *attune.Project, notice string) error {
-	a, err := ws.db.NextAssignment(r.Context(), p.ID, userFrom(r.Context()).ID)
+	a, err := ws.DB.NextAssignment(r.Context(), p.ID, kit.UserFrom(r.Context()).ID)
 	if err != nil && !errors.Is(err, attune.ErrNoWork) && !errors.Is(err, attune.ErrConflict) {
 		return err
 	}
@@ -454,7 +449,7 @@ func (ws *workspace) skip(w http.ResponseWriter, r *http.Request) error {
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxLabelForm)
 	flag := strings.TrimSpace(r.PostFormValue("flag"))
-	u := userFrom(ctx)
+	u := kit.UserFrom(ctx)
 	if wk.Assignment == nil {
 		// Labels of the person's that were never handed out (imported):
 		// there is no assignment to give back.
@@ -471,7 +466,7 @@ func (ws *workspace) skip(w http.ResponseWriter, r *http.Request) error {
 	default:
 		notice = fmt.Sprintf("Skipped %s and flagged it as %s for the leads.", wk.Item.SourceID, flag)
 	}
-	a, err := ws.db.NextAssignment(ctx, p.ID, u.ID)
+	a, err := ws.DB.NextAssignment(ctx, p.ID, u.ID)
 	if err != nil && !errors.Is(err, attune.ErrNoWork) && !errors.Is(err, attune.ErrConflict) {
 		return err
 	}
@@ -487,10 +482,10 @@ func (ws *workspace) openNote(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := ws.labeling.OpenNote(r.Context(), userFrom(r.Context()), p.ID, wk.Item.ID); err != nil {
+	if err := ws.labeling.OpenNote(r.Context(), kit.UserFrom(r.Context()), p.ID, wk.Item.ID); err != nil {
 		return err
 	}
-	if isHX(r) {
+	if kit.IsHX(r) {
 		w.Header().Set("Cache-Control", "no-store")
 		w.WriteHeader(http.StatusNoContent)
 		return nil
@@ -507,7 +502,7 @@ func (ws *workspace) draft(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	itemID, err := pathInt(r, "item")
+	itemID, err := kit.PathInt(r, "item")
 	if err != nil {
 		return err
 	}
@@ -515,7 +510,7 @@ func (ws *workspace) draft(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	def, err := ws.db.FindRubricByID(ctx, p.RubricVersionID)
+	def, err := ws.DB.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
 		return err
 	}
@@ -527,12 +522,12 @@ func (ws *workspace) draft(w http.ResponseWriter, r *http.Request) error {
 			delete(form.answers, k)
 		}
 	}
-	ok, err := ws.db.SaveDraft(ctx, p.ID, itemID, userFrom(ctx).ID, store.Draft{Answers: form.answers,
+	ok, err := ws.DB.SaveDraft(ctx, p.ID, itemID, kit.UserFrom(ctx).ID, store.Draft{Answers: form.answers,
 		Rationales: form.rationales, Rationale: form.rationale, ActiveMS: form.activeMS, Base: form.base})
 	if err != nil {
 		return err
 	}
-	ws.stretch(r, ws.now())
+	ws.stretch(r, ws.Now())
 	w.Header().Set("Cache-Control", "no-store")
 	if !ok {
 		w.WriteHeader(http.StatusConflict)
@@ -548,10 +543,10 @@ func (ws *workspace) keepGoing(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	now := ws.now().Unix()
-	ws.sessions.Put(r.Context(), sessionWorkStart, now)
-	ws.sessions.Put(r.Context(), sessionWorkLast, now)
-	if isHX(r) {
+	now := ws.Now().Unix()
+	ws.Sessions.Put(r.Context(), sessionWorkStart, now)
+	ws.Sessions.Put(r.Context(), sessionWorkLast, now)
+	if kit.IsHX(r) {
 		// htmx removes the note itself (hx-swap="delete").
 		w.Header().Set("Cache-Control", "no-store")
 		w.WriteHeader(http.StatusOK)
@@ -572,13 +567,13 @@ func (ws *workspace) keepGoing(w http.ResponseWriter, r *http.Request) error {
 func (ws *workspace) stretch(r *http.Request, now time.Time) wellbeing.Stretch {
 	ctx := r.Context()
 	var st wellbeing.Stretch
-	if start := ws.sessions.GetInt64(ctx, sessionWorkStart); start != 0 {
-		st = wellbeing.Stretch{Start: time.Unix(start, 0), Last: time.Unix(ws.sessions.GetInt64(ctx, sessionWorkLast), 0)}
+	if start := ws.Sessions.GetInt64(ctx, sessionWorkStart); start != 0 {
+		st = wellbeing.Stretch{Start: time.Unix(start, 0), Last: time.Unix(ws.Sessions.GetInt64(ctx, sessionWorkLast), 0)}
 	}
 	next := st.Visit(now)
 	if next.Start.Unix() != st.Start.Unix() || next.Last.Sub(st.Last) >= time.Minute {
-		ws.sessions.Put(ctx, sessionWorkStart, next.Start.Unix())
-		ws.sessions.Put(ctx, sessionWorkLast, next.Last.Unix())
+		ws.Sessions.Put(ctx, sessionWorkStart, next.Start.Unix())
+		ws.Sessions.Put(ctx, sessionWorkLast, next.Last.Unix())
 		next.Start = time.Unix(next.Start.Unix(), 0)
 	}
 	return next

@@ -16,7 +16,7 @@ const paneCacheSize = 32
 // rubricPane is a rubric version's layout and its pane rendered once, for
 // every page of that version to share (a version never changes).
 type rubricPane struct {
-	base annotate.Rubric // rubricBase; never changed once made
+	base annotate.Rubric // annotate.RubricBase; never changed once made
 	pane *annotate.Pane
 }
 
@@ -50,7 +50,7 @@ func (c *paneCache) get(ctx context.Context, id int64, def *rubric.Definition) (
 	}
 	c.mu.Unlock()
 
-	base := rubricBase(def)
+	base := annotate.RubricBase(def)
 	pane, err := annotate.RenderPane(ctx, base)
 	if err != nil {
 		return nil, err

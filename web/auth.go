@@ -12,26 +12,17 @@ import (
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/store"
+	"github.com/attune/attune/web/kit"
 	"github.com/attune/attune/web/views/login"
 )
 
-// Session keys.
-const (
-	sessionUserID = "user_id"
-	// sessionEpoch is the account's session epoch at sign-in: the session
-	// ends when the account's epoch moves on (a password change or reset).
-	sessionEpoch      = "session_epoch"
-	sessionFlash      = "flash"
-	sessionFlashError = "flash_error"
-)
-
 func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) error {
-	if userFrom(r.Context()) != nil {
+	if kit.UserFrom(r.Context()) != nil {
 		http.Redirect(w, r, safeNext(r.URL.Query().Get("next")), http.StatusSeeOther)
 		return nil
 	}
-	s.render(w, r, http.StatusOK, login.View(login.Page{
-		Chrome: s.chrome(r, "Sign in", ""),
+	s.Render(w, r, http.StatusOK, login.View(login.Page{
+		Chrome: s.Chrome(r, "Sign in", ""),
 		Next:   r.URL.Query().Get("next"),
 	}))
 	return nil
@@ -43,7 +34,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	pw := r.PostFormValue("password")
 	next := r.PostFormValue("next")
 	fail := func(status int, msg string) error {
-		s.render(w, r, status, login.View(login.Page{Chrome: s.chrome(r, "Sign in", ""), Email: typed, Next: next, Error: msg}))
+		s.Render(w, r, status, login.View(login.Page{Chrome: s.Chrome(r, "Sign in", ""), Email: typed, Next: next, Error: msg}))
 		return nil
 	}
 	email, err := attune.NormalizeEmail(typed)
@@ -51,7 +42,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 		return fail(http.StatusUnprocessableEntity, "Enter your email address and password.")
 	}
 	address := s.clientAddress(r)
-	start, err := s.db.StartSignIn(ctx, email, address, s.signInLimits())
+	start, err := s.DB.StartSignIn(ctx, email, address, s.signInLimits())
 	if err != nil {
 		return err
 	}
@@ -68,7 +59,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	// late, when not 0, is how long until the address's next turn to be
 	// answered a failure (pacer), which this failure did not get.
 	var late time.Duration
-	u, err := s.db.FindUserByEmail(ctx, email)
+	u, err := s.DB.FindUserByEmail(ctx, email)
 	var ok bool
 	switch {
 	case err == nil:
@@ -77,7 +68,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 			s.abandon(done, start.Attempt)
 			return fmt.Errorf("verify password of %s: %w", email, err)
 		}
-	case isNotFound(err):
+	case kit.IsNotFound(err):
 		u, err = nil, nil
 		// An address that failed too often waits its turn before a
 		// made-up email takes a hash slot; a wrong password waits after
@@ -102,7 +93,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 		return s.busy(w, r)
 	}
 	if !ok {
-		if err := s.db.SignInFailed(done, start.Attempt); err != nil {
+		if err := s.DB.SignInFailed(done, start.Attempt); err != nil {
 			return err
 		}
 		if start.AddressSlowed && u != nil {
@@ -115,7 +106,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 		}
 		return fail(http.StatusUnauthorized, "That email and password do not match an account.")
 	}
-	if err := s.db.SignInSucceeded(done, start.Attempt); err != nil {
+	if err := s.DB.SignInSucceeded(done, start.Attempt); err != nil {
 		return err
 	}
 	// Reveal that an account is disabled only to someone who knows its password.
@@ -144,7 +135,7 @@ func (s *Server) signInLimits() store.SignInLimits {
 // both ways out, and the same for every email, so that it tells nothing
 // about which have accounts.
 func (s *Server) locked(w http.ResponseWriter, start store.SignInStart) (int, string) {
-	left := max(start.Until.Sub(s.now()), time.Second)
+	left := max(start.Until.Sub(s.Now()), time.Second)
 	w.Header().Set("Retry-After", fmt.Sprint(int(math.Ceil(left.Seconds()))))
 	where := "this account"
 	if start.Verdict == store.SignInLockedHere {
@@ -172,7 +163,7 @@ func (s *Server) slowed(w http.ResponseWriter, late time.Duration) (int, string)
 // the turn is too far ahead it waits nothing and returns how long until
 // it; ctx's error when the request ends first.
 func (s *Server) awaitTurn(ctx context.Context, address string) (late time.Duration, err error) {
-	wait, ok := s.pace.turn(address, s.now())
+	wait, ok := s.pace.turn(address, s.Now())
 	if !ok {
 		return wait, nil
 	}
@@ -182,19 +173,19 @@ func (s *Server) awaitTurn(ctx context.Context, address string) (late time.Durat
 // abandon forgets an attempt whose password was not checked. It is only
 // called on the way to another answer, so its error is logged.
 func (s *Server) abandon(ctx context.Context, attempt int64) {
-	if err := s.db.SignInAbandoned(ctx, attempt); err != nil {
-		s.log.ErrorContext(ctx, "forget sign-in attempt", "attempt", attempt, "err", err)
+	if err := s.DB.SignInAbandoned(ctx, attempt); err != nil {
+		s.Log.ErrorContext(ctx, "forget sign-in attempt", "attempt", attempt, "err", err)
 	}
 }
 
 // startSession signs u in on this request's session, under a new token:
 // a token fixed by someone else before sign-in is worth nothing after.
 func (s *Server) startSession(ctx context.Context, u *attune.User) error {
-	if err := s.sessions.RenewToken(ctx); err != nil {
+	if err := s.Sessions.RenewToken(ctx); err != nil {
 		return err
 	}
-	s.sessions.Put(ctx, sessionUserID, u.ID)
-	s.sessions.Put(ctx, sessionEpoch, u.SessionEpoch)
+	s.Sessions.Put(ctx, kit.SessionUserID, u.ID)
+	s.Sessions.Put(ctx, kit.SessionEpoch, u.SessionEpoch)
 	return nil
 }
 
@@ -204,12 +195,12 @@ func (s *Server) startSession(ctx context.Context, u *attune.User) error {
 // fault, and no failure: it is not logged as one, and says to try again.
 func (s *Server) busy(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Retry-After", "5")
-	s.renderError(w, r, http.StatusServiceUnavailable, "Busy", "attune is busy signing people in. Try again in a moment.")
+	s.RenderError(w, r, http.StatusServiceUnavailable, "Busy", "attune is busy signing people in. Try again in a moment.")
 	return nil
 }
 
 func (s *Server) logout(w http.ResponseWriter, r *http.Request) error {
-	if err := s.sessions.Destroy(r.Context()); err != nil {
+	if err := s.Sessions.Destroy(r.Context()); err != nil {
 		return err
 	}
 	http.Redirect(w, r, "/login", http.StatusSeeOther)

@@ -14,6 +14,7 @@ import (
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/calibration"
 	"github.com/attune/attune/internal/rubric"
+	"github.com/attune/attune/web/kit"
 	goldview "github.com/attune/attune/web/views/gold"
 )
 
@@ -24,7 +25,7 @@ func calibrationPath(projectID int64) string {
 // calibrationPage shows the project's calibration rules and set to its
 // leads.
 func (s *Server) calibrationPage(w http.ResponseWriter, r *http.Request) error {
-	p, _, err := s.projectAccess(r, true)
+	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
 	}
@@ -32,33 +33,33 @@ func (s *Server) calibrationPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.render(w, r, http.StatusOK, goldview.CalibrationView(page))
+	s.Render(w, r, http.StatusOK, goldview.CalibrationView(page))
 	return nil
 }
 
 func (s *Server) calibrationView(r *http.Request, p *attune.Project) (goldview.CalibrationPage, error) {
 	ctx := r.Context()
-	def, err := s.db.FindRubricByID(ctx, p.RubricVersionID)
+	def, err := s.DB.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
 		return goldview.CalibrationPage{}, err
 	}
-	pol, err := s.db.CalibrationPolicy(ctx, p.ID)
+	pol, err := s.DB.CalibrationPolicy(ctx, p.ID)
 	if err != nil {
 		return goldview.CalibrationPage{}, err
 	}
-	items, err := s.db.ListCalibration(ctx, p.ID)
+	items, err := s.DB.ListCalibration(ctx, p.ID)
 	if err != nil {
 		return goldview.CalibrationPage{}, err
 	}
 	base := calibrationPath(p.ID)
 	page := goldview.CalibrationPage{
-		Chrome:      s.chrome(r, "Calibration · "+p.Name, "home"),
+		Chrome:      s.Chrome(r, "Calibration · "+p.Name, "home"),
 		ProjectName: p.Name,
 		Links:       goldLinks(p),
 		Policy:      templ.SafeURL(base + "/policy"),
 		Add:         templ.SafeURL(base),
 		Remove:      templ.SafeURL(base + "/remove"),
-		People:      templ.SafeURL(peoplePath(p.ID)),
+		People:      templ.SafeURL(kit.PeoplePath(p.ID)),
 		Qualify:     strconv.Itoa(pol.Qualify),
 		Every:       strconv.Itoa(pol.Every),
 		Pass:        strconv.Itoa(pol.PassPercent),
@@ -87,7 +88,7 @@ func goldSummary(def *rubric.Definition, answers map[string]string) string {
 // addCalibration promotes a gold item (or replaces its explanations) from
 // the page's form: item, and explain.KEY per rubric item.
 func (s *Server) addCalibration(w http.ResponseWriter, r *http.Request) error {
-	p, _, err := s.projectAccess(r, true)
+	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
 	}
@@ -105,7 +106,7 @@ func (s *Server) addCalibration(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 	}
-	actor := userFrom(ctx).ID
+	actor := kit.UserFrom(ctx).ID
 	err = s.promote(ctx, &actor, p, source, explanations)
 	var v *attune.ValidationError
 	if errors.As(err, &v) {
@@ -118,13 +119,13 @@ func (s *Server) addCalibration(w http.ResponseWriter, r *http.Request) error {
 			msgs = append(msgs, m)
 		}
 		page.AddItem, page.AddExplanations, page.AddError = source, explanations, strings.Join(msgs, "; ")
-		s.render(w, r, http.StatusUnprocessableEntity, goldview.CalibrationView(page))
+		s.Render(w, r, http.StatusUnprocessableEntity, goldview.CalibrationView(page))
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	s.sessions.Put(ctx, sessionFlash, fmt.Sprintf("%s is in the calibration set.", source))
+	s.Flash(ctx, fmt.Sprintf("%s is in the calibration set.", source))
 	http.Redirect(w, r, calibrationPath(p.ID), http.StatusSeeOther)
 	return nil
 }
@@ -135,19 +136,19 @@ func (s *Server) promote(ctx context.Context, actor *int64, p *attune.Project, s
 	if source == "" {
 		return attune.Invalid("item", "enter the item's id from the dataset")
 	}
-	def, err := s.db.FindRubricByID(ctx, p.RubricVersionID)
+	def, err := s.DB.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
 		return err
 	}
 	if err := calibration.CheckExplanations(def, explanations); err != nil {
 		return attune.Invalid("explanations", err.Error())
 	}
-	_, err = s.db.AddCalibration(ctx, actor, p.ID, source, explanations)
+	_, err = s.DB.AddCalibration(ctx, actor, p.ID, source, explanations)
 	return err
 }
 
 func (s *Server) removeCalibration(w http.ResponseWriter, r *http.Request) error {
-	p, _, err := s.projectAccess(r, true)
+	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
 	}
@@ -157,18 +158,18 @@ func (s *Server) removeCalibration(w http.ResponseWriter, r *http.Request) error
 	if source == "" {
 		return attune.Invalid("item", "name the item to remove by its id from the dataset")
 	}
-	actor := userFrom(ctx).ID
-	if err := s.db.RemoveCalibration(ctx, &actor, p.ID, source); err != nil {
+	actor := kit.UserFrom(ctx).ID
+	if err := s.DB.RemoveCalibration(ctx, &actor, p.ID, source); err != nil {
 		return err
 	}
-	s.sessions.Put(ctx, sessionFlash, fmt.Sprintf("%s left the calibration set; answers already given to it are kept.", source))
+	s.Flash(ctx, fmt.Sprintf("%s left the calibration set; answers already given to it are kept.", source))
 	http.Redirect(w, r, calibrationPath(p.ID), http.StatusSeeOther)
 	return nil
 }
 
 // calibrationPolicy saves the project's calibration rules.
 func (s *Server) calibrationPolicy(w http.ResponseWriter, r *http.Request) error {
-	p, _, err := s.projectAccess(r, true)
+	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
 	}
@@ -200,14 +201,14 @@ func (s *Server) calibrationPolicy(w http.ResponseWriter, r *http.Request) error
 			return err
 		}
 		page.Qualify, page.Every, page.Pass, page.PolicyError = typed["qualify"], typed["every"], typed["pass"], problem
-		s.render(w, r, http.StatusUnprocessableEntity, goldview.CalibrationView(page))
+		s.Render(w, r, http.StatusUnprocessableEntity, goldview.CalibrationView(page))
 		return nil
 	}
-	actor := userFrom(ctx).ID
-	if err := s.db.SetCalibrationPolicy(ctx, &actor, p.ID, pol); err != nil {
+	actor := kit.UserFrom(ctx).ID
+	if err := s.DB.SetCalibrationPolicy(ctx, &actor, p.ID, pol); err != nil {
 		return err
 	}
-	s.sessions.Put(ctx, sessionFlash, "Saved the calibration rules.")
+	s.Flash(ctx, "Saved the calibration rules.")
 	http.Redirect(w, r, calibrationPath(p.ID), http.StatusSeeOther)
 	return nil
 }
@@ -234,24 +235,24 @@ type apiCalibrationSet struct {
 
 // apiCalibration lists the project's calibration rules and set.
 func (s *Server) apiCalibration(r *http.Request, u *attune.User) (int, any, error) {
-	p, err := s.apiLeadProject(r, u, "manage its calibration set")
+	p, err := s.APILeadProject(r, u, "manage its calibration set")
 	if err != nil {
 		return 0, nil, err
 	}
-	pol, err := s.db.CalibrationPolicy(r.Context(), p.ID)
+	pol, err := s.DB.CalibrationPolicy(r.Context(), p.ID)
 	if err != nil {
 		return 0, nil, err
 	}
 	q := r.URL.Query()
-	limit, err := pageLimit(q.Get("limit"))
+	limit, err := kit.PageLimit(q.Get("limit"))
 	if err != nil {
 		return 0, nil, err
 	}
-	items, next, err := s.db.CalibrationPage(r.Context(), p.ID, q.Get("cursor"), limit)
+	items, next, err := s.DB.CalibrationPage(r.Context(), p.ID, q.Get("cursor"), limit)
 	if err != nil {
 		return 0, nil, err
 	}
-	out := apiCalibrationSet{NextCursor: nextCursor(next), Qualify: pol.Qualify, Every: pol.Every, PassPercent: pol.PassPercent, Items: []apiCalibrationItem{}}
+	out := apiCalibrationSet{NextCursor: kit.NextCursor(next), Qualify: pol.Qualify, Every: pol.Every, PassPercent: pol.PassPercent, Items: []apiCalibrationItem{}}
 	for _, it := range items {
 		out.Items = append(out.Items, apiCalibrationItem{ItemID: it.ItemID, SourceID: it.SourceID, Gold: it.Gold,
 			Explanations: it.Explanations, AddedAt: it.AddedAt.UTC(), Answered: it.Answered, Passed: it.Passed})
@@ -262,7 +263,7 @@ func (s *Server) apiCalibration(r *http.Request, u *attune.User) (int, any, erro
 // apiAddCalibration promotes a gold item: {"item": source id,
 // "explanations": {rubric item: text}}. 201 with the set's entry.
 func (s *Server) apiAddCalibration(r *http.Request, u *attune.User) (int, any, error) {
-	p, err := s.apiLeadProject(r, u, "manage its calibration set")
+	p, err := s.APILeadProject(r, u, "manage its calibration set")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -270,14 +271,14 @@ func (s *Server) apiAddCalibration(r *http.Request, u *attune.User) (int, any, e
 		Item         string            `json:"item"`
 		Explanations map[string]string `json:"explanations"`
 	}
-	if err := decodeJSON(r, &body); err != nil {
+	if err := kit.DecodeJSON(r, &body); err != nil {
 		return 0, nil, err
 	}
 	source := strings.TrimSpace(body.Item)
 	if err := s.promote(r.Context(), &u.ID, p, source, body.Explanations); err != nil {
 		return 0, nil, err
 	}
-	items, err := s.db.ListCalibration(r.Context(), p.ID)
+	items, err := s.DB.ListCalibration(r.Context(), p.ID)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -293,19 +294,19 @@ func (s *Server) apiAddCalibration(r *http.Request, u *attune.User) (int, any, e
 // apiRemoveCalibration takes an item (by attune's id, as every item
 // route names it) out of the set: 204, or 409 when it is not in the set.
 func (s *Server) apiRemoveCalibration(r *http.Request, u *attune.User) (int, any, error) {
-	p, err := s.apiLeadProject(r, u, "manage its calibration set")
+	p, err := s.APILeadProject(r, u, "manage its calibration set")
 	if err != nil {
 		return 0, nil, err
 	}
-	itemID, err := pathInt(r, "item")
+	itemID, err := kit.PathInt(r, "item")
 	if err != nil {
 		return 0, nil, err
 	}
-	it, err := s.db.FindItem(r.Context(), p.ID, itemID)
+	it, err := s.DB.FindItem(r.Context(), p.ID, itemID)
 	if err != nil {
 		return 0, nil, err
 	}
-	if err := s.db.RemoveCalibration(r.Context(), &u.ID, p.ID, it.SourceID); err != nil {
+	if err := s.DB.RemoveCalibration(r.Context(), &u.ID, p.ID, it.SourceID); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusNoContent, nil, nil
@@ -317,7 +318,7 @@ func (s *Server) apiRemoveCalibration(r *http.Request, u *attune.User) (int, any
 // with the rules as they are now.
 func (s *Server) apiCalibrationPolicy(r *http.Request, u *attune.User) (int, any, error) {
 	ctx := r.Context()
-	p, err := s.apiLeadProject(r, u, "manage its calibration set")
+	p, err := s.APILeadProject(r, u, "manage its calibration set")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -326,10 +327,10 @@ func (s *Server) apiCalibrationPolicy(r *http.Request, u *attune.User) (int, any
 		Every       *int `json:"every"`
 		PassPercent *int `json:"pass_percent"`
 	}
-	if err := decodeJSON(r, &body); err != nil {
+	if err := kit.DecodeJSON(r, &body); err != nil {
 		return 0, nil, err
 	}
-	pol, err := s.db.CalibrationPolicy(ctx, p.ID)
+	pol, err := s.DB.CalibrationPolicy(ctx, p.ID)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -344,7 +345,7 @@ func (s *Server) apiCalibrationPolicy(r *http.Request, u *attune.User) (int, any
 	if err := pol.Check(); err != nil {
 		return 0, nil, attune.Invalid("policy", err.Error())
 	}
-	if err := s.db.SetCalibrationPolicy(ctx, &u.ID, p.ID, pol); err != nil {
+	if err := s.DB.SetCalibrationPolicy(ctx, &u.ID, p.ID, pol); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, map[string]int{"qualify": pol.Qualify, "every": pol.Every, "pass_percent": pol.PassPercent}, nil

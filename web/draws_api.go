@@ -10,6 +10,7 @@ import (
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/evaluation"
 	"github.com/attune/attune/internal/store"
+	"github.com/attune/attune/web/kit"
 )
 
 // apiDraw is a draw as the API writes it. The seed is a string: a uint64
@@ -46,7 +47,7 @@ func apiDrawOf(d store.Draw) apiDraw {
 // (of one system, if named) to people's queues: the flow of the page and
 // of `attune draw`, for the project's leads.
 func (s *Server) apiCreateDraw(r *http.Request, u *attune.User) (int, any, error) {
-	p, err := s.apiLeadProject(r, u, "draw items for people")
+	p, err := s.APILeadProject(r, u, "draw items for people")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -56,7 +57,7 @@ func (s *Server) apiCreateDraw(r *http.Request, u *attune.User) (int, any, error
 		SystemKey string          `json:"system_key"`
 		Seed      json.RawMessage `json:"seed"`
 	}
-	if err := decodeJSON(r, &in); err != nil {
+	if err := kit.DecodeJSON(r, &in); err != nil {
 		return 0, nil, err
 	}
 	if in.K == nil {
@@ -67,7 +68,7 @@ func (s *Server) apiCreateDraw(r *http.Request, u *attune.User) (int, any, error
 	if err != nil {
 		return 0, nil, err
 	}
-	d, err := evaluation.Draw(r.Context(), s.db, evaluation.DrawQuery{ProjectID: p.ID, ActorID: &u.ID, K: *in.K,
+	d, err := evaluation.Draw(r.Context(), s.DB, evaluation.DrawQuery{ProjectID: p.ID, ActorID: &u.ID, K: *in.K,
 		System: in.System, SystemKey: in.SystemKey, Seed: seed})
 	if err != nil {
 		return 0, nil, err
@@ -77,11 +78,11 @@ func (s *Server) apiCreateDraw(r *http.Request, u *attune.User) (int, any, error
 
 // apiDraws lists the project's draws, oldest first, for its leads.
 func (s *Server) apiDraws(r *http.Request, u *attune.User) (int, any, error) {
-	p, err := s.apiLeadProject(r, u, "read its draws")
+	p, err := s.APILeadProject(r, u, "read its draws")
 	if err != nil {
 		return 0, nil, err
 	}
-	draws, err := s.db.ListDraws(r.Context(), p.ID)
+	draws, err := s.DB.ListDraws(r.Context(), p.ID)
 	if err != nil {
 		return 0, nil, err
 	}

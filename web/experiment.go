@@ -17,6 +17,7 @@ import (
 	"github.com/attune/attune/internal/report"
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/store"
+	"github.com/attune/attune/web/kit"
 	eview "github.com/attune/attune/web/views/experiment"
 )
 
@@ -25,7 +26,7 @@ import (
 // gold items, side by side per rubric item, with the items behind each
 // judge's figures one click away in the report's drill-down.
 func (s *Server) experimentPage(w http.ResponseWriter, r *http.Request) error {
-	p, _, err := s.projectAccess(r, true)
+	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		if errors.Is(err, attune.ErrForbidden) {
 			return attune.Forbidden("Only a lead of this project can run its judge experiments.")
@@ -37,8 +38,8 @@ func (s *Server) experimentPage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	page := eview.Page{
-		Chrome:      s.chrome(r, "Judge experiment · "+p.Name, "home"),
-		ProjectName: p.Name, ProjectURL: templ.SafeURL(projectPath(p.ID)), ReportURL: reportURL(p.ID, nil),
+		Chrome:      s.Chrome(r, "Judge experiment · "+p.Name, "home"),
+		ProjectName: p.Name, ProjectURL: templ.SafeURL(kit.ProjectPath(p.ID)), ReportURL: reportURL(p.ID, nil),
 		Form: eview.Form{Action: templ.SafeURL(fmt.Sprintf("/projects/%d/experiment", p.ID))}, Note: x.note,
 	}
 	for _, v := range x.all {
@@ -48,7 +49,7 @@ func (s *Server) experimentPage(w http.ResponseWriter, r *http.Request) error {
 	if x.result != nil {
 		page.Result = experimentView(p.ID, x.in, x.epsilon, x.raters, x.names, x.result)
 	}
-	s.render(w, r, http.StatusOK, eview.View(page))
+	s.Render(w, r, http.StatusOK, eview.View(page))
 	return nil
 }
 
@@ -72,12 +73,12 @@ type experimentRun struct {
 // equal in every answer.
 func (s *Server) experimentOf(r *http.Request, p *attune.Project) (*experimentRun, error) {
 	ctx := r.Context()
-	def, err := s.db.FindRubricByID(ctx, p.RubricVersionID)
+	def, err := s.DB.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
 		return nil, err
 	}
 	x := &experimentRun{}
-	if x.all, err = s.db.ListJudgeVariants(ctx, p.ID); err != nil {
+	if x.all, err = s.DB.ListJudgeVariants(ctx, p.ID); err != nil {
 		return nil, err
 	}
 	picked := r.URL.Query()["judge"]
@@ -97,17 +98,17 @@ func (s *Server) experimentOf(r *http.Request, p *attune.Project) (*experimentRu
 		x.note = "No judge or prompt version has answered in this project yet: run a judge first."
 		return x, nil
 	}
-	in, raters, err := s.db.ExperimentInput(ctx, p.ID, x.variants)
+	in, raters, err := s.DB.ExperimentInput(ctx, p.ID, x.variants)
 	if err != nil {
 		return nil, err
 	}
-	project, err := s.db.ListProjectRaters(ctx, p.ID)
+	project, err := s.DB.ListProjectRaters(ctx, p.ID)
 	if err != nil {
 		return nil, err
 	}
 	x.names = map[int64]string{}
 	for _, r := range project {
-		x.names[r.ID] = raterLabel(r.Name, r.Kind, !r.Account)
+		x.names[r.ID] = kit.RaterLabel(r.Name, r.Kind, !r.Account)
 	}
 	if len(in.Items) == 0 {
 		x.note = "No item has gold answers and at least two people's answers yet: adjudicate or apply consensus first."
@@ -126,7 +127,7 @@ func (s *Server) experimentOf(r *http.Request, p *attune.Project) (*experimentRu
 	}
 	// The alt-test is the report's, on the same items and rules, so that
 	// both pages give one answer.
-	if x.result, err = report.ExperimentAltTests(ctx, s.db, p, x.result, raters.Variants, x.epsilon); err != nil {
+	if x.result, err = report.ExperimentAltTests(ctx, s.DB, p, x.result, raters.Variants, x.epsilon); err != nil {
 		return nil, err
 	}
 	x.in, x.raters = in, raters
@@ -136,7 +137,7 @@ func (s *Server) experimentOf(r *http.Request, p *attune.Project) (*experimentRu
 // apiExperiment returns the experiment page's comparison (?judge=, as
 // there), computed and cached as for the page.
 func (s *Server) apiExperiment(r *http.Request, u *attune.User) (int, any, error) {
-	p, role, err := s.apiProjectAccess(r.Context(), r, u)
+	p, role, err := s.APIProjectAccess(r.Context(), r, u)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/export"
 	"github.com/attune/attune/internal/store"
+	"github.com/attune/attune/web/kit"
 )
 
 // exportTime bounds one download: the server's write timeout is for pages,
@@ -39,16 +40,16 @@ func (s *sentWriter) Write(p []byte) (int, error) {
 }
 
 // exportHandler streams one dataset as an attachment (see download).
-func (s *Server) exportHandler(d export.Dataset, f export.Format) handler {
+func (s *Server) exportHandler(d export.Dataset, f export.Format) kit.Handler {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		p, _, err := s.projectAccess(r, true)
+		p, _, err := s.ProjectAccess(r, true)
 		if err != nil {
 			return err
 		}
 		withRaters := d == export.Gold && r.URL.Query().Get("raters") == "1"
-		ev := store.ExportEvent{ActorID: &userFrom(r.Context()).ID, ProjectID: p.ID, Dataset: d, Format: f, WithRaters: withRaters, Via: "web"}
+		ev := store.ExportEvent{ActorID: &kit.UserFrom(r.Context()).ID, ProjectID: p.ID, Dataset: d, Format: f, WithRaters: withRaters, Via: "web"}
 		return s.download(w, r, export.FileName(p.Name, d, f), f.ContentType(), ev, func(out io.Writer) (int, error) {
-			db, readFrom := s.heavyReads(r)
+			db, readFrom := s.HeavyReads(r)
 			setReadFrom(w, readFrom)
 			return export.Write(r.Context(), db, out, p.ID, d, f, withRaters)
 		})
@@ -57,17 +58,17 @@ func (s *Server) exportHandler(d export.Dataset, f export.Format) handler {
 
 // apiExport serves one export to a lead's API token: the same file as
 // the page's download, streamed.
-func (s *Server) apiExport(d export.Dataset, f export.Format) apiHandler {
+func (s *Server) apiExport(d export.Dataset, f export.Format) kit.APIHandler {
 	return func(r *http.Request, u *attune.User) (int, any, error) {
-		p, err := s.apiLeadProject(r, u, "export its data")
+		p, err := s.APILeadProject(r, u, "export its data")
 		if err != nil {
 			return 0, nil, err
 		}
 		withRaters := d == export.Gold && r.URL.Query().Get("raters") == "1"
 		ev := store.ExportEvent{ActorID: &u.ID, ProjectID: p.ID, Dataset: d, Format: f, WithRaters: withRaters, Via: "api"}
-		return http.StatusOK, apiDownload(func(w http.ResponseWriter) error {
+		return http.StatusOK, kit.APIDownload(func(w http.ResponseWriter) error {
 			return s.download(w, r, export.FileName(p.Name, d, f), f.ContentType(), ev, func(out io.Writer) (int, error) {
-				db, readFrom := s.heavyReads(r)
+				db, readFrom := s.HeavyReads(r)
 				setReadFrom(w, readFrom)
 				return export.Write(r.Context(), db, out, p.ID, d, f, withRaters)
 			})
@@ -107,9 +108,9 @@ func recordOptions(r *http.Request) (export.RecordOptions, error) {
 
 // datasetHandler serves a lead's download of the dataset export from the
 // gold set page.
-func (s *Server) datasetHandler(f export.Format) handler {
+func (s *Server) datasetHandler(f export.Format) kit.Handler {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		p, _, err := s.projectAccess(r, true)
+		p, _, err := s.ProjectAccess(r, true)
 		if err != nil {
 			return err
 		}
@@ -117,10 +118,10 @@ func (s *Server) datasetHandler(f export.Format) handler {
 		if err != nil {
 			return err
 		}
-		ev := store.ExportEvent{ActorID: &userFrom(r.Context()).ID, ProjectID: p.ID, Dataset: export.Records, Format: f,
+		ev := store.ExportEvent{ActorID: &kit.UserFrom(r.Context()).ID, ProjectID: p.ID, Dataset: export.Records, Format: f,
 			Which: o.Which, Soft: o.Soft, Via: "web"}
 		return s.download(w, r, export.RecordFileName(p.Name, o, f), f.ContentType(), ev, func(out io.Writer) (int, error) {
-			db, readFrom := s.heavyReads(r)
+			db, readFrom := s.HeavyReads(r)
 			setReadFrom(w, readFrom)
 			return export.WriteRecords(r.Context(), db, out, p.ID, f, o)
 		})
@@ -129,9 +130,9 @@ func (s *Server) datasetHandler(f export.Format) handler {
 
 // apiDataset serves the dataset export to a lead's API token: the same
 // file as the page's download.
-func (s *Server) apiDataset(f export.Format) apiHandler {
+func (s *Server) apiDataset(f export.Format) kit.APIHandler {
 	return func(r *http.Request, u *attune.User) (int, any, error) {
-		p, err := s.apiLeadProject(r, u, "export its datasets")
+		p, err := s.APILeadProject(r, u, "export its datasets")
 		if err != nil {
 			return 0, nil, err
 		}
@@ -140,9 +141,9 @@ func (s *Server) apiDataset(f export.Format) apiHandler {
 			return 0, nil, err
 		}
 		ev := store.ExportEvent{ActorID: &u.ID, ProjectID: p.ID, Dataset: export.Records, Format: f, Which: o.Which, Soft: o.Soft, Via: "api"}
-		return http.StatusOK, apiDownload(func(w http.ResponseWriter) error {
+		return http.StatusOK, kit.APIDownload(func(w http.ResponseWriter) error {
 			return s.download(w, r, export.RecordFileName(p.Name, o, f), f.ContentType(), ev, func(out io.Writer) (int, error) {
-				db, readFrom := s.heavyReads(r)
+				db, readFrom := s.HeavyReads(r)
 				setReadFrom(w, readFrom)
 				return export.WriteRecords(r.Context(), db, out, p.ID, f, o)
 			})
@@ -153,7 +154,7 @@ func (s *Server) apiDataset(f export.Format) apiHandler {
 // setReadFrom says on a download where it was read (heavyReads).
 func setReadFrom(w http.ResponseWriter, readFrom string) {
 	if readFrom != "" {
-		w.Header().Set(readFromHeader, readFrom)
+		w.Header().Set(kit.ReadFromHeader, readFrom)
 	}
 }
 
@@ -179,7 +180,7 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request, name, contentT
 		ev.Err = err.Error()
 	}
 	// The audit write outlives a client that went away mid-download.
-	if aerr := s.db.RecordExport(context.WithoutCancel(ctx), ev); aerr != nil && err == nil {
+	if aerr := s.DB.RecordExport(context.WithoutCancel(ctx), ev); aerr != nil && err == nil {
 		err = aerr
 	}
 	if err == nil {
@@ -191,6 +192,6 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request, name, contentT
 		}
 		return err
 	}
-	s.log.ErrorContext(ctx, "export cut short", "request_id", infoFrom(ctx).id, "dataset", string(ev.Dataset), "rows", rows, "err", err)
+	s.Log.ErrorContext(ctx, "export cut short", "request_id", kit.InfoFrom(ctx).ID, "dataset", string(ev.Dataset), "rows", rows, "err", err)
 	panic(http.ErrAbortHandler)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/evaluation"
 	"github.com/attune/attune/internal/failmap"
+	"github.com/attune/attune/web/kit"
 	rview "github.com/attune/attune/web/views/report"
 )
 
@@ -17,21 +18,21 @@ import (
 // (internal/evaluation.Failures). With no judge or rubric item chosen yet
 // it shows the choice with the first of each.
 func (s *Server) failuresPage(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.apiLeadProject(r, userFrom(r.Context()), "read where its judges part from people")
+	p, err := s.APILeadProject(r, kit.UserFrom(r.Context()), "read where its judges part from people")
 	if err != nil {
 		return err
 	}
 	ctx := r.Context()
-	def, err := s.db.FindRubricByID(ctx, p.RubricVersionID)
+	def, err := s.DB.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
 		return err
 	}
-	raters, err := s.db.ListProjectRaters(ctx, p.ID)
+	raters, err := s.DB.ListProjectRaters(ctx, p.ID)
 	if err != nil {
 		return err
 	}
-	page := rview.FailuresPage{Chrome: s.chrome(r, "Where the judge fails · "+p.Name, "home"),
-		ProjectURL: projectPath(p.ID), ProjectName: p.Name, ReportURL: projectPath(p.ID) + "/report"}
+	page := rview.FailuresPage{Chrome: s.Chrome(r, "Where the judge fails · "+p.Name, "home"),
+		ProjectURL: kit.ProjectPath(p.ID), ProjectName: p.Name, ReportURL: kit.ProjectPath(p.ID) + "/report"}
 	for _, rt := range raters {
 		if rt.Kind == "judge" {
 			page.Judges = append(page.Judges, rview.Choice{Value: strconv.FormatInt(rt.ID, 10), Label: rt.Name})
@@ -50,16 +51,16 @@ func (s *Server) failuresPage(w http.ResponseWriter, r *http.Request) error {
 	}
 	status := http.StatusOK
 	if len(page.Judges) == 0 {
-		s.render(w, r, status, rview.FailuresView(page))
+		s.Render(w, r, status, rview.FailuresView(page))
 		return nil
 	}
 	page.Target, page.Alpha = q.Get("target"), q.Get("alpha")
-	m, err := evaluation.Failures(ctx, s.db, evaluation.FailureQuery{ProjectID: p.ID, Judge: page.Judge, RubricItem: page.Item})
+	m, err := evaluation.Failures(ctx, s.DB, evaluation.FailureQuery{ProjectID: p.ID, Judge: page.Judge, RubricItem: page.Item})
 	if err == nil {
 		var target, alpha float64
 		if target, alpha, err = evaluation.ParseTrustTerms(page.Target, page.Alpha); err == nil {
 			var t evaluation.TrustResult
-			t, err = evaluation.Trust(ctx, s.db, evaluation.TrustQuery{ProjectID: p.ID, Judge: page.Judge, RubricItem: page.Item, Target: target, Alpha: alpha})
+			t, err = evaluation.Trust(ctx, s.DB, evaluation.TrustQuery{ProjectID: p.ID, Judge: page.Judge, RubricItem: page.Item, Target: target, Alpha: alpha})
 			page.Trust = &t
 		}
 	}
@@ -73,18 +74,18 @@ func (s *Server) failuresPage(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return err
 	}
-	s.render(w, r, status, rview.FailuresView(page))
+	s.Render(w, r, status, rview.FailuresView(page))
 	return nil
 }
 
 // apiFailures is the failure map as JSON for a project's leads.
 func (s *Server) apiFailures(r *http.Request, u *attune.User) (int, any, error) {
-	p, err := s.apiLeadProject(r, u, "read where its judges part from people")
+	p, err := s.APILeadProject(r, u, "read where its judges part from people")
 	if err != nil {
 		return 0, nil, err
 	}
 	q := r.URL.Query()
-	m, err := evaluation.Failures(r.Context(), s.db, evaluation.FailureQuery{
+	m, err := evaluation.Failures(r.Context(), s.DB, evaluation.FailureQuery{
 		ProjectID: p.ID, Judge: q.Get("judge"), RubricItem: q.Get("rubric_item"), SystemKey: q.Get("system_key"),
 	})
 	if err != nil {
@@ -104,7 +105,7 @@ type failuresJSON struct {
 // threshold above which a judge's agreement with people on a rubric item
 // is guaranteed at the lead's terms, and what it would keep.
 func (s *Server) apiTrust(r *http.Request, u *attune.User) (int, any, error) {
-	p, err := s.apiLeadProject(r, u, "read where its judges may be trusted")
+	p, err := s.APILeadProject(r, u, "read where its judges may be trusted")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -113,7 +114,7 @@ func (s *Server) apiTrust(r *http.Request, u *attune.User) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	res, err := evaluation.Trust(r.Context(), s.db, evaluation.TrustQuery{
+	res, err := evaluation.Trust(r.Context(), s.DB, evaluation.TrustQuery{
 		ProjectID: p.ID, Judge: q.Get("judge"), RubricItem: q.Get("rubric_item"), Target: target, Alpha: alpha,
 	})
 	if err != nil {

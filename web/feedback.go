@@ -9,6 +9,7 @@ import (
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/calibration"
+	"github.com/attune/attune/web/kit"
 	"github.com/attune/attune/web/views/annotate"
 )
 
@@ -19,7 +20,7 @@ func feedbackPath(projectID, itemID int64) string {
 // toFeedback sends the annotator to the feedback on the practice item they
 // just answered: htmx navigates to it, a form post is redirected.
 func (ws *workspace) toFeedback(w http.ResponseWriter, r *http.Request, p *attune.Project, itemID int64) error {
-	if isHX(r) {
+	if kit.IsHX(r) {
 		w.Header().Set("HX-Redirect", feedbackPath(p.ID, itemID))
 		w.WriteHeader(http.StatusOK)
 		return nil
@@ -37,12 +38,12 @@ func (ws *workspace) feedback(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	itemID, err := pathInt(r, "item")
+	itemID, err := kit.PathInt(r, "item")
 	if err != nil {
 		return err
 	}
 	ctx := r.Context()
-	c, err := ws.db.FindCalibrationAnswer(ctx, p.ID, itemID, userFrom(ctx).ID)
+	c, err := ws.DB.FindCalibrationAnswer(ctx, p.ID, itemID, kit.UserFrom(ctx).ID)
 	if errors.Is(err, attune.ErrNotFound) || err == nil && !(c.Qualify > 0 && c.PassedBefore < c.Qualify) {
 		http.Redirect(w, r, itemPath(p.ID, itemID), http.StatusSeeOther)
 		return nil
@@ -50,7 +51,7 @@ func (ws *workspace) feedback(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	def, err := ws.db.FindRubricByID(ctx, p.RubricVersionID)
+	def, err := ws.DB.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/export"
 	"github.com/attune/attune/internal/store"
+	"github.com/attune/attune/web/kit"
 	flagview "github.com/attune/attune/web/views/flag"
 )
 
@@ -24,12 +25,10 @@ const flagsPageSize = 500
 // gives a member who is an annotator 403 and anyone else 404, so that
 // nobody else ever reads another person's flag (routes in web/routes.go).
 
-func flagsPath(projectID int64) string { return fmt.Sprintf("/projects/%d/flags", projectID) }
-
 // flagsPage lists the project's flags, filtered by reason and status
 // (open by default), with the items out of the pool and the export.
 func (s *Server) flagsPage(w http.ResponseWriter, r *http.Request) error {
-	p, _, err := s.projectAccess(r, true)
+	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
 	}
@@ -47,25 +46,25 @@ func (s *Server) flagsPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	flags, err := s.db.ListFlags(ctx, store.FlagFilter{ProjectID: p.ID, Reason: reason, Status: status, Limit: flagsPageSize + 1})
+	flags, err := s.DB.ListFlags(ctx, store.FlagFilter{ProjectID: p.ID, Reason: reason, Status: status, Limit: flagsPageSize + 1})
 	if err != nil {
 		return err
 	}
-	counts, err := s.db.CountFlags(ctx, p.ID)
+	counts, err := s.DB.CountFlags(ctx, p.ID)
 	if err != nil {
 		return err
 	}
-	pulled, err := s.db.ListPulledItems(ctx, p.ID, flagsPageSize)
+	pulled, err := s.DB.ListPulledItems(ctx, p.ID, flagsPageSize)
 	if err != nil {
 		return err
 	}
 	page := flagview.Page{
-		Chrome:      s.chrome(r, "Flags · "+p.Name, "home"),
+		Chrome:      s.Chrome(r, "Flags · "+p.Name, "home"),
 		ProjectName: p.Name,
-		Project:     templ.SafeURL(projectPath(p.ID)),
-		Import:      templ.SafeURL(projectPath(p.ID) + "#import"),
-		Action:      templ.SafeURL(flagsPath(p.ID)),
-		Counts:      flagCountsView(counts),
+		Project:     templ.SafeURL(kit.ProjectPath(p.ID)),
+		Import:      templ.SafeURL(kit.ProjectPath(p.ID) + "#import"),
+		Action:      templ.SafeURL(kit.FlagsPath(p.ID)),
+		Counts:      kit.FlagCounts(counts),
 		Filter:      flagFilterQuery(reason, status),
 		Limit:       flagsPageSize,
 		CSV:         templ.SafeURL(exportPath(p.ID, export.Flags, export.CSV)),
@@ -73,7 +72,7 @@ func (s *Server) flagsPage(w http.ResponseWriter, r *http.Request) error {
 	}
 	page.Reasons = append(page.Reasons, flagview.Choice{Value: "", Label: "Every reason", Selected: reason == ""})
 	for _, f := range attune.Flags {
-		page.Reasons = append(page.Reasons, flagview.Choice{Value: f, Label: flagLabels[f], Selected: reason == f})
+		page.Reasons = append(page.Reasons, flagview.Choice{Value: f, Label: kit.FlagLabels[f], Selected: reason == f})
 	}
 	for _, c := range []struct {
 		v     attune.FlagStatus
@@ -88,12 +87,12 @@ func (s *Server) flagsPage(w http.ResponseWriter, r *http.Request) error {
 	for _, f := range flags {
 		row := flagview.Row{
 			ID: f.ID, ItemID: f.ItemSourceID, ItemURL: templ.SafeURL(adjudicatePath(p.ID, f.ItemID)),
-			Reason: f.Reason, ReasonLabel: flagNames[f.Reason], Note: f.Note, Annotator: f.Annotator,
-			FlaggedAt: shortTime(f.FlaggedAt), Resolution: string(f.Resolution), ResolvedBy: f.ResolvedBy,
-			ResolvedAt: shortTime(f.ResolvedAt), ResolutionNote: f.ResolutionNote, InPool: f.ItemInPool, Labelled: f.ItemLabelled,
+			Reason: f.Reason, ReasonLabel: kit.FlagNames[f.Reason], Note: f.Note, Annotator: f.Annotator,
+			FlaggedAt: kit.ShortTime(f.FlaggedAt), Resolution: string(f.Resolution), ResolvedBy: f.ResolvedBy,
+			ResolvedAt: kit.ShortTime(f.ResolvedAt), ResolutionNote: f.ResolutionNote, InPool: f.ItemInPool, Labelled: f.ItemLabelled,
 		}
 		if f.Status() == attune.FlagOpen {
-			row.Resolve = templ.SafeURL(fmt.Sprintf("%s/%d/resolve", flagsPath(p.ID), f.ID))
+			row.Resolve = templ.SafeURL(fmt.Sprintf("%s/%d/resolve", kit.FlagsPath(p.ID), f.ID))
 		}
 		if !f.ItemInPool {
 			row.Return = returnPath(p.ID, f.ItemID)
@@ -103,47 +102,26 @@ func (s *Server) flagsPage(w http.ResponseWriter, r *http.Request) error {
 	for _, it := range pulled {
 		page.Pulled = append(page.Pulled, flagview.PulledItem{
 			ItemID: it.SourceID, ItemURL: templ.SafeURL(adjudicatePath(p.ID, it.ItemID)),
-			PulledAt: shortTime(it.PulledAt), PulledBy: it.PulledBy, Return: returnPath(p.ID, it.ItemID),
+			PulledAt: kit.ShortTime(it.PulledAt), PulledBy: it.PulledBy, Return: returnPath(p.ID, it.ItemID),
 		})
 	}
-	s.render(w, r, http.StatusOK, flagview.View(page))
+	s.Render(w, r, http.StatusOK, flagview.View(page))
 	return nil
 }
 
 func returnPath(projectID, itemID int64) templ.SafeURL {
-	return templ.SafeURL(fmt.Sprintf("%s/items/%d/return", flagsPath(projectID), itemID))
-}
-
-// shortTime shows a time to the minute in UTC, or nothing for the zero time.
-func shortTime(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format("2006-01-02 15:04 UTC")
-}
-
-// flagNames are the short names of the flag reasons, for counts and
-// lists; the filter offers the longer descriptions of flagLabels.
-var flagNames = map[string]string{"broken": "Broken", "off-topic": "Off-topic", "distressing": "Distressing", "other": "Other"}
-
-// flagCountsView lists the open flags by reason in attune.Flags order.
-func flagCountsView(c attune.FlagCounts) flagview.Counts {
-	out := flagview.Counts{Open: c.Open, Resolved: c.Resolved, Pulled: c.Pulled}
-	for _, f := range attune.Flags {
-		out.ByReason = append(out.ByReason, flagview.ReasonCount{Reason: f, Label: flagNames[f], Open: c.OpenByReason[f]})
-	}
-	return out
+	return templ.SafeURL(fmt.Sprintf("%s/items/%d/return", kit.FlagsPath(projectID), itemID))
 }
 
 // resolveFlag settles one open flag as the lead chose, then returns to the
 // Flags page as it was filtered.
 func (s *Server) resolveFlag(w http.ResponseWriter, r *http.Request) error {
-	p, _, err := s.projectAccess(r, true)
+	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
 	}
 	ctx := r.Context()
-	flagID, err := pathInt(r, "flag")
+	flagID, err := kit.PathInt(r, "flag")
 	if err != nil {
 		return err
 	}
@@ -152,7 +130,7 @@ func (s *Server) resolveFlag(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.db.ResolveFlag(ctx, store.FlagResolution{ActorID: userFrom(ctx).ID, ProjectID: p.ID, FlagID: flagID, How: how,
+	res, err := s.DB.ResolveFlag(ctx, store.FlagResolution{ActorID: kit.UserFrom(ctx).ID, ProjectID: p.ID, FlagID: flagID, How: how,
 		Note: strings.TrimSpace(r.PostFormValue("note"))})
 	if err != nil {
 		return err
@@ -172,23 +150,23 @@ func (s *Server) resolveFlag(w http.ResponseWriter, r *http.Request) error {
 	if how != attune.ResolveDismissed && res.Flags > 1 {
 		msg += fmt.Sprintf(" That resolved its %d open flags.", res.Flags)
 	}
-	s.sessions.Put(ctx, sessionFlash, msg)
+	s.Flash(ctx, msg)
 	http.Redirect(w, r, backToFlags(r, p.ID), http.StatusSeeOther)
 	return nil
 }
 
 // returnItem puts an item out of the pool back in.
 func (s *Server) returnItem(w http.ResponseWriter, r *http.Request) error {
-	p, _, err := s.projectAccess(r, true)
+	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
 	}
 	ctx := r.Context()
-	itemID, err := pathInt(r, "item")
+	itemID, err := kit.PathInt(r, "item")
 	if err != nil {
 		return err
 	}
-	changed, source, err := s.db.SetItemInPool(ctx, userFrom(ctx).ID, p.ID, itemID, true)
+	changed, source, err := s.DB.SetItemInPool(ctx, kit.UserFrom(ctx).ID, p.ID, itemID, true)
 	if err != nil {
 		return err
 	}
@@ -196,7 +174,7 @@ func (s *Server) returnItem(w http.ResponseWriter, r *http.Request) error {
 	if changed {
 		msg = source + " is back in the pool: annotators are handed it again."
 	}
-	s.sessions.Put(ctx, sessionFlash, msg)
+	s.Flash(ctx, msg)
 	http.Redirect(w, r, backToFlags(r, p.ID), http.StatusSeeOther)
 	return nil
 }
@@ -217,7 +195,7 @@ func flagFilterQuery(reason string, status attune.FlagStatus) string {
 // backToFlags is the Flags page with the filter a form sent back, when it
 // reads as one; else the page as it opens.
 func backToFlags(r *http.Request, projectID int64) string {
-	back := flagsPath(projectID)
+	back := kit.FlagsPath(projectID)
 	q, err := url.ParseQuery(r.PostFormValue("back"))
 	if err != nil {
 		return back
@@ -255,7 +233,7 @@ type apiFlag struct {
 // (both when absent), ?limit= and ?cursor= as the items search pages. An
 // annotator of the project gets 403; anyone else 404.
 func (s *Server) apiFlags(r *http.Request, u *attune.User) (int, any, error) {
-	p, err := s.apiLeadProject(r, u, "read its flags")
+	p, err := s.APILeadProject(r, u, "read its flags")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -268,11 +246,11 @@ func (s *Server) apiFlags(r *http.Request, u *attune.User) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	limit, err := pageLimit(q.Get("limit"))
+	limit, err := kit.PageLimit(q.Get("limit"))
 	if err != nil {
 		return 0, nil, err
 	}
-	flags, next, err := s.db.FlagPage(r.Context(), store.FlagFilter{ProjectID: p.ID, Reason: reason, Status: status}, q.Get("cursor"), limit)
+	flags, next, err := s.DB.FlagPage(r.Context(), store.FlagFilter{ProjectID: p.ID, Reason: reason, Status: status}, q.Get("cursor"), limit)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -308,11 +286,11 @@ func apiFlagOf(f attune.Flag) apiFlag {
 // Flags page does: {"how": "pulled|fixed|dismissed", "note": "…"}. 200
 // with what it did; a flag resolved already is a 409.
 func (s *Server) apiResolveFlag(r *http.Request, u *attune.User) (int, any, error) {
-	p, err := s.apiLeadProject(r, u, "resolve its flags")
+	p, err := s.APILeadProject(r, u, "resolve its flags")
 	if err != nil {
 		return 0, nil, err
 	}
-	flagID, err := pathInt(r, "flag")
+	flagID, err := kit.PathInt(r, "flag")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -320,14 +298,14 @@ func (s *Server) apiResolveFlag(r *http.Request, u *attune.User) (int, any, erro
 		How  string `json:"how"`
 		Note string `json:"note"`
 	}
-	if err := decodeJSON(r, &body); err != nil {
+	if err := kit.DecodeJSON(r, &body); err != nil {
 		return 0, nil, err
 	}
 	how, err := attune.ParseFlagResolution(body.How)
 	if err != nil {
 		return 0, nil, err
 	}
-	res, err := s.db.ResolveFlag(r.Context(), store.FlagResolution{ActorID: u.ID, ProjectID: p.ID, FlagID: flagID, How: how,
+	res, err := s.DB.ResolveFlag(r.Context(), store.FlagResolution{ActorID: u.ID, ProjectID: p.ID, FlagID: flagID, How: how,
 		Note: strings.TrimSpace(body.Note)})
 	if err != nil {
 		return 0, nil, err
@@ -342,24 +320,24 @@ func (s *Server) apiResolveFlag(r *http.Request, u *attune.User) (int, any, erro
 // pool" is {"in_pool": true}. 200 with the item's state and whether it
 // changed.
 func (s *Server) apiSetInPool(r *http.Request, u *attune.User) (int, any, error) {
-	p, err := s.apiLeadProject(r, u, "take items out of the pool")
+	p, err := s.APILeadProject(r, u, "take items out of the pool")
 	if err != nil {
 		return 0, nil, err
 	}
-	itemID, err := pathInt(r, "item")
+	itemID, err := kit.PathInt(r, "item")
 	if err != nil {
 		return 0, nil, err
 	}
 	var body struct {
 		InPool *bool `json:"in_pool"`
 	}
-	if err := decodeJSON(r, &body); err != nil {
+	if err := kit.DecodeJSON(r, &body); err != nil {
 		return 0, nil, err
 	}
 	if body.InPool == nil {
 		return 0, nil, attune.Invalid("in_pool", "say whether the item is in the pool: true or false")
 	}
-	changed, source, err := s.db.SetItemInPool(r.Context(), u.ID, p.ID, itemID, *body.InPool)
+	changed, source, err := s.DB.SetItemInPool(r.Context(), u.ID, p.ID, itemID, *body.InPool)
 	if err != nil {
 		return 0, nil, err
 	}

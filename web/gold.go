@@ -9,6 +9,8 @@ import (
 
 	"github.com/attune/attune/internal/adjudication"
 	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/labeling"
+	"github.com/attune/attune/web/kit"
 	goldview "github.com/attune/attune/web/views/gold"
 )
 
@@ -25,7 +27,7 @@ func adjudicatePath(projectID, itemID int64) string {
 }
 
 func (s *Server) goldPage(w http.ResponseWriter, r *http.Request) error {
-	p, _, err := s.projectAccess(r, true)
+	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
 	}
@@ -33,23 +35,23 @@ func (s *Server) goldPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.render(w, r, http.StatusOK, goldview.SetView(page))
+	s.Render(w, r, http.StatusOK, goldview.SetView(page))
 	return nil
 }
 
 // applyConsensus applies the consensus rule to the items it has not judged
 // as they are now (adjudication.Flow.ApplyConsensus), and says what it did.
 func (s *Server) applyConsensus(w http.ResponseWriter, r *http.Request) error {
-	p, _, err := s.projectAccess(r, true)
+	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
 	}
 	ctx := r.Context()
-	res, err := s.adjudication.ApplyConsensus(ctx, p.ID, &userFrom(ctx).ID, false)
+	res, err := s.adjudication.ApplyConsensus(ctx, p.ID, &kit.UserFrom(ctx).ID, false)
 	if err != nil {
 		return err
 	}
-	s.sessions.Put(ctx, sessionFlash, res.Message())
+	s.Flash(ctx, res.Message())
 	back := goldPath(p.ID)
 	if r.PostFormValue("back") == "queue" {
 		back = queuePath(p.ID)
@@ -61,7 +63,7 @@ func (s *Server) applyConsensus(w http.ResponseWriter, r *http.Request) error {
 // goldSettings saves the project's maximum spread and applies the rule
 // again under it (adjudication.Flow.SetMaxSpread).
 func (s *Server) goldSettings(w http.ResponseWriter, r *http.Request) error {
-	p, _, err := s.projectAccess(r, true)
+	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
 	}
@@ -76,13 +78,13 @@ func (s *Server) goldSettings(w http.ResponseWriter, r *http.Request) error {
 		}
 		page.MaxSpread = typed
 		page.SpreadError = ve.Fields[adjudication.SpreadField]
-		s.render(w, r, http.StatusUnprocessableEntity, goldview.SetView(page))
+		s.Render(w, r, http.StatusUnprocessableEntity, goldview.SetView(page))
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	s.sessions.Put(ctx, sessionFlash, res.Message())
+	s.Flash(ctx, res.Message())
 	http.Redirect(w, r, goldPath(p.ID), http.StatusSeeOther)
 	return nil
 }
@@ -93,11 +95,11 @@ func (s *Server) setMaxSpread(ctx context.Context, projectID int64, typed string
 	if err != nil {
 		return adjudication.Consensus{}, err
 	}
-	return s.adjudication.SetMaxSpread(ctx, projectID, &userFrom(ctx).ID, spread, false)
+	return s.adjudication.SetMaxSpread(ctx, projectID, &kit.UserFrom(ctx).ID, spread, false)
 }
 
 func (s *Server) disagreementsPage(w http.ResponseWriter, r *http.Request) error {
-	p, _, err := s.projectAccess(r, true)
+	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
 	}
@@ -105,16 +107,16 @@ func (s *Server) disagreementsPage(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	s.render(w, r, http.StatusOK, goldview.QueueView(page))
+	s.Render(w, r, http.StatusOK, goldview.QueueView(page))
 	return nil
 }
 
 func (s *Server) adjudicatePage(w http.ResponseWriter, r *http.Request) error {
-	p, _, err := s.projectAccess(r, true)
+	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
 	}
-	itemID, err := pathInt(r, "item")
+	itemID, err := kit.PathInt(r, "item")
 	if err != nil {
 		return err
 	}
@@ -122,7 +124,7 @@ func (s *Server) adjudicatePage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.render(w, r, http.StatusOK, goldview.ItemView(page))
+	s.Render(w, r, http.StatusOK, goldview.ItemView(page))
 	return nil
 }
 
@@ -153,7 +155,7 @@ func readGoldForm(w http.ResponseWriter, r *http.Request) (goldInput, error) {
 			}
 		}
 	}
-	in.note = textarea(r.PostFormValue("note"))
+	in.note = labeling.CleanNote(r.PostFormValue("note"))
 	in.accept = r.PostFormValue("consensus") == "accept"
 	in.confirm = r.PostFormValue("confirm") != ""
 	return in, nil
@@ -163,11 +165,11 @@ func readGoldForm(w http.ResponseWriter, r *http.Request) (goldInput, error) {
 // the next disagreement; gold refused or needing confirmation shows the
 // adjudication page again with the rubric's messages.
 func (s *Server) saveGold(w http.ResponseWriter, r *http.Request) error {
-	p, _, err := s.projectAccess(r, true)
+	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
 	}
-	itemID, err := pathInt(r, "item")
+	itemID, err := kit.PathInt(r, "item")
 	if err != nil {
 		return err
 	}
@@ -176,8 +178,8 @@ func (s *Server) saveGold(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	g, err := s.adjudication.Adjudicate(ctx, p, userFrom(ctx).ID, itemID, in.flowInput())
-	if lp := (*labelProblems)(nil); errors.As(err, &lp) {
+	g, err := s.adjudication.Adjudicate(ctx, p, kit.UserFrom(ctx).ID, itemID, in.flowInput())
+	if lp := (*labeling.Problems)(nil); errors.As(err, &lp) {
 		// The form again as it was checked: with the consensus filled in
 		// where it was accepted.
 		in.answers, in.note = g.Answers, g.Note
@@ -185,22 +187,22 @@ func (s *Server) saveGold(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		s.render(w, r, http.StatusUnprocessableEntity, goldview.ItemView(page))
+		s.Render(w, r, http.StatusUnprocessableEntity, goldview.ItemView(page))
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	next, err := s.db.NextDisagreement(ctx, p.ID, itemID)
+	next, err := s.DB.NextDisagreement(ctx, p.ID, itemID)
 	switch {
 	case errors.Is(err, attune.ErrNotFound):
-		s.sessions.Put(ctx, sessionFlash, "Saved the gold of "+g.Item.SourceID+". No other disagreement waits.")
+		s.Flash(ctx, "Saved the gold of "+g.Item.SourceID+". No other disagreement waits.")
 		http.Redirect(w, r, queuePath(p.ID), http.StatusSeeOther)
 		return nil
 	case err != nil:
 		return err
 	}
-	s.sessions.Put(ctx, sessionFlash, "Saved the gold of "+g.Item.SourceID+". Here is the next disagreement.")
+	s.Flash(ctx, "Saved the gold of "+g.Item.SourceID+". Here is the next disagreement.")
 	http.Redirect(w, r, adjudicatePath(p.ID, next), http.StatusSeeOther)
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/attune/attune/internal/adjudication"
 	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/web/kit"
 )
 
 // apiGoldOf is the gold of an item as the API gives it, scored by the
@@ -15,7 +16,7 @@ func (s *Server) apiGoldOf(r *http.Request, u *attune.User) (*apiItemGold, error
 	if err != nil {
 		return nil, err
 	}
-	itemID, err := pathInt(r, "item")
+	itemID, err := kit.PathInt(r, "item")
 	if err != nil {
 		return nil, err
 	}
@@ -52,16 +53,16 @@ type apiGoldInput struct {
 // or with confirm_warnings when only its warnings stand in the way.
 func (s *Server) apiSetGold(r *http.Request, u *attune.User) (int, any, error) {
 	// The project without its rubric: the flow reads that once itself.
-	p, err := s.apiLeadProject(r, u, "search its items")
+	p, err := s.APILeadProject(r, u, "search its items")
 	if err != nil {
 		return 0, nil, err
 	}
-	itemID, err := pathInt(r, "item")
+	itemID, err := kit.PathInt(r, "item")
 	if err != nil {
 		return 0, nil, err
 	}
 	var body apiGoldInput
-	if err := decodeJSON(r, &body); err != nil {
+	if err := kit.DecodeJSON(r, &body); err != nil {
 		return 0, nil, err
 	}
 	in := adjudication.Input{Answers: body.Answers, Note: body.Note, AcceptConsensus: body.AcceptConsensus, ConfirmWarnings: body.ConfirmWarnings}
@@ -81,7 +82,7 @@ func (s *Server) apiSetGold(r *http.Request, u *attune.User) (int, any, error) {
 // what the rule did.
 func (s *Server) apiApplyConsensus(r *http.Request, u *attune.User) (int, any, error) {
 	ctx := r.Context()
-	p, err := s.apiLeadProject(r, u, "search its items")
+	p, err := s.APILeadProject(r, u, "search its items")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -89,7 +90,7 @@ func (s *Server) apiApplyConsensus(r *http.Request, u *attune.User) (int, any, e
 		MaxSpread *int `json:"max_spread"`
 		All       bool `json:"all"`
 	}
-	if err := decodeJSON(r, &body); err != nil {
+	if err := kit.DecodeJSON(r, &body); err != nil {
 		return 0, nil, err
 	}
 	var res adjudication.Consensus
@@ -118,16 +119,16 @@ type apiDisagreement struct {
 // apiDisagreements is the disagreements queue (the project's leads), worst
 // first as its page orders it, a page at a time by cursor.
 func (s *Server) apiDisagreements(r *http.Request, u *attune.User) (int, any, error) {
-	p, err := s.apiLeadProject(r, u, "read its disagreements")
+	p, err := s.APILeadProject(r, u, "read its disagreements")
 	if err != nil {
 		return 0, nil, err
 	}
 	q := r.URL.Query()
-	limit, err := pageLimit(q.Get("limit"))
+	limit, err := kit.PageLimit(q.Get("limit"))
 	if err != nil {
 		return 0, nil, err
 	}
-	ds, next, total, err := s.db.DisagreementPage(r.Context(), p.ID, q.Get("cursor"), limit)
+	ds, next, total, err := s.DB.DisagreementPage(r.Context(), p.ID, q.Get("cursor"), limit)
 	if err != nil {
 		return 0, nil, err
 	}

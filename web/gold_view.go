@@ -3,11 +3,13 @@ package web
 import (
 	"errors"
 	"fmt"
-	"github.com/attune/attune/internal/adjudication"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/attune/attune/internal/adjudication"
+	"github.com/attune/attune/internal/labeling"
 
 	"github.com/a-h/templ"
 
@@ -17,6 +19,8 @@ import (
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/scoring"
 	"github.com/attune/attune/internal/store"
+	"github.com/attune/attune/web/kit"
+	"github.com/attune/attune/web/views/annotate"
 	goldview "github.com/attune/attune/web/views/gold"
 )
 
@@ -25,7 +29,7 @@ const timeFormat = "2 Jan 2006, 15:04 UTC"
 
 func goldLinks(p *attune.Project) goldview.Links {
 	return goldview.Links{
-		Project:     templ.SafeURL(projectPath(p.ID)),
+		Project:     templ.SafeURL(kit.ProjectPath(p.ID)),
 		Queue:       templ.SafeURL(queuePath(p.ID)),
 		Gold:        templ.SafeURL(goldPath(p.ID)),
 		Apply:       templ.SafeURL(goldPath(p.ID) + "/auto"),
@@ -77,16 +81,16 @@ func datasetsView(projectID int64) []goldview.DatasetExport {
 
 func (s *Server) goldSetView(r *http.Request, p *attune.Project) (goldview.SetPage, error) {
 	ctx := r.Context()
-	c, err := s.db.CountGold(ctx, p.ID)
+	c, err := s.DB.CountGold(ctx, p.ID)
 	if err != nil {
 		return goldview.SetPage{}, err
 	}
-	def, err := s.db.FindRubricByID(ctx, p.RubricVersionID)
+	def, err := s.DB.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
 		return goldview.SetPage{}, err
 	}
 	page := goldview.SetPage{
-		Chrome:      s.chrome(r, "Gold set · "+p.Name, "home"),
+		Chrome:      s.Chrome(r, "Gold set · "+p.Name, "home"),
 		ProjectName: p.Name,
 		Rubric:      p.RubricRef,
 		Links:       goldLinks(p),
@@ -109,16 +113,16 @@ func (s *Server) queueView(r *http.Request, p *attune.Project) (goldview.QueuePa
 	ctx := r.Context()
 	n, _ := strconv.Atoi(r.URL.Query().Get("page"))
 	n = max(n, 1)
-	c, err := s.db.CountGold(ctx, p.ID)
+	c, err := s.DB.CountGold(ctx, p.ID)
 	if err != nil {
 		return goldview.QueuePage{}, err
 	}
-	ds, total, err := s.db.ListDisagreements(ctx, p.ID, (n-1)*queuePageSize, queuePageSize)
+	ds, total, err := s.DB.ListDisagreements(ctx, p.ID, (n-1)*queuePageSize, queuePageSize)
 	if err != nil {
 		return goldview.QueuePage{}, err
 	}
 	page := goldview.QueuePage{
-		Chrome:      s.chrome(r, "Disagreements · "+p.Name, "home"),
+		Chrome:      s.Chrome(r, "Disagreements · "+p.Name, "home"),
 		ProjectName: p.Name,
 		Links:       goldLinks(p),
 		Counts:      countsView(c),
@@ -143,7 +147,7 @@ func (s *Server) queueView(r *http.Request, p *attune.Project) (goldview.QueuePa
 	if total > 0 {
 		head := ds
 		if n > 1 || len(head) == 0 {
-			if head, _, err = s.db.ListDisagreements(ctx, p.ID, 0, 1); err != nil {
+			if head, _, err = s.DB.ListDisagreements(ctx, p.ID, 0, 1); err != nil {
 				return page, err
 			}
 		}
@@ -164,7 +168,7 @@ func emptyQueueWhy(c store.GoldCounts) string {
 	}
 	var parts []string
 	if c.Labelling > 0 {
-		parts = append(parts, fmt.Sprintf("%d %s still being labelled", c.Labelling, plural(c.Labelling, "item is", "items are")))
+		parts = append(parts, fmt.Sprintf("%d %s still being labelled", c.Labelling, kit.Plural(c.Labelling, "item is", "items are")))
 	}
 	if c.Automatic > 0 {
 		parts = append(parts, fmt.Sprintf("%d settled by consensus", c.Automatic))
@@ -178,7 +182,7 @@ func emptyQueueWhy(c store.GoldCounts) string {
 	}
 	if c.Pending > 0 {
 		why = strings.TrimSpace(why + fmt.Sprintf(" %d %s complete labels the rule has not judged as they are now (judged under another setting or overlap, or answered by a judge since): apply the consensus rule.",
-			c.Pending, plural(c.Pending, "item has", "items have")))
+			c.Pending, kit.Plural(c.Pending, "item has", "items have")))
 	}
 	return why
 }
@@ -207,31 +211,31 @@ func scoreView(def *rubric.Definition, res scoring.Result) goldview.Score {
 func (s *Server) adjudicationView(r *http.Request, p *attune.Project, itemID int64, in *goldInput, issues rubric.Issues) (goldview.ItemPage, error) {
 	ctx := r.Context()
 	var page goldview.ItemPage
-	item, err := s.db.FindItem(ctx, p.ID, itemID)
+	item, err := s.DB.FindItem(ctx, p.ID, itemID)
 	if err != nil {
 		return page, err
 	}
-	def, err := s.db.FindRubricByID(ctx, p.RubricVersionID)
+	def, err := s.DB.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
 		return page, err
 	}
-	sets, err := s.db.ItemAnswerSets(ctx, p.ID, itemID)
+	sets, err := s.DB.ItemAnswerSets(ctx, p.ID, itemID)
 	if err != nil {
 		return page, err
 	}
-	spread, err := s.db.GoldMaxSpread(ctx, p.ID)
+	spread, err := s.DB.GoldMaxSpread(ctx, p.ID)
 	if err != nil {
 		return page, err
 	}
-	current, err := s.db.FindGold(ctx, itemID)
-	if err != nil && !isNotFound(err) {
+	current, err := s.DB.FindGold(ctx, itemID)
+	if err != nil && !kit.IsNotFound(err) {
 		return page, err
 	}
-	history, err := s.db.ListAdjudications(ctx, itemID)
+	history, err := s.DB.ListAdjudications(ctx, itemID)
 	if err != nil {
 		return page, err
 	}
-	facts := factsOf(item)
+	facts := labeling.FactsOf(item)
 	d := gold.Decide(def, facts, adjudication.HumanAnswers(sets), spread)
 	consensus := map[string]gold.ItemConsensus{}
 	for _, ic := range d.Items {
@@ -239,17 +243,17 @@ func (s *Server) adjudicationView(r *http.Request, p *attune.Project, itemID int
 	}
 
 	page = goldview.ItemPage{
-		Chrome:      s.chrome(r, "Adjudicate "+item.SourceID, "home"),
+		Chrome:      s.Chrome(r, "Adjudicate "+item.SourceID, "home"),
 		ProjectName: p.Name,
 		ItemID:      item.ID,
 		SourceID:    item.SourceID,
-		ItemURL:     templ.SafeURL(browseItemPath(p.ID, item.ID)),
+		ItemURL:     templ.SafeURL(kit.BrowseItemPath(p.ID, item.ID)),
 		Links:       goldLinks(p),
-		Dialogue:    dialogueView(def, *item, nil),
+		Dialogue:    annotate.DialogueOf(def, *item, nil),
 	}
 	var all []rubric.Answers
 	for _, a := range sets {
-		all = append(all, toAnswers(a.Answers))
+		all = append(all, kit.ToAnswers(a.Answers))
 	}
 	rank := gold.RankOf(def, facts, d, all)
 	page.Safety, page.Signal = rank.Safety, rank.Signal
@@ -258,14 +262,14 @@ func (s *Server) adjudicationView(r *http.Request, p *attune.Project, itemID int
 	} else {
 		page.Verdict = "The rule leaves it to you: " + d.Reason + "."
 	}
-	v, err := s.db.FindVerdict(ctx, p.ID, itemID)
+	v, err := s.DB.FindVerdict(ctx, p.ID, itemID)
 	switch {
 	case err == nil:
 		page.Position, page.Total = v.Position, v.Total
-	case !isNotFound(err):
+	case !kit.IsNotFound(err):
 		return page, err
 	}
-	next, err := s.db.NextDisagreement(ctx, p.ID, itemID)
+	next, err := s.DB.NextDisagreement(ctx, p.ID, itemID)
 	switch {
 	case err == nil:
 		page.Next = templ.SafeURL(adjudicatePath(p.ID, next))
@@ -280,13 +284,13 @@ func (s *Server) adjudicationView(r *http.Request, p *attune.Project, itemID int
 	}
 	short := shortNames(names)
 	for i, a := range sets {
-		res, err := scoring.Score(def, toAnswers(a.Answers), facts)
+		res, err := scoring.Score(def, kit.ToAnswers(a.Answers), facts)
 		if err != nil {
 			return page, err
 		}
 		page.Compare.Raters = append(page.Compare.Raters, goldview.Rater{
 			Name: a.Name, Short: short[i], Judge: a.Kind == "judge", Model: a.Model, Score: scoreView(def, res), Note: a.Rationale,
-			Concern: gold.SafetyConcern(def, toAnswers(a.Answers)),
+			Concern: gold.SafetyConcern(def, kit.ToAnswers(a.Answers)),
 		})
 	}
 	if d.Decided {
@@ -298,26 +302,26 @@ func (s *Server) adjudicationView(r *http.Request, p *attune.Project, itemID int
 	}
 
 	// The gold as it stands.
-	st := formState{answers: map[string]string{}}
+	answers := map[string]string{}
 	if current != nil {
-		res, err := scoring.Score(def, toAnswers(current.Answers), facts)
+		res, err := scoring.Score(def, kit.ToAnswers(current.Answers), facts)
 		if err != nil {
 			return page, err
 		}
 		c := &goldview.Current{Method: current.Method, By: current.DecidedBy, At: current.DecidedAt.UTC().Format(timeFormat),
 			Note: current.Note, Score: scoreView(def, res)}
 		page.Current = c
-		st.answers = current.Answers
+		answers = current.Answers
 	}
 	note := ""
 	if in != nil {
-		st.answers, note = in.answers, in.note
+		answers, note = in.answers, in.note
 	}
 
 	// The form: one row per rubric item, the safety gate's first, with
 	// each rater's answer, the consensus and the gold input; what they
 	// wrote and the item's definition are in the row, shown on demand.
-	rv, probs := rubricView(def, facts, st, issues)
+	rv, probs := annotate.RubricOf(def, facts, answers, nil, issues)
 	page.Form = goldview.Form{
 		Action:   templ.SafeURL(adjudicatePath(p.ID, itemID) + "/gold"),
 		Rubric:   rv.Ref,

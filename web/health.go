@@ -34,10 +34,10 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) ready(ctx context.Context) error {
-	if err := s.db.Ping(ctx); err != nil {
+	if err := s.DB.Ping(ctx); err != nil {
 		return fmt.Errorf("database unreachable")
 	}
-	st, err := s.db.MigrationState(ctx)
+	st, err := s.DB.MigrationState(ctx)
 	if err != nil {
 		return fmt.Errorf("schema version unknown")
 	}

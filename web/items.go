@@ -17,14 +17,13 @@ import (
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/gold"
+	"github.com/attune/attune/internal/labeling"
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/scoring"
 	"github.com/attune/attune/internal/store"
+	"github.com/attune/attune/web/kit"
 	"github.com/attune/attune/web/views/browse"
 )
-
-// browsePageSize is how many items a page of the items browser lists.
-const browsePageSize = 50
 
 // browsePath is the items browser of a project with a query (nil: none).
 func browsePath(projectID int64, q url.Values) string {
@@ -33,11 +32,6 @@ func browsePath(projectID int64, q url.Values) string {
 		p += "?" + q.Encode()
 	}
 	return p
-}
-
-// browseItemPath is the page of one item in the items browser.
-func browseItemPath(projectID, itemID int64) string {
-	return fmt.Sprintf("/projects/%d/browse/%d", projectID, itemID)
 }
 
 // The query parameters of an item search, shared by the browser's form
@@ -123,14 +117,14 @@ func flag(q url.Values, name string) bool {
 
 // browserProject loads the project of a lead-only items browser route.
 func (s *Server) browserProject(r *http.Request) (*attune.Project, *rubric.Definition, error) {
-	p, _, err := s.projectAccess(r, true)
+	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		if errors.Is(err, attune.ErrForbidden) {
 			return nil, nil, attune.Forbidden("Only a lead of this project can browse its items.")
 		}
 		return nil, nil, err
 	}
-	def, err := s.db.FindRubricByID(r.Context(), p.RubricVersionID)
+	def, err := s.DB.FindRubricByID(r.Context(), p.RubricVersionID)
 	return p, def, err
 }
 
@@ -181,7 +175,7 @@ func (s *Server) browseItems(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	bq, problems, err := readLeniently(q, func(q url.Values) (browseQuery, error) {
+	bq, problems, err := kit.ReadLeniently(q, func(q url.Values) (browseQuery, error) {
 		search, err := readItemSearch(q, def)
 		if err != nil {
 			return browseQuery{}, err
@@ -193,8 +187,8 @@ func (s *Server) browseItems(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	search := bq.search
-	search.Limit, search.Count = browsePageSize, true
-	db, readFrom := s.heavyReads(r)
+	search.Limit, search.Count = kit.DefaultPageSize, true
+	db, readFrom := s.HeavyReads(r)
 	res, err := db.SearchItems(ctx, p.ID, search)
 	var ve *attune.ValidationError
 	if errors.As(err, &ve) && search.Cursor != "" {
@@ -202,14 +196,14 @@ func (s *Server) browseItems(w http.ResponseWriter, r *http.Request) error {
 		if problems == nil {
 			problems = map[string]string{}
 		}
-		problems["cursor"] = publicText(err)
+		problems["cursor"] = kit.PublicText(err)
 		search.Cursor = ""
 		res, err = db.SearchItems(ctx, p.ID, search)
 	}
 	if err != nil {
 		return err
 	}
-	raters, err := s.db.ListProjectRaters(ctx, p.ID)
+	raters, err := s.DB.ListProjectRaters(ctx, p.ID)
 	if err != nil {
 		return err
 	}
@@ -227,8 +221,8 @@ func (s *Server) browseItems(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	page := browse.SearchPage{
-		Chrome:      s.chrome(r, "Items · "+p.Name, "home"),
-		ProjectName: p.Name, ProjectURL: templ.SafeURL(projectPath(p.ID)),
+		Chrome:      s.Chrome(r, "Items · "+p.Name, "home"),
+		ProjectName: p.Name, ProjectURL: templ.SafeURL(kit.ProjectPath(p.ID)),
 		ReadFrom:   readFrom,
 		TextSearch: strings.TrimSpace(search.Text) != "", Columns: bq.cols,
 	}
@@ -250,7 +244,7 @@ func (s *Server) browseItems(w http.ResponseWriter, r *http.Request) error {
 	f.Disagree = options(search.JudgeDisagrees, keys)
 	who := [][2]string{{"", "anyone"}}
 	for _, rt := range raters {
-		who = append(who, [2]string{strconv.FormatInt(rt.ID, 10), raterLabel(rt.Name, rt.Kind, !rt.Account)})
+		who = append(who, [2]string{strconv.FormatInt(rt.ID, 10), kit.RaterLabel(rt.Name, rt.Kind, !rt.Account)})
 	}
 	f.Rater = options(strconv.FormatInt(search.RaterID, 10), who)
 	f.Sort = options(search.Sort, [][2]string{{store.SortOldest, "oldest first"}, {store.SortNewest, "newest first"},
@@ -258,7 +252,7 @@ func (s *Server) browseItems(w http.ResponseWriter, r *http.Request) error {
 	f.Summary = browseFilterSummary(search, who)
 	seen := map[string]bool{}
 	for _, it := range res.Items {
-		row := browse.Row{URL: templ.SafeURL(browseItemPath(p.ID, it.ID)), SourceID: it.SourceID,
+		row := browse.Row{URL: templ.SafeURL(kit.BrowseItemPath(p.ID, it.ID)), SourceID: it.SourceID,
 			Opening: it.Opening, People: it.People, Judges: it.Judges, Gold: it.Gold, Flags: it.Flags, Pulled: it.Pulled}
 		for _, m := range it.Snippet {
 			row.Snippet = append(row.Snippet, browse.Mark{Text: m.Text, Match: m.Match})
@@ -282,7 +276,7 @@ func (s *Server) browseItems(w http.ResponseWriter, r *http.Request) error {
 	case res.Matches == 0:
 		page.Matches = "No item matches."
 	default:
-		page.Matches = fmt.Sprintf("%d %s.", res.Matches, plural(res.Matches, "item matches", "items match"))
+		page.Matches = fmt.Sprintf("%d %s.", res.Matches, kit.Plural(res.Matches, "item matches", "items match"))
 	}
 	switch n := len(res.Items); {
 	case n == 0 && search.Cursor != "":
@@ -297,7 +291,7 @@ func (s *Server) browseItems(w http.ResponseWriter, r *http.Request) error {
 	}
 	if res.Unindexed > 0 {
 		page.Summary += fmt.Sprintf(" %d %s still being indexed: the text search does not find %s yet.",
-			res.Unindexed, plural(res.Unindexed, "item is", "items are"), plural(res.Unindexed, "it", "them"))
+			res.Unindexed, kit.Plural(res.Unindexed, "item is", "items are"), kit.Plural(res.Unindexed, "it", "them"))
 	}
 	if search.Cursor != "" {
 		page.FirstURL = templ.SafeURL(browsePath(p.ID, base))
@@ -314,7 +308,7 @@ func (s *Server) browseItems(w http.ResponseWriter, r *http.Request) error {
 	if len(problems) > 0 {
 		status = http.StatusUnprocessableEntity
 	}
-	s.render(w, r, status, browse.Search(page))
+	s.Render(w, r, status, browse.Search(page))
 	return nil
 }
 
@@ -383,9 +377,9 @@ func browseFilterSummary(s store.ItemSearch, raters [][2]string) string {
 	case s.MinLabels > 0 && s.MaxLabels != nil:
 		parts = append(parts, fmt.Sprintf("%d to %d people", s.MinLabels, *s.MaxLabels))
 	case s.MinLabels > 0:
-		parts = append(parts, fmt.Sprintf("at least %d %s", s.MinLabels, plural(s.MinLabels, "person", "people")))
+		parts = append(parts, fmt.Sprintf("at least %d %s", s.MinLabels, kit.Plural(s.MinLabels, "person", "people")))
 	case s.MaxLabels != nil:
-		parts = append(parts, fmt.Sprintf("at most %d %s", *s.MaxLabels, plural(*s.MaxLabels, "person", "people")))
+		parts = append(parts, fmt.Sprintf("at most %d %s", *s.MaxLabels, kit.Plural(*s.MaxLabels, "person", "people")))
 	}
 	if s.Gold != "" {
 		parts = append(parts, "gold "+s.Gold)
@@ -433,11 +427,11 @@ func (s *Server) browseItemMeta(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	itemID, err := pathInt(r, "item")
+	itemID, err := kit.PathInt(r, "item")
 	if err != nil {
 		return err
 	}
-	it, err := s.db.FindItem(r.Context(), p.ID, itemID)
+	it, err := s.DB.FindItem(r.Context(), p.ID, itemID)
 	if err != nil {
 		return err
 	}
@@ -466,35 +460,35 @@ type itemDetail struct {
 func (s *Server) loadItemDetail(ctx context.Context, p *attune.Project, def *rubric.Definition, itemID int64) (*itemDetail, error) {
 	d := &itemDetail{def: def}
 	var err error
-	if d.item, err = s.db.FindItem(ctx, p.ID, itemID); err != nil {
+	if d.item, err = s.DB.FindItem(ctx, p.ID, itemID); err != nil {
 		return nil, err
 	}
-	if d.sets, err = s.db.ItemAnswerSets(ctx, p.ID, itemID); err != nil {
+	if d.sets, err = s.DB.ItemAnswerSets(ctx, p.ID, itemID); err != nil {
 		return nil, err
 	}
-	facts := factsOf(d.item)
+	facts := labeling.FactsOf(d.item)
 	for _, a := range d.sets {
-		res, err := scoring.Score(def, toAnswers(a.Answers), facts)
+		res, err := scoring.Score(def, kit.ToAnswers(a.Answers), facts)
 		if err != nil {
 			return nil, err
 		}
 		d.scores = append(d.scores, res)
 	}
-	switch d.gold, err = s.db.FindGold(ctx, itemID); {
+	switch d.gold, err = s.DB.FindGold(ctx, itemID); {
 	case err == nil:
-		if d.goldScore, err = scoring.Score(def, toAnswers(d.gold.Answers), facts); err != nil {
+		if d.goldScore, err = scoring.Score(def, kit.ToAnswers(d.gold.Answers), facts); err != nil {
 			return nil, err
 		}
-	case !isNotFound(err):
+	case !kit.IsNotFound(err):
 		return nil, err
 	}
-	if d.adjudications, err = s.db.ListAdjudications(ctx, itemID); err != nil {
+	if d.adjudications, err = s.DB.ListAdjudications(ctx, itemID); err != nil {
 		return nil, err
 	}
-	if d.flags, err = s.db.ListFlags(ctx, store.FlagFilter{ProjectID: p.ID, ItemID: itemID}); err != nil {
+	if d.flags, err = s.DB.ListFlags(ctx, store.FlagFilter{ProjectID: p.ID, ItemID: itemID}); err != nil {
 		return nil, err
 	}
-	if d.history, err = s.db.ItemHistory(ctx, p.ID, itemID); err != nil {
+	if d.history, err = s.DB.ItemHistory(ctx, p.ID, itemID); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -506,7 +500,7 @@ func (s *Server) browseItem(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	itemID, err := pathInt(r, "item")
+	itemID, err := kit.PathInt(r, "item")
 	if err != nil {
 		return err
 	}
@@ -516,8 +510,8 @@ func (s *Server) browseItem(w http.ResponseWriter, r *http.Request) error {
 	}
 	it := d.item
 	page := browse.ItemPage{
-		Chrome:      s.chrome(r, it.SourceID+" · "+p.Name, "home"),
-		ProjectName: p.Name, ProjectURL: templ.SafeURL(projectPath(p.ID)), BrowserURL: templ.SafeURL(browsePath(p.ID, nil)),
+		Chrome:      s.Chrome(r, it.SourceID+" · "+p.Name, "home"),
+		ProjectName: p.Name, ProjectURL: templ.SafeURL(kit.ProjectPath(p.ID)), BrowserURL: templ.SafeURL(browsePath(p.ID, nil)),
 		AdjudicateURL: templ.SafeURL(adjudicatePath(p.ID, it.ID)),
 		SourceID:      it.SourceID, ItemID: it.ID, Kind: it.Kind, Sensitive: it.Sensitive,
 	}
@@ -525,7 +519,7 @@ func (s *Server) browseItem(w http.ResponseWriter, r *http.Request) error {
 		page.Meta = meta
 		if more > 0 {
 			page.MetaMore = fmt.Sprintf("… %d more bytes of meta are not shown here.", more)
-			page.MetaURL = templ.SafeURL(browseItemPath(p.ID, it.ID) + "/meta.json")
+			page.MetaURL = templ.SafeURL(kit.BrowseItemPath(p.ID, it.ID) + "/meta.json")
 		}
 	}
 	for _, m := range it.Messages {
@@ -534,7 +528,7 @@ func (s *Server) browseItem(w http.ResponseWriter, r *http.Request) error {
 	for i, a := range d.sets {
 		page.Raters = append(page.Raters, browse.Rater{Name: a.Name, Judge: a.Kind == "judge", Model: a.Model,
 			Submitted: a.Submitted.UTC().Format(timeFormat), Rationale: a.Rationale, Score: browseScore(def, d.scores[i]),
-			Concern: gold.SafetyConcern(def, toAnswers(a.Answers))})
+			Concern: gold.SafetyConcern(def, kit.ToAnswers(a.Answers))})
 	}
 	for _, ri := range def.Items {
 		row := browse.AnswerRow{Key: ri.Key, Label: ri.Label}
@@ -569,7 +563,7 @@ func (s *Server) browseItem(w http.ResponseWriter, r *http.Request) error {
 			page.Pulled = false
 		}
 	}
-	s.render(w, r, http.StatusOK, browse.Item(page))
+	s.Render(w, r, http.StatusOK, browse.Item(page))
 	return nil
 }
 

@@ -9,16 +9,17 @@ import (
 	"github.com/attune/attune/internal/gold"
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/scoring"
+	"github.com/attune/attune/web/kit"
 )
 
 // apiBrowserProject loads the project of a lead-only item route of the
 // API: an annotator of the project gets 403, anyone else 404.
 func (s *Server) apiBrowserProject(r *http.Request, u *attune.User) (*attune.Project, *rubric.Definition, error) {
-	p, err := s.apiLeadProject(r, u, "search its items")
+	p, err := s.APILeadProject(r, u, "search its items")
 	if err != nil {
 		return nil, nil, err
 	}
-	def, err := s.db.FindRubricByID(r.Context(), p.RubricVersionID)
+	def, err := s.DB.FindRubricByID(r.Context(), p.RubricVersionID)
 	return p, def, err
 }
 
@@ -56,10 +57,10 @@ func (s *Server) apiItems(r *http.Request, u *attune.User) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if search.Limit, err = pageLimit(q.Get("limit")); err != nil {
+	if search.Limit, err = kit.PageLimit(q.Get("limit")); err != nil {
 		return 0, nil, err
 	}
-	db, _ := s.heavyReads(r)
+	db, _ := s.HeavyReads(r)
 	res, err := db.SearchItems(r.Context(), p.ID, search)
 	if err != nil {
 		return 0, nil, err
@@ -142,7 +143,7 @@ func (s *Server) apiItem(r *http.Request, u *attune.User) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	itemID, err := pathInt(r, "item")
+	itemID, err := kit.PathInt(r, "item")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -156,7 +157,7 @@ func (s *Server) apiItem(r *http.Request, u *attune.User) (int, any, error) {
 	for i, a := range d.sets {
 		out.AnswerSets = append(out.AnswerSets, apiAnswerSet{RaterID: a.RaterID, Kind: a.Kind, Name: a.Name, Email: a.Email, Model: a.Model,
 			Answers: a.Answers, Rationales: a.Rationales, Methods: a.Methods, Rationale: a.Rationale, SubmittedAt: a.Submitted.UTC(),
-			Score: d.scores[i], SafetyConcern: gold.SafetyConcern(def, toAnswers(a.Answers))})
+			Score: d.scores[i], SafetyConcern: gold.SafetyConcern(def, kit.ToAnswers(a.Answers))})
 	}
 	if g := d.gold; g != nil {
 		out.Gold = &apiItemGold{Answers: g.Answers, Method: g.Method, DecidedBy: g.DecidedBy, Note: g.Note, DecidedAt: g.DecidedAt.UTC(), Score: d.goldScore}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/store"
+	"github.com/attune/attune/web/kit"
 	judgeview "github.com/attune/attune/web/views/judge"
 )
 
@@ -42,7 +43,7 @@ func (s *Server) readJudgeForm(r *http.Request) (judgeview.Form, store.NewJudge,
 func (s *Server) parseJudge(in attune.JudgeInput) (store.NewJudge, map[string]string) {
 	j, err := attune.ParseJudge(in, s.opts.JudgePolicy)
 	nj := store.NewJudge{Name: j.Name, Provider: j.Provider, BaseURL: j.BaseURL, Model: j.Model, APIKeyEnv: j.APIKeyEnv, Settings: j.Settings}
-	return nj, fieldErrors(err)
+	return nj, kit.FieldErrors(err)
 }
 
 // connectionRefusal is the 403 of a judge's edit that changes its
@@ -53,25 +54,10 @@ func (s *Server) parseJudge(in attune.JudgeInput) (store.NewJudge, map[string]st
 func connectionRefusal(actor *attune.User, j *attune.Judge, nj store.NewJudge, errs map[string]string) error {
 	next := attune.Judge{Provider: nj.Provider, BaseURL: nj.BaseURL, APIKeyEnv: nj.APIKeyEnv}
 	if err := j.CheckChange(actor, &next, true); errors.Is(err, attune.ErrForbidden) &&
-		!has(errs, "provider") && !has(errs, "base_url") && !has(errs, "key_env") {
+		!kit.Has(errs, "provider") && !kit.Has(errs, "base_url") && !kit.Has(errs, "key_env") {
 		return err
 	}
 	return nil
-}
-
-// fieldErrors returns the messages per field of a validation error (nil
-// for none).
-func fieldErrors(err error) map[string]string {
-	var v *attune.ValidationError
-	if errors.As(err, &v) {
-		return v.Fields
-	}
-	return map[string]string{}
-}
-
-func has(errs map[string]string, field string) bool {
-	_, ok := errs[field]
-	return ok
 }
 
 // blankSecrets drops from the form every value refused as a secret (a key
@@ -115,32 +101,32 @@ func judgePath(id int64) string { return fmt.Sprintf("/judges/%d/edit", id) }
 
 func (s *Server) judgesPage(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	judges, err := s.db.ListJudges(ctx)
+	judges, err := s.DB.ListJudges(ctx)
 	if err != nil {
 		return err
 	}
-	totals, err := s.db.TotalsByJudge(ctx)
+	totals, err := s.DB.TotalsByJudge(ctx)
 	if err != nil {
 		return err
 	}
-	page := judgeview.ListPage{Chrome: s.chrome(r, "Judges", "judges")}
+	page := judgeview.ListPage{Chrome: s.Chrome(r, "Judges", "judges")}
 	for _, j := range judges {
 		row := judgeview.Row{
 			ID: j.ID, Name: j.Name, Provider: j.Provider, Model: j.Model, BaseURL: j.BaseURL, KeyEnv: j.APIKeyEnv,
 			Settings: settingsSummary(j.Settings), Prices: pricesSummary(j.Settings.Prices),
 			EditURL: templ.SafeURL(judgePath(j.ID)), Owner: j.OwnerEmail,
 		}
-		if j.CreatedBy != nil && *j.CreatedBy == userFrom(ctx).ID {
+		if j.CreatedBy != nil && *j.CreatedBy == kit.UserFrom(ctx).ID {
 			row.Owner = "you"
 		}
 		if t, ok := totals[j.ID]; ok {
 			row.Totals = fmt.Sprintf("%d %s · %s calls · %s tokens in (%s cached), %s out · %s",
-				t.Runs, plural(t.Runs, "run", "runs"), count(int64(t.Calls)), count(t.InputTokens), count(t.CachedTokens),
-				count(t.OutputTokens), usd(t.CostUSD))
+				t.Runs, kit.Plural(t.Runs, "run", "runs"), kit.Count(int64(t.Calls)), kit.Count(t.InputTokens), kit.Count(t.CachedTokens),
+				kit.Count(t.OutputTokens), usd(t.CostUSD))
 		}
 		page.Judges = append(page.Judges, row)
 	}
-	s.render(w, r, http.StatusOK, judgeview.List(page))
+	s.Render(w, r, http.StatusOK, judgeview.List(page))
 	return nil
 }
 
@@ -158,11 +144,11 @@ func (s *Server) renderJudgeForm(w http.ResponseWriter, r *http.Request, status 
 	if j != nil {
 		title = "Edit " + f.Name
 	}
-	page := judgeview.FormPage{Chrome: s.chrome(r, title, "judges"), Form: f, Errors: errs, Try: try}
+	page := judgeview.FormPage{Chrome: s.Chrome(r, title, "judges"), Form: f, Errors: errs, Try: try}
 	if j != nil {
-		page.ID, page.ConnectionLocked = j.ID, !j.MayChangeConnection(userFrom(r.Context()))
+		page.ID, page.ConnectionLocked = j.ID, !j.MayChangeConnection(kit.UserFrom(r.Context()))
 	}
-	s.render(w, r, status, judgeview.Edit(page))
+	s.Render(w, r, status, judgeview.Edit(page))
 }
 
 func (s *Server) createJudge(w http.ResponseWriter, r *http.Request) error {
@@ -172,33 +158,33 @@ func (s *Server) createJudge(w http.ResponseWriter, r *http.Request) error {
 		s.renderJudgeForm(w, r, http.StatusUnprocessableEntity, nil, f, errs, judgeview.TryForm{})
 		return nil
 	}
-	actor := userFrom(ctx).ID
-	j, err := s.db.CreateJudge(ctx, &actor, s.opts.JudgePolicy, nj)
+	actor := kit.UserFrom(ctx).ID
+	j, err := s.DB.CreateJudge(ctx, &actor, s.opts.JudgePolicy, nj)
 	if errors.Is(err, attune.ErrInvalid) {
-		errs := fieldErrors(err)
+		errs := kit.FieldErrors(err)
 		blankSecrets(&f, errs)
 		s.renderJudgeForm(w, r, http.StatusUnprocessableEntity, nil, f, errs, judgeview.TryForm{})
 		return nil
 	}
 	if errors.Is(err, attune.ErrConflict) {
-		s.renderJudgeForm(w, r, http.StatusConflict, nil, f, map[string]string{"name": capitalize(attune.PublicMessage(err)) + "; choose another name."}, judgeview.TryForm{})
+		s.renderJudgeForm(w, r, http.StatusConflict, nil, f, map[string]string{"name": kit.Capitalize(attune.PublicMessage(err)) + "; choose another name."}, judgeview.TryForm{})
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	s.sessions.Put(ctx, sessionFlash, "Created the judge "+j.Name+". Try it on an item below before you run it.")
+	s.Flash(ctx, "Created the judge "+j.Name+". Try it on an item below before you run it.")
 	http.Redirect(w, r, judgePath(j.ID)+"#try", http.StatusSeeOther)
 	return nil
 }
 
 // findJudge loads the judge named in the path.
 func (s *Server) findJudge(r *http.Request) (*attune.Judge, error) {
-	id, err := pathInt(r, "id")
+	id, err := kit.PathInt(r, "id")
 	if err != nil {
 		return nil, err
 	}
-	return s.db.FindJudge(r.Context(), id)
+	return s.DB.FindJudge(r.Context(), id)
 }
 
 func (s *Server) editJudgePage(w http.ResponseWriter, r *http.Request) error {
@@ -225,7 +211,7 @@ func (s *Server) updateJudge(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := connectionRefusal(userFrom(ctx), j, nj, errs); err != nil {
+	if err := connectionRefusal(kit.UserFrom(ctx), j, nj, errs); err != nil {
 		return err
 	}
 	// The key is confirmed for exactly the address the box was ticked
@@ -239,9 +225,9 @@ func (s *Server) updateJudge(w http.ResponseWriter, r *http.Request) error {
 		s.renderJudgeForm(w, r, http.StatusUnprocessableEntity, j, f, errs, try)
 		return nil
 	}
-	err = s.db.UpdateJudge(ctx, &userFrom(ctx).ID, s.opts.JudgePolicy, j.ID, nj)
+	err = s.DB.UpdateJudge(ctx, &kit.UserFrom(ctx).ID, s.opts.JudgePolicy, j.ID, nj)
 	if errors.Is(err, attune.ErrInvalid) {
-		errs := fieldErrors(err)
+		errs := kit.FieldErrors(err)
 		blankSecrets(&f, errs)
 		if errs["key_env"] == attune.MsgConfirmKey {
 			// Offer the box for the address now in the form.
@@ -251,13 +237,13 @@ func (s *Server) updateJudge(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	if errors.Is(err, attune.ErrConflict) {
-		s.renderJudgeForm(w, r, http.StatusConflict, j, f, map[string]string{"name": capitalize(attune.PublicMessage(err)) + "; choose another name."}, try)
+		s.renderJudgeForm(w, r, http.StatusConflict, j, f, map[string]string{"name": kit.Capitalize(attune.PublicMessage(err)) + "; choose another name."}, try)
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	s.sessions.Put(ctx, sessionFlash, "Saved the judge "+nj.Name+". Runs already made keep their settings.")
+	s.Flash(ctx, "Saved the judge "+nj.Name+". Runs already made keep their settings.")
 	http.Redirect(w, r, "/judges", http.StatusSeeOther)
 	return nil
 }
@@ -266,11 +252,11 @@ func (s *Server) updateJudge(w http.ResponseWriter, r *http.Request) error {
 // which are the ones a judge may be tried on.
 func (s *Server) tryForm(ctx context.Context, judgeID int64, project, item string) (judgeview.TryForm, error) {
 	t := judgeview.TryForm{Action: templ.SafeURL(fmt.Sprintf("/judges/%d/try", judgeID)), Project: project, Item: item}
-	ps, err := s.db.ListProjectsForUser(ctx, userFrom(ctx))
+	ps, err := s.DB.ListProjectsForUser(ctx, kit.UserFrom(ctx))
 	if err != nil {
 		return t, err
 	}
-	admin := userFrom(ctx).Role == attune.RoleAdmin
+	admin := kit.UserFrom(ctx).Role == attune.RoleAdmin
 	for _, p := range ps {
 		if (admin || p.MemberRole == string(attune.MemberLead)) && p.Items > 0 {
 			t.Projects = append(t.Projects, judgeview.Option{Value: strconv.FormatInt(p.ID, 10), Label: p.Name + " (" + p.RubricRef + ")"})

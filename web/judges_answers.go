@@ -10,10 +10,12 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/labeling"
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/runs"
 	"github.com/attune/attune/internal/scoring"
 	"github.com/attune/attune/internal/store"
+	"github.com/attune/attune/web/kit"
 	judgeview "github.com/attune/attune/web/views/judge"
 )
 
@@ -28,7 +30,7 @@ func (s *Server) runItems(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	def, err := s.db.FindRubricByID(ctx, p.RubricVersionID)
+	def, err := s.DB.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
 		return err
 	}
@@ -41,7 +43,7 @@ func (s *Server) runItems(w http.ResponseWriter, r *http.Request) error {
 	// Past the last page is an empty page, not an overflowing offset.
 	pageNo = min(pageNo, runs.MaxItems/runItemsPerPage+1)
 	offset := (pageNo - 1) * runItemsPerPage
-	items, total, err := s.db.ListRunItems(ctx, run, store.RunItemFilter{ErrorsOnly: errorsOnly, Offset: offset, Limit: runItemsPerPage})
+	items, total, err := s.DB.ListRunItems(ctx, run, store.RunItemFilter{ErrorsOnly: errorsOnly, Offset: offset, Limit: runItemsPerPage})
 	if err != nil {
 		return err
 	}
@@ -60,8 +62,8 @@ func (s *Server) runItems(w http.ResponseWriter, r *http.Request) error {
 		return templ.SafeURL(base + "/items?" + v.Encode())
 	}
 	page := judgeview.ItemsPage{
-		Chrome:      s.chrome(r, fmt.Sprintf("Answers · run %d", run.ID), "home"),
-		ProjectName: p.Name, ProjectURL: templ.SafeURL(projectPath(p.ID)), RunURL: templ.SafeURL(base), RunID: run.ID,
+		Chrome:      s.Chrome(r, fmt.Sprintf("Answers · run %d", run.ID), "home"),
+		ProjectName: p.Name, ProjectURL: templ.SafeURL(kit.ProjectPath(p.ID)), RunURL: templ.SafeURL(base), RunID: run.ID,
 		JudgeName: run.JudgeName, ErrorsOnly: errorsOnly, AllURL: list(1, false), ErrorsURL: list(1, true), Total: total,
 	}
 	for _, it := range def.Items {
@@ -86,7 +88,7 @@ func (s *Server) runItems(w http.ResponseWriter, r *http.Request) error {
 	if offset+len(items) < total {
 		page.NextURL = list(pageNo+1, errorsOnly)
 	}
-	s.render(w, r, http.StatusOK, judgeview.Items(page))
+	s.Render(w, r, http.StatusOK, judgeview.Items(page))
 	return nil
 }
 
@@ -109,31 +111,31 @@ type runItemRead struct {
 // readRunItem reads the item named in the path for run, of project p.
 func (s *Server) readRunItem(r *http.Request, p *attune.Project, run *attune.JudgeRun) (*runItemRead, error) {
 	ctx := r.Context()
-	itemID, err := pathInt(r, "item")
+	itemID, err := kit.PathInt(r, "item")
 	if err != nil {
 		return nil, err
 	}
 	x := &runItemRead{}
-	if x.item, err = s.db.FindItem(ctx, p.ID, itemID); err != nil {
+	if x.item, err = s.DB.FindItem(ctx, p.ID, itemID); err != nil {
 		return nil, err
 	}
-	if x.def, err = s.db.FindRubricByID(ctx, p.RubricVersionID); err != nil {
+	if x.def, err = s.DB.FindRubricByID(ctx, p.RubricVersionID); err != nil {
 		return nil, err
 	}
-	if x.answers, err = s.db.JudgeItemAnswers(ctx, run.RaterID, x.item.ID); err != nil {
+	if x.answers, err = s.DB.JudgeItemAnswers(ctx, run.RaterID, x.item.ID); err != nil {
 		return nil, err
 	}
-	if x.calls, err = s.db.JudgeItemCalls(ctx, run.JudgeID, x.item.ID); err != nil {
+	if x.calls, err = s.DB.JudgeItemCalls(ctx, run.JudgeID, x.item.ID); err != nil {
 		return nil, err
 	}
-	if x.people, err = s.db.HumanAnswerSets(ctx, p.ID, x.item.ID); err != nil {
+	if x.people, err = s.DB.HumanAnswerSets(ctx, p.ID, x.item.ID); err != nil {
 		return nil, err
 	}
-	facts := factsOf(x.item)
+	facts := labeling.FactsOf(x.item)
 	judgeAnswers := x.judgeAnswers()
 	// The judge's answers get the checks a person's get on this item, as
 	// a judge's (ERROR allowed); a rubric item not answered yet is no note.
-	for _, is := range x.def.Validate(toAnswers(judgeAnswers), facts, rubric.Options{AllowError: true}) {
+	for _, is := range x.def.Validate(kit.ToAnswers(judgeAnswers), facts, rubric.Options{AllowError: true}) {
 		if _, answered := judgeAnswers[is.Item]; answered {
 			x.notes = append(x.notes, is)
 		}
@@ -149,7 +151,7 @@ func (s *Server) readRunItem(r *http.Request, p *attune.Project, run *attune.Jud
 			x.scores = append(x.scores, nil)
 			continue
 		}
-		res, err := scoring.Score(x.def, toAnswers(set), facts)
+		res, err := scoring.Score(x.def, kit.ToAnswers(set), facts)
 		if err != nil {
 			return nil, err
 		}
@@ -182,8 +184,8 @@ func (s *Server) runItem(w http.ResponseWriter, r *http.Request) error {
 	item, def := x.item, x.def
 	base := runPath(p.ID, run.ID)
 	page := judgeview.ItemPage{
-		Chrome:      s.chrome(r, run.JudgeName+" on "+item.SourceID, "home"),
-		ProjectName: p.Name, ProjectURL: templ.SafeURL(projectPath(p.ID)), RunURL: templ.SafeURL(base),
+		Chrome:      s.Chrome(r, run.JudgeName+" on "+item.SourceID, "home"),
+		ProjectName: p.Name, ProjectURL: templ.SafeURL(kit.ProjectPath(p.ID)), RunURL: templ.SafeURL(base),
 		ItemsURL: templ.SafeURL(base + "/items"), RunID: run.ID, JudgeName: run.JudgeName, SourceID: item.SourceID,
 	}
 	for _, m := range item.Messages {
@@ -260,11 +262,11 @@ func (s *Server) runItem(w http.ResponseWriter, r *http.Request) error {
 	for _, c := range x.calls {
 		page.Calls = append(page.Calls, judgeview.Call{
 			ID: c.ID, Run: c.RunID, RubricItem: c.RubricItemKey, Sample: c.Sample, Reask: c.Reask, OK: c.OK, Raw: c.Raw, Error: c.Error,
-			Tokens: tokens(int64(c.InputTokens), int64(c.CachedTokens), int64(c.OutputTokens)), Cost: usd(c.CostUSD),
+			Tokens: kit.Tokens(int64(c.InputTokens), int64(c.CachedTokens), int64(c.OutputTokens)), Cost: usd(c.CostUSD),
 			Latency: fmt.Sprintf("%d ms", c.Latency.Milliseconds()), At: c.At.UTC().Format("2006-01-02 15:04:05 UTC"),
 		})
 	}
-	s.render(w, r, http.StatusOK, judgeview.Item(page))
+	s.Render(w, r, http.StatusOK, judgeview.Item(page))
 	return nil
 }
 

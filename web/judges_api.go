@@ -17,6 +17,7 @@ import (
 	"github.com/attune/attune/internal/scoring"
 	"github.com/attune/attune/internal/store"
 	"github.com/attune/attune/internal/textdiff"
+	"github.com/attune/attune/web/kit"
 )
 
 // The JSON API of judges, their prompt versions and runs, and of the judge
@@ -125,21 +126,12 @@ type apiJudgeTotals struct {
 	CostUSD      float64 `json:"cost_usd"`
 }
 
-// positive is n when it is set (above 0), else nil: null in the JSON, as
-// the form's empty field.
-func positive(n int) *int {
-	if n > 0 {
-		return &n
-	}
-	return nil
-}
-
 func judgeJSON(j *attune.Judge, u *attune.User, totals map[int64]store.JudgeTotals) apiJudge {
 	st := j.Settings.WithDefaults()
 	out := apiJudge{
 		ID: j.ID, Name: j.Name, Provider: j.Provider, BaseURL: j.BaseURL, Model: j.Model, KeyEnv: j.APIKeyEnv,
-		Temperature: st.Temperature, MaxTokens: positive(st.MaxTokens), Samples: st.SampleCount(), Logprobs: st.Logprobs, Seed: st.Seed,
-		Concurrency: st.Concurrency, RPM: positive(st.RPM), TPM: positive(st.TPM),
+		Temperature: st.Temperature, MaxTokens: kit.Positive(st.MaxTokens), Samples: st.SampleCount(), Logprobs: st.Logprobs, Seed: st.Seed,
+		Concurrency: st.Concurrency, RPM: kit.Positive(st.RPM), TPM: kit.Positive(st.TPM),
 		PriceInput: st.Prices.InputPerMTok, PriceCached: st.Prices.CachedInputPerMTok, PriceOutput: st.Prices.OutputPerMTok,
 		Owner: j.OwnerEmail, MayChangeConnection: j.MayChangeConnection(u), CreatedAt: j.CreatedAt.UTC(),
 	}
@@ -154,15 +146,15 @@ func judgeJSON(j *attune.Judge, u *attune.User, totals map[int64]store.JudgeTota
 // has cost so far.
 func (s *Server) apiJudges(r *http.Request, u *attune.User) (int, any, error) {
 	q := r.URL.Query()
-	limit, err := pageLimit(q.Get("limit"))
+	limit, err := kit.PageLimit(q.Get("limit"))
 	if err != nil {
 		return 0, nil, err
 	}
-	judges, next, err := s.db.JudgePage(r.Context(), q.Get("cursor"), limit)
+	judges, next, err := s.DB.JudgePage(r.Context(), q.Get("cursor"), limit)
 	if err != nil {
 		return 0, nil, err
 	}
-	totals, err := s.db.TotalsByJudge(r.Context())
+	totals, err := s.DB.TotalsByJudge(r.Context())
 	if err != nil {
 		return 0, nil, err
 	}
@@ -170,16 +162,16 @@ func (s *Server) apiJudges(r *http.Request, u *attune.User) (int, any, error) {
 	for _, j := range judges {
 		out = append(out, judgeJSON(j, u, totals))
 	}
-	return http.StatusOK, map[string]any{"judges": out, "next_cursor": nextCursor(next)}, nil
+	return http.StatusOK, map[string]any{"judges": out, "next_cursor": kit.NextCursor(next)}, nil
 }
 
 // apiJudgeByPath loads the judge named in the path.
 func (s *Server) apiJudgeByPath(r *http.Request) (*attune.Judge, error) {
-	id, err := pathInt(r, "id")
+	id, err := kit.PathInt(r, "id")
 	if err != nil {
 		return nil, attune.NotFound("judge not found")
 	}
-	return s.db.FindJudge(r.Context(), id)
+	return s.DB.FindJudge(r.Context(), id)
 }
 
 func (s *Server) apiJudge(r *http.Request, u *attune.User) (int, any, error) {
@@ -187,7 +179,7 @@ func (s *Server) apiJudge(r *http.Request, u *attune.User) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	totals, err := s.db.TotalsByJudge(r.Context())
+	totals, err := s.DB.TotalsByJudge(r.Context())
 	if err != nil {
 		return 0, nil, err
 	}
@@ -199,14 +191,14 @@ func (s *Server) apiJudge(r *http.Request, u *attune.User) (int, any, error) {
 // is refused without being repeated, as on the form.
 func (s *Server) apiCreateJudge(r *http.Request, u *attune.User) (int, any, error) {
 	var body apiJudgeFields
-	if err := decodeJSON(r, &body); err != nil {
+	if err := kit.DecodeJSON(r, &body); err != nil {
 		return 0, nil, err
 	}
 	nj, errs := s.parseJudge(body.input())
 	if len(errs) > 0 {
 		return 0, nil, &attune.ValidationError{Fields: errs}
 	}
-	j, err := s.db.CreateJudge(r.Context(), &u.ID, s.opts.JudgePolicy, nj)
+	j, err := s.DB.CreateJudge(r.Context(), &u.ID, s.opts.JudgePolicy, nj)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -223,7 +215,7 @@ func (s *Server) apiUpdateJudge(r *http.Request, u *attune.User) (int, any, erro
 		return 0, nil, err
 	}
 	var body apiJudgeUpdate
-	if err := decodeJSON(r, &body); err != nil {
+	if err := kit.DecodeJSON(r, &body); err != nil {
 		return 0, nil, err
 	}
 	nj, errs := s.parseJudge(body.input())
@@ -234,13 +226,13 @@ func (s *Server) apiUpdateJudge(r *http.Request, u *attune.User) (int, any, erro
 		return 0, nil, &attune.ValidationError{Fields: errs}
 	}
 	nj.KeyConfirmed = body.ConfirmKey && nj.APIKeyEnv != ""
-	if err := s.db.UpdateJudge(ctx, &u.ID, s.opts.JudgePolicy, j.ID, nj); err != nil {
+	if err := s.DB.UpdateJudge(ctx, &u.ID, s.opts.JudgePolicy, j.ID, nj); err != nil {
 		return 0, nil, err
 	}
-	if j, err = s.db.FindJudge(ctx, j.ID); err != nil {
+	if j, err = s.DB.FindJudge(ctx, j.ID); err != nil {
 		return 0, nil, err
 	}
-	totals, err := s.db.TotalsByJudge(ctx)
+	totals, err := s.DB.TotalsByJudge(ctx)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -303,14 +295,14 @@ func (s *Server) apiTryJudge(r *http.Request, u *attune.User) (int, any, error) 
 		Project formText `json:"project"`
 		Item    string   `json:"item"`
 	}
-	if err := decodeJSON(r, &body); err != nil {
+	if err := kit.DecodeJSON(r, &body); err != nil {
 		return 0, nil, err
 	}
 	p, itemID, err := s.tryTarget(ctx, u, string(body.Project), strings.TrimSpace(body.Item))
 	if err != nil {
 		return 0, nil, err
 	}
-	item, err := s.db.FindItem(ctx, p.ID, itemID)
+	item, err := s.DB.FindItem(ctx, p.ID, itemID)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -351,7 +343,7 @@ func (s *Server) apiTryJudge(r *http.Request, u *attune.User) (int, any, error) 
 // apiRunLeadProject loads the project of a run or prompt route for one of
 // its leads; an annotator of it gets 403, anyone else 404.
 func (s *Server) apiRunLeadProject(r *http.Request, u *attune.User) (*attune.Project, error) {
-	p, role, err := s.apiProjectAccess(r.Context(), r, u)
+	p, role, err := s.APIProjectAccess(r.Context(), r, u)
 	if err != nil {
 		return nil, err
 	}
@@ -401,11 +393,11 @@ func (s *Server) apiPrompts(r *http.Request, u *attune.User) (int, any, error) {
 		return 0, nil, err
 	}
 	q := r.URL.Query()
-	limit, err := pageLimit(q.Get("limit"))
+	limit, err := kit.PageLimit(q.Get("limit"))
 	if err != nil {
 		return 0, nil, err
 	}
-	vs, next, err := s.db.JudgePromptPage(r.Context(), j.ID, p.RubricVersionID, q.Get("cursor"), limit)
+	vs, next, err := s.DB.JudgePromptPage(r.Context(), j.ID, p.RubricVersionID, q.Get("cursor"), limit)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -413,7 +405,7 @@ func (s *Server) apiPrompts(r *http.Request, u *attune.User) (int, any, error) {
 	for _, v := range vs {
 		out = append(out, promptVersionJSON(v))
 	}
-	return http.StatusOK, map[string]any{"versions": out, "may_edit": j.MayEditPrompts(u), "next_cursor": nextCursor(next)}, nil
+	return http.StatusOK, map[string]any{"versions": out, "may_edit": j.MayEditPrompts(u), "next_cursor": kit.NextCursor(next)}, nil
 }
 
 // apiPrompt returns one prompt version with its templates and the rubric
@@ -428,7 +420,7 @@ func (s *Server) apiPrompt(r *http.Request, u *attune.User) (int, any, error) {
 	if !ok {
 		return 0, nil, attune.NotFound("prompt version not found")
 	}
-	v, err := s.db.FindJudgePrompt(ctx, j.ID, p.RubricVersionID, n)
+	v, err := s.DB.FindJudgePrompt(ctx, j.ID, p.RubricVersionID, n)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -439,7 +431,7 @@ func (s *Server) promptVersionDetail(ctx context.Context, def *rubric.Definition
 	out := promptVersionJSON(v)
 	out.Prompts, out.Changed = v.Prompts, []string{}
 	if v.ParentID != nil {
-		parent, err := s.db.FindJudgePromptByID(ctx, *v.ParentID)
+		parent, err := s.DB.FindJudgePromptByID(ctx, *v.ParentID)
 		if err == nil {
 			for _, it := range def.Items {
 				if textdiff.Changed(textdiff.Lines(parent.Prompts[it.Key], v.Prompts[it.Key])) {
@@ -468,7 +460,7 @@ func (s *Server) apiCreatePrompt(r *http.Request, u *attune.User) (int, any, err
 		From    int               `json:"from"`
 		Prompts map[string]string `json:"prompts"`
 	}
-	if err := decodeJSON(r, &body); err != nil {
+	if err := kit.DecodeJSON(r, &body); err != nil {
 		return 0, nil, err
 	}
 	if body.From == 0 {
@@ -477,7 +469,7 @@ func (s *Server) apiCreatePrompt(r *http.Request, u *attune.User) (int, any, err
 	if body.From < 1 {
 		return 0, nil, attune.Invalid("from", "give the version the new one is edited from, from 1 up")
 	}
-	v, err := s.db.CreateJudgePrompt(ctx, &u.ID, store.NewJudgePrompt{JudgeID: j.ID, RubricVersionID: p.RubricVersionID,
+	v, err := s.DB.CreateJudgePrompt(ctx, &u.ID, store.NewJudgePrompt{JudgeID: j.ID, RubricVersionID: p.RubricVersionID,
 		Parent: body.From, Prompts: body.Prompts})
 	if errors.Is(err, attune.ErrNotFound) {
 		return 0, nil, attune.Invalid("from", "the judge has no such prompt version for this project's rubric")
@@ -499,7 +491,7 @@ type apiRunBody struct {
 // apiRunInput reads and checks a run's body as the start form is checked.
 func (s *Server) apiRunInput(r *http.Request, p *attune.Project) (runs.Input, error) {
 	var body apiRunBody
-	if err := decodeJSON(r, &body); err != nil {
+	if err := kit.DecodeJSON(r, &body); err != nil {
 		return runs.Input{}, err
 	}
 	in, errs, err := s.runs.Check(r.Context(), p, runs.Fields{Judge: string(body.Judge), Limit: string(body.Limit),
@@ -545,7 +537,7 @@ func (s *Server) apiEstimateRun(r *http.Request, u *attune.User) (int, any, erro
 	if err != nil {
 		return 0, nil, err
 	}
-	def, err := s.db.FindRubricByID(ctx, p.RubricVersionID)
+	def, err := s.DB.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -639,15 +631,15 @@ func runJSON(run *attune.JudgeRun) apiRun {
 // (progressView).
 func (s *Server) runStatusJSON(ctx context.Context, p *attune.Project, run *attune.JudgeRun) (apiRunStatus, error) {
 	out := apiRunStatus{apiRun: runJSON(run)}
-	pr, err := s.db.RunProgress(ctx, run)
+	pr, err := s.DB.RunProgress(ctx, run)
 	if err != nil {
 		return out, err
 	}
-	byItem, err := s.db.RunTotalsByRubricItem(ctx, run.ID)
+	byItem, err := s.DB.RunTotalsByRubricItem(ctx, run.ID)
 	if err != nil {
 		return out, err
 	}
-	def, err := s.db.FindRubricByID(ctx, p.RubricVersionID)
+	def, err := s.DB.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
 		return out, err
 	}
@@ -701,7 +693,7 @@ func (s *Server) apiStartRun(r *http.Request, u *attune.User) (int, any, error) 
 	if err != nil {
 		return 0, nil, err
 	}
-	if run, err = s.db.FindRun(ctx, run.ID); err != nil {
+	if run, err = s.DB.FindRun(ctx, run.ID); err != nil {
 		return 0, nil, err
 	}
 	out, err := s.runStatusJSON(ctx, p, run)
@@ -715,11 +707,11 @@ func (s *Server) apiRuns(r *http.Request, u *attune.User) (int, any, error) {
 		return 0, nil, err
 	}
 	q := r.URL.Query()
-	limit, err := pageLimit(q.Get("limit"))
+	limit, err := kit.PageLimit(q.Get("limit"))
 	if err != nil {
 		return 0, nil, err
 	}
-	runs, next, err := s.db.RunPage(r.Context(), p.ID, q.Get("cursor"), limit)
+	runs, next, err := s.DB.RunPage(r.Context(), p.ID, q.Get("cursor"), limit)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -783,7 +775,7 @@ func (s *Server) apiChangeRun(r *http.Request, u *attune.User, act runAction) (i
 	if err != nil {
 		return 0, nil, err
 	}
-	if run, err = s.db.FindRun(ctx, run.ID); err != nil {
+	if run, err = s.DB.FindRun(ctx, run.ID); err != nil {
 		return 0, nil, err
 	}
 	out, err := s.runStatusJSON(ctx, p, run)
@@ -818,11 +810,11 @@ func (s *Server) apiRunItems(r *http.Request, u *attune.User) (int, any, error) 
 	default:
 		return 0, nil, attune.Invalid("errors", "use true or false")
 	}
-	limit, err := pageLimit(q.Get("limit"))
+	limit, err := kit.PageLimit(q.Get("limit"))
 	if err != nil {
 		return 0, nil, err
 	}
-	items, next, total, err := s.db.RunItemPage(r.Context(), run, errorsOnly, q.Get("cursor"), limit)
+	items, next, total, err := s.DB.RunItemPage(r.Context(), run, errorsOnly, q.Get("cursor"), limit)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -831,7 +823,7 @@ func (s *Server) apiRunItems(r *http.Request, u *attune.User) (int, any, error) 
 		out = append(out, apiRunItem{ItemID: it.ItemID, SourceID: it.SourceID, Answered: it.Answered, Answers: it.Values,
 			Errors: it.Errors, Calls: it.Calls, CostUSD: it.CostUSD})
 	}
-	return http.StatusOK, map[string]any{"items": out, "total": total, "next_cursor": nextCursor(next)}, nil
+	return http.StatusOK, map[string]any{"items": out, "total": total, "next_cursor": kit.NextCursor(next)}, nil
 }
 
 type apiRunAnswer struct {
@@ -897,11 +889,11 @@ func (s *Server) apiRunItem(r *http.Request, u *attune.User) (int, any, error) {
 		Messages   []attune.Message `json:"messages"`
 		Answers    []apiRunAnswer   `json:"answers"`
 		JudgeScore *scoring.Result  `json:"judge_score"`
-		Notes      []apiProblem     `json:"notes"`
+		Notes      []kit.APIProblem `json:"notes"`
 		Calls      []apiRunCall     `json:"calls"`
 		People     []apiRunPerson   `json:"people"`
 	}{ItemID: x.item.ID, SourceID: x.item.SourceID, Messages: x.item.Messages, Answers: []apiRunAnswer{}, JudgeScore: x.scores[0],
-		Notes: []apiProblem{}, Calls: []apiRunCall{}, People: []apiRunPerson{}}
+		Notes: []kit.APIProblem{}, Calls: []apiRunCall{}, People: []apiRunPerson{}}
 	order := map[string]int{}
 	for i, it := range x.def.Items {
 		order[it.Key] = i
@@ -912,7 +904,7 @@ func (s *Server) apiRunItem(r *http.Request, u *attune.User) (int, any, error) {
 	}
 	slices.SortStableFunc(out.Answers, func(a, b apiRunAnswer) int { return cmp.Compare(order[a.Key], order[b.Key]) })
 	for _, is := range x.notes {
-		out.Notes = append(out.Notes, apiProblem{Item: is.Item, Severity: string(is.Severity), Message: is.Message})
+		out.Notes = append(out.Notes, kit.APIProblem{Item: is.Item, Severity: string(is.Severity), Message: is.Message})
 	}
 	for _, c := range x.calls {
 		out.Calls = append(out.Calls, apiRunCall{ID: c.ID, RunID: c.RunID, RubricItem: c.RubricItemKey, Sample: c.Sample, Reask: c.Reask, OK: c.OK,

@@ -11,6 +11,7 @@ import (
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/judge"
 	"github.com/attune/attune/internal/rubric"
+	"github.com/attune/attune/web/kit"
 	judgeview "github.com/attune/attune/web/views/judge"
 )
 
@@ -23,36 +24,11 @@ func usd(x float64) string {
 	case x == 0:
 		return "$0.00"
 	case x >= 0.1:
-		return "$" + group(fmt.Sprintf("%.2f", x))
+		return "$" + kit.Group(fmt.Sprintf("%.2f", x))
 	case x >= 0.001:
 		return fmt.Sprintf("$%.4f", x)
 	}
 	return fmt.Sprintf("$%.6f", x)
-}
-
-// count writes a whole number with thousands separated, as 1,234,567.
-func count(n int64) string { return group(strconv.FormatInt(n, 10)) }
-
-// group puts commas between the thousands of a decimal number's whole part.
-func group(s string) string {
-	whole, frac, _ := strings.Cut(s, ".")
-	neg := strings.HasPrefix(whole, "-")
-	whole = strings.TrimPrefix(whole, "-")
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	for i, c := range whole {
-		if i > 0 && (len(whole)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if frac != "" {
-		b.WriteByte('.')
-		b.WriteString(frac)
-	}
-	return b.String()
 }
 
 // num writes a number as briefly as it reads back the same.
@@ -83,7 +59,7 @@ func settingsSummary(s attune.JudgeSettings) string {
 		parts = append(parts, "default temperature")
 	}
 	if s.MaxTokens > 0 {
-		parts = append(parts, "at most "+count(int64(s.MaxTokens))+" tokens an answer")
+		parts = append(parts, "at most "+kit.Count(int64(s.MaxTokens))+" tokens an answer")
 	}
 	if n := s.SampleCount(); n > 1 {
 		parts = append(parts, fmt.Sprintf("%d samples", n))
@@ -96,10 +72,10 @@ func settingsSummary(s attune.JudgeSettings) string {
 	}
 	parts = append(parts, fmt.Sprintf("%d calls at once", max(s.Concurrency, 1)))
 	if s.RPM > 0 {
-		parts = append(parts, count(int64(s.RPM))+" requests/min")
+		parts = append(parts, kit.Count(int64(s.RPM))+" requests/min")
 	}
 	if s.TPM > 0 {
-		parts = append(parts, count(int64(s.TPM))+" tokens/min")
+		parts = append(parts, kit.Count(int64(s.TPM))+" tokens/min")
 	}
 	return strings.Join(parts, " · ")
 }
@@ -110,11 +86,6 @@ func pricesSummary(p attune.Prices) string {
 }
 
 func price(x float64) string { return "$" + num(x) }
-
-// tokens writes a call's or a sum's tokens in a line.
-func tokens(in, cached, out int64) string {
-	return fmt.Sprintf("%s in (%s cached), %s out", count(in), count(cached), count(out))
-}
 
 // capabilitiesView reads the capabilities a run's probe recorded.
 func capabilitiesView(raw []byte) judgeview.Capabilities {

@@ -13,6 +13,7 @@ import (
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/store"
 	"github.com/attune/attune/internal/textdiff"
+	"github.com/attune/attune/web/kit"
 	judgeview "github.com/attune/attune/web/views/judge"
 )
 
@@ -30,7 +31,7 @@ func promptsPath(projectID, judgeID int64) string {
 // promptAccess loads the project (for one of its leads), its rubric and
 // the judge named in the path.
 func (s *Server) promptAccess(r *http.Request) (*attune.Project, *rubric.Definition, *attune.Judge, error) {
-	p, _, err := s.projectAccess(r, true)
+	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -40,15 +41,15 @@ func (s *Server) promptAccess(r *http.Request) (*attune.Project, *rubric.Definit
 
 // promptJudge loads the rubric of p and the judge named in the path.
 func (s *Server) promptJudge(r *http.Request, p *attune.Project) (*rubric.Definition, *attune.Judge, error) {
-	id, err := pathInt(r, "judge")
+	id, err := kit.PathInt(r, "judge")
 	if err != nil {
 		return nil, nil, err
 	}
-	j, err := s.db.FindJudge(r.Context(), id)
+	j, err := s.DB.FindJudge(r.Context(), id)
 	if err != nil {
 		return nil, nil, err
 	}
-	def, err := s.db.FindRubricByID(r.Context(), p.RubricVersionID)
+	def, err := s.DB.FindRubricByID(r.Context(), p.RubricVersionID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -71,14 +72,14 @@ func (s *Server) promptsPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	vs, err := s.db.ListJudgePrompts(ctx, j.ID, p.RubricVersionID)
+	vs, err := s.DB.ListJudgePrompts(ctx, j.ID, p.RubricVersionID)
 	if err != nil {
 		return err
 	}
 	base := promptsPath(p.ID, j.ID)
 	page := judgeview.PromptsPage{
-		Chrome: s.chrome(r, "Prompts of "+j.Name, "home"), JudgeName: j.Name, ProjectName: p.Name,
-		ProjectURL: templ.SafeURL(projectPath(p.ID)), RubricRef: def.Ref().String(), CanEdit: j.MayEditPrompts(userFrom(ctx)),
+		Chrome: s.Chrome(r, "Prompts of "+j.Name, "home"), JudgeName: j.Name, ProjectName: p.Name,
+		ProjectURL: templ.SafeURL(kit.ProjectPath(p.ID)), RubricRef: def.Ref().String(), CanEdit: j.MayEditPrompts(kit.UserFrom(ctx)),
 	}
 	for _, v := range vs {
 		row := judgeview.PromptRow{Version: v.Version, URL: templ.SafeURL(fmt.Sprintf("%s/%d", base, v.Version)), Parent: v.ParentVersion,
@@ -88,7 +89,7 @@ func (s *Server) promptsPage(w http.ResponseWriter, r *http.Request) error {
 		}
 		page.Versions = append(page.Versions, row)
 	}
-	s.render(w, r, http.StatusOK, judgeview.Prompts(page))
+	s.Render(w, r, http.StatusOK, judgeview.Prompts(page))
 	return nil
 }
 
@@ -102,24 +103,24 @@ func (s *Server) promptPage(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return attune.NotFound("prompt version")
 	}
-	v, err := s.db.FindJudgePrompt(ctx, j.ID, p.RubricVersionID, n)
+	v, err := s.DB.FindJudgePrompt(ctx, j.ID, p.RubricVersionID, n)
 	if err != nil {
 		return err
 	}
 	var parent *attune.JudgePrompt
 	if v.ParentID != nil {
-		if parent, err = s.db.FindJudgePromptByID(ctx, *v.ParentID); err != nil {
+		if parent, err = s.DB.FindJudgePromptByID(ctx, *v.ParentID); err != nil {
 			return err
 		}
 	}
 	base := promptsPath(p.ID, j.ID)
 	page := judgeview.PromptPage{
-		Chrome: s.chrome(r, fmt.Sprintf("%s, prompt v%d", j.Name, v.Version), "home"), JudgeName: j.Name, ProjectName: p.Name,
-		ProjectURL: templ.SafeURL(projectPath(p.ID)), ListURL: templ.SafeURL(base), Version: v.Version, Parent: v.ParentVersion,
+		Chrome: s.Chrome(r, fmt.Sprintf("%s, prompt v%d", j.Name, v.Version), "home"), JudgeName: j.Name, ProjectName: p.Name,
+		ProjectURL: templ.SafeURL(kit.ProjectPath(p.ID)), ListURL: templ.SafeURL(base), Version: v.Version, Parent: v.ParentVersion,
 		Author: v.AuthorEmail, Created: stamp(v.CreatedAt), Runs: v.Runs,
 		RunAction: templ.SafeURL(fmt.Sprintf("/projects/%d/runs", p.ID)), JudgeID: strconv.FormatInt(j.ID, 10),
 	}
-	if j.MayEditPrompts(userFrom(ctx)) {
+	if j.MayEditPrompts(kit.UserFrom(ctx)) {
 		page.EditURL = templ.SafeURL(fmt.Sprintf("%s/new?from=%d", base, v.Version))
 	}
 	for _, it := range def.Items {
@@ -133,7 +134,7 @@ func (s *Server) promptPage(w http.ResponseWriter, r *http.Request) error {
 		}
 		page.Items = append(page.Items, pi)
 	}
-	s.render(w, r, http.StatusOK, judgeview.Prompt(page))
+	s.Render(w, r, http.StatusOK, judgeview.Prompt(page))
 	return nil
 }
 
@@ -142,8 +143,8 @@ func (s *Server) promptForm(r *http.Request, p *attune.Project, def *rubric.Defi
 	prompts map[string]string, errs map[string]string) judgeview.PromptForm {
 	base := promptsPath(p.ID, j.ID)
 	f := judgeview.PromptForm{
-		Chrome: s.chrome(r, "New prompt version of "+j.Name, "home"), JudgeName: j.Name, ProjectName: p.Name,
-		ProjectURL: templ.SafeURL(projectPath(p.ID)), ListURL: templ.SafeURL(base), Action: templ.SafeURL(base),
+		Chrome: s.Chrome(r, "New prompt version of "+j.Name, "home"), JudgeName: j.Name, ProjectName: p.Name,
+		ProjectURL: templ.SafeURL(kit.ProjectPath(p.ID)), ListURL: templ.SafeURL(base), Action: templ.SafeURL(base),
 		From: from, Slot: def.Judge.Slot, Errors: errs,
 	}
 	for _, it := range def.Items {
@@ -166,18 +167,18 @@ func (s *Server) newPromptPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := mayEditPrompts(userFrom(ctx), j); err != nil {
+	if err := mayEditPrompts(kit.UserFrom(ctx), j); err != nil {
 		return err
 	}
 	from, ok := promptVersionArg(r.URL.Query().Get("from"))
 	if !ok {
 		return attune.NotFound("prompt version")
 	}
-	v, err := s.db.FindJudgePrompt(ctx, j.ID, p.RubricVersionID, from)
+	v, err := s.DB.FindJudgePrompt(ctx, j.ID, p.RubricVersionID, from)
 	if err != nil {
 		return err
 	}
-	s.render(w, r, http.StatusOK, judgeview.EditPrompt(s.promptForm(r, p, def, j, from, v.Prompts, nil)))
+	s.Render(w, r, http.StatusOK, judgeview.EditPrompt(s.promptForm(r, p, def, j, from, v.Prompts, nil)))
 	return nil
 }
 
@@ -187,7 +188,7 @@ func (s *Server) createPrompt(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := mayEditPrompts(userFrom(ctx), j); err != nil {
+	if err := mayEditPrompts(kit.UserFrom(ctx), j); err != nil {
 		return err
 	}
 	from, ok := promptVersionArg(strings.TrimSpace(r.PostFormValue("from")))
@@ -202,10 +203,10 @@ func (s *Server) createPrompt(w http.ResponseWriter, r *http.Request) error {
 			prompts[it.Key] = strings.ReplaceAll(v[0], "\r\n", "\n")
 		}
 	}
-	v, err := s.db.CreateJudgePrompt(ctx, &userFrom(ctx).ID, store.NewJudgePrompt{JudgeID: j.ID, RubricVersionID: p.RubricVersionID,
+	v, err := s.DB.CreateJudgePrompt(ctx, &kit.UserFrom(ctx).ID, store.NewJudgePrompt{JudgeID: j.ID, RubricVersionID: p.RubricVersionID,
 		Parent: from, Prompts: prompts})
 	if errors.Is(err, attune.ErrInvalid) {
-		errs := fieldErrors(err)
+		errs := kit.FieldErrors(err)
 		// Text that is not storable is not shown back either: the page
 		// could not hold it.
 		for k, t := range prompts {
@@ -213,13 +214,13 @@ func (s *Server) createPrompt(w http.ResponseWriter, r *http.Request) error {
 				prompts[k] = ""
 			}
 		}
-		s.render(w, r, http.StatusUnprocessableEntity, judgeview.EditPrompt(s.promptForm(r, p, def, j, from, prompts, errs)))
+		s.Render(w, r, http.StatusUnprocessableEntity, judgeview.EditPrompt(s.promptForm(r, p, def, j, from, prompts, errs)))
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	s.sessions.Put(ctx, sessionFlash, fmt.Sprintf("Saved prompt v%d of %s. Run it to see how it agrees with people.", v.Version, j.Name))
+	s.Flash(ctx, fmt.Sprintf("Saved prompt v%d of %s. Run it to see how it agrees with people.", v.Version, j.Name))
 	http.Redirect(w, r, fmt.Sprintf("%s/%d", promptsPath(p.ID, j.ID), v.Version), http.StatusSeeOther)
 	return nil
 }

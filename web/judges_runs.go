@@ -13,6 +13,7 @@ import (
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/runs"
 	"github.com/attune/attune/internal/store"
+	"github.com/attune/attune/web/kit"
 	judgeview "github.com/attune/attune/web/views/judge"
 	"github.com/attune/attune/web/views/project"
 )
@@ -24,11 +25,11 @@ func runPath(projectID, runID int64) string {
 // judgesSection builds the Judges block of a project's page, for a viewer
 // who may use judges (a lead or admin, and a lead of the project).
 func (s *Server) judgesSection(ctx context.Context, p *attune.Project) (*judgeview.ProjectSection, error) {
-	judges, err := s.db.ListJudges(ctx)
+	judges, err := s.DB.ListJudges(ctx)
 	if err != nil {
 		return nil, err
 	}
-	list, err := s.db.ListRuns(ctx, p.ID)
+	list, err := s.DB.ListRuns(ctx, p.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +81,7 @@ func (s *Server) refuseRunForm(w http.ResponseWriter, r *http.Request, p *attune
 	if page.Judges != nil {
 		page.Judges.Form, page.Judges.Errors = f, errs
 	}
-	s.render(w, r, http.StatusUnprocessableEntity, project.View(page))
+	s.Render(w, r, http.StatusUnprocessableEntity, project.View(page))
 	return nil
 }
 
@@ -88,7 +89,7 @@ func (s *Server) refuseRunForm(w http.ResponseWriter, r *http.Request, p *attune
 // it. Nothing is stored.
 func (s *Server) estimateRun(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	p, role, err := s.projectAccess(r, true)
+	p, role, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
 	}
@@ -101,13 +102,13 @@ func (s *Server) estimateRun(w http.ResponseWriter, r *http.Request) error {
 		return s.refuseRunForm(w, r, p, role, startForm(f), errs)
 	}
 	est, err := s.runs.Estimate(ctx, p, in)
-	if bad := fieldErrors(err); len(bad) > 0 {
+	if bad := kit.FieldErrors(err); len(bad) > 0 {
 		return s.refuseRunForm(w, r, p, role, startForm(f), bad)
 	}
 	if err != nil {
 		return err
 	}
-	def, err := s.db.FindRubricByID(ctx, p.RubricVersionID)
+	def, err := s.DB.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
 		return err
 	}
@@ -116,26 +117,26 @@ func (s *Server) estimateRun(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	page := judgeview.ConfirmPage{
-		Chrome:      s.chrome(r, "Start "+in.Judge.Name, "home"),
-		ProjectName: p.Name, ProjectURL: templ.SafeURL(projectPath(p.ID)),
+		Chrome:      s.Chrome(r, "Start "+in.Judge.Name, "home"),
+		ProjectName: p.Name, ProjectURL: templ.SafeURL(kit.ProjectPath(p.ID)),
 		Action:    templ.SafeURL(fmt.Sprintf("/projects/%d/runs/confirm", p.ID)),
 		JudgeName: in.Judge.Name, Model: in.Judge.Model, Form: startForm(f),
 		Items: est.Items, Sentinels: est.Sentinels, RubricItems: len(def.Items), Samples: in.Judge.Settings.SampleCount(),
-		Calls: count(int64(est.Calls)), InputTokens: count(int64(est.InputTokens)), OutputTokens: count(int64(est.OutputTokens)),
+		Calls: kit.Count(int64(est.Calls)), InputTokens: kit.Count(int64(est.InputTokens)), OutputTokens: kit.Count(int64(est.OutputTokens)),
 		USD: usd(est.USD), Active: act,
 	}
 	if in.Budget != nil {
 		page.Budget = usd(*in.Budget)
 		page.OverBudget = est.USD > *in.Budget
 	}
-	s.render(w, r, http.StatusOK, judgeview.Confirm(page))
+	s.Render(w, r, http.StatusOK, judgeview.Confirm(page))
 	return nil
 }
 
 // startRun stores the run and queues it (runs.Flow.Start).
 func (s *Server) startRun(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	p, role, err := s.projectAccess(r, true)
+	p, role, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
 	}
@@ -147,19 +148,19 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) error {
 	if len(errs) > 0 {
 		return s.refuseRunForm(w, r, p, role, startForm(f), errs)
 	}
-	run, err := s.runs.Start(ctx, &userFrom(ctx).ID, p, in)
-	if bad := fieldErrors(err); len(bad) > 0 {
+	run, err := s.runs.Start(ctx, &kit.UserFrom(ctx).ID, p, in)
+	if bad := kit.FieldErrors(err); len(bad) > 0 {
 		return s.refuseRunForm(w, r, p, role, startForm(f), bad)
 	}
 	if errors.Is(err, attune.ErrConflict) {
-		s.sessions.Put(ctx, sessionFlashError, attune.PublicMessage(err))
-		http.Redirect(w, r, projectPath(p.ID)+"#judges", http.StatusSeeOther)
+		s.FlashError(ctx, attune.PublicMessage(err))
+		http.Redirect(w, r, kit.ProjectPath(p.ID)+"#judges", http.StatusSeeOther)
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	s.sessions.Put(ctx, sessionFlash, fmt.Sprintf("Run %d of %s is queued: it starts as soon as a worker takes it.", run.ID, runJudge(run)))
+	s.Flash(ctx, fmt.Sprintf("Run %d of %s is queued: it starts as soon as a worker takes it.", run.ID, runJudge(run)))
 	http.Redirect(w, r, runPath(p.ID, run.ID), http.StatusSeeOther)
 	return nil
 }
@@ -167,7 +168,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) error {
 // runAccess loads the project and the run named in the path, for one of
 // the project's leads.
 func (s *Server) runAccess(r *http.Request) (*attune.Project, *attune.JudgeRun, error) {
-	p, _, err := s.projectAccess(r, true)
+	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -178,11 +179,11 @@ func (s *Server) runAccess(r *http.Request) (*attune.Project, *attune.JudgeRun, 
 // runOf loads the run named in the path; a run of another project than p
 // is not found.
 func (s *Server) runOf(r *http.Request, p *attune.Project) (*attune.JudgeRun, error) {
-	id, err := pathInt(r, "run")
+	id, err := kit.PathInt(r, "run")
 	if err != nil {
 		return nil, err
 	}
-	run, err := s.db.FindRun(r.Context(), id)
+	run, err := s.DB.FindRun(r.Context(), id)
 	if err != nil {
 		return nil, err
 	}
@@ -194,15 +195,15 @@ func (s *Server) runOf(r *http.Request, p *attune.Project) (*attune.JudgeRun, er
 
 // progressView reads a run's progress and its calls per rubric item.
 func (s *Server) progressView(ctx context.Context, p *attune.Project, run *attune.JudgeRun) (judgeview.Progress, error) {
-	pr, err := s.db.RunProgress(ctx, run)
+	pr, err := s.DB.RunProgress(ctx, run)
 	if err != nil {
 		return judgeview.Progress{}, err
 	}
-	byItem, err := s.db.RunTotalsByRubricItem(ctx, run.ID)
+	byItem, err := s.DB.RunTotalsByRubricItem(ctx, run.ID)
 	if err != nil {
 		return judgeview.Progress{}, err
 	}
-	def, err := s.db.FindRubricByID(ctx, p.RubricVersionID)
+	def, err := s.DB.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
 		return judgeview.Progress{}, err
 	}
@@ -210,7 +211,7 @@ func (s *Server) progressView(ctx context.Context, p *attune.Project, run *attun
 	v := judgeview.Progress{
 		URL: base + "/progress", Poll: runs.IsActive(run.Status), Status: string(run.Status), Reason: run.Reason,
 		Done: pr.ItemsDone, Total: pr.ItemsTotal, Labels: pr.Labels, Errors: pr.Errors, Calls: pr.Calls,
-		Input: count(pr.InputTokens), Cached: count(pr.CachedTokens), Output: count(pr.OutputTokens),
+		Input: kit.Count(pr.InputTokens), Cached: kit.Count(pr.CachedTokens), Output: kit.Count(pr.OutputTokens),
 		Cost: usd(pr.CostUSD), Estimate: usd(run.EstimateUSD),
 		ErrorsURL: templ.SafeURL(base + "/items?errors=1"),
 	}
@@ -241,7 +242,7 @@ func (s *Server) progressView(ctx context.Context, p *attune.Project, run *attun
 		v.Failed += t.Failed
 		v.Reasks += t.Reasks
 		return judgeview.CostRow{Key: t.Key, Label: itemLabel(def, t.Key), Calls: t.Calls, Failed: t.Failed, Reasks: t.Reasks, Errors: t.Errors,
-			Input: count(t.InputTokens), Cached: count(t.CachedTokens), Output: count(t.OutputTokens), Cost: usd(t.CostUSD)}
+			Input: kit.Count(t.InputTokens), Cached: kit.Count(t.CachedTokens), Output: kit.Count(t.OutputTokens), Cost: usd(t.CostUSD)}
 	}
 	for _, it := range def.Items {
 		if t, ok := at[it.Key]; ok {
@@ -267,16 +268,16 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	j, err := s.db.FindJudge(ctx, run.JudgeID)
+	j, err := s.DB.FindJudge(ctx, run.JudgeID)
 	if err != nil {
 		return err
 	}
 	base := runPath(p.ID, run.ID)
 	page := judgeview.RunPage{
-		Chrome:      s.chrome(r, fmt.Sprintf("Run %d · %s", run.ID, p.Name), "home"),
-		ProjectName: p.Name, ProjectURL: templ.SafeURL(projectPath(p.ID)),
+		Chrome:      s.Chrome(r, fmt.Sprintf("Run %d · %s", run.ID, p.Name), "home"),
+		ProjectName: p.Name, ProjectURL: templ.SafeURL(kit.ProjectPath(p.ID)),
 		RunID: run.ID, JudgeName: runJudge(run), Model: j.Model, Settings: settingsSummary(run.Settings) + " · " + pricesSummary(run.Settings.Prices),
-		Limit: fmt.Sprintf("the first %s", count(int64(run.ItemsTotal))), Created: stamp(run.CreatedAt),
+		Limit: fmt.Sprintf("the first %s", kit.Count(int64(run.ItemsTotal))), Created: stamp(run.CreatedAt),
 		AnswersURL: templ.SafeURL(base + "/items"), ErrorsURL: templ.SafeURL(base + "/items?errors=1"),
 		Capabilities: capabilitiesView(run.Capabilities), Progress: prog,
 	}
@@ -286,7 +287,7 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) error {
 	if run.FinishedAt != nil {
 		page.Finished = stamp(*run.FinishedAt)
 	}
-	s.render(w, r, http.StatusOK, judgeview.RunView(page))
+	s.Render(w, r, http.StatusOK, judgeview.RunView(page))
 	return nil
 }
 
@@ -297,7 +298,7 @@ func (s *Server) runProgress(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if !isHX(r) {
+	if !kit.IsHX(r) {
 		http.Redirect(w, r, runPath(p.ID, run.ID), http.StatusSeeOther)
 		return nil
 	}
@@ -305,7 +306,7 @@ func (s *Server) runProgress(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.render(w, r, http.StatusOK, judgeview.RunProgress(prog))
+	s.Render(w, r, http.StatusOK, judgeview.RunProgress(prog))
 	return nil
 }
 
@@ -348,14 +349,14 @@ func (s *Server) changeRun(w http.ResponseWriter, r *http.Request, act runAction
 	if err != nil {
 		return err
 	}
-	msg, err := act(ctx, userFrom(ctx), run)
+	msg, err := act(ctx, kit.UserFrom(ctx), run)
 	switch {
 	case errors.Is(err, attune.ErrConflict):
-		s.sessions.Put(ctx, sessionFlashError, capitalize(attune.PublicMessage(err)))
+		s.FlashError(ctx, kit.Capitalize(attune.PublicMessage(err)))
 	case err != nil:
 		return err
 	default:
-		s.sessions.Put(ctx, sessionFlash, msg)
+		s.Flash(ctx, msg)
 	}
 	http.Redirect(w, r, runPath(p.ID, run.ID), http.StatusSeeOther)
 	return nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/judge"
+	"github.com/attune/attune/web/kit"
 	judgeview "github.com/attune/attune/web/views/judge"
 	"github.com/attune/attune/web/views/layout"
 )
@@ -34,7 +35,7 @@ func (s *Server) tryJudge(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p, itemID, err := s.tryTarget(ctx, userFrom(ctx), project, source)
+	p, itemID, err := s.tryTarget(ctx, kit.UserFrom(ctx), project, source)
 	var bad *attune.ValidationError
 	if errors.As(err, &bad) {
 		try.Errors = bad.Fields
@@ -44,11 +45,11 @@ func (s *Server) tryJudge(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	item, err := s.db.FindItem(ctx, p.ID, itemID)
+	item, err := s.DB.FindItem(ctx, p.ID, itemID)
 	if err != nil {
 		return err
 	}
-	def, err := s.db.FindRubricByID(ctx, p.RubricVersionID)
+	def, err := s.DB.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
 		return err
 	}
@@ -61,7 +62,7 @@ func (s *Server) tryJudge(w http.ResponseWriter, r *http.Request) error {
 	}
 
 	page := judgeview.TryPage{
-		Chrome:    s.chrome(r, "Try "+j.Name, "judges"),
+		Chrome:    s.Chrome(r, "Try "+j.Name, "judges"),
 		JudgeName: j.Name, Model: j.Model, EditURL: templ.SafeURL(judgePath(j.ID)),
 		ProjectName: p.Name, SourceID: item.SourceID, Failure: trial.Failure,
 		Capabilities: capsView(trial.Capabilities), Try: try,
@@ -74,7 +75,7 @@ func (s *Server) tryJudge(w http.ResponseWriter, r *http.Request) error {
 			Key: res.Key, Label: itemLabel(def, res.Key), PromptHash: res.Prompt.Hash,
 			Raw: res.Raw, ReaskRaw: res.ReaskRaw, Value: string(res.Value), Method: method, Reasked: reasked,
 			Reasoning: res.Reasoning, Note: res.Note, Error: res.Error,
-			Tokens:  tokens(int64(res.Usage.InputTokens), int64(res.Usage.CachedInputTokens), int64(res.Usage.OutputTokens)),
+			Tokens:  kit.Tokens(int64(res.Usage.InputTokens), int64(res.Usage.CachedInputTokens), int64(res.Usage.OutputTokens)),
 			Cost:    usd(res.CostUSD),
 			Latency: fmt.Sprintf("%d ms", res.Latency.Milliseconds()),
 		}
@@ -95,12 +96,12 @@ func (s *Server) tryJudge(w http.ResponseWriter, r *http.Request) error {
 		cost += res.CostUSD
 		page.Results = append(page.Results, v)
 	}
-	page.Tokens = tokens(int64(total.InputTokens), int64(total.CachedInputTokens), int64(total.OutputTokens))
+	page.Tokens = kit.Tokens(int64(total.InputTokens), int64(total.CachedInputTokens), int64(total.OutputTokens))
 	page.Cost = usd(cost)
 	if errors.Is(tctx.Err(), context.DeadlineExceeded) && page.Failure == "" {
 		page.Flash = layout.Flash{Kind: "error", Message: "The try took longer than 90 seconds; the items not answered by then say so."}
 	}
-	s.render(w, r, http.StatusOK, judgeview.Try(page))
+	s.Render(w, r, http.StatusOK, judgeview.Try(page))
 	return nil
 }
 
@@ -114,19 +115,19 @@ func (s *Server) tryTarget(ctx context.Context, u *attune.User, project, source 
 	if err != nil || pid <= 0 {
 		return nil, 0, attune.Invalid("project", "Choose a project you lead.")
 	}
-	role, err := s.db.ProjectRole(ctx, pid, u)
-	if isNotFound(err) || err == nil && role != attune.MemberLead {
+	role, err := s.DB.ProjectRole(ctx, pid, u)
+	if kit.IsNotFound(err) || err == nil && role != attune.MemberLead {
 		return nil, 0, attune.Invalid("project", "Choose a project you lead.")
 	}
 	if err != nil {
 		return nil, 0, err
 	}
-	p, err := s.db.FindProjectByID(ctx, pid)
+	p, err := s.DB.FindProjectByID(ctx, pid)
 	if err != nil {
 		return nil, 0, err
 	}
 	if source == "" {
-		ids, err := s.db.ItemIDs(ctx, p.ID, 1)
+		ids, err := s.DB.ItemIDs(ctx, p.ID, 1)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -135,8 +136,8 @@ func (s *Server) tryTarget(ctx context.Context, u *attune.User, project, source 
 		}
 		return p, ids[0], nil
 	}
-	itemID, err := s.db.ItemIDBySource(ctx, p.ID, source)
-	if isNotFound(err) {
+	itemID, err := s.DB.ItemIDBySource(ctx, p.ID, source)
+	if kit.IsNotFound(err) {
 		return nil, 0, attune.Invalid("item", fmt.Sprintf("%s has no item with the id %q.", p.Name, source))
 	}
 	return p, itemID, err

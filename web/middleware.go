@@ -2,7 +2,6 @@ package web
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -18,35 +17,8 @@ import (
 	"time"
 
 	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/web/kit"
 )
-
-type ctxKey int
-
-const (
-	requestKey ctxKey = iota
-	userKey
-)
-
-// requestInfo travels with the request so that the access log, written on
-// the way out, knows what inner handlers learned (who the user was).
-type requestInfo struct {
-	id     string
-	userID int64
-}
-
-func infoFrom(ctx context.Context) *requestInfo {
-	ri, _ := ctx.Value(requestKey).(*requestInfo)
-	if ri == nil {
-		return &requestInfo{}
-	}
-	return ri
-}
-
-// userFrom returns the signed-in user, or nil.
-func userFrom(ctx context.Context) *attune.User {
-	u, _ := ctx.Value(userKey).(*attune.User)
-	return u
-}
 
 // recover turns a panic into a 500 and a log line instead of a dropped
 // connection.
@@ -57,7 +29,7 @@ func (s *Server) recover(next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				s.log.ErrorContext(r.Context(), "panic", "request_id", infoFrom(r.Context()).id,
+				s.Log.ErrorContext(r.Context(), "panic", "request_id", kit.InfoFrom(r.Context()).ID,
 					"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 				http.Error(w, "Internal Server Error", http.StatusInternalServerError)
 			}
@@ -99,10 +71,10 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		start := time.Now()
 		var b [8]byte
 		rand.Read(b[:])
-		ri := &requestInfo{id: hex.EncodeToString(b[:])}
-		w.Header().Set("X-Request-Id", ri.id)
+		ri := &kit.RequestInfo{ID: hex.EncodeToString(b[:])}
+		w.Header().Set("X-Request-Id", ri.ID)
 		rec := &statusRecorder{ResponseWriter: w}
-		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), requestKey, ri)))
+		next.ServeHTTP(rec, r.WithContext(kit.WithRequestInfo(r.Context(), ri)))
 		if rec.status == 0 {
 			rec.status = http.StatusOK
 		}
@@ -115,17 +87,17 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 			level = slog.LevelDebug
 		}
 		attrs := []slog.Attr{
-			slog.String("request_id", ri.id),
+			slog.String("request_id", ri.ID),
 			slog.String("method", r.Method),
 			slog.String("path", r.URL.Path),
 			slog.Int("status", rec.status),
 			slog.Int64("bytes", rec.bytes),
 			slog.Float64("latency_ms", float64(time.Since(start).Microseconds())/1000),
 		}
-		if ri.userID != 0 {
-			attrs = append(attrs, slog.Int64("user_id", ri.userID))
+		if ri.UserID != 0 {
+			attrs = append(attrs, slog.Int64("user_id", ri.UserID))
 		}
-		s.log.LogAttrs(r.Context(), level, "request", attrs...)
+		s.Log.LogAttrs(r.Context(), level, "request", attrs...)
 	})
 }
 
@@ -156,11 +128,11 @@ func securityHeaders(next http.Handler) http.Handler {
 func (s *Server) withSession(next http.Handler) http.Handler {
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.renderError(w, r, http.StatusForbidden, "Request refused",
+		s.RenderError(w, r, http.StatusForbidden, "Request refused",
 			"This request came from another site, so attune refused it. Go back to attune and try again.")
 	}))
 	loadUser := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := s.sessions.GetInt64(r.Context(), sessionUserID)
+		id := s.Sessions.GetInt64(r.Context(), kit.SessionUserID)
 		if id != 0 {
 			// The account was read with the session, unless the session
 			// was stored before it knew its account.
@@ -169,27 +141,26 @@ func (s *Server) withSession(next http.Handler) http.Handler {
 			if l := loadedFrom(r.Context()); l != nil && l.user != nil && l.user.ID == id {
 				u = l.user
 			} else {
-				u, err = s.db.FindUserByID(r.Context(), id)
+				u, err = s.DB.FindUserByID(r.Context(), id)
 			}
 			switch {
-			case err == nil && !u.Disabled() && s.sessions.GetInt64(r.Context(), sessionEpoch) == u.SessionEpoch:
-				infoFrom(r.Context()).userID = u.ID
-				r = r.WithContext(context.WithValue(r.Context(), userKey, u))
-			case err == nil || isNotFound(err):
+			case err == nil && !u.Disabled() && s.Sessions.GetInt64(r.Context(), kit.SessionEpoch) == u.SessionEpoch:
+				r = r.WithContext(kit.WithUser(r.Context(), u))
+			case err == nil || kit.IsNotFound(err):
 				// The account was disabled or removed since sign-in, or its
 				// password changed (which ends its other sessions).
-				if err := s.sessions.Destroy(r.Context()); err != nil {
-					s.serverError(w, r, err)
+				if err := s.Sessions.Destroy(r.Context()); err != nil {
+					s.ServerError(w, r, err)
 					return
 				}
 			default:
-				s.serverError(w, r, err)
+				s.ServerError(w, r, err)
 				return
 			}
 		}
 		next.ServeHTTP(w, r)
 	})
-	return withLoadedSession(s.sessions.LoadAndSave(cop.Handler(s.sameOrigin(loadUser))))
+	return withLoadedSession(s.Sessions.LoadAndSave(cop.Handler(s.sameOrigin(loadUser))))
 }
 
 // sameOrigin refuses a state-changing request whose Origin is not attune's
@@ -213,7 +184,7 @@ func (s *Server) sameOrigin(next http.Handler) http.Handler {
 			return
 		}
 		if !s.ownOrigin(r, origin) {
-			s.renderError(w, r, http.StatusForbidden, "Request refused",
+			s.RenderError(w, r, http.StatusForbidden, "Request refused",
 				"This request came from another site, so attune refused it. Go back to attune and try again.")
 			return
 		}
@@ -256,9 +227,9 @@ func hostPort(scheme, host string) string {
 // remembering where they were going.
 func (s *Server) signedIn(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if userFrom(r.Context()) == nil {
+		if kit.UserFrom(r.Context()) == nil {
 			if r.Method != http.MethodGet {
-				s.renderError(w, r, http.StatusUnauthorized, "Signed out", "Your session has ended. Sign in again.")
+				s.RenderError(w, r, http.StatusUnauthorized, "Signed out", "Your session has ended. Sign in again.")
 				return
 			}
 			http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
@@ -271,8 +242,8 @@ func (s *Server) signedIn(next http.Handler) http.Handler {
 // role lets through only signed-in users whose role grants at least min.
 func (s *Server) role(min attune.Role, next http.Handler) http.Handler {
 	return s.signedIn(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !userFrom(r.Context()).Role.AtLeast(min) {
-			s.renderError(w, r, http.StatusForbidden, "Not allowed", "Your account does not have access to this page.")
+		if !kit.UserFrom(r.Context()).Role.AtLeast(min) {
+			s.RenderError(w, r, http.StatusForbidden, "Not allowed", "Your account does not have access to this page.")
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -371,7 +342,7 @@ func (s *Server) textInputs(upload bool, next http.Handler) http.Handler {
 			err = checkFormText(r)
 		}
 		if err != nil {
-			s.h(func(http.ResponseWriter, *http.Request) error { return err }).ServeHTTP(w, r)
+			s.H(func(http.ResponseWriter, *http.Request) error { return err }).ServeHTTP(w, r)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -398,7 +369,7 @@ func checkFormText(r *http.Request) error {
 		return attune.Invalid("form", "the form could not be read; try again")
 	}
 	if len(body) > maxFormBody {
-		return &tooLarge{what: "form", limit: maxFormBody}
+		return &kit.TooLarge{What: "form", Limit: maxFormBody}
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	if ct == "application/x-www-form-urlencoded" {

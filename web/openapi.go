@@ -101,7 +101,7 @@ func mergeInto(parent map[string]any, key string, value any, from string) error 
 func (s *Server) openAPI(w http.ResponseWriter, r *http.Request) {
 	doc, err := OpenAPI()
 	if err != nil {
-		s.log.ErrorContext(r.Context(), "openapi document", "err", err)
+		s.Log.ErrorContext(r.Context(), "openapi document", "err", err)
 		http.Error(w, "the API description could not be built", http.StatusInternalServerError)
 		return
 	}

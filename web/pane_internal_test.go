@@ -26,7 +26,7 @@ func paneCases(t *testing.T) []paneCase {
 	var out []paneCase
 	for _, def := range rubric.Builtins() {
 		blank := annotate.Workspace{ItemID: 7, SourceID: "s7", URLs: annotate.URLs{Submit: "/projects/1/items/7/labels"}}
-		blank.Rubric, blank.Problems = rubricView(def, rubric.Facts{Turns: 3}, formState{}, nil)
+		blank.Rubric, blank.Problems = annotate.RubricOf(def, rubric.Facts{Turns: 3}, nil, nil, nil)
 		out = append(out, paneCase{name: def.Ref().String() + "/blank", def: def, v: blank})
 
 		st := formState{answers: map[string]string{}, rationales: map[string]string{}, rationale: "overall <b>note</b>"}
@@ -48,7 +48,7 @@ func paneCases(t *testing.T) []paneCase {
 		issues = append(issues, rubric.Issue{Item: "nowhere", Severity: rubric.Blocking, Message: "general"})
 		full := annotate.Workspace{ItemID: 8, SourceID: "s8", Editing: true, URLs: annotate.URLs{Submit: "/projects/1/items/8/labels"}}
 		facts := rubric.Facts{Turns: 40, Terms: []string{"suicide", "self harm"}, Marked: true, Crisis: rubric.Signalled}
-		full.Rubric, full.Problems = rubricView(def, facts, st, issues)
+		full.Rubric, full.Problems = annotate.RubricOf(def, facts, st.answers, st.rationales, issues)
 		out = append(out, paneCase{name: def.Ref().String() + "/answered", def: def, v: full})
 	}
 	return out
@@ -88,10 +88,10 @@ func TestRubricPaneRendersAsFresh(t *testing.T) {
 			}
 			// Filled from the cached layout, the page is the same again.
 			v := c.v
-			v.Rubric, v.Problems = fillRubric(c.def, rp.base, rubric.Facts{}, formState{}, nil)
+			v.Rubric, v.Problems = annotate.FillRubric(c.def, rp.base, rubric.Facts{}, nil, nil, nil)
 			v.Rubric.Pane = rp.pane
 			blank := c.v
-			blank.Rubric, blank.Problems = rubricView(c.def, rubric.Facts{}, formState{}, nil)
+			blank.Rubric, blank.Problems = annotate.RubricOf(c.def, rubric.Facts{}, nil, nil, nil)
 			if got, want := renderView(t, v), renderView(t, blank); !bytes.Equal(got, want) {
 				t.Errorf("filled from the cached layout, the page differs:\n%s", firstDifference(got, want))
 			}
@@ -128,7 +128,7 @@ func TestRubricPanesKeptPerVersion(t *testing.T) {
 	// The pane of version 2 set on a page of version 1 is not used: the
 	// page is rendered afresh, as version 1.
 	v := annotate.Workspace{ItemID: 1, SourceID: "x"}
-	v.Rubric, v.Problems = rubricView(defs[0], rubric.Facts{Turns: 2}, formState{}, nil)
+	v.Rubric, v.Problems = annotate.RubricOf(defs[0], rubric.Facts{Turns: 2}, nil, nil, nil)
 	fresh := renderView(t, v)
 	v.Rubric.Pane = b.pane
 	if b.pane.Fits(v.Rubric) {

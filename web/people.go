@@ -8,28 +8,27 @@ import (
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/store"
+	"github.com/attune/attune/web/kit"
 	"github.com/attune/attune/web/views/project"
 )
-
-func peoplePath(projectID int64) string { return projectPath(projectID) + "/people" }
 
 // peoplePage shows a project's leads each annotator's status: qualification
 // in the current attempt, real items submitted, paused queue and drift.
 func (s *Server) peoplePage(w http.ResponseWriter, r *http.Request) error {
-	p, _, err := s.projectAccess(r, true)
+	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
 	}
 	ctx := r.Context()
-	pol, err := s.db.CalibrationPolicy(ctx, p.ID)
+	pol, err := s.DB.CalibrationPolicy(ctx, p.ID)
 	if err != nil {
 		return err
 	}
-	people, err := s.db.ListPeople(ctx, p.ID)
+	people, err := s.DB.ListPeople(ctx, p.ID)
 	if err != nil {
 		return err
 	}
-	page := project.PeoplePage{Chrome: s.chrome(r, "People · "+p.Name, "home"), ID: p.ID, Name: p.Name,
+	page := project.PeoplePage{Chrome: s.Chrome(r, "People · "+p.Name, "home"), ID: p.ID, Name: p.Name,
 		Qualify: pol.Qualify, PassPercent: pol.PassPercent}
 	for _, m := range people {
 		page.People = append(page.People, project.Person{
@@ -39,7 +38,7 @@ func (s *Server) peoplePage(w http.ResponseWriter, r *http.Request) error {
 			Drifting: strings.Join(m.Calibration.DriftingOn, ", "), Alert: m.Alert,
 		})
 	}
-	s.render(w, r, http.StatusOK, project.PeopleView(page))
+	s.Render(w, r, http.StatusOK, project.PeopleView(page))
 	return nil
 }
 
@@ -54,25 +53,25 @@ func (s *Server) requalify(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	back := peoplePath(p.ID)
+	back := kit.PeoplePath(p.ID)
 	attempt, err := strconv.Atoi(strings.TrimSpace(r.PostFormValue("attempt")))
 	if err != nil {
-		s.sessions.Put(ctx, sessionFlashError, "Nobody was re-qualified: the form did not say which attempt you saw; reload the page and try again.")
+		s.FlashError(ctx, "Nobody was re-qualified: the form did not say which attempt you saw; reload the page and try again.")
 		http.Redirect(w, r, back, http.StatusSeeOther)
 		return nil
 	}
-	viewer := userFrom(ctx)
-	n, err := s.db.Requalify(ctx, &viewer.ID, p.ID, uid, attempt)
+	viewer := kit.UserFrom(ctx)
+	n, err := s.DB.Requalify(ctx, &viewer.ID, p.ID, uid, attempt)
 	var invalid *attune.ValidationError
 	if errors.As(err, &invalid) || errors.Is(err, attune.ErrConflict) {
-		s.sessions.Put(ctx, sessionFlashError, "Nobody was re-qualified: "+attune.PublicMessage(err)+".")
+		s.FlashError(ctx, "Nobody was re-qualified: "+attune.PublicMessage(err)+".")
 		http.Redirect(w, r, back, http.StatusSeeOther)
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	s.sessions.Put(ctx, sessionFlash, "Re-qualifying: attempt "+strconv.Itoa(n)+" has begun; they are served the practice items again.")
+	s.Flash(ctx, "Re-qualifying: attempt "+strconv.Itoa(n)+" has begun; they are served the practice items again.")
 	http.Redirect(w, r, back, http.StatusSeeOther)
 	return nil
 }
@@ -102,11 +101,11 @@ func apiPersonOf(p store.Person) apiPerson {
 
 // apiPeople lists the project's annotators with their status (its leads).
 func (s *Server) apiPeople(r *http.Request, u *attune.User) (int, any, error) {
-	p, err := s.apiLeadProject(r, u, "see its people")
+	p, err := s.APILeadProject(r, u, "see its people")
 	if err != nil {
 		return 0, nil, err
 	}
-	people, err := s.db.ListPeople(r.Context(), p.ID)
+	people, err := s.DB.ListPeople(r.Context(), p.ID)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -122,27 +121,27 @@ func (s *Server) apiPeople(r *http.Request, u *attune.User) (int, any, error) {
 // refused with 409. 200 with the person as they stand now.
 func (s *Server) apiRequalify(r *http.Request, u *attune.User) (int, any, error) {
 	ctx := r.Context()
-	p, err := s.apiLeadProject(r, u, "re-qualify its people")
+	p, err := s.APILeadProject(r, u, "re-qualify its people")
 	if err != nil {
 		return 0, nil, err
 	}
-	uid, err := pathInt(r, "userID")
+	uid, err := kit.PathInt(r, "userID")
 	if err != nil {
 		return 0, nil, err
 	}
 	var body struct {
 		Attempt *int `json:"attempt"`
 	}
-	if err := decodeJSON(r, &body); err != nil {
+	if err := kit.DecodeJSON(r, &body); err != nil {
 		return 0, nil, err
 	}
 	if body.Attempt == nil {
 		return 0, nil, attune.Invalid("attempt", "give the person's current attempt (see GET /api/v1/projects/{id}/people)")
 	}
-	if _, err := s.db.Requalify(ctx, &u.ID, p.ID, uid, *body.Attempt); err != nil {
+	if _, err := s.DB.Requalify(ctx, &u.ID, p.ID, uid, *body.Attempt); err != nil {
 		return 0, nil, err
 	}
-	person, err := s.db.FindPerson(ctx, p.ID, uid)
+	person, err := s.DB.FindPerson(ctx, p.ID, uid)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -21,42 +21,10 @@ import (
 	"github.com/attune/attune/internal/calibration"
 	"github.com/attune/attune/internal/importer"
 	"github.com/attune/attune/internal/store"
+	"github.com/attune/attune/web/kit"
 	flagview "github.com/attune/attune/web/views/flag"
 	"github.com/attune/attune/web/views/project"
 )
-
-// Limits of the project pages; the settings' own are attune's (see
-// attune.Project.Validate).
-const (
-	// maxImportBytes bounds an upload unless Options.MaxUpload says
-	// otherwise. The file is streamed into the
-	// import, so this bounds the time a request may take, not memory.
-	maxImportBytes = 256 << 20
-)
-
-// projectAccess loads the project named in the path and the viewer's role
-// in it. With manage set, only the project's leads (and admins) pass.
-func (s *Server) projectAccess(r *http.Request, manage bool) (*attune.Project, attune.MemberRole, error) {
-	ctx := r.Context()
-	id, err := pathInt(r, "id")
-	if err != nil {
-		return nil, "", err
-	}
-	role, err := s.db.ProjectRole(ctx, id, userFrom(ctx))
-	if err != nil {
-		return nil, "", err
-	}
-	if manage && role != attune.MemberLead {
-		return nil, role, attune.Forbidden("Only a lead of this project can change it.")
-	}
-	p, err := s.db.FindProjectByID(ctx, id)
-	if err != nil {
-		return nil, "", err
-	}
-	return p, role, nil
-}
-
-func projectPath(id int64) string { return fmt.Sprintf("/projects/%d", id) }
 
 // projectInput is a checked create or edit form.
 type projectInput struct {
@@ -99,16 +67,11 @@ func readProjectForm(r *http.Request) (project.Form, projectInput, map[string]st
 		in.epsilon = v
 	}
 	p := attune.Project{Name: in.name, Instructions: in.instructions, Overlap: in.overlap, Lease: in.lease, Epsilon: in.epsilon}
-	errs := fieldErrors(p.Validate())
+	errs := kit.FieldErrors(p.Validate())
 	for k, m := range unread {
 		errs[k] = m
 	}
 	return f, in, errs
-}
-
-// epsilonLabel says an ε and who the annotators are: "0.2 (experts)".
-func epsilonLabel(e float64) string {
-	return fmt.Sprintf("%s (%s)", strconv.FormatFloat(e, 'f', -1, 64), attune.PoolOfEpsilon(e).Label)
 }
 
 // annotatorPools are the answers the project form offers to "who are the
@@ -129,16 +92,16 @@ func (s *Server) newProjectPage(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) renderNewProject(w http.ResponseWriter, r *http.Request, status int, form project.Form, errs map[string]string) error {
-	rubrics, err := s.db.ListRubrics(r.Context())
+	rubrics, err := s.DB.ListRubrics(r.Context())
 	if err != nil {
 		return err
 	}
 	form.Pools = annotatorPools()
-	page := project.NewPage{Chrome: s.chrome(r, "New project", "home"), Form: form, Errors: errs}
+	page := project.NewPage{Chrome: s.Chrome(r, "New project", "home"), Form: form, Errors: errs}
 	for _, rv := range rubrics {
 		page.Rubrics = append(page.Rubrics, project.RubricOption{ID: rv.ID, Label: rv.Ref.String() + " — " + rv.Title})
 	}
-	s.render(w, r, status, project.New(page))
+	s.Render(w, r, status, project.New(page))
 	return nil
 }
 
@@ -156,23 +119,23 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request) error {
 	if len(errs) > 0 {
 		return s.renderNewProject(w, r, http.StatusUnprocessableEntity, form, errs)
 	}
-	actor := userFrom(ctx).ID
-	p, err := s.db.CreateProject(ctx, &actor, store.NewProject{
+	actor := kit.UserFrom(ctx).ID
+	p, err := s.DB.CreateProject(ctx, &actor, store.NewProject{
 		Name: in.name, Instructions: in.instructions, RubricVersionID: rubricID, Overlap: in.overlap, Lease: in.lease, Epsilon: in.epsilon,
 	})
 	if errors.Is(err, attune.ErrConflict) {
-		return s.renderNewProject(w, r, http.StatusConflict, form, map[string]string{"name": capitalize(attune.PublicMessage(err)) + "; choose another name."})
+		return s.renderNewProject(w, r, http.StatusConflict, form, map[string]string{"name": kit.Capitalize(attune.PublicMessage(err)) + "; choose another name."})
 	}
 	if err != nil {
 		return err
 	}
-	s.sessions.Put(ctx, sessionFlash, "Created "+p.Name+". Add annotators and import a dataset to start labelling.")
-	http.Redirect(w, r, projectPath(p.ID), http.StatusSeeOther)
+	s.Flash(ctx, "Created "+p.Name+". Add annotators and import a dataset to start labelling.")
+	http.Redirect(w, r, kit.ProjectPath(p.ID), http.StatusSeeOther)
 	return nil
 }
 
 func (s *Server) rubricExists(r *http.Request, id int64) (bool, error) {
-	rubrics, err := s.db.ListRubrics(r.Context())
+	rubrics, err := s.DB.ListRubrics(r.Context())
 	if err != nil {
 		return false, err
 	}
@@ -185,7 +148,7 @@ func (s *Server) rubricExists(r *http.Request, id int64) (bool, error) {
 }
 
 func (s *Server) projectPage(w http.ResponseWriter, r *http.Request) error {
-	p, role, err := s.projectAccess(r, false)
+	p, role, err := s.ProjectAccess(r, false)
 	if err != nil {
 		return err
 	}
@@ -193,7 +156,7 @@ func (s *Server) projectPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.render(w, r, http.StatusOK, project.View(page))
+	s.Render(w, r, http.StatusOK, project.View(page))
 	return nil
 }
 
@@ -201,9 +164,9 @@ func (s *Server) projectPage(w http.ResponseWriter, r *http.Request) error {
 // re-render it with a form's errors fill those in afterwards.
 func (s *Server) projectView(r *http.Request, p *attune.Project, role attune.MemberRole) (project.Page, error) {
 	ctx := r.Context()
-	viewer := userFrom(ctx)
+	viewer := kit.UserFrom(ctx)
 	page := project.Page{
-		Chrome:       s.chrome(r, p.Name, "home"),
+		Chrome:       s.Chrome(r, p.Name, "home"),
 		ID:           p.ID,
 		Name:         p.Name,
 		Rubric:       p.RubricRef,
@@ -213,7 +176,7 @@ func (s *Server) projectView(r *http.Request, p *attune.Project, role attune.Mem
 		// A saved ε outside the usual range is used as the lead set it,
 		// and marked as the report marks one asked for with
 		// alt_unusual_epsilon=1.
-		Epsilon:    altEpsilonLabel(p.Epsilon, !agreement.AltEpsilonUsual(p.Epsilon)),
+		Epsilon:    kit.AltEpsilonLabel(p.Epsilon, !agreement.AltEpsilonUsual(p.Epsilon)),
 		IsLead:     role == attune.MemberLead,
 		MemberForm: project.MemberForm{Role: string(attune.MemberAnnotator)},
 	}
@@ -222,7 +185,7 @@ func (s *Server) projectView(r *http.Request, p *attune.Project, role attune.Mem
 		return page, err
 	}
 	page.Instructions = html
-	pr, err := s.db.Progress(ctx, p.ID)
+	pr, err := s.DB.Progress(ctx, p.ID)
 	if err != nil {
 		return page, err
 	}
@@ -238,11 +201,11 @@ func (s *Server) projectView(r *http.Request, p *attune.Project, role attune.Mem
 	page.Progress = project.Progress{
 		Items: pr.Items, Complete: pr.Complete, Active: pr.Active, LastHour: pr.LastHour, ByLabels: pr.ByLabels, Pulled: pr.Pulled,
 	}
-	fc, err := s.db.CountFlags(ctx, p.ID)
+	fc, err := s.DB.CountFlags(ctx, p.ID)
 	if err != nil {
 		return page, err
 	}
-	page.Flags = &flagview.ProjectSummary{Flags: templ.SafeURL(flagsPath(p.ID)), Counts: flagCountsView(fc)}
+	page.Flags = &flagview.ProjectSummary{Flags: templ.SafeURL(kit.FlagsPath(p.ID)), Counts: kit.FlagCounts(fc)}
 	for _, a := range pr.Annotators {
 		page.Progress.Annotators = append(page.Progress.Annotators, project.Annotator{
 			Name: displayName(a.Name, a.Email), Email: a.Email,
@@ -255,7 +218,7 @@ func (s *Server) projectView(r *http.Request, p *attune.Project, role attune.Mem
 			return page, err
 		}
 	}
-	members, err := s.db.ListMembers(ctx, p.ID)
+	members, err := s.DB.ListMembers(ctx, p.ID)
 	if err != nil {
 		return page, err
 	}
@@ -273,15 +236,15 @@ func (s *Server) projectView(r *http.Request, p *attune.Project, role attune.Mem
 // calibrationAlerts lists the project's annotators whose calibration items
 // show drift, or whose accuracy against gold sits below the pass mark.
 func (s *Server) calibrationAlerts(ctx context.Context, p *attune.Project, members []attune.Member) ([]project.Alert, error) {
-	history, err := s.db.CalibrationHistory(ctx, p.ID)
+	history, err := s.DB.CalibrationHistory(ctx, p.ID)
 	if err != nil || len(history) == 0 {
 		return nil, err
 	}
-	def, err := s.db.FindRubricByID(ctx, p.RubricVersionID)
+	def, err := s.DB.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
 		return nil, err
 	}
-	pol, err := s.db.CalibrationPolicy(ctx, p.ID)
+	pol, err := s.DB.CalibrationPolicy(ctx, p.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -302,11 +265,11 @@ func (s *Server) calibrationAlerts(ctx context.Context, p *attune.Project, membe
 // memberInPath is the project a lead acts on and the user id in the path
 // ({userID}); whether that user is a member is for the caller to find.
 func (s *Server) memberInPath(r *http.Request) (*attune.Project, int64, error) {
-	p, _, err := s.projectAccess(r, true)
+	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return nil, 0, err
 	}
-	uid, err := pathInt(r, "userID")
+	uid, err := kit.PathInt(r, "userID")
 	if err != nil {
 		return nil, 0, err
 	}
@@ -323,12 +286,12 @@ func (s *Server) pauseQueue(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	pause := r.PostFormValue("pause") == "1"
 	why := strings.TrimSpace(r.PostFormValue("why"))
-	viewer := userFrom(ctx)
-	back := projectPath(p.ID) + "#members"
-	err = s.db.SetQueuePaused(ctx, &viewer.ID, p.ID, uid, pause, why)
+	viewer := kit.UserFrom(ctx)
+	back := kit.ProjectPath(p.ID) + "#members"
+	err = s.DB.SetQueuePaused(ctx, &viewer.ID, p.ID, uid, pause, why)
 	var invalid *attune.ValidationError
 	if errors.As(err, &invalid) {
-		s.sessions.Put(ctx, sessionFlashError, "The queue was not paused: "+invalid.Fields["why"])
+		s.FlashError(ctx, "The queue was not paused: "+invalid.Fields["why"])
 		http.Redirect(w, r, back, http.StatusSeeOther)
 		return nil
 	}
@@ -339,7 +302,7 @@ func (s *Server) pauseQueue(w http.ResponseWriter, r *http.Request) error {
 	if pause {
 		msg = "Their queue is paused: they are handed nothing new until you resume it."
 	}
-	s.sessions.Put(ctx, sessionFlash, msg)
+	s.Flash(ctx, msg)
 	http.Redirect(w, r, back, http.StatusSeeOther)
 	return nil
 }
@@ -381,16 +344,8 @@ func displayName(name, email string) string {
 	return email
 }
 
-// capitalize starts a store message with a capital, as a sentence on the page.
-func capitalize(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
-}
-
 func (s *Server) editProjectPage(w http.ResponseWriter, r *http.Request) error {
-	p, _, err := s.projectAccess(r, true)
+	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
 	}
@@ -405,14 +360,14 @@ func (s *Server) editProjectPage(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) renderEditProject(w http.ResponseWriter, r *http.Request, status int, p *attune.Project, form project.Form, errs map[string]string) {
 	form.Pools = annotatorPools()
-	s.render(w, r, status, project.Edit(project.EditPage{
-		Chrome: s.chrome(r, "Edit "+p.Name, "home"),
+	s.Render(w, r, status, project.Edit(project.EditPage{
+		Chrome: s.Chrome(r, "Edit "+p.Name, "home"),
 		ID:     p.ID, Name: p.Name, Rubric: p.RubricRef, Form: form, Errors: errs,
 	}))
 }
 
 func (s *Server) updateProject(w http.ResponseWriter, r *http.Request) error {
-	p, _, err := s.projectAccess(r, true)
+	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
 	}
@@ -422,23 +377,23 @@ func (s *Server) updateProject(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	ctx := r.Context()
-	err = s.db.UpdateProject(ctx, userFrom(ctx).ID, p.ID, store.ProjectChanges{
+	err = s.DB.UpdateProject(ctx, kit.UserFrom(ctx).ID, p.ID, store.ProjectChanges{
 		Name: in.name, Instructions: in.instructions, Overlap: in.overlap, Lease: in.lease, Epsilon: in.epsilon,
 	})
 	if errors.Is(err, attune.ErrConflict) {
-		s.renderEditProject(w, r, http.StatusConflict, p, form, map[string]string{"name": capitalize(attune.PublicMessage(err)) + "; choose another name."})
+		s.renderEditProject(w, r, http.StatusConflict, p, form, map[string]string{"name": kit.Capitalize(attune.PublicMessage(err)) + "; choose another name."})
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	s.sessions.Put(ctx, sessionFlash, "Saved the project settings.")
-	http.Redirect(w, r, projectPath(p.ID), http.StatusSeeOther)
+	s.Flash(ctx, "Saved the project settings.")
+	http.Redirect(w, r, kit.ProjectPath(p.ID), http.StatusSeeOther)
 	return nil
 }
 
 func (s *Server) addMember(w http.ResponseWriter, r *http.Request) error {
-	p, role, err := s.projectAccess(r, true)
+	p, role, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
 	}
@@ -450,7 +405,7 @@ func (s *Server) addMember(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		page.MemberForm, page.MemberErrors = form, errs
-		s.render(w, r, status, project.View(page))
+		s.Render(w, r, status, project.View(page))
 		return nil
 	}
 	errs := map[string]string{}
@@ -465,8 +420,8 @@ func (s *Server) addMember(w http.ResponseWriter, r *http.Request) error {
 	if len(errs) > 0 {
 		return fail(http.StatusUnprocessableEntity, errs)
 	}
-	u, err := s.db.FindUserByEmail(ctx, email)
-	if isNotFound(err) {
+	u, err := s.DB.FindUserByEmail(ctx, email)
+	if kit.IsNotFound(err) {
 		return fail(http.StatusUnprocessableEntity, map[string]string{
 			"email": "No account has the email " + email + ". Ask an admin to create it, then add it here.",
 		})
@@ -474,8 +429,8 @@ func (s *Server) addMember(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	actor := userFrom(ctx).ID
-	err = s.db.AddMember(ctx, &actor, p.ID, u.ID, mrole)
+	actor := kit.UserFrom(ctx).ID
+	err = s.DB.AddMember(ctx, &actor, p.ID, u.ID, mrole)
 	if errors.Is(err, attune.ErrConflict) {
 		// The message starts with the email address, which keeps its case.
 		return fail(http.StatusConflict, map[string]string{"email": attune.PublicMessage(err) + "."})
@@ -483,8 +438,8 @@ func (s *Server) addMember(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.sessions.Put(ctx, sessionFlash, fmt.Sprintf("%s is now %s on this project.", email, withArticle(mrole)))
-	http.Redirect(w, r, projectPath(p.ID)+"#members", http.StatusSeeOther)
+	s.Flash(ctx, fmt.Sprintf("%s is now %s on this project.", email, withArticle(mrole)))
+	http.Redirect(w, r, kit.ProjectPath(p.ID)+"#members", http.StatusSeeOther)
 	return nil
 }
 
@@ -501,7 +456,7 @@ func (s *Server) removeMember(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	members, err := s.db.ListMembers(ctx, p.ID)
+	members, err := s.DB.ListMembers(ctx, p.ID)
 	if err != nil {
 		return err
 	}
@@ -514,20 +469,20 @@ func (s *Server) removeMember(w http.ResponseWriter, r *http.Request) error {
 	if gone == nil {
 		return attune.NotFound("member")
 	}
-	back := projectPath(p.ID) + "#members"
-	viewer := userFrom(ctx)
+	back := kit.ProjectPath(p.ID) + "#members"
+	viewer := kit.UserFrom(ctx)
 	// The store refuses to remove the only lead (a project without one
 	// could be managed only by admins), atomically with the removal.
-	err = s.db.RemoveMember(ctx, &viewer.ID, p.ID, uid)
+	err = s.DB.RemoveMember(ctx, &viewer.ID, p.ID, uid)
 	if errors.Is(err, attune.ErrConflict) {
-		s.sessions.Put(ctx, sessionFlashError, gone.Email+" is the only lead of this project. Add another lead before removing them.")
+		s.FlashError(ctx, gone.Email+" is the only lead of this project. Add another lead before removing them.")
 		http.Redirect(w, r, back, http.StatusSeeOther)
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	s.sessions.Put(ctx, sessionFlash, "Removed "+gone.Email+" from the project. Their labels stay.")
+	s.Flash(ctx, "Removed "+gone.Email+" from the project. Their labels stay.")
 	if uid == viewer.ID && viewer.Role != attune.RoleAdmin {
 		// They left the project and can no longer open it.
 		back = "/"
@@ -537,7 +492,7 @@ func (s *Server) removeMember(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) setProjectStatus(w http.ResponseWriter, r *http.Request) error {
-	p, _, err := s.projectAccess(r, true)
+	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
 	}
@@ -554,11 +509,11 @@ func (s *Server) setProjectStatus(w http.ResponseWriter, r *http.Request) error 
 	default:
 		return attune.Invalid("status", "choose active, paused or archived")
 	}
-	if err := s.db.SetProjectStatus(ctx, userFrom(ctx).ID, p.ID, status); err != nil {
+	if err := s.DB.SetProjectStatus(ctx, kit.UserFrom(ctx).ID, p.ID, status); err != nil {
 		return err
 	}
-	s.sessions.Put(ctx, sessionFlash, msg)
-	http.Redirect(w, r, projectPath(p.ID), http.StatusSeeOther)
+	s.Flash(ctx, msg)
+	http.Redirect(w, r, kit.ProjectPath(p.ID), http.StatusSeeOther)
 	return nil
 }
 
@@ -567,28 +522,13 @@ func (s *Server) setProjectStatus(w http.ResponseWriter, r *http.Request) error 
 // memory stays bounded whatever the file's size. Fields must therefore come
 // before the file: the form puts the update box first, and any part after
 // the file is ignored (a browser sends parts in form order).
-// toImportForm answers a GET of an import's address (where a refused
-// import was shown) with a redirect to the page holding its form, at
-// where (a fragment, or a path under the project and a fragment), once
-// the viewer is found to lead the project.
-func (s *Server) toImportForm(where string) handler {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		p, _, err := s.projectAccess(r, true)
-		if err != nil {
-			return err
-		}
-		http.Redirect(w, r, projectPath(p.ID)+where, http.StatusSeeOther)
-		return nil
-	}
-}
-
 func (s *Server) importItems(w http.ResponseWriter, r *http.Request) error {
-	p, role, err := s.projectAccess(r, true)
+	p, role, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
 	}
 	ctx := r.Context()
-	r.Body = http.MaxBytesReader(w, r.Body, s.maxUpload())
+	r.Body = http.MaxBytesReader(w, r.Body, s.MaxUpload())
 	var update bool
 	// refuse re-renders the project page saying why nothing was imported:
 	// the file's line errors when err carries them, else message.
@@ -605,55 +545,33 @@ func (s *Server) importItems(w http.ResponseWriter, r *http.Request) error {
 			}
 			ip.More = le.More
 		} else if err != nil {
-			ip.Message = publicText(err)
+			ip.Message = kit.PublicText(err)
 		}
 		page.ImportUpdate, page.ImportProblems = update, ip
-		s.render(w, r, status, project.View(page))
+		s.Render(w, r, status, project.View(page))
 		return nil
 	}
 	fields := map[string]string{"update": ""}
 	var res store.ImportResult
 	var source string
-	err = readUpload(r, s.maxUpload(), fields, func(name string, file io.Reader) error {
-		source, update = name, checked(fields["update"])
+	err = kit.ReadUpload(r, s.MaxUpload(), fields, func(name string, file io.Reader) error {
+		source, update = name, kit.Checked(fields["update"])
 		var err error
-		res, err = importer.Import(ctx, s.db, p, file, importer.Options{ActorID: &userFrom(ctx).ID, Source: name, Update: update})
+		res, err = importer.Import(ctx, s.DB, p, file, importer.Options{ActorID: &kit.UserFrom(ctx).ID, Source: name, Update: update})
 		return err
 	})
-	update = checked(fields["update"]) // shown again on a refusal
-	var refused *uploadRefused
+	update = kit.Checked(fields["update"]) // shown again on a refusal
+	var refused *kit.UploadRefused
 	if errors.As(err, &refused) {
-		return refuse(refused.status, refused.source, refused.err, refused.message)
+		return refuse(refused.Status, refused.Source, refused.Err, refused.Message)
 	}
 	if err != nil {
 		return err
 	}
-	s.sessions.Put(ctx, sessionFlash, fmt.Sprintf("Imported %d new %s (%d updated, %d unchanged) from %s.",
-		res.Inserted, plural(res.Inserted, "item", "items"), res.Updated, res.Unchanged, source))
-	http.Redirect(w, r, projectPath(p.ID), http.StatusSeeOther)
+	s.Flash(ctx, fmt.Sprintf("Imported %d new %s (%d updated, %d unchanged) from %s.",
+		res.Inserted, kit.Plural(res.Inserted, "item", "items"), res.Updated, res.Unchanged, source))
+	http.Redirect(w, r, kit.ProjectPath(p.ID), http.StatusSeeOther)
 	return nil
-}
-
-// publicText is the message of err fit to show, as a sentence: a
-// validation error's field messages without the field names.
-func publicText(err error) string {
-	var v *attune.ValidationError
-	if errors.As(err, &v) {
-		msgs := make([]string, 0, len(v.Fields))
-		for _, m := range v.Fields {
-			msgs = append(msgs, capitalize(m))
-		}
-		slices.Sort(msgs)
-		return strings.Join(msgs, " ")
-	}
-	return capitalize(attune.PublicMessage(err))
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // maxSensitiveList bounds the ids one mark-sensitive form may hold.
@@ -663,7 +581,7 @@ const maxSensitiveList = 10000
 // or self-harm, by the dataset's ids, one a line. Unknown ids are named in
 // the message; the known ones are marked all the same.
 func (s *Server) markSensitive(w http.ResponseWriter, r *http.Request) error {
-	p, role, err := s.projectAccess(r, true)
+	p, role, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
 	}
@@ -682,7 +600,7 @@ func (s *Server) markSensitive(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		page.SensitiveForm, page.SensitiveError = form, msg
-		s.render(w, r, http.StatusUnprocessableEntity, project.View(page))
+		s.Render(w, r, http.StatusUnprocessableEntity, project.View(page))
 		return nil
 	}
 	switch {
@@ -691,7 +609,7 @@ func (s *Server) markSensitive(w http.ResponseWriter, r *http.Request) error {
 	case len(ids) > maxSensitiveList:
 		return refuse(fmt.Sprintf("Mark at most %d items at once (this list has %d).", maxSensitiveList, len(ids)))
 	}
-	changed, unknown, err := s.db.MarkSensitive(ctx, userFrom(ctx).ID, p.ID, ids, !form.Clear)
+	changed, unknown, err := s.DB.MarkSensitive(ctx, kit.UserFrom(ctx).ID, p.ID, ids, !form.Clear)
 	if err != nil {
 		return err
 	}
@@ -699,7 +617,7 @@ func (s *Server) markSensitive(w http.ResponseWriter, r *http.Request) error {
 	if form.Clear {
 		verb = "Cleared the sensitive mark of %d %s."
 	}
-	msg := fmt.Sprintf(verb, changed, plural(changed, "item", "items"))
+	msg := fmt.Sprintf(verb, changed, kit.Plural(changed, "item", "items"))
 	if len(unknown) > 0 {
 		shown := unknown[:min(len(unknown), 10)]
 		msg += fmt.Sprintf(" No item has the id %s", strings.Join(shown, ", "))
@@ -708,7 +626,7 @@ func (s *Server) markSensitive(w http.ResponseWriter, r *http.Request) error {
 		}
 		msg += "."
 	}
-	s.sessions.Put(ctx, sessionFlash, msg)
-	http.Redirect(w, r, projectPath(p.ID)+"#sensitive", http.StatusSeeOther)
+	s.Flash(ctx, msg)
+	http.Redirect(w, r, kit.ProjectPath(p.ID)+"#sensitive", http.StatusSeeOther)
 	return nil
 }

@@ -10,9 +10,11 @@ import (
 	"time"
 
 	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/dataset"
 	"github.com/attune/attune/internal/importer"
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/store"
+	"github.com/attune/attune/web/kit"
 )
 
 // apiProjectInput is the body that creates a project, and, with every
@@ -96,7 +98,7 @@ func (in apiProjectInput) apply(p attune.Project) (attune.Project, error) {
 func (s *Server) apiCreateProject(r *http.Request, u *attune.User) (int, any, error) {
 	ctx := r.Context()
 	var in apiProjectInput
-	if err := decodeJSON(r, &in); err != nil {
+	if err := kit.DecodeJSON(r, &in); err != nil {
 		return 0, nil, err
 	}
 	if in.Status != nil {
@@ -109,7 +111,7 @@ func (s *Server) apiCreateProject(r *http.Request, u *attune.User) (int, any, er
 	if err != nil || ref.Version == "" {
 		return 0, nil, attune.Invalid("rubric", "name the rubric version as key@version, such as coaching-conversation@2.0")
 	}
-	_, rv, err := s.db.FindRubric(ctx, ref)
+	_, rv, err := s.DB.FindRubric(ctx, ref)
 	if errors.Is(err, attune.ErrNotFound) {
 		return 0, nil, attune.Invalid("rubric", "no rubric version "+ref.String()+" is loaded")
 	}
@@ -120,7 +122,7 @@ func (s *Server) apiCreateProject(r *http.Request, u *attune.User) (int, any, er
 	if err != nil {
 		return 0, nil, err
 	}
-	created, err := s.db.CreateProject(ctx, &u.ID, store.NewProject{Name: p.Name, Instructions: p.Instructions,
+	created, err := s.DB.CreateProject(ctx, &u.ID, store.NewProject{Name: p.Name, Instructions: p.Instructions,
 		RubricVersionID: rv.ID, Overlap: p.Overlap, Lease: p.Lease, Epsilon: p.Epsilon})
 	if err != nil {
 		return 0, nil, err
@@ -134,12 +136,12 @@ func (s *Server) apiCreateProject(r *http.Request, u *attune.User) (int, any, er
 // the others stay. 200 with the project as GET returns it.
 func (s *Server) apiUpdateProject(r *http.Request, u *attune.User) (int, any, error) {
 	ctx := r.Context()
-	p, err := s.apiLeadProject(r, u, "change it")
+	p, err := s.APILeadProject(r, u, "change it")
 	if err != nil {
 		return 0, nil, err
 	}
 	var in apiProjectInput
-	if err := decodeJSON(r, &in); err != nil {
+	if err := kit.DecodeJSON(r, &in); err != nil {
 		return 0, nil, err
 	}
 	if in.Rubric != nil {
@@ -157,16 +159,16 @@ func (s *Server) apiUpdateProject(r *http.Request, u *attune.User) (int, any, er
 	if err != nil {
 		return 0, nil, err
 	}
-	if err := s.db.UpdateProject(ctx, u.ID, p.ID, store.ProjectChanges{Name: next.Name, Instructions: next.Instructions,
+	if err := s.DB.UpdateProject(ctx, u.ID, p.ID, store.ProjectChanges{Name: next.Name, Instructions: next.Instructions,
 		Overlap: next.Overlap, Lease: next.Lease, Epsilon: next.Epsilon}); err != nil {
 		return 0, nil, err
 	}
 	if status != "" && status != p.Status {
-		if err := s.db.SetProjectStatus(ctx, u.ID, p.ID, status); err != nil {
+		if err := s.DB.SetProjectStatus(ctx, u.ID, p.ID, status); err != nil {
 			return 0, nil, err
 		}
 	}
-	if p, err = s.db.FindProjectByID(ctx, p.ID); err != nil {
+	if p, err = s.DB.FindProjectByID(ctx, p.ID); err != nil {
 		return 0, nil, err
 	}
 	body, err := s.projectBody(ctx, p, attune.MemberLead, u)
@@ -187,32 +189,18 @@ func apiMemberOf(m attune.Member) apiMember {
 	return apiMember{m.UserID, m.Email, m.Name, string(m.Role), m.AddedAt.UTC(), m.Paused, m.PausedWhy}
 }
 
-// apiLeadProject is the project of the path, for one of its leads (and
-// admins): anyone else of the project is refused with "only the
-// project's leads " + doing; someone outside it learns nothing of it.
-func (s *Server) apiLeadProject(r *http.Request, u *attune.User, doing string) (*attune.Project, error) {
-	p, role, err := s.apiProjectAccess(r.Context(), r, u)
-	if err != nil {
-		return nil, err
-	}
-	if role != attune.MemberLead {
-		return nil, attune.Forbidden("only the project's leads " + doing)
-	}
-	return p, nil
-}
-
 // apiMembers lists the project's members (its leads).
 func (s *Server) apiMembers(r *http.Request, u *attune.User) (int, any, error) {
-	p, err := s.apiLeadProject(r, u, "manage its members")
+	p, err := s.APILeadProject(r, u, "manage its members")
 	if err != nil {
 		return 0, nil, err
 	}
 	q := r.URL.Query()
-	limit, err := pageLimit(q.Get("limit"))
+	limit, err := kit.PageLimit(q.Get("limit"))
 	if err != nil {
 		return 0, nil, err
 	}
-	members, next, err := s.db.MemberPage(r.Context(), p.ID, q.Get("cursor"), limit)
+	members, next, err := s.DB.MemberPage(r.Context(), p.ID, q.Get("cursor"), limit)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -220,14 +208,14 @@ func (s *Server) apiMembers(r *http.Request, u *attune.User) (int, any, error) {
 	for _, m := range members {
 		out = append(out, apiMemberOf(m))
 	}
-	return http.StatusOK, map[string]any{"members": out, "next_cursor": nextCursor(next)}, nil
+	return http.StatusOK, map[string]any{"members": out, "next_cursor": kit.NextCursor(next)}, nil
 }
 
 // apiAddMember adds an account, by email, as an annotator or a lead of the
 // project (201 with the member), or gives a member that role (200).
 func (s *Server) apiAddMember(r *http.Request, u *attune.User) (int, any, error) {
 	ctx := r.Context()
-	p, err := s.apiLeadProject(r, u, "manage its members")
+	p, err := s.APILeadProject(r, u, "manage its members")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -235,7 +223,7 @@ func (s *Server) apiAddMember(r *http.Request, u *attune.User) (int, any, error)
 		Email string `json:"email"`
 		Role  string `json:"role"`
 	}
-	if err := decodeJSON(r, &in); err != nil {
+	if err := kit.DecodeJSON(r, &in); err != nil {
 		return 0, nil, err
 	}
 	role := attune.MemberRole(in.Role)
@@ -246,8 +234,8 @@ func (s *Server) apiAddMember(r *http.Request, u *attune.User) (int, any, error)
 	if err != nil {
 		return 0, nil, attune.Invalid("email", "give the email address of the person's account")
 	}
-	who, err := s.db.FindUserByEmail(ctx, email)
-	if isNotFound(err) {
+	who, err := s.DB.FindUserByEmail(ctx, email)
+	if kit.IsNotFound(err) {
 		return 0, nil, attune.Invalid("email", "no account has the email "+email+"; an admin creates accounts")
 	}
 	if err != nil {
@@ -257,7 +245,7 @@ func (s *Server) apiAddMember(r *http.Request, u *attune.User) (int, any, error)
 	if _, err := s.findMember(ctx, p.ID, who.ID); err == nil {
 		status = http.StatusOK // a member already: their role changes
 	}
-	if err := s.db.AddMember(ctx, &u.ID, p.ID, who.ID, role); err != nil {
+	if err := s.DB.AddMember(ctx, &u.ID, p.ID, who.ID, role); err != nil {
 		return 0, nil, err
 	}
 	m, err := s.findMember(ctx, p.ID, who.ID)
@@ -271,18 +259,18 @@ func (s *Server) apiAddMember(r *http.Request, u *attune.User) (int, any, error)
 // The project's only lead cannot be removed (409).
 func (s *Server) apiRemoveMember(r *http.Request, u *attune.User) (int, any, error) {
 	ctx := r.Context()
-	p, err := s.apiLeadProject(r, u, "manage its members")
+	p, err := s.APILeadProject(r, u, "manage its members")
 	if err != nil {
 		return 0, nil, err
 	}
-	uid, err := pathInt(r, "userID")
+	uid, err := kit.PathInt(r, "userID")
 	if err != nil {
 		return 0, nil, err
 	}
 	if _, err := s.findMember(ctx, p.ID, uid); err != nil {
 		return 0, nil, err
 	}
-	if err := s.db.RemoveMember(ctx, &u.ID, p.ID, uid); err != nil {
+	if err := s.DB.RemoveMember(ctx, &u.ID, p.ID, uid); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusNoContent, nil, nil
@@ -290,7 +278,7 @@ func (s *Server) apiRemoveMember(r *http.Request, u *attune.User) (int, any, err
 
 // findMember is one member of the project, or attune.ErrNotFound.
 func (s *Server) findMember(ctx context.Context, projectID, userID int64) (*attune.Member, error) {
-	members, err := s.db.ListMembers(ctx, projectID)
+	members, err := s.DB.ListMembers(ctx, projectID)
 	if err != nil {
 		return nil, err
 	}
@@ -307,11 +295,11 @@ func (s *Server) findMember(ctx context.Context, projectID, userID int64) (*attu
 // {"paused": true, "why": "…"}. 200 with the member.
 func (s *Server) apiPauseQueue(r *http.Request, u *attune.User) (int, any, error) {
 	ctx := r.Context()
-	p, err := s.apiLeadProject(r, u, "manage its members")
+	p, err := s.APILeadProject(r, u, "manage its members")
 	if err != nil {
 		return 0, nil, err
 	}
-	uid, err := pathInt(r, "userID")
+	uid, err := kit.PathInt(r, "userID")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -319,13 +307,13 @@ func (s *Server) apiPauseQueue(r *http.Request, u *attune.User) (int, any, error
 		Paused bool   `json:"paused"`
 		Why    string `json:"why"`
 	}
-	if err := decodeJSON(r, &body); err != nil {
+	if err := kit.DecodeJSON(r, &body); err != nil {
 		return 0, nil, err
 	}
 	if _, err := s.findMember(ctx, p.ID, uid); err != nil {
 		return 0, nil, err
 	}
-	if err := s.db.SetQueuePaused(ctx, &u.ID, p.ID, uid, body.Paused, strings.TrimSpace(body.Why)); err != nil {
+	if err := s.DB.SetQueuePaused(ctx, &u.ID, p.ID, uid, body.Paused, strings.TrimSpace(body.Why)); err != nil {
 		return 0, nil, err
 	}
 	m, err := s.findMember(ctx, p.ID, uid)
@@ -340,7 +328,7 @@ func (s *Server) apiPauseQueue(r *http.Request, u *attune.User) (int, any, error
 // mark with clear (the project's leads), as the project page does. 200
 // with how many items changed and the ids no item has.
 func (s *Server) apiMarkSensitive(r *http.Request, u *attune.User) (int, any, error) {
-	p, err := s.apiLeadProject(r, u, "mark its items")
+	p, err := s.APILeadProject(r, u, "mark its items")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -348,7 +336,7 @@ func (s *Server) apiMarkSensitive(r *http.Request, u *attune.User) (int, any, er
 		IDs   []string `json:"ids"`
 		Clear bool     `json:"clear"`
 	}
-	if err := decodeJSON(r, &body); err != nil {
+	if err := kit.DecodeJSON(r, &body); err != nil {
 		return 0, nil, err
 	}
 	var ids []string
@@ -363,7 +351,7 @@ func (s *Server) apiMarkSensitive(r *http.Request, u *attune.User) (int, any, er
 	case len(ids) > maxSensitiveList:
 		return 0, nil, attune.Invalid("ids", fmt.Sprintf("mark at most %d items at once (this list has %d)", maxSensitiveList, len(ids)))
 	}
-	changed, unknown, err := s.db.MarkSensitive(r.Context(), u.ID, p.ID, ids, !body.Clear)
+	changed, unknown, err := s.DB.MarkSensitive(r.Context(), u.ID, p.ID, ids, !body.Clear)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -373,32 +361,126 @@ func (s *Server) apiMarkSensitive(r *http.Request, u *attune.User) (int, any, er
 	return http.StatusOK, map[string]any{"changed": changed, "unknown": unknown}, nil
 }
 
-// apiImportLabels imports a labels file (CSV, item,rater,rater_kind,
-// rubric_item,value[,rationale]) into the project (its leads), as the
-// report's import page does: all or nothing, every answer set checked by
-// the rubric; ?confirm_warnings=true stores people's sets the rubric only
-// warns about. 200 with what it stored, or 422 with the lines at fault.
-func (s *Server) apiImportLabels(r *http.Request, u *attune.User) (int, any, error) {
-	p, err := s.apiLeadProject(r, u, "import its labels")
+type apiProjectSummary struct {
+	ID       int64  `json:"id"`
+	Name     string `json:"name"`
+	Rubric   string `json:"rubric"`
+	Status   string `json:"status"`
+	Overlap  int    `json:"overlap"`
+	Items    int    `json:"items"`
+	Complete int    `json:"complete"`
+	Role     string `json:"role"`
+}
+
+// apiProjects lists the projects the user can see, archived ones last,
+// then by name, a page at a time.
+func (s *Server) apiProjects(r *http.Request, u *attune.User) (int, any, error) {
+	q := r.URL.Query()
+	limit, err := kit.PageLimit(q.Get("limit"))
 	if err != nil {
 		return 0, nil, err
 	}
-	confirm := r.URL.Query().Get("confirm_warnings")
-	if confirm != "" && confirm != "true" && confirm != "false" {
-		return 0, nil, attune.Invalid("confirm_warnings", "use true or false")
+	ps, next, err := s.DB.ProjectPage(r.Context(), u, q.Get("cursor"), limit)
+	if err != nil {
+		return 0, nil, err
 	}
-	limit := s.maxUpload()
+	out := []apiProjectSummary{}
+	for _, p := range ps {
+		role := p.MemberRole
+		if role == "" {
+			role = string(attune.MemberLead) // an admin who is not a member
+		}
+		out = append(out, apiProjectSummary{p.ID, p.Name, p.RubricRef, string(p.Status), p.Overlap, p.Items, p.Complete, role})
+	}
+	return http.StatusOK, map[string]any{"projects": out, "next_cursor": kit.NextCursor(next)}, nil
+}
+
+type apiProgress struct {
+	Items         int            `json:"items"`
+	Complete      int            `json:"complete"`
+	ItemsByLabels []int          `json:"items_by_labels"`
+	InProgress    int            `json:"in_progress"`
+	LastHour      int            `json:"labels_last_hour"`
+	OutOfPool     int            `json:"out_of_pool"`
+	Annotators    []apiAnnotator `json:"annotators"`
+}
+
+type apiAnnotator struct {
+	Email         string  `json:"email"`
+	Submitted     int     `json:"submitted"`
+	Skipped       int     `json:"skipped"`
+	LastHour      int     `json:"last_hour"`
+	MedianSeconds float64 `json:"median_seconds_per_item"`
+}
+
+type apiProjectDetail struct {
+	apiProjectSummary
+	Instructions string      `json:"instructions"`
+	LeaseSeconds int         `json:"lease_seconds"`
+	Progress     apiProgress `json:"progress"`
+}
+
+// apiProject returns a project and its progress. Annotators see their own
+// row of the per-annotator figures only.
+func (s *Server) apiProject(r *http.Request, u *attune.User) (int, any, error) {
+	p, role, err := s.APIProjectAccess(r.Context(), r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	out, err := s.projectBody(r.Context(), p, role, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, out, nil
+}
+
+// projectBody is a project and its progress as the API gives them to
+// someone of the role given in it.
+func (s *Server) projectBody(ctx context.Context, p *attune.Project, role attune.MemberRole, u *attune.User) (*apiProjectDetail, error) {
+	pr, err := s.DB.Progress(ctx, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := &apiProjectDetail{
+		apiProjectSummary: apiProjectSummary{p.ID, p.Name, p.RubricRef, string(p.Status), p.Overlap, pr.Items, pr.Complete, string(role)},
+		Instructions:      p.Instructions, LeaseSeconds: int(p.Lease.Seconds()),
+		Progress: apiProgress{Items: pr.Items, Complete: pr.Complete, ItemsByLabels: pr.ByLabels, InProgress: pr.Active,
+			LastHour: pr.LastHour, OutOfPool: pr.Pulled, Annotators: []apiAnnotator{}},
+	}
+	for _, a := range pr.Annotators {
+		if role == attune.MemberLead || a.UserID == u.ID {
+			out.Progress.Annotators = append(out.Progress.Annotators, apiAnnotator{a.Email, a.Submitted, a.Skipped, a.LastHour, a.MedianActive.Seconds()})
+		}
+	}
+	return out, nil
+}
+
+// apiImport streams the request body into the project: ?format=jsonl|csv
+// (detected when absent), ?update=true to replace changed unlabelled items.
+func (s *Server) apiImport(r *http.Request, u *attune.User) (int, any, error) {
+	p, role, err := s.APIProjectAccess(r.Context(), r, u)
+	if err != nil {
+		return 0, nil, err
+	}
+	if role != attune.MemberLead {
+		return 0, nil, attune.Forbidden("only the project's leads import data")
+	}
+	format := dataset.Format(r.URL.Query().Get("format"))
+	if format != "" && format != dataset.JSONL && format != dataset.CSV {
+		return 0, nil, attune.Invalid("format", "use jsonl or csv")
+	}
+	limit := s.MaxUpload()
 	if r.ContentLength > limit {
-		return 0, nil, &tooLarge{what: "file", limit: limit}
+		return 0, nil, &kit.TooLarge{What: "file", Limit: limit}
 	}
-	res, err := importer.ImportLabels(r.Context(), s.db, p, http.MaxBytesReader(nil, r.Body, limit),
-		store.LabelsImportOptions{ActorID: &u.ID, Source: "api", ConfirmWarnings: confirm == "true"})
+	res, err := importer.Import(r.Context(), s.DB, p, http.MaxBytesReader(nil, r.Body, limit),
+		importer.Options{ActorID: &u.ID, Source: "api", Format: format, Update: r.URL.Query().Get("update") == "true"})
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return 0, nil, &tooLarge{what: "file", limit: limit}
+		return 0, nil, &kit.TooLarge{What: "file", Limit: limit}
 	}
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, map[string]int{"labels": res.Labels, "answer_sets": res.AnswerSets, "people": res.People, "judges": res.Judges}, nil
+	return http.StatusOK, map[string]int{"read": res.Read, "inserted": res.Inserted, "updated": res.Updated, "unchanged": res.Unchanged}, nil
 }

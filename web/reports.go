@@ -22,6 +22,7 @@ import (
 	"github.com/attune/attune/internal/importer"
 	"github.com/attune/attune/internal/report"
 	"github.com/attune/attune/internal/store"
+	"github.com/attune/attune/web/kit"
 	rview "github.com/attune/attune/web/views/report"
 )
 
@@ -47,7 +48,7 @@ type reportRequest struct {
 // ticked; without it every rater is in. Bad values are attune.ErrInvalid,
 // on the parameter's name.
 func (s *Server) readReportQuery(r *http.Request, p *attune.Project, q url.Values) (*reportRequest, error) {
-	raters, err := s.db.ListProjectRaters(r.Context(), p.ID)
+	raters, err := s.DB.ListProjectRaters(r.Context(), p.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +95,7 @@ func (s *Server) readReportQuery(r *http.Request, p *attune.Project, q url.Value
 		}
 	}
 	for _, pr := range raters {
-		c := rview.Check{Value: strconv.FormatInt(pr.ID, 10), Label: raterLabel(pr.Name, pr.Kind, !pr.Account), Checked: true}
+		c := rview.Check{Value: strconv.FormatInt(pr.ID, 10), Label: kit.RaterLabel(pr.Name, pr.Kind, !pr.Account), Checked: true}
 		if pr.Kind == "judge" {
 			c.Name = "judge"
 			c.Checked = rr.opts.Judges == nil || slices.Contains(rr.opts.Judges, pr.ID)
@@ -297,23 +298,11 @@ func reportURL(projectID int64, q url.Values) templ.SafeURL {
 	return templ.SafeURL(u)
 }
 
-// raterLabel names a rater for people: a person brought in by an import
-// is marked so, since they have no account and may share a name with one.
-func raterLabel(name, kind string, imported bool) string {
-	switch {
-	case kind == "judge":
-		return name + " (judge)"
-	case imported:
-		return name + " (imported)"
-	}
-	return name
-}
-
 // buildReport checks access (leads and admins) and builds the report the
 // query asks for, for the pages and the API alike.
 // The report reads the replica while it keeps up; rr.readFrom says so.
 func (s *Server) buildReport(r *http.Request, u *attune.User) (*attune.Project, *reportRequest, *report.Report, error) {
-	p, err := s.apiLeadProject(r, u, "read its agreement report")
+	p, err := s.APILeadProject(r, u, "read its agreement report")
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -321,7 +310,7 @@ func (s *Server) buildReport(r *http.Request, u *attune.User) (*attune.Project, 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	db, readFrom := s.heavyReads(r)
+	db, readFrom := s.HeavyReads(r)
 	rr.readFrom = readFrom
 	rep, err := report.Build(r.Context(), db, p, rr.opts)
 	if err != nil {
@@ -334,15 +323,15 @@ func (s *Server) buildReport(r *http.Request, u *attune.User) (*attune.Project, 
 // shows the report without it, the message beside the filter's field in
 // the opened filter bar, with 422 for the query that was refused.
 func (s *Server) reportPage(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.apiLeadProject(r, userFrom(r.Context()), "read its agreement report")
+	p, err := s.APILeadProject(r, kit.UserFrom(r.Context()), "read its agreement report")
 	if err != nil {
 		return err
 	}
-	rr, problems, err := readLeniently(r.URL.Query(), func(q url.Values) (*reportRequest, error) { return s.readReportQuery(r, p, q) })
+	rr, problems, err := kit.ReadLeniently(r.URL.Query(), func(q url.Values) (*reportRequest, error) { return s.readReportQuery(r, p, q) })
 	if err != nil {
 		return err
 	}
-	db, readFrom := s.heavyReads(r)
+	db, readFrom := s.HeavyReads(r)
 	rr.readFrom = readFrom
 	rep, err := report.Build(r.Context(), db, p, rr.opts)
 	if err != nil {
@@ -353,13 +342,13 @@ func (s *Server) reportPage(w http.ResponseWriter, r *http.Request) error {
 		status = http.StatusUnprocessableEntity
 		rr.filters.Errors = problems
 	}
-	s.render(w, r, status, rview.View(s.reportView(r, p, rr, rep)))
+	s.Render(w, r, status, rview.View(s.reportView(r, p, rr, rep)))
 	return nil
 }
 
 // reportJSON writes the report as JSON, as a download.
 func (s *Server) reportJSON(w http.ResponseWriter, r *http.Request) error {
-	p, rr, rep, err := s.buildReport(r, userFrom(r.Context()))
+	p, rr, rep, err := s.buildReport(r, kit.UserFrom(r.Context()))
 	if err != nil {
 		return err
 	}
@@ -368,7 +357,7 @@ func (s *Server) reportJSON(w http.ResponseWriter, r *http.Request) error {
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(rep); err != nil {
 		// The status is sent: the client sees a cut file.
-		s.log.ErrorContext(r.Context(), "write report", "request_id", infoFrom(r.Context()).id, "err", err)
+		s.Log.ErrorContext(r.Context(), "write report", "request_id", kit.InfoFrom(r.Context()).ID, "err", err)
 	}
 	return nil
 }
@@ -386,13 +375,13 @@ func (s *Server) apiReport(r *http.Request, u *attune.User) (int, any, error) {
 // reportCSV writes the report as CSV, one row per figure (see
 // report.CSVHeader), as a download.
 func (s *Server) reportCSV(w http.ResponseWriter, r *http.Request) error {
-	p, rr, rep, err := s.buildReport(r, userFrom(r.Context()))
+	p, rr, rep, err := s.buildReport(r, kit.UserFrom(r.Context()))
 	if err != nil {
 		return err
 	}
 	reportDownload(w, "text/csv; charset=utf-8", reportFileName(p.Name, "csv"), rr.readFrom)
 	if err := rep.WriteCSV(w); err != nil {
-		s.log.ErrorContext(r.Context(), "write report", "request_id", infoFrom(r.Context()).id, "err", err)
+		s.Log.ErrorContext(r.Context(), "write report", "request_id", kit.InfoFrom(r.Context()).ID, "err", err)
 	}
 	return nil
 }
@@ -400,7 +389,7 @@ func (s *Server) reportCSV(w http.ResponseWriter, r *http.Request) error {
 func reportDownload(w http.ResponseWriter, contentType, name, readFrom string) {
 	h := w.Header()
 	if readFrom != "" {
-		h.Set(readFromHeader, readFrom)
+		h.Set(kit.ReadFromHeader, readFrom)
 	}
 	h.Set("Content-Type", contentType)
 	h.Set("Cache-Control", "no-store")
@@ -430,16 +419,16 @@ func reportFileName(project, ext string) string {
 // part by part as the dataset import does, and goes back to the report; a
 // refused file shows its problems with the form again.
 func (s *Server) importLabels(w http.ResponseWriter, r *http.Request) error {
-	p, _, err := s.projectAccess(r, true)
+	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
 	}
 	ctx := r.Context()
-	r.Body = http.MaxBytesReader(w, r.Body, s.maxUpload())
+	r.Body = http.MaxBytesReader(w, r.Body, s.MaxUpload())
 	refuse := func(status int, source string, err error, message string) error {
 		page := rview.ImportPage{
-			Chrome:      s.chrome(r, "Import labels", "home"),
-			ProjectName: p.Name, ProjectURL: templ.SafeURL(projectPath(p.ID)), ReportURL: reportURL(p.ID, nil),
+			Chrome:      s.Chrome(r, "Import labels", "home"),
+			ProjectName: p.Name, ProjectURL: templ.SafeURL(kit.ProjectPath(p.ID)), ReportURL: reportURL(p.ID, nil),
 			Source: source, Message: message, Form: labelsImportForm(p.ID),
 		}
 		var le *attune.LineErrors
@@ -449,9 +438,9 @@ func (s *Server) importLabels(w http.ResponseWriter, r *http.Request) error {
 			}
 			page.More = le.More
 		} else if err != nil {
-			page.Message = publicText(err)
+			page.Message = kit.PublicText(err)
 		}
-		s.render(w, r, status, rview.Import(page))
+		s.Render(w, r, status, rview.Import(page))
 		return nil
 	}
 	var res store.LabelsImportResult
@@ -459,27 +448,57 @@ func (s *Server) importLabels(w http.ResponseWriter, r *http.Request) error {
 	// The form puts the checkbox before the file: the upload is read in
 	// order, and the file is stored as it streams.
 	fields := map[string]string{"confirm_warnings": ""}
-	err = readUpload(r, s.maxUpload(), fields, func(name string, file io.Reader) error {
+	err = kit.ReadUpload(r, s.MaxUpload(), fields, func(name string, file io.Reader) error {
 		source = name
 		var err error
-		res, err = importer.ImportLabels(ctx, s.db, p, file, store.LabelsImportOptions{ActorID: &userFrom(ctx).ID, Source: name,
+		res, err = importer.ImportLabels(ctx, s.DB, p, file, store.LabelsImportOptions{ActorID: &kit.UserFrom(ctx).ID, Source: name,
 			ConfirmWarnings: fields["confirm_warnings"] != ""})
 		return err
 	})
-	var refused *uploadRefused
+	var refused *kit.UploadRefused
 	if errors.As(err, &refused) {
-		return refuse(refused.status, refused.source, refused.err, refused.message)
+		return refuse(refused.Status, refused.Source, refused.Err, refused.Message)
 	}
 	if err != nil {
 		return err
 	}
-	s.sessions.Put(ctx, sessionFlash, fmt.Sprintf("Imported %d %s in %d answer %s from %s (%d new %s, %d new %s).",
-		res.Labels, plural(res.Labels, "label", "labels"), res.AnswerSets, plural(res.AnswerSets, "set", "sets"), source,
-		res.People, plural(res.People, "person", "people"), res.Judges, plural(res.Judges, "judge", "judges")))
+	s.Flash(ctx, fmt.Sprintf("Imported %d %s in %d answer %s from %s (%d new %s, %d new %s).",
+		res.Labels, kit.Plural(res.Labels, "label", "labels"), res.AnswerSets, kit.Plural(res.AnswerSets, "set", "sets"), source,
+		res.People, kit.Plural(res.People, "person", "people"), res.Judges, kit.Plural(res.Judges, "judge", "judges")))
 	http.Redirect(w, r, reportPath(p.ID), http.StatusSeeOther)
 	return nil
 }
 
 func labelsImportForm(projectID int64) rview.ImportForm {
 	return rview.ImportForm{Action: templ.SafeURL(fmt.Sprintf("/projects/%d/labels/import", projectID)), Header: dataset.LabelsHeader}
+}
+
+// apiImportLabels imports a labels file (CSV, item,rater,rater_kind,
+// rubric_item,value[,rationale]) into the project (its leads), as the
+// report's import page does: all or nothing, every answer set checked by
+// the rubric; ?confirm_warnings=true stores people's sets the rubric only
+// warns about. 200 with what it stored, or 422 with the lines at fault.
+func (s *Server) apiImportLabels(r *http.Request, u *attune.User) (int, any, error) {
+	p, err := s.APILeadProject(r, u, "import its labels")
+	if err != nil {
+		return 0, nil, err
+	}
+	confirm := r.URL.Query().Get("confirm_warnings")
+	if confirm != "" && confirm != "true" && confirm != "false" {
+		return 0, nil, attune.Invalid("confirm_warnings", "use true or false")
+	}
+	limit := s.MaxUpload()
+	if r.ContentLength > limit {
+		return 0, nil, &kit.TooLarge{What: "file", Limit: limit}
+	}
+	res, err := importer.ImportLabels(r.Context(), s.DB, p, http.MaxBytesReader(nil, r.Body, limit),
+		store.LabelsImportOptions{ActorID: &u.ID, Source: "api", ConfirmWarnings: confirm == "true"})
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return 0, nil, &kit.TooLarge{What: "file", Limit: limit}
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, map[string]int{"labels": res.Labels, "answer_sets": res.AnswerSets, "people": res.People, "judges": res.Judges}, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/attune/attune/internal/report"
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/store"
+	"github.com/attune/attune/web/kit"
 	rview "github.com/attune/attune/web/views/report"
 )
 
@@ -50,7 +51,7 @@ func startLabel(name string, rater bool) string {
 	if rater {
 		return name
 	}
-	return capitalize(name)
+	return kit.Capitalize(name)
 }
 
 // readSide reads a or b: a rater of the project by id, "people" (also the
@@ -72,7 +73,7 @@ func readSide(field, v string, raters []store.ProjectRater, otherOK bool) (drill
 		if err == nil {
 			for _, r := range raters {
 				if r.ID == id {
-					return drillSide{rater: id, name: raterLabel(r.Name, r.Kind, !r.Account)}, nil
+					return drillSide{rater: id, name: kit.RaterLabel(r.Name, r.Kind, !r.Account)}, nil
 				}
 			}
 		}
@@ -170,18 +171,18 @@ func (sc drillScope) sentence() string {
 // answer, rationale and, for a judge, its method and raw reply.
 func (s *Server) reportItems(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	p, _, err := s.projectAccess(r, true)
+	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		if errors.Is(err, attune.ErrForbidden) {
 			return attune.Forbidden("Only a lead of this project can read its agreement report.")
 		}
 		return err
 	}
-	def, err := s.db.FindRubricByID(ctx, p.RubricVersionID)
+	def, err := s.DB.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
 		return err
 	}
-	raters, err := s.db.ListProjectRaters(ctx, p.ID)
+	raters, err := s.DB.ListProjectRaters(ctx, p.ID)
 	if err != nil {
 		return err
 	}
@@ -242,7 +243,7 @@ func (s *Server) reportItems(w http.ResponseWriter, r *http.Request) error {
 			return attune.Invalid("after", "give the item to list after by its number")
 		}
 	}
-	res, err := s.db.DrillItems(ctx, p.ID, f)
+	res, err := s.DB.DrillItems(ctx, p.ID, f)
 	if err != nil {
 		return err
 	}
@@ -259,8 +260,8 @@ func (s *Server) reportItems(w http.ResponseWriter, r *http.Request) error {
 		title, bName = "the people among themselves", "another person"
 	}
 	page := rview.DrillPage{
-		Chrome:      s.chrome(r, key+" · "+title, "home"),
-		ProjectName: p.Name, ProjectURL: templ.SafeURL(projectPath(p.ID)),
+		Chrome:      s.Chrome(r, key+" · "+title, "home"),
+		ProjectName: p.Name, ProjectURL: templ.SafeURL(kit.ProjectPath(p.ID)),
 		ReportURL: templ.SafeURL(string(reportURL(p.ID, url.Values{"item": {key}})) + "#item"),
 		Key:       key, Label: it.Label, Title: title,
 		Filter: drillSentence(a.name, bName, f) + scope.sentence(),
@@ -292,13 +293,13 @@ func (s *Server) reportItems(w http.ResponseWriter, r *http.Request) error {
 	}
 
 	for _, d := range res.Items {
-		row := rview.DrillItem{SourceID: d.SourceID, ItemURL: templ.SafeURL(browseItemPath(p.ID, d.ItemID))}
+		row := rview.DrillItem{SourceID: d.SourceID, ItemURL: templ.SafeURL(kit.BrowseItemPath(p.ID, d.ItemID))}
 		for _, m := range d.Messages {
 			row.Dialogue = append(row.Dialogue, rview.Turn{Role: m.Role, Content: m.Content})
 		}
 		var sideA, sideB []string
 		for _, l := range d.Labels {
-			dl := rview.DrillLabel{Rater: raterLabel(l.Name, l.Kind, l.Imported), Value: l.Value, Rationale: l.Rationale, Judge: l.Kind == "judge"}
+			dl := rview.DrillLabel{Rater: kit.RaterLabel(l.Name, l.Kind, l.Imported), Value: l.Value, Rationale: l.Rationale, Judge: l.Kind == "judge"}
 			if dl.Judge {
 				dl.Method, dl.Raw = l.Method, l.Raw
 				if dl.Method == "" {
@@ -342,7 +343,7 @@ func (s *Server) reportItems(w http.ResponseWriter, r *http.Request) error {
 		next.Set("after", strconv.FormatInt(res.Next, 10))
 		page.More, page.NextURL = true, drillURL(p.ID, next)
 	}
-	s.render(w, r, http.StatusOK, rview.Drill(page))
+	s.Render(w, r, http.StatusOK, rview.Drill(page))
 	return nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/scoring"
 	"github.com/attune/attune/internal/store"
+	"github.com/attune/attune/web/kit"
 	rview "github.com/attune/attune/web/views/report"
 )
 
@@ -71,7 +72,7 @@ func (s *Server) outcomeItems(w http.ResponseWriter, r *http.Request, p *attune.
 	names := map[int64]string{}
 	humans := map[int64]bool{}
 	for _, x := range raters {
-		names[x.ID] = raterLabel(x.Name, x.Kind, !x.Account)
+		names[x.ID] = kit.RaterLabel(x.Name, x.Kind, !x.Account)
 		humans[x.ID] = x.Kind == "human"
 	}
 	// outcome scores one answer set; ok is false for an incomplete one.
@@ -81,7 +82,7 @@ func (s *Server) outcomeItems(w http.ResponseWriter, r *http.Request, p *attune.
 				return "", nil, false
 			}
 		}
-		res, err := scoring.Score(def, toAnswers(ans), rubric.Facts{})
+		res, err := scoring.Score(def, kit.ToAnswers(ans), rubric.Facts{})
 		if err != nil {
 			return "", nil, false
 		}
@@ -97,7 +98,7 @@ func (s *Server) outcomeItems(w http.ResponseWriter, r *http.Request, p *attune.
 		sets map[int64]map[string]string
 	}
 	var items []scanned
-	err := s.db.StreamAnswerSets(ctx, p.ID, store.AgreementFilter{MinItemID: after + 1}, func(as *store.AnswerSetLabels) error {
+	err := s.DB.StreamAnswerSets(ctx, p.ID, store.AgreementFilter{MinItemID: after + 1}, func(as *store.AnswerSetLabels) error {
 		if len(items) == 0 || items[len(items)-1].id != as.ItemID {
 			if len(items) == drillScan {
 				return errScanned
@@ -117,13 +118,13 @@ func (s *Server) outcomeItems(w http.ResponseWriter, r *http.Request, p *attune.
 	}
 	var gold map[int64]map[string]string
 	if b.gold && len(items) > 0 {
-		if gold, err = s.db.GoldSets(ctx, p.ID, items[0].id, items[len(items)-1].id); err != nil {
+		if gold, err = s.DB.GoldSets(ctx, p.ID, items[0].id, items[len(items)-1].id); err != nil {
 			return err
 		}
 	}
 	var frozen map[int64]bool
 	if scope.frozen && len(items) > 0 {
-		if frozen, err = s.db.FrozenItems(ctx, p.ID, items[0].id, items[len(items)-1].id); err != nil {
+		if frozen, err = s.DB.FrozenItems(ctx, p.ID, items[0].id, items[len(items)-1].id); err != nil {
 			return err
 		}
 	}
@@ -198,8 +199,8 @@ func (s *Server) outcomeItems(w http.ResponseWriter, r *http.Request, p *attune.
 		bName = "the people's majority"
 	}
 	page := rview.DrillPage{
-		Chrome:      s.chrome(r, kind.name+" · "+a.name, "home"),
-		ProjectName: p.Name, ProjectURL: templ.SafeURL(projectPath(p.ID)),
+		Chrome:      s.Chrome(r, kind.name+" · "+a.name, "home"),
+		ProjectName: p.Name, ProjectURL: templ.SafeURL(kit.ProjectPath(p.ID)),
 		ReportURL: templ.SafeURL(string(reportURL(p.ID, nil)) + "#engine"),
 		Key:       key, Label: "What the scoring engine makes of each rater's answers: " + kind.name + ".",
 		Title: a.name + " against " + bName,
@@ -218,13 +219,13 @@ func (s *Server) outcomeItems(w http.ResponseWriter, r *http.Request, p *attune.
 	for i, m := range matches {
 		ids[i] = m.id
 	}
-	dialogues, err := s.db.DrillDialogues(ctx, p.ID, ids)
+	dialogues, err := s.DB.DrillDialogues(ctx, p.ID, ids)
 	if err != nil {
 		return err
 	}
 	for i, d := range dialogues {
 		m := matches[i]
-		row := rview.DrillItem{SourceID: d.SourceID, ItemURL: templ.SafeURL(browseItemPath(p.ID, d.ItemID)), Summary: fmt.Sprintf("%s: %s · %s: %s", a.name, m.aOut, bName, m.bs)}
+		row := rview.DrillItem{SourceID: d.SourceID, ItemURL: templ.SafeURL(kit.BrowseItemPath(p.ID, d.ItemID)), Summary: fmt.Sprintf("%s: %s · %s: %s", a.name, m.aOut, bName, m.bs)}
 		for _, t := range d.Messages {
 			row.Dialogue = append(row.Dialogue, rview.Turn{Role: t.Role, Content: t.Content})
 		}
@@ -272,6 +273,6 @@ func (s *Server) outcomeItems(w http.ResponseWriter, r *http.Request, p *attune.
 		next.Set("after", strconv.FormatInt(last, 10))
 		page.More, page.NextURL = true, drillURL(p.ID, next)
 	}
-	s.render(w, r, http.StatusOK, rview.Drill(page))
+	s.Render(w, r, http.StatusOK, rview.Drill(page))
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/calibration"
 	"github.com/attune/attune/internal/report"
+	"github.com/attune/attune/web/kit"
 	rview "github.com/attune/attune/web/views/report"
 )
 
@@ -32,7 +33,7 @@ func (s *Server) reportView(r *http.Request, p *attune.Project, rr *reportReques
 	q := r.URL.Query()
 	names := map[int64]string{}
 	for _, x := range rep.Raters {
-		names[x.ID] = raterLabel(x.Name, x.Kind, x.Imported)
+		names[x.ID] = kit.RaterLabel(x.Name, x.Kind, x.Imported)
 	}
 	explain := map[string]string{}
 	for _, d := range rep.Definitions {
@@ -67,9 +68,9 @@ func (s *Server) reportView(r *http.Request, p *attune.Project, rr *reportReques
 	}
 	id := func(rater int64) string { return strconv.FormatInt(rater, 10) }
 	page := rview.Page{
-		Chrome:        s.chrome(r, "Agreement · "+p.Name, "home"),
+		Chrome:        s.Chrome(r, "Agreement · "+p.Name, "home"),
 		ProjectName:   p.Name,
-		ProjectURL:    templ.SafeURL(projectPath(p.ID)),
+		ProjectURL:    templ.SafeURL(kit.ProjectPath(p.ID)),
 		Rubric:        rep.Project.Rubric,
 		NANote:        rep.NANote,
 		JSONURL:       templ.SafeURL(reportPath(p.ID) + ".json" + reportQuery(rr.query)),
@@ -93,7 +94,7 @@ func (s *Server) reportView(r *http.Request, p *attune.Project, rr *reportReques
 		page.Columns = append(page.Columns, rview.Column{Key: c.key, Name: c.name, Explain: explain[c.key]})
 	}
 	for _, c := range rep.Calibration {
-		row := rview.CalibrationRow{Rater: raterLabel(c.Name, c.Kind, false), N: c.N,
+		row := rview.CalibrationRow{Rater: kit.RaterLabel(c.Name, c.Kind, false), N: c.N,
 			Accuracy: strconv.FormatFloat(100*c.Accuracy, 'f', 0, 64) + "%",
 			Leniency: reportSigned(report.Stat{Value: c.Leniency, Reason: "no 1–5 rubric item"}), DriftingOn: strings.Join(c.DriftingOn, ", ")}
 		var runs, steps []string
@@ -258,7 +259,7 @@ func (s *Server) reportView(r *http.Request, p *attune.Project, rr *reportReques
 			}
 		}
 		jb.Summary = fmt.Sprintf("Passes the alternative annotator test at ε = %s on %d of %d rubric items; adding it as a rater keeps or raises alpha on %d.",
-			altEpsilonLabel(rep.AltTest.Epsilon, rep.AltTest.EpsilonUnusual), passed, rated, raises)
+			kit.AltEpsilonLabel(rep.AltTest.Epsilon, rep.AltTest.EpsilonUnusual), passed, rated, raises)
 		page.Judges = append(page.Judges, jb)
 	}
 
@@ -336,15 +337,6 @@ func annotatorWord(n int) string {
 	return "annotators"
 }
 
-// altEpsilonLabel is epsilonLabel, marked when ε is outside the usual
-// 0.05 to 0.3 (the lead asked for it).
-func altEpsilonLabel(e float64, unusual bool) string {
-	if unusual {
-		return epsilonLabel(e) + ", an unusual ε (the usual are 0.05 to 0.3)"
-	}
-	return epsilonLabel(e)
-}
-
 // alphaBand reads an alpha in a word, and the class that colours it.
 func alphaBand(s report.Stat) (word, class string) {
 	switch {
@@ -364,7 +356,7 @@ func alphaBand(s report.Stat) (word, class string) {
 // item links to a rubric item below, people to the items where a judge
 // and the people differ.
 func reportVerdicts(rep *report.Report, names map[int64]string, item func(key string) templ.SafeURL, people func(key string, judge int64) templ.SafeURL) rview.Verdicts {
-	v := rview.Verdicts{Epsilon: altEpsilonLabel(rep.AltTest.Epsilon, rep.AltTest.EpsilonUnusual)}
+	v := rview.Verdicts{Epsilon: kit.AltEpsilonLabel(rep.AltTest.Epsilon, rep.AltTest.EpsilonUnusual)}
 	var judges []int64
 	for _, rt := range rep.Raters {
 		if rt.Kind == "judge" {
@@ -683,7 +675,7 @@ func reportBoundaries(it report.RubricItem, names map[int64]string, drill func(k
 			return rview.Share{Text: "—", Title: "no disagreement"}
 		}
 		return rview.Share{Text: fmt.Sprintf("%.0f %%", *bd.Share*100),
-			Title: fmt.Sprintf("%d disagreeing %s cross it", bd.Crossing, plural(bd.Crossing, "pair", "pairs")),
+			Title: fmt.Sprintf("%d disagreeing %s cross it", bd.Crossing, kit.Plural(bd.Crossing, "pair", "pairs")),
 			URL:   drill(it.Key, a, "people", "boundary", strconv.Itoa(k))}
 	}
 	for i, bd := range b.Annotators.Boundaries {
@@ -720,7 +712,7 @@ func cannotTell(points []calibration.RunPoint) string {
 	}
 	var out []string
 	for _, r := range reasons {
-		out = append(out, fmt.Sprintf("%s %s: %s", plural(len(runs[r]), "run", "runs"), strings.Join(runs[r], ", "), r))
+		out = append(out, fmt.Sprintf("%s %s: %s", kit.Plural(len(runs[r]), "run", "runs"), strings.Join(runs[r], ", "), r))
 	}
 	return strings.Join(out, "; ")
 }

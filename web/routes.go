@@ -6,6 +6,7 @@ import (
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/export"
+	"github.com/attune/attune/web/kit"
 )
 
 // access says who may use a route. The route table below states it for
@@ -89,68 +90,106 @@ var (
 type route struct {
 	pattern string
 	access  access
-	handler handler
-	api     apiHandler
+	handler kit.Handler
+	api     kit.APIHandler
 }
 
 // table is the one list of every URL attune answers. Nothing is registered
 // any other way (TestRouteTableIsTheOnlyRegistration checks the source).
 func (s *Server) table() []route {
+	// The features of the web layer, each serving its pages and its API
+	// side by side; the blocks of the table below follow them.
+	//
+	// The annotator's workspace and the labeling API:
 	ws := newWorkspace(s)
+	// Signing in, the user's own account, the admins' users:
+	ac := s
+	// Projects, their members, people, imports and webhooks:
+	pj := s
+	// Judges, their prompt versions and runs:
+	jd := s
+	// Reports, failures, systems, estimates and the judge experiment:
+	rp := s
+	// Gold sets, adjudication, calibration, the items browser, flags and
+	// exports:
+	rv := s
+
 	rs := []route{
+		// Probes and static files (this package).
 		{"GET /healthz", bare, plain(s.healthz), nil},
 		{"GET /readyz", bare, plain(s.readyz), nil},
 		{"GET /static/", bare, plain(staticHandler().ServeHTTP), nil},
 		{"GET /favicon.ico", bare, plain(favicon), nil},
-
-		{"GET /login", anyone, s.loginPage, nil},
-		{"POST /login", anyone, s.login, nil},
-		{"POST /logout", anyone, s.logout, nil},
-
 		{"GET /{$}", signedIn, s.home, nil},
+		// The API's OpenAPI document, public.
+		{"GET /api/v1/openapi.json", bare, plain(s.openAPI), nil},
 
-		{"GET /admin/users", admins, s.adminUsers, nil},
-		{"POST /admin/users", admins, s.adminAddUser, nil},
-		{"POST /admin/users/{id}/role", admins, s.adminSetRole, nil},
-		{"POST /admin/users/{id}/disable", admins, s.adminDisable, nil},
-		{"POST /admin/users/{id}/enable", admins, s.adminEnable, nil},
-		{"POST /admin/users/{id}/password", admins, s.adminSetPassword, nil},
-		{"POST /admin/users/{id}/unlock", admins, s.adminClearSignInLock, nil},
-
-		// The user's own account and API tokens (web/account.go).
-		{"GET /account", signedIn, s.accountPage, nil},
-		{"POST /account/password", signedIn, s.changePassword, nil},
-		{"POST /account/tokens", signedIn, s.createToken, nil},
-		{"POST /account/tokens/{id}/revoke", signedIn, s.revokeToken, nil},
-		{"POST /account/rubric", signedIn, s.setRubricExpanded, nil},
+		// Signing in and out, the user's own account and API tokens, and
+		// the admins' users.
+		{"GET /login", anyone, ac.loginPage, nil},
+		{"POST /login", anyone, ac.login, nil},
+		{"POST /logout", anyone, ac.logout, nil},
+		{"GET /admin/users", admins, ac.adminUsers, nil},
+		{"POST /admin/users", admins, ac.adminAddUser, nil},
+		{"POST /admin/users/{id}/role", admins, ac.adminSetRole, nil},
+		{"POST /admin/users/{id}/disable", admins, ac.adminDisable, nil},
+		{"POST /admin/users/{id}/enable", admins, ac.adminEnable, nil},
+		{"POST /admin/users/{id}/password", admins, ac.adminSetPassword, nil},
+		{"POST /admin/users/{id}/unlock", admins, ac.adminClearSignInLock, nil},
+		{"GET /account", signedIn, ac.accountPage, nil},
+		{"POST /account/password", signedIn, ac.changePassword, nil},
+		{"POST /account/tokens", signedIn, ac.createToken, nil},
+		{"POST /account/tokens/{id}/revoke", signedIn, ac.revokeToken, nil},
+		{"POST /account/rubric", signedIn, ac.setRubricExpanded, nil},
+		{"GET /api/v1/me", token, nil, ac.apiMe},
 
 		// Projects: creation, the project page with progress, members,
-		// import, editing and status (web/projects.go).
-		{"GET /projects/new", leads, s.newProjectPage, nil},
-		{"POST /projects", leads, s.createProject, nil},
-		{"GET /projects/{id}", members, s.projectPage, nil},
-		{"GET /projects/{id}/edit", projectLeads, s.editProjectPage, nil},
-		{"POST /projects/{id}/edit", projectLeads, s.updateProject, nil},
-		{"POST /projects/{id}/members", projectLeads, s.addMember, nil},
-		{"POST /projects/{id}/members/{userID}/remove", projectLeads, s.removeMember, nil},
-		{"POST /projects/{id}/members/{userID}/queue", projectLeads, s.pauseQueue, nil},
-		// Each annotator's status and re-qualification (web/people.go).
-		{"GET /projects/{id}/people", projectLeads, s.peoplePage, nil},
-		{"POST /projects/{id}/members/{userID}/requalify", projectLeads, s.requalify, nil},
-		{"POST /projects/{id}/status", projectLeads, s.setProjectStatus, nil},
-		{"POST /projects/{id}/import", projectUploads, s.importItems, nil},
+		// each annotator's status and re-qualification, imports, editing,
+		// status, and the project's webhooks.
+		{"GET /projects/new", leads, pj.newProjectPage, nil},
+		{"POST /projects", leads, pj.createProject, nil},
+		{"GET /projects/{id}", members, pj.projectPage, nil},
+		{"GET /projects/{id}/edit", projectLeads, pj.editProjectPage, nil},
+		{"POST /projects/{id}/edit", projectLeads, pj.updateProject, nil},
+		{"POST /projects/{id}/members", projectLeads, pj.addMember, nil},
+		{"POST /projects/{id}/members/{userID}/remove", projectLeads, pj.removeMember, nil},
+		{"POST /projects/{id}/members/{userID}/queue", projectLeads, pj.pauseQueue, nil},
+		{"GET /projects/{id}/people", projectLeads, pj.peoplePage, nil},
+		{"POST /projects/{id}/members/{userID}/requalify", projectLeads, pj.requalify, nil},
+		{"POST /projects/{id}/status", projectLeads, pj.setProjectStatus, nil},
+		{"POST /projects/{id}/import", projectUploads, pj.importItems, nil},
 		// A refused import is shown at the address it was posted to; the
 		// address opened again (reloaded, bookmarked) leads to the form.
-		{"GET /projects/{id}/import", projectLeads, s.toImportForm("#import"), nil},
-		{"POST /projects/{id}/sensitive", projectLeads, s.markSensitive, nil},
+		{"GET /projects/{id}/import", projectLeads, s.ToProjectPage("#import"), nil},
+		{"POST /projects/{id}/sensitive", projectLeads, pj.markSensitive, nil},
+		{"GET /projects/{id}/webhooks", projectLeads, pj.webhooksPage, nil},
+		{"POST /projects/{id}/webhooks", projectLeads, pj.createWebhook, nil},
+		{"POST /projects/{id}/webhooks/{hook}/enabled", projectLeads, pj.setWebhookEnabled, nil},
+		{"POST /projects/{id}/webhooks/{hook}/delete", projectLeads, pj.deleteWebhook, nil},
+		{"GET /api/v1/projects", token, nil, pj.apiProjects},
+		{"POST /api/v1/projects", tokenLeadAccounts, nil, pj.apiCreateProject},
+		{"GET /api/v1/projects/{id}", tokenMembers, nil, pj.apiProject},
+		{"PATCH /api/v1/projects/{id}", tokenLeads, nil, pj.apiUpdateProject},
+		{"GET /api/v1/projects/{id}/members", tokenLeads, nil, pj.apiMembers},
+		{"POST /api/v1/projects/{id}/members", tokenLeads, nil, pj.apiAddMember},
+		{"DELETE /api/v1/projects/{id}/members/{userID}", tokenLeads, nil, pj.apiRemoveMember},
+		{"PUT /api/v1/projects/{id}/members/{userID}/queue", tokenLeads, nil, pj.apiPauseQueue},
+		{"GET /api/v1/projects/{id}/people", tokenLeads, nil, pj.apiPeople},
+		{"POST /api/v1/projects/{id}/members/{userID}/requalify", tokenLeads, nil, pj.apiRequalify},
+		{"POST /api/v1/projects/{id}/sensitive", tokenLeads, nil, pj.apiMarkSensitive},
+		{"POST /api/v1/projects/{id}/items", tokenLeads, nil, pj.apiImport},
+		{"GET /api/v1/projects/{id}/webhooks", tokenLeads, nil, pj.apiWebhooks},
+		{"POST /api/v1/projects/{id}/webhooks", tokenLeads, nil, pj.apiCreateWebhook},
+		{"PATCH /api/v1/projects/{id}/webhooks/{hook}", tokenLeads, nil, pj.apiUpdateWebhook},
+		{"DELETE /api/v1/projects/{id}/webhooks/{hook}", tokenLeads, nil, pj.apiDeleteWebhook},
+		{"GET /api/v1/projects/{id}/webhooks/{hook}/deliveries", tokenLeads, nil, pj.apiWebhookDeliveries},
 
-		// The annotator's workspace (web/annotate.go): the entry that
-		// resumes work (GET, which changes nothing) or claims it (POST),
-		// the item page (labelling, or editing one's own labels), and the
-		// posts that submit, skip, autosave a draft, open a content note
-		// and put off a break.
-		// Others get 403 at the entry and 404 on item routes, so that
-		// items are not revealed.
+		// The annotator's workspace: the entry that resumes work (GET,
+		// which changes nothing) or claims it (POST), the item page
+		// (labelling, or editing one's own labels), and the posts that
+		// submit, skip, autosave a draft, open a content note and put off
+		// a break; and the same for tokens. Others get 403 at the entry
+		// and 404 on item routes, so that items are not revealed.
 		{"GET /projects/{id}/annotate", annotators, ws.start, nil},
 		{"POST /projects/{id}/annotate", annotators, ws.claim, nil},
 		{"GET /projects/{id}/items/{item}", annotators, ws.page, nil},
@@ -163,165 +202,126 @@ func (s *Server) table() []route {
 		{"POST /projects/{id}/items/{item}/draft", annotators, ws.draft, nil},
 		{"POST /projects/{id}/items/{item}/open", annotators, ws.openNote, nil},
 		{"POST /projects/{id}/break", annotators, ws.keepGoing, nil},
+		{"POST /api/v1/projects/{id}/next", tokenAnnotators, nil, ws.apiNext},
+		{"GET /api/v1/projects/{id}/items/{item}/labels", tokenAnnotators, nil, ws.apiOwnLabels},
+		{"PUT /api/v1/projects/{id}/items/{item}/labels", tokenAnnotators, nil, ws.apiUpdateLabels},
+		{"POST /api/v1/projects/{id}/items/{item}/content-note", tokenAnnotators, nil, ws.apiOpenContentNote},
+		{"POST /api/v1/assignments/{id}/labels", tokenAnnotators, nil, ws.apiSubmit},
+		{"POST /api/v1/assignments/{id}/skip", tokenAnnotators, nil, ws.apiSkip},
 
-		// Judges and their runs (web/judges*.go).
-		{"GET /judges", leads, s.judgesPage, nil},
-		{"GET /judges/new", leads, s.newJudgePage, nil},
-		{"POST /judges", leads, s.createJudge, nil},
-		{"GET /judges/{id}/edit", leads, s.editJudgePage, nil},
-		{"POST /judges/{id}/edit", leads, s.updateJudge, nil},
-		{"POST /judges/{id}/try", leads, s.tryJudge, nil},
-		{"POST /projects/{id}/runs", runLeads, s.estimateRun, nil},
-		{"POST /projects/{id}/runs/confirm", runLeads, s.startRun, nil},
-		{"GET /projects/{id}/runs/{run}", runLeads, s.runPage, nil},
-		{"GET /projects/{id}/runs/{run}/progress", runLeads, s.runProgress, nil},
-		{"POST /projects/{id}/runs/{run}/pause", runLeads, s.pauseRun, nil},
-		{"POST /projects/{id}/runs/{run}/resume", runLeads, s.resumeRun, nil},
-		{"POST /projects/{id}/runs/{run}/cancel", runLeads, s.cancelRun, nil},
-		{"GET /projects/{id}/runs/{run}/items", runLeads, s.runItems, nil},
-		{"GET /projects/{id}/runs/{run}/items/{item}", runLeads, s.runItem, nil},
-		// A judge's prompt versions for the project's rubric
-		// (web/judges_prompts.go); only the judge's owner or an admin
-		// makes a new one.
-		{"GET /projects/{id}/judges/{judge}/prompts", runLeads, s.promptsPage, nil},
-		{"GET /projects/{id}/judges/{judge}/prompts/new", runLeads, s.newPromptPage, nil},
-		{"POST /projects/{id}/judges/{judge}/prompts", runLeads, s.createPrompt, nil},
-		{"GET /projects/{id}/judges/{judge}/prompts/{version}", runLeads, s.promptPage, nil},
+		// Judges, their runs and, for the project's rubric, their prompt
+		// versions (only the judge's owner or an admin makes a new one),
+		// on the pages and for tokens by the pages' rules.
+		{"GET /judges", leads, jd.judgesPage, nil},
+		{"GET /judges/new", leads, jd.newJudgePage, nil},
+		{"POST /judges", leads, jd.createJudge, nil},
+		{"GET /judges/{id}/edit", leads, jd.editJudgePage, nil},
+		{"POST /judges/{id}/edit", leads, jd.updateJudge, nil},
+		{"POST /judges/{id}/try", leads, jd.tryJudge, nil},
+		{"POST /projects/{id}/runs", runLeads, jd.estimateRun, nil},
+		{"POST /projects/{id}/runs/confirm", runLeads, jd.startRun, nil},
+		{"GET /projects/{id}/runs/{run}", runLeads, jd.runPage, nil},
+		{"GET /projects/{id}/runs/{run}/progress", runLeads, jd.runProgress, nil},
+		{"POST /projects/{id}/runs/{run}/pause", runLeads, jd.pauseRun, nil},
+		{"POST /projects/{id}/runs/{run}/resume", runLeads, jd.resumeRun, nil},
+		{"POST /projects/{id}/runs/{run}/cancel", runLeads, jd.cancelRun, nil},
+		{"GET /projects/{id}/runs/{run}/items", runLeads, jd.runItems, nil},
+		{"GET /projects/{id}/runs/{run}/items/{item}", runLeads, jd.runItem, nil},
+		{"GET /projects/{id}/judges/{judge}/prompts", runLeads, jd.promptsPage, nil},
+		{"GET /projects/{id}/judges/{judge}/prompts/new", runLeads, jd.newPromptPage, nil},
+		{"POST /projects/{id}/judges/{judge}/prompts", runLeads, jd.createPrompt, nil},
+		{"GET /projects/{id}/judges/{judge}/prompts/{version}", runLeads, jd.promptPage, nil},
+		{"GET /api/v1/judges", tokenJudges, nil, jd.apiJudges},
+		{"POST /api/v1/judges", tokenJudges, nil, jd.apiCreateJudge},
+		{"GET /api/v1/judges/{id}", tokenJudges, nil, jd.apiJudge},
+		{"PUT /api/v1/judges/{id}", tokenJudges, nil, jd.apiUpdateJudge},
+		{"POST /api/v1/judges/{id}/try", tokenJudges, nil, jd.apiTryJudge},
+		{"GET /api/v1/projects/{id}/judges/{judge}/prompts", tokenRunLeads, nil, jd.apiPrompts},
+		{"POST /api/v1/projects/{id}/judges/{judge}/prompts", tokenRunLeads, nil, jd.apiCreatePrompt},
+		{"GET /api/v1/projects/{id}/judges/{judge}/prompts/{version}", tokenRunLeads, nil, jd.apiPrompt},
+		{"POST /api/v1/projects/{id}/runs/estimate", tokenRunLeads, nil, jd.apiEstimateRun},
+		{"POST /api/v1/projects/{id}/runs", tokenRunLeads, nil, jd.apiStartRun},
+		{"GET /api/v1/projects/{id}/runs", tokenRunLeads, nil, jd.apiRuns},
+		{"GET /api/v1/projects/{id}/runs/{run}", tokenRunLeads, nil, jd.apiRun},
+		{"POST /api/v1/projects/{id}/runs/{run}/pause", tokenRunLeads, nil, jd.apiPauseRun},
+		{"POST /api/v1/projects/{id}/runs/{run}/resume", tokenRunLeads, nil, jd.apiResumeRun},
+		{"POST /api/v1/projects/{id}/runs/{run}/cancel", tokenRunLeads, nil, jd.apiCancelRun},
+		{"GET /api/v1/projects/{id}/runs/{run}/items", tokenRunLeads, nil, jd.apiRunItems},
+		{"GET /api/v1/projects/{id}/runs/{run}/items/{item}", tokenRunLeads, nil, jd.apiRunItem},
 
-		// Agreement reports and labels brought in from elsewhere
-		// (web/reports.go).
-		{"GET /projects/{id}/report", projectLeads, s.reportPage, nil},
-		{"GET /projects/{id}/report.json", projectLeads, s.reportJSON, nil},
-		{"GET /projects/{id}/report.csv", projectLeads, s.reportCSV, nil},
-		// The items behind a figure of the report (web/reports_drill.go).
-		{"GET /projects/{id}/report/items", projectLeads, s.reportItems, nil},
-		// Where a judge parts from people, by kind of item (web/failures.go).
-		{"GET /projects/{id}/failures", projectLeads, s.failuresPage, nil},
-		{"POST /projects/{id}/labels/import", projectUploads, s.importLabels, nil},
-		{"GET /projects/{id}/labels/import", projectLeads, s.toImportForm("/report#labels-import"), nil},
-		// Judge variants side by side on the frozen gold items
-		// (web/experiment.go).
-		{"GET /projects/{id}/experiment", projectLeads, s.experimentPage, nil},
-		// The systems view, its budget preview and the draw that sends
-		// random judge-only items to people (web/systems.go).
-		{"GET /projects/{id}/systems", projectLeads, s.systemsPage, nil},
-		{"GET /projects/{id}/systems/preview", projectLeads, s.systemsPreview, nil},
-		{"POST /projects/{id}/draws", projectLeads, s.createDraw, nil},
+		// Agreement reports, the items behind a figure, labels brought in
+		// from elsewhere, where a judge parts from people, judge variants
+		// side by side on the frozen gold items, the systems view with its
+		// budget preview and the draws that send random judge-only items
+		// to people, and estimates.
+		{"GET /projects/{id}/report", projectLeads, rp.reportPage, nil},
+		{"GET /projects/{id}/report.json", projectLeads, rp.reportJSON, nil},
+		{"GET /projects/{id}/report.csv", projectLeads, rp.reportCSV, nil},
+		{"GET /projects/{id}/report/items", projectLeads, rp.reportItems, nil},
+		{"GET /projects/{id}/failures", projectLeads, rp.failuresPage, nil},
+		{"POST /projects/{id}/labels/import", projectUploads, rp.importLabels, nil},
+		{"GET /projects/{id}/labels/import", projectLeads, s.ToProjectPage("/report#labels-import"), nil},
+		{"GET /projects/{id}/experiment", projectLeads, rp.experimentPage, nil},
+		{"GET /projects/{id}/systems", projectLeads, rp.systemsPage, nil},
+		{"GET /projects/{id}/systems/preview", projectLeads, rp.systemsPreview, nil},
+		{"POST /projects/{id}/draws", projectLeads, rp.createDraw, nil},
+		{"GET /api/v1/projects/{id}/report", tokenLeads, nil, rp.apiReport},
+		{"POST /api/v1/projects/{id}/labels", tokenLeads, nil, rp.apiImportLabels},
+		{"GET /api/v1/projects/{id}/experiment", tokenLeads, nil, rp.apiExperiment},
+		{"GET /api/v1/projects/{id}/estimates", tokenLeads, nil, rp.apiEstimates},
+		{"POST /api/v1/projects/{id}/draws", tokenLeads, nil, rp.apiCreateDraw},
+		{"GET /api/v1/projects/{id}/draws", tokenLeads, nil, rp.apiDraws},
+		{"GET /api/v1/projects/{id}/failures", tokenLeads, nil, rp.apiFailures},
+		{"GET /api/v1/projects/{id}/trust", tokenLeads, nil, rp.apiTrust},
 
-		// The items browser: leads search the project's items and read
-		// everything known of one (web/items.go).
-		{"GET /projects/{id}/browse", projectLeads, s.browseItems, nil},
-		{"GET /projects/{id}/browse/{item}", projectLeads, s.browseItem, nil},
-		{"GET /projects/{id}/browse/{item}/meta.json", projectLeads, s.browseItemMeta, nil},
-
-		// Adjudication and gold sets (web/gold.go).
-		{"GET /projects/{id}/gold", projectLeads, s.goldPage, nil},
-		{"POST /projects/{id}/gold/auto", projectLeads, s.applyConsensus, nil},
-		{"POST /projects/{id}/gold/settings", projectLeads, s.goldSettings, nil},
-		{"GET /projects/{id}/disagreements", projectLeads, s.disagreementsPage, nil},
-		{"GET /projects/{id}/disagreements/{item}", projectLeads, s.adjudicatePage, nil},
-		{"POST /projects/{id}/disagreements/{item}/gold", projectLeads, s.saveGold, nil},
-		// The calibration set and its rules (web/calibration.go).
-		{"GET /projects/{id}/calibration", projectLeads, s.calibrationPage, nil},
-		{"POST /projects/{id}/calibration", projectLeads, s.addCalibration, nil},
-		{"POST /projects/{id}/calibration/remove", projectLeads, s.removeCalibration, nil},
-		{"POST /projects/{id}/calibration/policy", projectLeads, s.calibrationPolicy, nil},
-
-		// Annotators' flags, read and resolved by the project's leads
-		// (web/flags.go); annotators never see other people's flags.
-		{"GET /projects/{id}/webhooks", projectLeads, s.webhooksPage, nil},
-		{"POST /projects/{id}/webhooks", projectLeads, s.createWebhook, nil},
-		{"POST /projects/{id}/webhooks/{hook}/enabled", projectLeads, s.setWebhookEnabled, nil},
-		{"POST /projects/{id}/webhooks/{hook}/delete", projectLeads, s.deleteWebhook, nil},
-		{"GET /projects/{id}/flags", projectLeads, s.flagsPage, nil},
-		{"POST /projects/{id}/flags/{flag}/resolve", projectLeads, s.resolveFlag, nil},
-		{"POST /projects/{id}/flags/items/{item}/return", projectLeads, s.returnItem, nil},
-
-		// The JSON API (web/api.go, documented in docs/api.md).
-		// The API's OpenAPI document (web/openapi.go), public.
-		{"GET /api/v1/openapi.json", bare, plain(s.openAPI), nil},
-		{"GET /api/v1/me", token, nil, s.apiMe},
-		{"GET /api/v1/projects", token, nil, s.apiProjects},
-		{"POST /api/v1/projects", tokenLeadAccounts, nil, s.apiCreateProject},
-		{"GET /api/v1/projects/{id}", tokenMembers, nil, s.apiProject},
-		{"PATCH /api/v1/projects/{id}", tokenLeads, nil, s.apiUpdateProject},
-		{"GET /api/v1/projects/{id}/members", tokenLeads, nil, s.apiMembers},
-		{"POST /api/v1/projects/{id}/members", tokenLeads, nil, s.apiAddMember},
-		{"DELETE /api/v1/projects/{id}/members/{userID}", tokenLeads, nil, s.apiRemoveMember},
-		{"PUT /api/v1/projects/{id}/members/{userID}/queue", tokenLeads, nil, s.apiPauseQueue},
-		{"GET /api/v1/projects/{id}/people", tokenLeads, nil, s.apiPeople},
-		{"POST /api/v1/projects/{id}/members/{userID}/requalify", tokenLeads, nil, s.apiRequalify},
-		{"POST /api/v1/projects/{id}/sensitive", tokenLeads, nil, s.apiMarkSensitive},
-		{"POST /api/v1/projects/{id}/labels", tokenLeads, nil, s.apiImportLabels},
-		{"GET /api/v1/projects/{id}/webhooks", tokenLeads, nil, s.apiWebhooks},
-		{"POST /api/v1/projects/{id}/webhooks", tokenLeads, nil, s.apiCreateWebhook},
-		{"PATCH /api/v1/projects/{id}/webhooks/{hook}", tokenLeads, nil, s.apiUpdateWebhook},
-		{"DELETE /api/v1/projects/{id}/webhooks/{hook}", tokenLeads, nil, s.apiDeleteWebhook},
-		{"GET /api/v1/projects/{id}/webhooks/{hook}/deliveries", tokenLeads, nil, s.apiWebhookDeliveries},
-		{"POST /api/v1/projects/{id}/items", tokenLeads, nil, s.apiImport},
-		{"POST /api/v1/projects/{id}/next", tokenAnnotators, nil, s.apiNext},
-		{"GET /api/v1/projects/{id}/items/{item}/labels", tokenAnnotators, nil, s.apiOwnLabels},
-		{"PUT /api/v1/projects/{id}/items/{item}/labels", tokenAnnotators, nil, s.apiUpdateLabels},
-		{"POST /api/v1/projects/{id}/items/{item}/content-note", tokenAnnotators, nil, s.apiOpenContentNote},
-		{"POST /api/v1/assignments/{id}/labels", tokenAnnotators, nil, s.apiSubmit},
-		{"POST /api/v1/assignments/{id}/skip", tokenAnnotators, nil, s.apiSkip},
-		{"GET /api/v1/projects/{id}/flags", tokenLeads, nil, s.apiFlags},
-		{"POST /api/v1/projects/{id}/flags/{flag}/resolve", tokenLeads, nil, s.apiResolveFlag},
-		{"PUT /api/v1/projects/{id}/items/{item}/pool", tokenLeads, nil, s.apiSetInPool},
-		{"POST /api/v1/projects/{id}/gold/consensus", tokenLeads, nil, s.apiApplyConsensus},
-		{"GET /api/v1/projects/{id}/disagreements", tokenLeads, nil, s.apiDisagreements},
-		{"GET /api/v1/projects/{id}/calibration", tokenLeads, nil, s.apiCalibration},
-		{"POST /api/v1/projects/{id}/calibration", tokenLeads, nil, s.apiAddCalibration},
-		{"DELETE /api/v1/projects/{id}/calibration/{item}", tokenLeads, nil, s.apiRemoveCalibration},
-		{"PUT /api/v1/projects/{id}/calibration/policy", tokenLeads, nil, s.apiCalibrationPolicy},
-		// The items browser's search and item (web/items_api.go).
-		{"GET /api/v1/projects/{id}/items", tokenLeads, nil, s.apiItems},
-		{"GET /api/v1/projects/{id}/items/{item}", tokenLeads, nil, s.apiItem},
-		{"GET /api/v1/projects/{id}/items/{item}/gold", tokenLeads, nil, s.apiGold},
-		{"PUT /api/v1/projects/{id}/items/{item}/gold", tokenLeads, nil, s.apiSetGold},
-		// Judges, their prompt versions and runs (web/judges_api.go), by
-		// the rules of the judge pages.
-		{"GET /api/v1/judges", tokenJudges, nil, s.apiJudges},
-		{"POST /api/v1/judges", tokenJudges, nil, s.apiCreateJudge},
-		{"GET /api/v1/judges/{id}", tokenJudges, nil, s.apiJudge},
-		{"PUT /api/v1/judges/{id}", tokenJudges, nil, s.apiUpdateJudge},
-		{"POST /api/v1/judges/{id}/try", tokenJudges, nil, s.apiTryJudge},
-		{"GET /api/v1/projects/{id}/judges/{judge}/prompts", tokenRunLeads, nil, s.apiPrompts},
-		{"POST /api/v1/projects/{id}/judges/{judge}/prompts", tokenRunLeads, nil, s.apiCreatePrompt},
-		{"GET /api/v1/projects/{id}/judges/{judge}/prompts/{version}", tokenRunLeads, nil, s.apiPrompt},
-		{"POST /api/v1/projects/{id}/runs/estimate", tokenRunLeads, nil, s.apiEstimateRun},
-		{"POST /api/v1/projects/{id}/runs", tokenRunLeads, nil, s.apiStartRun},
-		{"GET /api/v1/projects/{id}/runs", tokenRunLeads, nil, s.apiRuns},
-		{"GET /api/v1/projects/{id}/runs/{run}", tokenRunLeads, nil, s.apiRun},
-		{"POST /api/v1/projects/{id}/runs/{run}/pause", tokenRunLeads, nil, s.apiPauseRun},
-		{"POST /api/v1/projects/{id}/runs/{run}/resume", tokenRunLeads, nil, s.apiResumeRun},
-		{"POST /api/v1/projects/{id}/runs/{run}/cancel", tokenRunLeads, nil, s.apiCancelRun},
-		{"GET /api/v1/projects/{id}/runs/{run}/items", tokenRunLeads, nil, s.apiRunItems},
-		{"GET /api/v1/projects/{id}/runs/{run}/items/{item}", tokenRunLeads, nil, s.apiRunItem},
-		// The judge experiment's comparison (web/experiment.go).
-		{"GET /api/v1/projects/{id}/experiment", tokenLeads, nil, s.apiExperiment},
-		{"GET /api/v1/projects/{id}/report", tokenLeads, nil, s.apiReport},
-		{"GET /api/v1/projects/{id}/estimates", tokenLeads, nil, s.apiEstimates},
-		// Draws of items for people (web/draws_api.go).
-		{"POST /api/v1/projects/{id}/draws", tokenLeads, nil, s.apiCreateDraw},
-		{"GET /api/v1/projects/{id}/draws", tokenLeads, nil, s.apiDraws},
-		{"GET /api/v1/projects/{id}/failures", tokenLeads, nil, s.apiFailures},
-		{"GET /api/v1/projects/{id}/trust", tokenLeads, nil, s.apiTrust},
+		// Review: gold sets and adjudication, the calibration set and its
+		// rules, the items browser, and annotators' flags, read and
+		// resolved by the project's leads (annotators never see other
+		// people's flags); the exports follow the table.
+		{"GET /projects/{id}/gold", projectLeads, rv.goldPage, nil},
+		{"POST /projects/{id}/gold/auto", projectLeads, rv.applyConsensus, nil},
+		{"POST /projects/{id}/gold/settings", projectLeads, rv.goldSettings, nil},
+		{"GET /projects/{id}/disagreements", projectLeads, rv.disagreementsPage, nil},
+		{"GET /projects/{id}/disagreements/{item}", projectLeads, rv.adjudicatePage, nil},
+		{"POST /projects/{id}/disagreements/{item}/gold", projectLeads, rv.saveGold, nil},
+		{"GET /projects/{id}/calibration", projectLeads, rv.calibrationPage, nil},
+		{"POST /projects/{id}/calibration", projectLeads, rv.addCalibration, nil},
+		{"POST /projects/{id}/calibration/remove", projectLeads, rv.removeCalibration, nil},
+		{"POST /projects/{id}/calibration/policy", projectLeads, rv.calibrationPolicy, nil},
+		{"GET /projects/{id}/browse", projectLeads, rv.browseItems, nil},
+		{"GET /projects/{id}/browse/{item}", projectLeads, rv.browseItem, nil},
+		{"GET /projects/{id}/browse/{item}/meta.json", projectLeads, rv.browseItemMeta, nil},
+		{"GET /projects/{id}/flags", projectLeads, rv.flagsPage, nil},
+		{"POST /projects/{id}/flags/{flag}/resolve", projectLeads, rv.resolveFlag, nil},
+		{"POST /projects/{id}/flags/items/{item}/return", projectLeads, rv.returnItem, nil},
+		{"POST /api/v1/projects/{id}/gold/consensus", tokenLeads, nil, rv.apiApplyConsensus},
+		{"GET /api/v1/projects/{id}/disagreements", tokenLeads, nil, rv.apiDisagreements},
+		{"GET /api/v1/projects/{id}/items/{item}/gold", tokenLeads, nil, rv.apiGold},
+		{"PUT /api/v1/projects/{id}/items/{item}/gold", tokenLeads, nil, rv.apiSetGold},
+		{"GET /api/v1/projects/{id}/calibration", tokenLeads, nil, rv.apiCalibration},
+		{"POST /api/v1/projects/{id}/calibration", tokenLeads, nil, rv.apiAddCalibration},
+		{"DELETE /api/v1/projects/{id}/calibration/{item}", tokenLeads, nil, rv.apiRemoveCalibration},
+		{"PUT /api/v1/projects/{id}/calibration/policy", tokenLeads, nil, rv.apiCalibrationPolicy},
+		{"GET /api/v1/projects/{id}/items", tokenLeads, nil, rv.apiItems},
+		{"GET /api/v1/projects/{id}/items/{item}", tokenLeads, nil, rv.apiItem},
+		{"GET /api/v1/projects/{id}/flags", tokenLeads, nil, rv.apiFlags},
+		{"POST /api/v1/projects/{id}/flags/{flag}/resolve", tokenLeads, nil, rv.apiResolveFlag},
+		{"PUT /api/v1/projects/{id}/items/{item}/pool", tokenLeads, nil, rv.apiSetInPool},
 	}
-	// The dataset export (web/exports.go, docs/datasets.md): one record
-	// per item with its dialogue, as JSON Lines or Parquet, for leads on
-	// the gold set page and for their tokens.
+	// The dataset export (docs/datasets.md): one record per item with its
+	// dialogue, as JSON Lines or Parquet, for leads on the gold set page
+	// and for their tokens.
 	for _, f := range []export.Format{export.JSONL, export.Parquet} {
-		rs = append(rs, route{datasetPattern("", f), projectLeads, s.datasetHandler(f), nil},
-			route{datasetPattern("/api/v1", f), tokenLeads, nil, s.apiDataset(f)})
+		rs = append(rs, route{datasetPattern("", f), projectLeads, rv.datasetHandler(f), nil},
+			route{datasetPattern("/api/v1", f), tokenLeads, nil, rv.apiDataset(f)})
 	}
-	// Exports (web/exports.go): the gold set (with ?raters=1, also every
-	// rater's answers), every label in long form, every judge call and
-	// every flag, each as CSV and JSONL, on the pages and for tokens.
+	// Exports: the gold set (with ?raters=1, also every rater's answers),
+	// every label in long form, every judge call and every flag, each as
+	// CSV and JSONL, on the pages and for tokens.
 	for _, d := range export.Datasets {
 		for _, f := range []export.Format{export.CSV, export.JSONL} {
-			rs = append(rs, route{"GET " + exportPattern(d, f), projectLeads, s.exportHandler(d, f), nil},
-				route{"GET /api/v1" + exportPattern(d, f), tokenLeads, nil, s.apiExport(d, f)})
+			rs = append(rs, route{"GET " + exportPattern(d, f), projectLeads, rv.exportHandler(d, f), nil},
+				route{"GET /api/v1" + exportPattern(d, f), tokenLeads, nil, rv.apiExport(d, f)})
 		}
 	}
 	if s.opts.FakeLLM != nil {
@@ -341,8 +341,8 @@ func (s *Server) routes() http.Handler {
 	for _, rt := range s.table() {
 		s.register(root, app, rt)
 	}
-	app.Handle("/", s.h(s.notFound))
-	root.Handle("/api/v1/", s.api(func(*http.Request, *attune.User) (int, any, error) {
+	app.Handle("/", s.H(s.NotFound))
+	root.Handle("/api/v1/", s.API(func(*http.Request, *attune.User) (int, any, error) {
 		return 0, nil, attune.NotFound("no such API route")
 	}))
 	root.Handle("/", s.withSession(app))
@@ -359,26 +359,26 @@ func (s *Server) register(root, app *http.ServeMux, rt route) {
 		}
 		fn := rt.api
 		if a.role != "" {
-			fn = apiRole(a.role, fn)
+			fn = kit.APIRole(a.role, fn)
 		}
-		root.Handle(rt.pattern, s.api(fn))
+		root.Handle(rt.pattern, s.API(fn))
 	case rt.api != nil:
 		panic(fmt.Sprintf("route %q: an api handler needs token access", rt.pattern))
 	case a.bare:
-		root.Handle(rt.pattern, s.h(rt.handler))
+		root.Handle(rt.pattern, s.H(rt.handler))
 	case a.role != "":
-		app.Handle(rt.pattern, s.role(a.role, s.textInputs(a.upload, s.h(rt.handler))))
+		app.Handle(rt.pattern, s.role(a.role, s.textInputs(a.upload, s.H(rt.handler))))
 	case a.session:
-		app.Handle(rt.pattern, s.signedIn(s.textInputs(a.upload, s.h(rt.handler))))
+		app.Handle(rt.pattern, s.signedIn(s.textInputs(a.upload, s.H(rt.handler))))
 	case a.project != noProject:
 		panic(fmt.Sprintf("route %q: a project rule needs a session", rt.pattern))
 	default:
-		app.Handle(rt.pattern, s.textInputs(a.upload, s.h(rt.handler)))
+		app.Handle(rt.pattern, s.textInputs(a.upload, s.H(rt.handler)))
 	}
 }
 
 // plain adapts an http.HandlerFunc that answers everything itself.
-func plain(fn http.HandlerFunc) handler {
+func plain(fn http.HandlerFunc) kit.Handler {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		fn(w, r)
 		return nil

@@ -6,11 +6,13 @@ package web
 
 import (
 	"context"
-	"github.com/attune/attune/internal/adjudication"
 	"log/slog"
 	"net/http"
 	"net/netip"
 	"time"
+
+	"github.com/attune/attune/internal/adjudication"
+	"github.com/attune/attune/web/kit"
 
 	"github.com/alexedwards/scs/v2"
 
@@ -71,16 +73,15 @@ type Options struct {
 
 // Server serves attune over HTTP. Create it with New and Close it when done.
 type Server struct {
-	db       *store.DB
-	log      *slog.Logger
-	opts     Options
-	sessions *scs.SessionManager
+	// Kit is what every handler shares: the database, the log, the
+	// sessions, the clock, and the adapters and readers of web/kit.
+	*kit.Kit
+	opts Options
 	// hasher computes every password hash the server needs, a bounded
 	// number at a time.
 	hasher  *password.Hasher
 	stopGC  func()
 	handler http.Handler
-	now     func() time.Time
 	// experiments keeps the last experiment pages' results by their whole
 	// input, for a page viewed again.
 	experiments *experiment.Cache
@@ -112,13 +113,13 @@ func New(db *store.DB, logger *slog.Logger, opts Options) *Server {
 	sm.Cookie.Persist = false // a browser session cookie; the server enforces the timeouts
 	var s *Server
 	sm.ErrorFunc = func(w http.ResponseWriter, r *http.Request, err error) {
-		if s.databaseAway(w, r, err, func(status int, msg string) { http.Error(w, msg, status) }) {
+		if s.DatabaseAway(w, r, err, func(status int, msg string) { http.Error(w, msg, status) }) {
 			return
 		}
 		logger.ErrorContext(r.Context(), "session store", "err", err)
 		http.Error(w, "Internal Server Error", http.StatusInternalServerError)
 	}
-	s = &Server{db: db, log: logger, opts: opts, sessions: sm, now: time.Now,
+	s = &Server{Kit: &kit.Kit{DB: db, Log: logger, Sessions: sm, Now: time.Now, UploadLimit: opts.MaxUpload}, opts: opts,
 		hasher: password.NewHasher(opts.PasswordParams, opts.HashSlots), experiments: experiment.NewCache(16),
 		pace: newPacer(opts.SignInPace), runs: runs.New(db, opts.Runner),
 		labeling: labeling.New(db, logger), adjudication: adjudication.New(db)}
@@ -144,10 +145,10 @@ func (s *Server) sweepSessions(interval time.Duration) (stop func()) {
 			case <-ctx.Done():
 				return
 			case <-tick.C:
-				if n, err := s.db.DeleteExpiredSessions(ctx); err != nil && ctx.Err() == nil {
-					s.log.Error("sweep sessions", "err", err)
+				if n, err := s.DB.DeleteExpiredSessions(ctx); err != nil && ctx.Err() == nil {
+					s.Log.Error("sweep sessions", "err", err)
 				} else if n > 0 {
-					s.log.Debug("swept expired sessions", "count", n)
+					s.Log.Debug("swept expired sessions", "count", n)
 				}
 			}
 		}
@@ -156,14 +157,6 @@ func (s *Server) sweepSessions(interval time.Duration) (stop func()) {
 		cancel()
 		<-done
 	}
-}
-
-// maxUpload is the bound on one uploaded file.
-func (s *Server) maxUpload() int64 {
-	if s.opts.MaxUpload > 0 {
-		return s.opts.MaxUpload
-	}
-	return maxImportBytes
 }
 
 // ServeHTTP serves one request.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/store"
+	"github.com/attune/attune/web/kit"
 )
 
 // sessionTouch is how stale a session's stored expiry may grow before a
@@ -72,7 +73,7 @@ func (s *sessionStore) CommitCtx(ctx context.Context, token string, b []byte, ex
 	}
 	var userID int64
 	if _, values, err := s.codec.Decode(b); err == nil {
-		userID, _ = values[sessionUserID].(int64)
+		userID, _ = values[kit.SessionUserID].(int64)
 	}
 	if err := s.db.SaveSession(ctx, token, b, expiry, userID); err != nil {
 		return err

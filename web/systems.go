@@ -16,6 +16,7 @@ import (
 	"github.com/attune/attune/internal/evaluation"
 	"github.com/attune/attune/internal/ppi"
 	"github.com/attune/attune/internal/store"
+	"github.com/attune/attune/web/kit"
 	sview "github.com/attune/attune/web/views/systems"
 )
 
@@ -38,7 +39,7 @@ func systemsPath(id int64) string { return fmt.Sprintf("/projects/%d/systems", i
 
 // systemsLead loads the project of the path for its leads.
 func (s *Server) systemsLead(r *http.Request) (*attune.Project, error) {
-	p, _, err := s.projectAccess(r, true)
+	p, _, err := s.ProjectAccess(r, true)
 	if errors.Is(err, attune.ErrForbidden) {
 		return nil, attune.Forbidden("Only a lead of this project can see its systems and draw items for people.")
 	}
@@ -64,7 +65,7 @@ func (s *Server) systemsPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.render(w, r, http.StatusOK, sview.View(page))
+	s.Render(w, r, http.StatusOK, sview.View(page))
 	return nil
 }
 
@@ -82,7 +83,7 @@ func (s *Server) systemsPreview(w http.ResponseWriter, r *http.Request) error {
 	if est == nil {
 		prev.Error = note
 	}
-	s.render(w, r, http.StatusOK, sview.PreviewPanel(prev))
+	s.Render(w, r, http.StatusOK, sview.PreviewPanel(prev))
 	return nil
 }
 
@@ -97,7 +98,7 @@ func (s *Server) createDraw(w http.ResponseWriter, r *http.Request) error {
 	if err := r.ParseForm(); err != nil {
 		return attune.Invalid("form", "could not be read")
 	}
-	u := userFrom(r.Context())
+	u := kit.UserFrom(r.Context())
 	f := r.PostForm
 	panel := sview.DrawPanel{K: f.Get("k"), Seed: f.Get("seed"), System: f.Get("system")}
 	d, err := func() (store.Draw, error) {
@@ -109,7 +110,7 @@ func (s *Server) createDraw(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return store.Draw{}, err
 		}
-		return evaluation.Draw(r.Context(), s.db, evaluation.DrawQuery{ProjectID: p.ID, ActorID: &u.ID, K: k,
+		return evaluation.Draw(r.Context(), s.DB, evaluation.DrawQuery{ProjectID: p.ID, ActorID: &u.ID, K: k,
 			System: f.Get("system"), SystemKey: f.Get("system_key"), Seed: seed})
 	}()
 	var v *attune.ValidationError
@@ -119,7 +120,7 @@ func (s *Server) createDraw(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		s.render(w, r, http.StatusUnprocessableEntity, sview.View(page))
+		s.Render(w, r, http.StatusUnprocessableEntity, sview.View(page))
 		return nil
 	}
 	if err != nil {
@@ -143,11 +144,11 @@ func (s *Server) systemsEstimate(r *http.Request, p *attune.Project, v url.Value
 // of the estimates (nil without estimates).
 func (s *Server) systemsEstimateConcluded(r *http.Request, p *attune.Project, v url.Values) (q systemsQuery, opts [2][]sview.Option, est *ppi.SystemEstimates, note string, conclusions *ppi.Conclusion, err error) {
 	ctx := r.Context()
-	judges, err := s.db.EstimateJudges(ctx, p.ID)
+	judges, err := s.DB.EstimateJudges(ctx, p.ID)
 	if err != nil {
 		return q, opts, nil, "", nil, err
 	}
-	def, err := s.db.FindRubricByID(ctx, p.RubricVersionID)
+	def, err := s.DB.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
 		return q, opts, nil, "", nil, err
 	}
@@ -176,7 +177,7 @@ func (s *Server) systemsEstimateConcluded(r *http.Request, p *attune.Project, v 
 		// always sends.
 		eq.RubricItem = ""
 	}
-	e, err := evaluation.Estimate(ctx, s.db, eq)
+	e, err := evaluation.Estimate(ctx, s.DB, eq)
 	var ve *attune.ValidationError
 	if errors.As(err, &ve) || errors.Is(err, attune.ErrNotFound) {
 		return q, opts, nil, attune.PublicMessage(err), nil, nil
@@ -200,8 +201,8 @@ func (s *Server) systemsView(r *http.Request, p *attune.Project, v url.Values, d
 		return sview.Page{}, err
 	}
 	page := sview.Page{
-		Chrome:      s.chrome(r, "Systems · "+p.Name, "home"),
-		ProjectName: p.Name, ProjectURL: templ.SafeURL(projectPath(p.ID)), ReportURL: reportURL(p.ID, nil),
+		Chrome:      s.Chrome(r, "Systems · "+p.Name, "home"),
+		ProjectName: p.Name, ProjectURL: templ.SafeURL(kit.ProjectPath(p.ID)), ReportURL: reportURL(p.ID, nil),
 		Form: sview.Form{Action: templ.SafeURL(systemsPath(p.ID)), Judges: opts[0], RubricItems: opts[1], SystemKey: q.systemKey,
 			Outcomes: systemsChoices([][2]string{{"", "the rubric item"}, {evaluation.OutcomeFinal, "final score"}, {evaluation.OutcomePass, "pass rate"}, {evaluation.OutcomeSafety, "safety-gate failures"}}, q.outcome),
 			Humans:   systemsChoices([][2]string{{evaluation.HumanPeople, "the people's mean"}, {evaluation.HumanGold, "the gold answers"}}, q.human)},
@@ -217,11 +218,11 @@ func (s *Server) systemsView(r *http.Request, p *attune.Project, v url.Values, d
 		}
 		page.Preview = previewOf(p.ID, q, est, v)
 	}
-	draws, err := s.db.ListDraws(ctx, p.ID)
+	draws, err := s.DB.ListDraws(ctx, p.ID)
 	if err != nil {
 		return sview.Page{}, err
 	}
-	pools, err := s.db.DrawPool(ctx, p.ID, q.systemKey)
+	pools, err := s.DB.DrawPool(ctx, p.ID, q.systemKey)
 	if err != nil {
 		return sview.Page{}, err
 	}
@@ -250,7 +251,7 @@ func (s *Server) systemsView(r *http.Request, p *attune.Project, v url.Values, d
 		if sys == "" {
 			sys = "every system"
 		}
-		panel.History = append(panel.History, sview.DrawRow{ID: d.ID, When: formatTime(d.CreatedAt), Who: who, Seed: strconv.FormatUint(d.Seed, 10), K: d.K, System: sys})
+		panel.History = append(panel.History, sview.DrawRow{ID: d.ID, When: kit.FormatTime(d.CreatedAt), Who: who, Seed: strconv.FormatUint(d.Seed, 10), K: d.K, System: sys})
 		if d.ID == done {
 			dd := &sview.DrawDone{ID: d.ID, Seed: strconv.FormatUint(d.Seed, 10), K: d.K}
 			for _, it := range d.Items {

@@ -10,6 +10,7 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/web/kit"
 	webhookview "github.com/attune/attune/web/views/webhook"
 )
 
@@ -35,7 +36,7 @@ var webhookEventHelp = map[attune.WebhookEvent]string{
 }
 
 func (s *Server) webhooksPage(w http.ResponseWriter, r *http.Request) error {
-	p, _, err := s.projectAccess(r, true)
+	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
 	}
@@ -43,23 +44,23 @@ func (s *Server) webhooksPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.render(w, r, http.StatusOK, webhookview.View(page))
+	s.Render(w, r, http.StatusOK, webhookview.View(page))
 	return nil
 }
 
 func (s *Server) webhooksView(r *http.Request, p *attune.Project) (webhookview.Page, error) {
 	ctx := r.Context()
 	page := webhookview.Page{
-		Chrome:      s.chrome(r, "Webhooks · "+p.Name, "home"),
+		Chrome:      s.Chrome(r, "Webhooks · "+p.Name, "home"),
 		ProjectName: p.Name,
-		Project:     templ.SafeURL(projectPath(p.ID)),
+		Project:     templ.SafeURL(kit.ProjectPath(p.ID)),
 		Action:      templ.SafeURL(webhooksPath(p.ID)),
 		Form:        webhookview.Form{Events: map[string]bool{}},
 	}
 	for _, e := range attune.WebhookEvents {
 		page.Events = append(page.Events, webhookview.Event{Name: string(e), Help: webhookEventHelp[e]})
 	}
-	hooks, err := s.db.ListWebhooks(ctx, p.ID)
+	hooks, err := s.DB.ListWebhooks(ctx, p.ID)
 	if err != nil {
 		return page, err
 	}
@@ -70,18 +71,18 @@ func (s *Server) webhooksView(r *http.Request, p *attune.Project) (webhookview.P
 		for _, e := range h.Events {
 			v.Events = append(v.Events, string(e))
 		}
-		ds, err := s.db.ListWebhookDeliveries(ctx, p.ID, h.ID, webhookDeliveriesShown)
+		ds, err := s.DB.ListWebhookDeliveries(ctx, p.ID, h.ID, webhookDeliveriesShown)
 		if err != nil {
 			return page, err
 		}
 		for _, d := range ds {
-			dv := webhookview.Delivery{ID: d.UUID, Event: string(d.Event), Created: shortTime(d.CreatedAt), State: d.State}
+			dv := webhookview.Delivery{ID: d.UUID, Event: string(d.Event), Created: kit.ShortTime(d.CreatedAt), State: d.State}
 			for _, a := range d.Attempts {
 				status := "no answer"
 				if a.Status != 0 {
 					status = strconv.Itoa(a.Status)
 				}
-				dv.Attempts = append(dv.Attempts, webhookview.Attempt{N: a.Attempt, At: shortTime(a.StartedAt),
+				dv.Attempts = append(dv.Attempts, webhookview.Attempt{N: a.Attempt, At: kit.ShortTime(a.StartedAt),
 					Latency: fmt.Sprintf("%d ms", a.Latency.Milliseconds()), Status: status, Error: a.Error, Response: a.Response})
 			}
 			v.Deliveries = append(v.Deliveries, dv)
@@ -93,7 +94,7 @@ func (s *Server) webhooksView(r *http.Request, p *attune.Project) (webhookview.P
 
 // createWebhook adds a webhook and shows its secret in this response only.
 func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
-	p, _, err := s.projectAccess(r, true)
+	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
 	}
@@ -109,7 +110,7 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 		events = append(events, attune.WebhookEvent(e))
 		chosen[e] = true
 	}
-	hook, secret, err := s.db.CreateWebhook(ctx, &userFrom(ctx).ID, s.opts.JudgePolicy, p.ID, rawURL, events)
+	hook, secret, err := s.DB.CreateWebhook(ctx, &kit.UserFrom(ctx).ID, s.opts.JudgePolicy, p.ID, rawURL, events)
 	var v *attune.ValidationError
 	if errors.As(err, &v) {
 		page, err := s.webhooksView(r, p)
@@ -117,7 +118,7 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		page.Form = webhookview.Form{URL: rawURL, Events: chosen, Errors: v.Fields}
-		s.render(w, r, http.StatusUnprocessableEntity, webhookview.View(page))
+		s.Render(w, r, http.StatusUnprocessableEntity, webhookview.View(page))
 		return nil
 	}
 	if err != nil {
@@ -128,50 +129,50 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	page.Created = &webhookview.Created{URL: hook.URL, Secret: secret}
-	s.render(w, r, http.StatusOK, webhookview.View(page))
+	s.Render(w, r, http.StatusOK, webhookview.View(page))
 	return nil
 }
 
 // setWebhookEnabled turns a webhook off or on.
 func (s *Server) setWebhookEnabled(w http.ResponseWriter, r *http.Request) error {
-	p, _, err := s.projectAccess(r, true)
+	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
 	}
 	ctx := r.Context()
-	id, err := pathInt(r, "hook")
+	id, err := kit.PathInt(r, "hook")
 	if err != nil {
 		return err
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 1<<10)
 	enabled := r.PostFormValue("enabled") == "true"
-	if err := s.db.SetWebhookEnabled(ctx, p.ID, id, enabled); err != nil {
+	if err := s.DB.SetWebhookEnabled(ctx, p.ID, id, enabled); err != nil {
 		return err
 	}
 	msg := "Webhook turned off: it is told of nothing, and deliveries waiting are not sent."
 	if enabled {
 		msg = "Webhook turned on."
 	}
-	s.sessions.Put(ctx, sessionFlash, msg)
+	s.Flash(ctx, msg)
 	http.Redirect(w, r, webhooksPath(p.ID), http.StatusSeeOther)
 	return nil
 }
 
 // deleteWebhook deletes a webhook with its deliveries.
 func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
-	p, _, err := s.projectAccess(r, true)
+	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
 	}
 	ctx := r.Context()
-	id, err := pathInt(r, "hook")
+	id, err := kit.PathInt(r, "hook")
 	if err != nil {
 		return err
 	}
-	if err := s.db.DeleteWebhook(ctx, p.ID, id); err != nil {
+	if err := s.DB.DeleteWebhook(ctx, p.ID, id); err != nil {
 		return err
 	}
-	s.sessions.Put(ctx, sessionFlash, "Webhook deleted.")
+	s.Flash(ctx, "Webhook deleted.")
 	http.Redirect(w, r, webhooksPath(p.ID), http.StatusSeeOther)
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/web/kit"
 )
 
 // The project's webhooks for a lead's token: the Webhooks page's list,
@@ -32,15 +33,15 @@ func apiWebhookOf(h attune.Webhook) apiWebhook {
 // apiFindWebhook is the webhook of the path, of the project of the path,
 // for one of the project's leads.
 func (s *Server) apiFindWebhook(r *http.Request, u *attune.User) (*attune.Project, *attune.Webhook, error) {
-	p, err := s.apiLeadProject(r, u, "manage its webhooks")
+	p, err := s.APILeadProject(r, u, "manage its webhooks")
 	if err != nil {
 		return nil, nil, err
 	}
-	id, err := pathInt(r, "hook")
+	id, err := kit.PathInt(r, "hook")
 	if err != nil {
 		return nil, nil, err
 	}
-	hooks, err := s.db.ListWebhooks(r.Context(), p.ID)
+	hooks, err := s.DB.ListWebhooks(r.Context(), p.ID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -54,16 +55,16 @@ func (s *Server) apiFindWebhook(r *http.Request, u *attune.User) (*attune.Projec
 
 // apiWebhooks lists the project's webhooks.
 func (s *Server) apiWebhooks(r *http.Request, u *attune.User) (int, any, error) {
-	p, err := s.apiLeadProject(r, u, "manage its webhooks")
+	p, err := s.APILeadProject(r, u, "manage its webhooks")
 	if err != nil {
 		return 0, nil, err
 	}
 	q := r.URL.Query()
-	limit, err := pageLimit(q.Get("limit"))
+	limit, err := kit.PageLimit(q.Get("limit"))
 	if err != nil {
 		return 0, nil, err
 	}
-	hooks, next, err := s.db.WebhookPage(r.Context(), p.ID, q.Get("cursor"), limit)
+	hooks, next, err := s.DB.WebhookPage(r.Context(), p.ID, q.Get("cursor"), limit)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -71,14 +72,14 @@ func (s *Server) apiWebhooks(r *http.Request, u *attune.User) (int, any, error) 
 	for _, h := range hooks {
 		out = append(out, apiWebhookOf(h))
 	}
-	return http.StatusOK, map[string]any{"webhooks": out, "next_cursor": nextCursor(next)}, nil
+	return http.StatusOK, map[string]any{"webhooks": out, "next_cursor": kit.NextCursor(next)}, nil
 }
 
 // apiCreateWebhook adds a webhook: {"url", "events"}, checked by
 // attune.ValidateWebhook against the judges' host allow-list. 201 with
 // the webhook and its secret, shown this once.
 func (s *Server) apiCreateWebhook(r *http.Request, u *attune.User) (int, any, error) {
-	p, err := s.apiLeadProject(r, u, "manage its webhooks")
+	p, err := s.APILeadProject(r, u, "manage its webhooks")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -86,14 +87,14 @@ func (s *Server) apiCreateWebhook(r *http.Request, u *attune.User) (int, any, er
 		URL    string   `json:"url"`
 		Events []string `json:"events"`
 	}
-	if err := decodeJSON(r, &body); err != nil {
+	if err := kit.DecodeJSON(r, &body); err != nil {
 		return 0, nil, err
 	}
 	events := make([]attune.WebhookEvent, len(body.Events))
 	for i, e := range body.Events {
 		events[i] = attune.WebhookEvent(e)
 	}
-	hook, secret, err := s.db.CreateWebhook(r.Context(), &u.ID, s.opts.JudgePolicy, p.ID, body.URL, events)
+	hook, secret, err := s.DB.CreateWebhook(r.Context(), &u.ID, s.opts.JudgePolicy, p.ID, body.URL, events)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -111,13 +112,13 @@ func (s *Server) apiUpdateWebhook(r *http.Request, u *attune.User) (int, any, er
 	var body struct {
 		Enabled *bool `json:"enabled"`
 	}
-	if err := decodeJSON(r, &body); err != nil {
+	if err := kit.DecodeJSON(r, &body); err != nil {
 		return 0, nil, err
 	}
 	if body.Enabled == nil {
 		return 0, nil, attune.Invalid("enabled", "say whether the webhook is on: true or false")
 	}
-	if err := s.db.SetWebhookEnabled(r.Context(), p.ID, hook.ID, *body.Enabled); err != nil {
+	if err := s.DB.SetWebhookEnabled(r.Context(), p.ID, hook.ID, *body.Enabled); err != nil {
 		return 0, nil, err
 	}
 	hook.Enabled = *body.Enabled
@@ -130,7 +131,7 @@ func (s *Server) apiDeleteWebhook(r *http.Request, u *attune.User) (int, any, er
 	if err != nil {
 		return 0, nil, err
 	}
-	if err := s.db.DeleteWebhook(r.Context(), p.ID, hook.ID); err != nil {
+	if err := s.DB.DeleteWebhook(r.Context(), p.ID, hook.ID); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusNoContent, nil, nil
@@ -161,11 +162,11 @@ func (s *Server) apiWebhookDeliveries(r *http.Request, u *attune.User) (int, any
 		return 0, nil, err
 	}
 	q := r.URL.Query()
-	limit, err := pageLimit(q.Get("limit"))
+	limit, err := kit.PageLimit(q.Get("limit"))
 	if err != nil {
 		return 0, nil, err
 	}
-	ds, next, err := s.db.WebhookDeliveryPage(r.Context(), p.ID, hook.ID, q.Get("cursor"), limit)
+	ds, next, err := s.DB.WebhookDeliveryPage(r.Context(), p.ID, hook.ID, q.Get("cursor"), limit)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -177,5 +178,5 @@ func (s *Server) apiWebhookDeliveries(r *http.Request, u *attune.User) (int, any
 		}
 		out = append(out, dv)
 	}
-	return http.StatusOK, map[string]any{"deliveries": out, "next_cursor": nextCursor(next)}, nil
+	return http.StatusOK, map[string]any{"deliveries": out, "next_cursor": kit.NextCursor(next)}, nil
 }

@@ -1,4 +1,4 @@
-package web
+package kit
 
 import (
 	"errors"
@@ -8,13 +8,13 @@ import (
 	"github.com/attune/attune/internal/attune"
 )
 
-// readLeniently reads a page's query with read. When read refuses fields
+// ReadLeniently reads a page's query with read. When read refuses fields
 // of it (an attune.ValidationError), it reads the query again without
 // them, and so on, so that a page can show what the rest of its query asks
 // for, with each refused field's message beside it, rather than an error
 // page in its place. The problems are by query parameter; any other error
 // of read is returned as it is. The API reads its queries strictly.
-func readLeniently[T any](q url.Values, read func(url.Values) (T, error)) (T, map[string]string, error) {
+func ReadLeniently[T any](q url.Values, read func(url.Values) (T, error)) (T, map[string]string, error) {
 	q = cloneValues(q)
 	var problems map[string]string
 	for {

@@ -1,4 +1,4 @@
-package web
+package kit
 
 import (
 	"fmt"
@@ -8,14 +8,14 @@ import (
 	"github.com/attune/attune/internal/store"
 )
 
-// heavyReads returns the database a lead's report, export or items search
+// HeavyReads returns the database a lead's report, export or items search
 // reads (the replica while it keeps up, else the primary) and the sentence
 // its page shows about that, "" when no replica is set. A read that goes
 // back to the primary is logged as a warning, for the operator.
-func (s *Server) heavyReads(r *http.Request) (*store.DB, string) {
-	db, src := s.db.HeavyReads(r.Context())
+func (k *Kit) HeavyReads(r *http.Request) (*store.DB, string) {
+	db, src := k.DB.HeavyReads(r.Context())
 	if src.Fallback != "" {
-		s.log.WarnContext(r.Context(), "heavy read on the primary", "request_id", infoFrom(r.Context()).id,
+		k.Log.WarnContext(r.Context(), "heavy read on the primary", "request_id", InfoFrom(r.Context()).ID,
 			"replica", src.Fallback, "behind", src.Behind)
 	}
 	return db, readFromLine(src)
@@ -50,6 +50,6 @@ func lagText(d time.Duration) string {
 	return fmt.Sprintf("%d s", max(1, int((d+time.Second/2)/time.Second)))
 }
 
-// readFromHeader carries readFromLine on a download, which has no page to
+// ReadFromHeader carries readFromLine on a download, which has no page to
 // say it on.
-const readFromHeader = "Attune-Read-From"
+const ReadFromHeader = "Attune-Read-From"

@@ -1,4 +1,4 @@
-package web
+package kit
 
 import (
 	"net/http"
@@ -15,15 +15,15 @@ const unavailableRetryAfter = "2"
 const unavailableMessage = "The database is unavailable for a moment (it may be failing over to its standby). " +
 	"Everything attune confirmed is kept; this request may not have been done: try again in a few seconds."
 
-// databaseAway answers err with a 503 when it means the database could
+// DatabaseAway answers err with a 503 when it means the database could
 // not be reached (store.Unavailable), logging it once as a warning, and
 // reports whether it did. write renders the answer in the caller's form
 // (a page or JSON).
-func (s *Server) databaseAway(w http.ResponseWriter, r *http.Request, err error, write func(status int, message string)) bool {
+func (k *Kit) DatabaseAway(w http.ResponseWriter, r *http.Request, err error, write func(status int, message string)) bool {
 	if !store.Unavailable(err) {
 		return false
 	}
-	s.log.WarnContext(r.Context(), "database unavailable", "request_id", infoFrom(r.Context()).id, "method", r.Method, "path", r.URL.Path, "err", err)
+	k.Log.WarnContext(r.Context(), "database unavailable", "request_id", InfoFrom(r.Context()).ID, "method", r.Method, "path", r.URL.Path, "err", err)
 	w.Header().Set("Retry-After", unavailableRetryAfter)
 	write(http.StatusServiceUnavailable, unavailableMessage)
 	return true

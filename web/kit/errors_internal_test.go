@@ -1,4 +1,4 @@
-package web
+package kit
 
 import (
 	"bytes"
@@ -18,8 +18,8 @@ import (
 func TestClientCancelIsNotAServerError(t *testing.T) {
 	t.Parallel()
 	var logs bytes.Buffer
-	s := &Server{log: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
-	h := s.h(func(w http.ResponseWriter, r *http.Request) error {
+	s := &Kit{Log: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	h := s.H(func(w http.ResponseWriter, r *http.Request) error {
 		return fmt.Errorf("store: save draft: %w", r.Context().Err())
 	})
 
@@ -33,7 +33,7 @@ func TestClientCancelIsNotAServerError(t *testing.T) {
 	}
 
 	logs.Reset()
-	h = s.h(func(w http.ResponseWriter, r *http.Request) error {
+	h = s.H(func(w http.ResponseWriter, r *http.Request) error {
 		return fmt.Errorf("store: save draft: %w", context.Canceled) // cancelled inside, client waiting
 	})
 	rec = httptest.NewRecorder()
