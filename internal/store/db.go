@@ -33,6 +33,9 @@ type DB struct {
 	// settleHook, set by tests only, runs in a settling's transaction
 	// before it commits.
 	settleHook func(context.Context, pgx.Tx) error
+	// settleBatch, set by tests only, replaces settleBatchSize, so that a
+	// small backlog is worked through in several transactions.
+	settleBatch int
 	// rubrics holds parsed rubric versions by id: versions never change
 	// (a trigger refuses it), and parsing one is too slow to repeat on
 	// every submission that settles an item or every page.

@@ -25,3 +25,7 @@ const RecordPlanSettings = recordPlanSettings
 // before it commits (nil: nothing), for a test of a settler that dies
 // there.
 func SetSettleHook(db *DB, hook func(context.Context, pgx.Tx) error) { db.settleHook = hook }
+
+// SetSettleBatch makes a settling take at most n queue rows of a project
+// per transaction (0: the default).
+func SetSettleBatch(db *DB, n int) { db.settleBatch = n }

@@ -41,10 +41,10 @@ const SettleBound = time.Second
 // settling that took queue rows says, as it commits, the project's id.
 const SettledChannel = "attune_settled"
 
-// settleBatch is the most queue rows one transaction takes from a
+// settleBatchSize is the most queue rows one transaction takes from a
 // project: a backlog (a settler stopped for a while) is worked through in
 // short transactions.
-const settleBatch = 2000
+const settleBatchSize = 2000
 
 // SettleQueued settles the items queued by submits when it starts, project
 // by project, and returns how many queue rows it took. It waits for a
@@ -82,7 +82,7 @@ func (db *DB) SettleQueued(ctx context.Context) (int, error) {
 	return total, mapErr(errors.Join(errs...), "settle queued", "")
 }
 
-// settleProject takes up to settleBatch of the project's queue rows and
+// settleProject takes up to settleBatchSize of the project's queue rows and
 // settles their items, in one transaction; more says rows remain.
 //
 // The full overlap is announced once per time the project reaches it:
@@ -94,6 +94,10 @@ func (db *DB) SettleQueued(ctx context.Context) (int, error) {
 // later one sees no completing row left. A settling that leaves rows
 // behind announces nothing and hands its completing row on to them.
 func (db *DB) settleProject(ctx context.Context, projectID int64) (n int, more bool, err error) {
+	batch := settleBatchSize
+	if db.settleBatch > 0 {
+		batch = db.settleBatch
+	}
 	err = db.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('attune.settle'), $1::int)`, projectID); err != nil {
 			return err
@@ -111,7 +115,7 @@ func (db *DB) settleProject(ctx context.Context, projectID int64) (n int, more b
 			       coalesce((SELECT bool_or(completed) FROM taken), false),
 			       (SELECT count(*) FROM settle_queue WHERE project_id = $1) > (SELECT count(*) FROM taken),
 			       EXISTS (SELECT 1 FROM projects WHERE id = $1), counts.* FROM counts`,
-			projectID, settleBatch).Scan(&n, &ids, &completed, &more, &exists, &short, &items)
+			projectID, batch).Scan(&n, &ids, &completed, &more, &exists, &short, &items)
 		if err != nil || !exists { // a deleted project's rows go with it
 			return err
 		}

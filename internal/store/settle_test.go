@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -289,5 +290,79 @@ func TestSettleQueueOfDeletedProject(t *testing.T) {
 	}
 	if left != 0 {
 		t.Fatalf("%d rows left in the settle queue", left)
+	}
+}
+
+// TestBacklogSettledInBatchesOnce: a backlog of completed items (no
+// settler ran while they were labelled) is worked through a few rows per
+// transaction by settlers running at once, one of them killed mid-way
+// through a batch: every item's gold is decided and announced once, and
+// the project's full overlap, handed from batch to batch until the last,
+// is announced once.
+func TestBacklogSettledInBatchesOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := dbtest.New(t)
+	const items = 30
+	f := newProject(t, db, projectOpts{rubric: "empathetic-dialogue@2", overlap: 2, items: items, annotators: 2})
+	if _, _, err := db.CreateWebhook(ctx, &f.lead.ID, hookPolicy, f.project.ID, "https://10.1.2.3/hook",
+		[]attune.WebhookEvent{attune.EventGoldChanged, attune.EventFullOverlap}); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range f.annotators {
+		for range items {
+			a, err := db.NextAssignment(ctx, f.project.ID, u.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.SubmitLabels(ctx, store.Submission{AssignmentID: a.ID, UserID: u.ID, Answers: likert("4", "4", "3", "4", "4"), ActiveMS: 1}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if n := queued(t, db, f.project.ID); n != items {
+		t.Fatalf("%d rows queued for %d completed items", n, items)
+	}
+
+	store.SetSettleBatch(db, 4)
+	var settlings atomic.Int32
+	store.SetSettleHook(db, func(ctx context.Context, tx pgx.Tx) error {
+		if settlings.Add(1) == 3 { // the third batch dies before its commit
+			_, err := tx.Exec(ctx, `SELECT pg_terminate_backend(pg_backend_pid())`)
+			return err
+		}
+		return nil
+	})
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() { db.SettleQueued(ctx) }) // one of them meets the dead batch
+	}
+	wg.Wait()
+	settleAll(t, db)
+	if settlings.Load() < items/4+1 {
+		t.Fatalf("%d settling transactions for %d rows in batches of 4: the batches were not small", settlings.Load(), items)
+	}
+	if n := queued(t, db, f.project.ID); n != 0 {
+		t.Fatalf("%d rows left in the settle queue", n)
+	}
+	for i := range items {
+		id := f.itemID(t, fmt.Sprintf("item-%03d", i))
+		if got := goldOf(t, db, id); len(got) != 5 || got["helpfulness"] != "3/automatic" {
+			t.Fatalf("item-%03d: gold %v", i, got)
+		}
+	}
+	if got := announced(t, db, f.project.ID); got[attune.EventFullOverlap] != 1 {
+		t.Fatalf("announced %v, want full overlap once", got)
+	}
+	// A settling announces the items whose gold it changed in one
+	// gold.changed; over all of them, each item is told once.
+	var told int
+	if err := db.Pool().QueryRow(ctx, `
+		SELECT coalesce(sum((d.body -> 'data' ->> 'changed')::int), 0) FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+		WHERE w.project_id = $1 AND d.event = $2`, f.project.ID, attune.EventGoldChanged).Scan(&told); err != nil {
+		t.Fatal(err)
+	}
+	if told != items {
+		t.Fatalf("gold.changed told of %d items' gold, want each of the %d once", told, items)
 	}
 }
