@@ -6,6 +6,7 @@ import (
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/export"
+	"github.com/attune/attune/web/annotate"
 	"github.com/attune/attune/web/kit"
 )
 
@@ -101,7 +102,7 @@ func (s *Server) table() []route {
 	// side by side; the blocks of the table below follow them.
 	//
 	// The annotator's workspace and the labeling API:
-	ws := newWorkspace(s)
+	ws := annotate.New(s.Kit, s.labeling, s.opts.BreakAfter)
 	// Signing in, the user's own account, the admins' users:
 	ac := s
 	// Projects, their members, people, imports and webhooks:
@@ -190,24 +191,24 @@ func (s *Server) table() []route {
 		// submit, skip, autosave a draft, open a content note and put off
 		// a break; and the same for tokens. Others get 403 at the entry
 		// and 404 on item routes, so that items are not revealed.
-		{"GET /projects/{id}/annotate", annotators, ws.start, nil},
-		{"POST /projects/{id}/annotate", annotators, ws.claim, nil},
-		{"GET /projects/{id}/items/{item}", annotators, ws.page, nil},
-		{"POST /projects/{id}/items/{item}/labels", annotators, ws.submit, nil},
+		{"GET /projects/{id}/annotate", annotators, ws.Start, nil},
+		{"POST /projects/{id}/annotate", annotators, ws.Claim, nil},
+		{"GET /projects/{id}/items/{item}", annotators, ws.Page, nil},
+		{"POST /projects/{id}/items/{item}/labels", annotators, ws.Submit, nil},
 		// The same submit, posted by a page without its script: a refusal
 		// is re-rendered at the item's own address, not at …/labels.
-		{"POST /projects/{id}/items/{item}", annotators, ws.submit, nil},
-		{"GET /projects/{id}/items/{item}/feedback", annotators, ws.feedback, nil},
-		{"POST /projects/{id}/items/{item}/skip", annotators, ws.skip, nil},
-		{"POST /projects/{id}/items/{item}/draft", annotators, ws.draft, nil},
-		{"POST /projects/{id}/items/{item}/open", annotators, ws.openNote, nil},
-		{"POST /projects/{id}/break", annotators, ws.keepGoing, nil},
-		{"POST /api/v1/projects/{id}/next", tokenAnnotators, nil, ws.apiNext},
-		{"GET /api/v1/projects/{id}/items/{item}/labels", tokenAnnotators, nil, ws.apiOwnLabels},
-		{"PUT /api/v1/projects/{id}/items/{item}/labels", tokenAnnotators, nil, ws.apiUpdateLabels},
-		{"POST /api/v1/projects/{id}/items/{item}/content-note", tokenAnnotators, nil, ws.apiOpenContentNote},
-		{"POST /api/v1/assignments/{id}/labels", tokenAnnotators, nil, ws.apiSubmit},
-		{"POST /api/v1/assignments/{id}/skip", tokenAnnotators, nil, ws.apiSkip},
+		{"POST /projects/{id}/items/{item}", annotators, ws.Submit, nil},
+		{"GET /projects/{id}/items/{item}/feedback", annotators, ws.Feedback, nil},
+		{"POST /projects/{id}/items/{item}/skip", annotators, ws.Skip, nil},
+		{"POST /projects/{id}/items/{item}/draft", annotators, ws.Draft, nil},
+		{"POST /projects/{id}/items/{item}/open", annotators, ws.OpenNote, nil},
+		{"POST /projects/{id}/break", annotators, ws.KeepGoing, nil},
+		{"POST /api/v1/projects/{id}/next", tokenAnnotators, nil, ws.APINext},
+		{"GET /api/v1/projects/{id}/items/{item}/labels", tokenAnnotators, nil, ws.APIOwnLabels},
+		{"PUT /api/v1/projects/{id}/items/{item}/labels", tokenAnnotators, nil, ws.APIUpdateLabels},
+		{"POST /api/v1/projects/{id}/items/{item}/content-note", tokenAnnotators, nil, ws.APIOpenContentNote},
+		{"POST /api/v1/assignments/{id}/labels", tokenAnnotators, nil, ws.APISubmit},
+		{"POST /api/v1/assignments/{id}/skip", tokenAnnotators, nil, ws.APISkip},
 
 		// Judges, their runs and, for the project's rubric, their prompt
 		// versions (only the judge's owner or an admin makes a new one),

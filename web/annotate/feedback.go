@@ -1,4 +1,4 @@
-package web
+package annotate
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/calibration"
 	"github.com/attune/attune/web/kit"
-	"github.com/attune/attune/web/views/annotate"
+	aview "github.com/attune/attune/web/views/annotate"
 )
 
 func feedbackPath(projectID, itemID int64) string {
@@ -19,7 +19,7 @@ func feedbackPath(projectID, itemID int64) string {
 
 // toFeedback sends the annotator to the feedback on the practice item they
 // just answered: htmx navigates to it, a form post is redirected.
-func (ws *workspace) toFeedback(w http.ResponseWriter, r *http.Request, p *attune.Project, itemID int64) error {
+func (ws *Handler) toFeedback(w http.ResponseWriter, r *http.Request, p *attune.Project, itemID int64) error {
 	if kit.IsHX(r) {
 		w.Header().Set("HX-Redirect", feedbackPath(p.ID, itemID))
 		w.WriteHeader(http.StatusOK)
@@ -29,11 +29,11 @@ func (ws *workspace) toFeedback(w http.ResponseWriter, r *http.Request, p *attun
 	return nil
 }
 
-// feedback shows the annotator how their answer to a practice item compares
+// Feedback shows the annotator how their answer to a practice item compares
 // with gold: only for an answer given while they qualified. Any other item
 // (a real one, or a calibration item served after qualifying, which stays
 // unmarked) sends them to the item's page.
-func (ws *workspace) feedback(w http.ResponseWriter, r *http.Request) error {
+func (ws *Handler) Feedback(w http.ResponseWriter, r *http.Request) error {
 	p, err := ws.annotator(r, false)
 	if err != nil {
 		return err
@@ -59,15 +59,15 @@ func (ws *workspace) feedback(w http.ResponseWriter, r *http.Request) error {
 	// with the answer, under the pass mark of now.
 	g := calibration.GradeAnswers(def, c.Gold, c.Answers, c.PassPercent)
 	f := calibration.FeedbackFor(def, g, c.Explanations)
-	page := annotate.FeedbackPage{Matched: g.Matched, Compared: g.Compared, Passed: g.Passed, PassPercent: c.PassPercent,
+	page := aview.FeedbackPage{Matched: g.Matched, Compared: g.Compared, Passed: g.Passed, PassPercent: c.PassPercent,
 		PassedNow: c.PassedBefore, Qualify: c.Qualify, Continue: templ.SafeURL(annotatePath(p.ID))}
 	if g.Passed {
 		page.PassedNow++
 	}
 	for _, it := range f.Items {
-		page.Items = append(page.Items, annotate.FeedbackItem{Key: it.Key, Label: it.Label, Given: it.Given, Gold: it.Gold,
+		page.Items = append(page.Items, aview.FeedbackItem{Key: it.Key, Label: it.Label, Given: it.Given, Gold: it.Gold,
 			Match: it.Match, ChosenText: it.ChosenText, GoldText: it.GoldText, Explanation: it.Explanation})
 	}
-	ws.renderPart(w, r, http.StatusOK, "Feedback · "+p.Name, annotate.Feedback(page))
+	ws.renderPart(w, r, http.StatusOK, "Feedback · "+p.Name, aview.Feedback(page))
 	return nil
 }

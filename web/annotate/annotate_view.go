@@ -1,4 +1,4 @@
-package web
+package annotate
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 	"github.com/attune/attune/internal/store"
 	"github.com/attune/attune/internal/wellbeing"
 	"github.com/attune/attune/web/kit"
-	"github.com/attune/attune/web/views/annotate"
+	aview "github.com/attune/attune/web/views/annotate"
 )
 
 // formState is what the form on screen holds: answers chosen and notes
@@ -130,7 +130,7 @@ func (f *labelForm) keepKnown(def *rubric.Definition) {
 
 // estimateActive fills in the time spent on the item when no script
 // measured it: the time since the item was handed out (labelling) or the
-// page was opened (editing), capped, since the person may have been away.
+// Page was opened (editing), capped, since the person may have been away.
 func (f *labelForm) estimateActive(now time.Time, wk *store.Workspace) {
 	if f.measured {
 		return
@@ -179,21 +179,21 @@ type viewExtras struct {
 }
 
 // view builds the workspace for one item as the viewer sees it.
-func (ws *workspace) view(r *http.Request, p *attune.Project, wk *store.Workspace, st formState, x viewExtras) (annotate.Workspace, error) {
+func (ws *Handler) view(r *http.Request, p *attune.Project, wk *store.Workspace, st formState, x viewExtras) (aview.Workspace, error) {
 	ctx := r.Context()
 	def, err := ws.DB.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
-		return annotate.Workspace{}, err
+		return aview.Workspace{}, err
 	}
 	counts, err := ws.counts(ctx, p.ID, wk)
 	if err != nil {
-		return annotate.Workspace{}, err
+		return aview.Workspace{}, err
 	}
 	now := ws.Now()
 	u := kit.UserFrom(ctx)
 	item := wk.Item
 	facts, term, found := itemFacts(&item)
-	v := annotate.Workspace{
+	v := aview.Workspace{
 		ProjectID:   p.ID,
 		ProjectName: p.Name,
 		ItemID:      item.ID,
@@ -206,9 +206,9 @@ func (ws *workspace) view(r *http.Request, p *attune.Project, wk *store.Workspac
 		Base:        st.base,
 		OpenedAt:    now.UnixMilli(),
 		Restored:    st.restoresWork(wk.Answers),
-		Dialogue:    annotate.DialogueOf(def, item, found),
+		Dialogue:    aview.DialogueOf(def, item, found),
 		Expanded:    u.RubricExpanded,
-		URLs: annotate.URLs{
+		URLs: aview.URLs{
 			Item:      templ.SafeURL(itemPath(p.ID, item.ID)),
 			Submit:    itemPath(p.ID, item.ID) + "/labels",
 			Skip:      templ.SafeURL(itemPath(p.ID, item.ID) + "/skip"),
@@ -219,7 +219,7 @@ func (ws *workspace) view(r *http.Request, p *attune.Project, wk *store.Workspac
 			KeepGoing: templ.SafeURL(fmt.Sprintf("/projects/%d/break", p.ID)),
 			Expand:    templ.SafeURL("/account/rubric"),
 		},
-		Progress: annotate.Progress{Submitted: wk.Submitted, Left: max(counts.Open-wk.SeenOpen, 0)},
+		Progress: aview.Progress{Submitted: wk.Submitted, Left: max(counts.Open-wk.SeenOpen, 0)},
 	}
 	if counts.Needed > 0 {
 		v.Progress.ProjectPercent = counts.Labels * 100 / counts.Needed
@@ -245,27 +245,27 @@ func (ws *workspace) view(r *http.Request, p *attune.Project, wk *store.Workspac
 	// The note stays until the annotator opens it; the opening is stored,
 	// so a refresh or a later visit shows the dialogue.
 	if facts.BehindNote() && !wk.NoteOpened {
-		v.Note = &annotate.ContentNote{Term: term, Refused: x.noteRefused}
+		v.Note = &aview.ContentNote{Term: term, Refused: x.noteRefused}
 	}
-	if s := ws.stretch(r, now); s.Due(now, ws.breakAfter()) {
-		v.Break = &annotate.Break{Minutes: int(s.Length(now) / time.Minute)}
+	if s := ws.stretch(r, now); s.Due(now, ws.breakAfter) {
+		v.Break = &aview.Break{Minutes: int(s.Length(now) / time.Minute)}
 	}
 	for _, f := range attune.Flags {
-		v.Flags = append(v.Flags, annotate.Flag{Value: f, Label: kit.FlagLabels[f]})
+		v.Flags = append(v.Flags, aview.Flag{Value: f, Label: kit.FlagLabels[f]})
 	}
 	rp, err := ws.panes.get(ctx, p.RubricVersionID, def)
 	if err != nil {
-		return annotate.Workspace{}, err
+		return aview.Workspace{}, err
 	}
-	v.Rubric, v.Problems = annotate.FillRubric(def, rp.base, facts, st.answers, st.rationales, x.issues)
+	v.Rubric, v.Problems = aview.FillRubric(def, rp.base, facts, st.answers, st.rationales, x.issues)
 	v.Rubric.Pane = rp.pane
 	return v, nil
 }
 
 // counts returns the project's label counts: those read with the
 // workspace, or else read now (a few rows, kept up to date by every
-// submit).
-func (ws *workspace) counts(ctx context.Context, projectID int64, wk *store.Workspace) (store.LabelCounts, error) {
+// Submit).
+func (ws *Handler) counts(ctx context.Context, projectID int64, wk *store.Workspace) (store.LabelCounts, error) {
 	if wk.Counts != nil {
 		return *wk.Counts, nil
 	}

@@ -1,4 +1,4 @@
-package web
+package annotate
 
 import (
 	"container/list"
@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/attune/attune/internal/rubric"
-	"github.com/attune/attune/web/views/annotate"
+	aview "github.com/attune/attune/web/views/annotate"
 )
 
 // paneCacheSize bounds the rubric panes kept rendered: a server serves
@@ -16,8 +16,8 @@ const paneCacheSize = 32
 // rubricPane is a rubric version's layout and its pane rendered once, for
 // every page of that version to share (a version never changes).
 type rubricPane struct {
-	base annotate.Rubric // annotate.RubricBase; never changed once made
-	pane *annotate.Pane
+	base aview.Rubric // aview.RubricBase; never changed once made
+	pane *aview.Pane
 }
 
 // paneCache keeps the rubric panes of the versions used most recently,
@@ -50,8 +50,8 @@ func (c *paneCache) get(ctx context.Context, id int64, def *rubric.Definition) (
 	}
 	c.mu.Unlock()
 
-	base := annotate.RubricBase(def)
-	pane, err := annotate.RenderPane(ctx, base)
+	base := aview.RubricBase(def)
+	pane, err := aview.RenderPane(ctx, base)
 	if err != nil {
 		return nil, err
 	}

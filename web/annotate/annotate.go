@@ -1,4 +1,9 @@
-package web
+// Package annotate serves the annotator's workspace — the entry that
+// resumes or claims work, the item page, and the posts that submit, skip,
+// autosave a draft, open a content note and put off a break — and the
+// labeling API that does the same for tokens, through the labeling flow
+// both share.
+package annotate
 
 import (
 	"bytes"
@@ -18,7 +23,7 @@ import (
 	"github.com/attune/attune/internal/store"
 	"github.com/attune/attune/internal/wellbeing"
 	"github.com/attune/attune/web/kit"
-	"github.com/attune/attune/web/views/annotate"
+	aview "github.com/attune/attune/web/views/annotate"
 )
 
 // Session keys of the current stretch of work (Unix seconds), kept in the
@@ -40,20 +45,31 @@ const (
 	maxActive = attune.MaxActive
 )
 
-// workspace serves the annotator's workspace. It carries what the pages
-// need beyond the Server — the rubric panes rendered, a pool of page
-// buffers — and lives as long as the routes that use it.
-type workspace struct {
-	*Server
+// Handler serves the annotator's workspace and the labeling API. Beside
+// the kit it holds the labeling flow that pages and API share, the break
+// rule, and what the pages need to be fast — the rubric panes rendered, a
+// pool of page buffers — and lives as long as the routes that use it.
+type Handler struct {
+	*kit.Kit
+	// labeling stores, changes and gives back a person's labels, for the
+	// pages and the API alike.
+	labeling *labeling.Flow
+	// breakAfter is how long an annotator labels without a pause before
+	// the workspace offers a break.
+	breakAfter time.Duration
 	// panes keeps the rubric panes rendered, by rubric version.
 	panes *paneCache
 	// pages holds buffers that pages are rendered into before writing.
 	pages sync.Pool
 }
 
-// newWorkspace returns the workspace whose handlers the route table lists.
-func newWorkspace(s *Server) *workspace {
-	ws := &workspace{Server: s, panes: newPaneCache(paneCacheSize)}
+// New returns the handler whose methods the route table lists. A
+// breakAfter of 0 means wellbeing.DefaultBreakAfter.
+func New(k *kit.Kit, flow *labeling.Flow, breakAfter time.Duration) *Handler {
+	if breakAfter <= 0 {
+		breakAfter = wellbeing.DefaultBreakAfter
+	}
+	ws := &Handler{Kit: k, labeling: flow, breakAfter: breakAfter, panes: newPaneCache(paneCacheSize)}
 	ws.pages.New = func() any { return new(bytes.Buffer) }
 	return ws
 }
@@ -67,7 +83,7 @@ func annotatePath(projectID int64) string { return fmt.Sprintf("/projects/%d/ann
 // annotator loads the project and checks that the viewer annotates it.
 // Others get forbidden (with a message) at the entry and not found on
 // item routes.
-func (ws *workspace) annotator(r *http.Request, entry bool) (*attune.Project, error) {
+func (ws *Handler) annotator(r *http.Request, entry bool) (*attune.Project, error) {
 	p, role, err := ws.ProjectAccess(r, false)
 	if err != nil {
 		return nil, err
@@ -81,11 +97,11 @@ func (ws *workspace) annotator(r *http.Request, entry bool) (*attune.Project, er
 	return p, nil
 }
 
-// start is the workspace's entry, safe to follow from anywhere: it claims
+// Start is the workspace's entry, safe to follow from anywhere: it claims
 // nothing. It sends the annotator to the item they hold, or shows why there
 // is none (the queue is empty, the project paused), or offers to start:
-// claiming is a POST (claim).
-func (ws *workspace) start(w http.ResponseWriter, r *http.Request) error {
+// claiming is a POST (Claim).
+func (ws *Handler) Start(w http.ResponseWriter, r *http.Request) error {
 	p, err := ws.annotator(r, true)
 	if err != nil {
 		return err
@@ -112,9 +128,9 @@ func (ws *workspace) start(w http.ResponseWriter, r *http.Request) error {
 // that claims it.
 var errReady = errors.New("ready to start")
 
-// claim gives the annotator their next item (or resumes the one they hold)
+// Claim gives the annotator their next item (or resumes the one they hold)
 // and shows it.
-func (ws *workspace) claim(w http.ResponseWriter, r *http.Request) error {
+func (ws *Handler) Claim(w http.ResponseWriter, r *http.Request) error {
 	p, err := ws.annotator(r, true)
 	if err != nil {
 		return err
@@ -131,8 +147,8 @@ func (ws *workspace) claim(w http.ResponseWriter, r *http.Request) error {
 // for the annotator (err is attune.ErrNoWork), the project hands out no
 // work (a conflict), or work waits to be claimed (errReady). Any other
 // error is returned.
-func (ws *workspace) renderNoItem(w http.ResponseWriter, r *http.Request, p *attune.Project, err error, notice string) error {
-	e := annotate.End{ProjectID: p.ID, ProjectName: p.Name, Notice: notice,
+func (ws *Handler) renderNoItem(w http.ResponseWriter, r *http.Request, p *attune.Project, err error, notice string) error {
+	e := aview.End{ProjectID: p.ID, ProjectName: p.Name, Notice: notice,
 		Project: templ.SafeURL(kit.ProjectPath(p.ID)), Annotate: templ.SafeURL(annotatePath(p.ID))}
 	switch {
 	case errors.Is(err, errReady):
@@ -155,17 +171,17 @@ func (ws *workspace) renderNoItem(w http.ResponseWriter, r *http.Request, p *att
 	if kit.IsHX(r) {
 		w.Header().Set("HX-Push-Url", annotatePath(p.ID))
 	}
-	ws.renderPart(w, r, http.StatusOK, "Label · "+p.Name, annotate.Ended(e))
+	ws.renderPart(w, r, http.StatusOK, "Label · "+p.Name, aview.Ended(e))
 	return nil
 }
 
 // renderPart writes a workspace part: on its own for htmx, else framed as
 // a whole page. The page is rendered into a buffer and written at once,
 // with its length: one write instead of many small ones.
-func (ws *workspace) renderPart(w http.ResponseWriter, r *http.Request, status int, title string, part templ.Component) {
+func (ws *Handler) renderPart(w http.ResponseWriter, r *http.Request, status int, title string, part templ.Component) {
 	c := part
 	if !kit.IsHX(r) {
-		c = annotate.Page(ws.Chrome(r, title, "home"), part)
+		c = aview.Page(ws.Chrome(r, title, "home"), part)
 	}
 	buf := ws.pages.Get().(*bytes.Buffer)
 	defer ws.pages.Put(buf)
@@ -187,7 +203,7 @@ func (ws *workspace) renderPart(w http.ResponseWriter, r *http.Request, status i
 // their active (or lapsed) assignment, or one they submitted. Others get
 // not found. With full unset it leaves out what only the page shows
 // (draft, neighbours, counts).
-func (ws *workspace) open(r *http.Request, full bool) (*attune.Project, *store.Workspace, error) {
+func (ws *Handler) open(r *http.Request, full bool) (*attune.Project, *store.Workspace, error) {
 	projectID, err := kit.PathInt(r, "id")
 	if err != nil {
 		return nil, nil, err
@@ -208,9 +224,9 @@ func (ws *workspace) open(r *http.Request, full bool) (*attune.Project, *store.W
 	return p, wk, nil
 }
 
-// page shows one item: to label it, or to change one's submitted labels.
+// Page shows one item: to label it, or to change one's submitted labels.
 // The form holds the saved draft when there is one.
-func (ws *workspace) page(w http.ResponseWriter, r *http.Request) error {
+func (ws *Handler) Page(w http.ResponseWriter, r *http.Request) error {
 	p, wk, err := ws.open(r, true)
 	if err != nil {
 		return err
@@ -224,16 +240,16 @@ func (ws *workspace) page(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (ws *workspace) renderView(w http.ResponseWriter, r *http.Request, status int, p *attune.Project, v annotate.Workspace) {
-	ws.renderPart(w, r, status, "Label · "+p.Name, annotate.View(v))
+func (ws *Handler) renderView(w http.ResponseWriter, r *http.Request, status int, p *attune.Project, v aview.Workspace) {
+	ws.renderPart(w, r, status, "Label · "+p.Name, aview.View(v))
 }
 
-// submit stores the answers of the item on screen (or changes the
+// Submit stores the answers of the item on screen (or changes the
 // annotator's submitted ones) through the labeling flow shared with the
 // API, and answers with the next item: claimed in the same transaction,
 // so it is ready when the submit returns. Problems the engine finds come
 // back beside the items they concern (422).
-func (ws *workspace) submit(w http.ResponseWriter, r *http.Request) error {
+func (ws *Handler) Submit(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	p, wk, err := ws.open(r, false)
 	if err != nil {
@@ -295,10 +311,10 @@ func (ws *workspace) submit(w http.ResponseWriter, r *http.Request) error {
 // stored; both answer sets are shown side by side, with a form that keeps
 // the new ones as an edit of the stored ones (the edit path, history kept)
 // and a way on that discards them (409).
-func (ws *workspace) resubmitted(w http.ResponseWriter, r *http.Request, p *attune.Project, wk *store.Workspace, form labelForm, res labeling.Submitted) error {
+func (ws *Handler) resubmitted(w http.ResponseWriter, r *http.Request, p *attune.Project, wk *store.Workspace, form labelForm, res labeling.Submitted) error {
 	def := res.Rubric // the rubric the submission was checked with
 	first := res.Stored
-	c := annotate.Resubmitted{
+	c := aview.Resubmitted{
 		ProjectName: p.Name, ItemID: wk.Item.ID, SourceID: wk.Item.SourceID,
 		Owner:    strconv.FormatInt(kit.UserFrom(r.Context()).ID, 10),
 		StoredOn: first.Submitted.UTC().Format("2 Jan 2006, 15:04 UTC"), Revision: first.Revision,
@@ -310,40 +326,40 @@ func (ws *workspace) resubmitted(w http.ResponseWriter, r *http.Request, p *attu
 	}
 	second := labeling.CleanAnswers(form.answers)
 	for _, it := range def.Items {
-		d := annotate.Difference{Key: it.Key, Label: it.Label, First: first.Answers[it.Key], Second: second[it.Key],
+		d := aview.Difference{Key: it.Key, Label: it.Label, First: first.Answers[it.Key], Second: second[it.Key],
 			FirstNote: first.Rationales[it.Key], SecondNote: form.rationales[it.Key]}
 		d.Differs = d.First != d.Second || d.FirstNote != d.SecondNote
 		c.Rows = append(c.Rows, d)
 	}
 	if first.Rationale != form.rationale {
-		c.Rows = append(c.Rows, annotate.Difference{Label: "Note on the whole dialogue", FirstNote: first.Rationale,
+		c.Rows = append(c.Rows, aview.Difference{Label: "Note on the whole dialogue", FirstNote: first.Rationale,
 			SecondNote: form.rationale, Differs: true})
 	}
 	// Keeping posts this tab's answers again, as an edit of the revision
 	// shown. The time spent is passed as measured: it was measured, or
 	// estimated, when this tab submitted.
-	c.Keep = []annotate.Field{{Name: "mode", Value: "edit"}, {Name: "base", Value: strconv.Itoa(first.Revision)},
+	c.Keep = []aview.Field{{Name: "mode", Value: "edit"}, {Name: "base", Value: strconv.Itoa(first.Revision)},
 		{Name: "active_ms", Value: strconv.FormatInt(form.activeMS, 10)}, {Name: "clock", Value: "js"},
 		{Name: "rationale", Value: form.rationale}}
 	if form.confirm {
-		c.Keep = append(c.Keep, annotate.Field{Name: "confirm", Value: "yes"})
+		c.Keep = append(c.Keep, aview.Field{Name: "confirm", Value: "yes"})
 	}
 	for _, it := range def.Items {
 		if v, ok := second[it.Key]; ok {
-			c.Keep = append(c.Keep, annotate.Field{Name: "answer." + it.Key, Value: v})
+			c.Keep = append(c.Keep, aview.Field{Name: "answer." + it.Key, Value: v})
 		}
 		if n, ok := form.rationales[it.Key]; ok {
-			c.Keep = append(c.Keep, annotate.Field{Name: "rationale." + it.Key, Value: n})
+			c.Keep = append(c.Keep, aview.Field{Name: "rationale." + it.Key, Value: n})
 		}
 	}
-	ws.renderPart(w, r, http.StatusConflict, "Label · "+p.Name, annotate.Conflict(c))
+	ws.renderPart(w, r, http.StatusConflict, "Label · "+p.Name, aview.Conflict(c))
 	return nil
 }
 
 // storeFailed answers a submission the store or the engine refused: the
 // rubric's problems beside the items, or, when the item is no longer the
 // annotator's, a page that says so. Anything else is returned.
-func (ws *workspace) storeFailed(w http.ResponseWriter, r *http.Request, p *attune.Project, wk *store.Workspace, st formState, err error) error {
+func (ws *Handler) storeFailed(w http.ResponseWriter, r *http.Request, p *attune.Project, wk *store.Workspace, st formState, err error) error {
 	var lp *labeling.Problems
 	switch {
 	case errors.As(err, &lp):
@@ -364,9 +380,9 @@ func (ws *workspace) storeFailed(w http.ResponseWriter, r *http.Request, p *attu
 	case errors.Is(err, attune.ErrConflict) && kit.IsHX(r):
 		// htmx swaps 409 in (see the layout's htmx-config): say why here
 		// rather than leave the form as if nothing happened.
-		e := annotate.End{ProjectID: p.ID, ProjectName: p.Name, Reason: "lost", Message: kit.Capitalize(attune.PublicMessage(err)) + ".",
+		e := aview.End{ProjectID: p.ID, ProjectName: p.Name, Reason: "lost", Message: kit.Capitalize(attune.PublicMessage(err)) + ".",
 			Project: templ.SafeURL(kit.ProjectPath(p.ID)), Annotate: templ.SafeURL(annotatePath(p.ID))}
-		ws.Render(w, r, http.StatusConflict, annotate.Ended(e))
+		ws.Render(w, r, http.StatusConflict, aview.Ended(e))
 		return nil
 	}
 	return err
@@ -374,7 +390,7 @@ func (ws *workspace) storeFailed(w http.ResponseWriter, r *http.Request, p *attu
 
 // problems re-renders the form as submitted, with the engine's problems
 // beside the items they concern: errors block, warnings ask to confirm.
-func (ws *workspace) problems(w http.ResponseWriter, r *http.Request, p *attune.Project, wk *store.Workspace, st formState, issues rubric.Issues) error {
+func (ws *Handler) problems(w http.ResponseWriter, r *http.Request, p *attune.Project, wk *store.Workspace, st formState, issues rubric.Issues) error {
 	// The submit read only what storing needs; the page needs the rest.
 	wk, err := ws.DB.FindWorkspace(r.Context(), p.ID, wk.Item.ID, kit.UserFrom(r.Context()).ID)
 	if err != nil {
@@ -390,13 +406,13 @@ func (ws *workspace) problems(w http.ResponseWriter, r *http.Request, p *attune.
 
 // showNext answers a submit or skip with the next item: htmx gets its
 // workspace and the URL to show, a plain form post a redirect to it.
-func (ws *workspace) showNext(w http.ResponseWriter, r *http.Request, p *attune.Project, next *attune.Assignment, nextErr error, notice string) error {
+func (ws *Handler) showNext(w http.ResponseWriter, r *http.Request, p *attune.Project, next *attune.Assignment, nextErr error, notice string) error {
 	return ws.showLoaded(w, r, p, next, nil, nextErr, notice)
 }
 
 // showLoaded is showNext with the next item's workspace when the caller
 // read it already (nil otherwise).
-func (ws *workspace) showLoaded(w http.ResponseWriter, r *http.Request, p *attune.Project, next *attune.Assignment, wk *store.Workspace, nextErr error, notice string) error {
+func (ws *Handler) showLoaded(w http.ResponseWriter, r *http.Request, p *attune.Project, next *attune.Assignment, wk *store.Workspace, nextErr error, notice string) error {
 	ctx := r.Context()
 	if next == nil {
 		if nextErr == nil {
@@ -431,7 +447,7 @@ func (ws *workspace) showLoaded(w http.ResponseWriter, r *http.Request, p *attun
 
 // continueWork returns the annotator to the item they are labelling (or
 // their next one) after they changed an earlier label.
-func (ws *workspace) continueWork(w http.ResponseWriter, r *http.Request, p *attune.Project, notice string) error {
+func (ws *Handler) continueWork(w http.ResponseWriter, r *http.Request, p *attune.Project, notice string) error {
 	a, err := ws.DB.NextAssignment(r.Context(), p.ID, kit.UserFrom(r.Context()).ID)
 	if err != nil && !errors.Is(err, attune.ErrNoWork) && !errors.Is(err, attune.ErrConflict) {
 		return err
@@ -439,9 +455,9 @@ func (ws *workspace) continueWork(w http.ResponseWriter, r *http.Request, p *att
 	return ws.showNext(w, r, p, a, err, notice)
 }
 
-// skip gives the item back through the labeling flow shared with the
+// Skip gives the item back through the labeling flow shared with the
 // API, flagged or not, and shows the next one.
-func (ws *workspace) skip(w http.ResponseWriter, r *http.Request) error {
+func (ws *Handler) Skip(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	p, wk, err := ws.open(r, false)
 	if err != nil {
@@ -473,11 +489,11 @@ func (ws *workspace) skip(w http.ResponseWriter, r *http.Request) error {
 	return ws.showNext(w, r, p, a, err, notice)
 }
 
-// openNote records that the annotator opened the item's content note
+// OpenNote records that the annotator opened the item's content note
 // (the labeling flow, as the API's content-note does) and shows the
 // dialogue: 204 for the page's script, which shows it itself, a redirect
 // to the item for a plain form post.
-func (ws *workspace) openNote(w http.ResponseWriter, r *http.Request) error {
+func (ws *Handler) OpenNote(w http.ResponseWriter, r *http.Request) error {
 	p, wk, err := ws.open(r, false)
 	if err != nil {
 		return err
@@ -494,9 +510,9 @@ func (ws *workspace) openNote(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// draft keeps what the annotator has chosen and typed so far: 204 when
+// Draft keeps what the annotator has chosen and typed so far: 204 when
 // saved, 409 when the item's answers were stored or it was skipped since.
-func (ws *workspace) draft(w http.ResponseWriter, r *http.Request) error {
+func (ws *Handler) Draft(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	p, err := ws.annotator(r, false)
 	if err != nil {
@@ -537,8 +553,8 @@ func (ws *workspace) draft(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// keepGoing puts off the break: the stretch of work starts afresh.
-func (ws *workspace) keepGoing(w http.ResponseWriter, r *http.Request) error {
+// KeepGoing puts off the break: the stretch of work starts afresh.
+func (ws *Handler) KeepGoing(w http.ResponseWriter, r *http.Request) error {
 	p, err := ws.annotator(r, false)
 	if err != nil {
 		return err
@@ -564,7 +580,7 @@ func (ws *workspace) keepGoing(w http.ResponseWriter, r *http.Request) error {
 // current stretch of work. The session keeps whole seconds and is written
 // only when the stretch starts or a minute has passed, so that autosaves
 // do not write it each time.
-func (ws *workspace) stretch(r *http.Request, now time.Time) wellbeing.Stretch {
+func (ws *Handler) stretch(r *http.Request, now time.Time) wellbeing.Stretch {
 	ctx := r.Context()
 	var st wellbeing.Stretch
 	if start := ws.Sessions.GetInt64(ctx, sessionWorkStart); start != 0 {
@@ -577,11 +593,4 @@ func (ws *workspace) stretch(r *http.Request, now time.Time) wellbeing.Stretch {
 		next.Start = time.Unix(next.Start.Unix(), 0)
 	}
 	return next
-}
-
-func (ws *workspace) breakAfter() time.Duration {
-	if ws.opts.BreakAfter > 0 {
-		return ws.opts.BreakAfter
-	}
-	return wellbeing.DefaultBreakAfter
 }

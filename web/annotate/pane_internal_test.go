@@ -1,4 +1,4 @@
-package web
+package annotate
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/attune/attune/internal/rubric"
-	"github.com/attune/attune/web/views/annotate"
+	aview "github.com/attune/attune/web/views/annotate"
 )
 
 // paneCase is a workspace as a page shows it, under one built-in rubric
@@ -15,7 +15,7 @@ import (
 type paneCase struct {
 	name string
 	def  *rubric.Definition
-	v    annotate.Workspace
+	v    aview.Workspace
 }
 
 // paneCases lays out every built-in rubric blank, and again with every
@@ -25,8 +25,8 @@ func paneCases(t *testing.T) []paneCase {
 	t.Helper()
 	var out []paneCase
 	for _, def := range rubric.Builtins() {
-		blank := annotate.Workspace{ItemID: 7, SourceID: "s7", URLs: annotate.URLs{Submit: "/projects/1/items/7/labels"}}
-		blank.Rubric, blank.Problems = annotate.RubricOf(def, rubric.Facts{Turns: 3}, nil, nil, nil)
+		blank := aview.Workspace{ItemID: 7, SourceID: "s7", URLs: aview.URLs{Submit: "/projects/1/items/7/labels"}}
+		blank.Rubric, blank.Problems = aview.RubricOf(def, rubric.Facts{Turns: 3}, nil, nil, nil)
 		out = append(out, paneCase{name: def.Ref().String() + "/blank", def: def, v: blank})
 
 		st := formState{answers: map[string]string{}, rationales: map[string]string{}, rationale: "overall <b>note</b>"}
@@ -46,18 +46,18 @@ func paneCases(t *testing.T) []paneCase {
 			}
 		}
 		issues = append(issues, rubric.Issue{Item: "nowhere", Severity: rubric.Blocking, Message: "general"})
-		full := annotate.Workspace{ItemID: 8, SourceID: "s8", Editing: true, URLs: annotate.URLs{Submit: "/projects/1/items/8/labels"}}
+		full := aview.Workspace{ItemID: 8, SourceID: "s8", Editing: true, URLs: aview.URLs{Submit: "/projects/1/items/8/labels"}}
 		facts := rubric.Facts{Turns: 40, Terms: []string{"suicide", "self harm"}, Marked: true, Crisis: rubric.Signalled}
-		full.Rubric, full.Problems = annotate.RubricOf(def, facts, st.answers, st.rationales, issues)
+		full.Rubric, full.Problems = aview.RubricOf(def, facts, st.answers, st.rationales, issues)
 		out = append(out, paneCase{name: def.Ref().String() + "/answered", def: def, v: full})
 	}
 	return out
 }
 
-func renderView(t *testing.T, v annotate.Workspace) []byte {
+func renderView(t *testing.T, v aview.Workspace) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := annotate.View(v).Render(context.Background(), &buf); err != nil {
+	if err := aview.View(v).Render(context.Background(), &buf); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -88,10 +88,10 @@ func TestRubricPaneRendersAsFresh(t *testing.T) {
 			}
 			// Filled from the cached layout, the page is the same again.
 			v := c.v
-			v.Rubric, v.Problems = annotate.FillRubric(c.def, rp.base, rubric.Facts{}, nil, nil, nil)
+			v.Rubric, v.Problems = aview.FillRubric(c.def, rp.base, rubric.Facts{}, nil, nil, nil)
 			v.Rubric.Pane = rp.pane
 			blank := c.v
-			blank.Rubric, blank.Problems = annotate.RubricOf(c.def, rubric.Facts{}, nil, nil, nil)
+			blank.Rubric, blank.Problems = aview.RubricOf(c.def, rubric.Facts{}, nil, nil, nil)
 			if got, want := renderView(t, v), renderView(t, blank); !bytes.Equal(got, want) {
 				t.Errorf("filled from the cached layout, the page differs:\n%s", firstDifference(got, want))
 			}
@@ -127,8 +127,8 @@ func TestRubricPanesKeptPerVersion(t *testing.T) {
 
 	// The pane of version 2 set on a page of version 1 is not used: the
 	// page is rendered afresh, as version 1.
-	v := annotate.Workspace{ItemID: 1, SourceID: "x"}
-	v.Rubric, v.Problems = annotate.RubricOf(defs[0], rubric.Facts{Turns: 2}, nil, nil, nil)
+	v := aview.Workspace{ItemID: 1, SourceID: "x"}
+	v.Rubric, v.Problems = aview.RubricOf(defs[0], rubric.Facts{Turns: 2}, nil, nil, nil)
 	fresh := renderView(t, v)
 	v.Rubric.Pane = b.pane
 	if b.pane.Fits(v.Rubric) {

@@ -1,4 +1,4 @@
-package web
+package annotate
 
 import (
 	"context"
@@ -43,8 +43,8 @@ type apiContentNote struct {
 	Marked bool     `json:"marked"` // a lead marked it
 }
 
-func (s *Server) assignmentBody(ctx context.Context, p *attune.Project, a *attune.Assignment) (*apiAssignment, error) {
-	it, err := s.DB.FindItem(ctx, p.ID, a.ItemID)
+func (ws *Handler) assignmentBody(ctx context.Context, p *attune.Project, a *attune.Assignment) (*apiAssignment, error) {
+	it, err := ws.DB.FindItem(ctx, p.ID, a.ItemID)
 	if err != nil {
 		return nil, err
 	}
@@ -57,21 +57,21 @@ func (s *Server) assignmentBody(ctx context.Context, p *attune.Project, a *attun
 	return out, nil
 }
 
-// apiNext hands out the annotator's next item: 200 with it, or 204 when
+// APINext hands out the annotator's next item: 200 with it, or 204 when
 // nothing is left for them.
-func (s *Server) apiNext(r *http.Request, u *attune.User) (int, any, error) {
-	p, _, err := s.APIProjectAccess(r.Context(), r, u)
+func (ws *Handler) APINext(r *http.Request, u *attune.User) (int, any, error) {
+	p, _, err := ws.APIProjectAccess(r.Context(), r, u)
 	if err != nil {
 		return 0, nil, err
 	}
-	a, err := s.DB.NextAssignment(r.Context(), p.ID, u.ID)
+	a, err := ws.DB.NextAssignment(r.Context(), p.ID, u.ID)
 	if errors.Is(err, attune.ErrNoWork) {
 		return http.StatusNoContent, nil, nil
 	}
 	if err != nil {
 		return 0, nil, err
 	}
-	body, err := s.assignmentBody(r.Context(), p, a)
+	body, err := ws.assignmentBody(r.Context(), p, a)
 	return http.StatusOK, body, err
 }
 
@@ -98,11 +98,11 @@ type apiSubmitted struct {
 	NextReason  string         `json:"next_reason,omitempty"`
 }
 
-// apiSubmit stores the answers of an assignment, validated by the engine as
+// APISubmit stores the answers of an assignment, validated by the engine as
 // the annotator's page validates them. 201 when stored, 200 when the
 // assignment had been submitted already (a retry), with the engine's score
 // and, when asked for, the next assignment.
-func (s *Server) apiSubmit(r *http.Request, u *attune.User) (int, any, error) {
+func (ws *Handler) APISubmit(r *http.Request, u *attune.User) (int, any, error) {
 	id, err := kit.PathInt(r, "id")
 	if err != nil {
 		return 0, nil, err
@@ -111,7 +111,7 @@ func (s *Server) apiSubmit(r *http.Request, u *attune.User) (int, any, error) {
 	if err := kit.DecodeJSON(r, &body); err != nil {
 		return 0, nil, err
 	}
-	held, res, err := s.labeling.SubmitAssignment(r.Context(), u, id, body.input())
+	held, res, err := ws.labeling.SubmitAssignment(r.Context(), u, id, body.input())
 	if err != nil {
 		return 0, nil, err
 	}
@@ -124,7 +124,7 @@ func (s *Server) apiSubmit(r *http.Request, u *attune.User) (int, any, error) {
 	out := apiSubmitted{AnswerSetID: res.AnswerSetID, Created: res.Created, Score: res.Score}
 	if res.Next != nil {
 		// The next item is claimed in the assignment's project.
-		if out.Next, err = s.assignmentBody(r.Context(), held.Project, res.Next); err != nil {
+		if out.Next, err = ws.assignmentBody(r.Context(), held.Project, res.Next); err != nil {
 			return 0, nil, err
 		}
 	} else if res.NextErr != nil {
@@ -146,10 +146,10 @@ type apiOwn struct {
 	Score      scoring.Result    `json:"score"`
 }
 
-// apiOwnLabels returns the caller's own labels for an item (never anyone
+// APIOwnLabels returns the caller's own labels for an item (never anyone
 // else's: labelling is blind).
-func (s *Server) apiOwnLabels(r *http.Request, u *attune.User) (int, any, error) {
-	p, _, err := s.APIProjectAccess(r.Context(), r, u)
+func (ws *Handler) APIOwnLabels(r *http.Request, u *attune.User) (int, any, error) {
+	p, _, err := ws.APIProjectAccess(r.Context(), r, u)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -157,15 +157,15 @@ func (s *Server) apiOwnLabels(r *http.Request, u *attune.User) (int, any, error)
 	if err != nil {
 		return 0, nil, err
 	}
-	set, err := s.DB.FindOwnAnswerSet(r.Context(), p.ID, itemID, u.ID)
+	set, err := ws.DB.FindOwnAnswerSet(r.Context(), p.ID, itemID, u.ID)
 	if err != nil {
 		return 0, nil, err
 	}
-	item, err := s.DB.FindItem(r.Context(), p.ID, itemID)
+	item, err := ws.DB.FindItem(r.Context(), p.ID, itemID)
 	if err != nil {
 		return 0, nil, err
 	}
-	def, err := s.DB.FindRubricByID(r.Context(), p.RubricVersionID)
+	def, err := ws.DB.FindRubricByID(r.Context(), p.RubricVersionID)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -180,10 +180,10 @@ func (s *Server) apiOwnLabels(r *http.Request, u *attune.User) (int, any, error)
 	return http.StatusOK, apiOwn{itemID, set.Answers, set.Rationales, set.Rationale, set.Revision, score}, nil
 }
 
-// apiUpdateLabels edits the caller's own submitted labels for an item,
+// APIUpdateLabels edits the caller's own submitted labels for an item,
 // validated as a submission is; the earlier values stay in the history.
-func (s *Server) apiUpdateLabels(r *http.Request, u *attune.User) (int, any, error) {
-	p, role, err := s.APIProjectAccess(r.Context(), r, u)
+func (ws *Handler) APIUpdateLabels(r *http.Request, u *attune.User) (int, any, error) {
+	p, role, err := ws.APIProjectAccess(r.Context(), r, u)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -198,19 +198,19 @@ func (s *Server) apiUpdateLabels(r *http.Request, u *attune.User) (int, any, err
 	if err := kit.DecodeJSON(r, &body); err != nil {
 		return 0, nil, err
 	}
-	ed, err := s.labeling.EditItem(r.Context(), u, p, itemID, body.input())
+	ed, err := ws.labeling.EditItem(r.Context(), u, p, itemID, body.input())
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, map[string]any{"item_id": itemID, "revision": ed.Revision, "score": ed.Score}, nil
 }
 
-// apiOpenContentNote records that the caller opened the content note of
+// APIOpenContentNote records that the caller opened the content note of
 // an item they were given or labelled (404 otherwise): their answers to an
 // item behind a note are refused until then. 204; opening again changes
 // nothing.
-func (s *Server) apiOpenContentNote(r *http.Request, u *attune.User) (int, any, error) {
-	p, role, err := s.APIProjectAccess(r.Context(), r, u)
+func (ws *Handler) APIOpenContentNote(r *http.Request, u *attune.User) (int, any, error) {
+	p, role, err := ws.APIProjectAccess(r.Context(), r, u)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -221,16 +221,16 @@ func (s *Server) apiOpenContentNote(r *http.Request, u *attune.User) (int, any, 
 	if err != nil {
 		return 0, nil, err
 	}
-	if err := s.labeling.OpenNote(r.Context(), u, p.ID, itemID); err != nil {
+	if err := ws.labeling.OpenNote(r.Context(), u, p.ID, itemID); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusNoContent, nil, nil
 }
 
-// apiSkip gives an assignment back without labels through the labeling
+// APISkip gives an assignment back without labels through the labeling
 // flow shared with the page, with an optional flag (broken, off-topic,
 // distressing, other) and note.
-func (s *Server) apiSkip(r *http.Request, u *attune.User) (int, any, error) {
+func (ws *Handler) APISkip(r *http.Request, u *attune.User) (int, any, error) {
 	id, err := kit.PathInt(r, "id")
 	if err != nil {
 		return 0, nil, err
@@ -242,7 +242,7 @@ func (s *Server) apiSkip(r *http.Request, u *attune.User) (int, any, error) {
 	if err := kit.DecodeJSON(r, &body); err != nil {
 		return 0, nil, err
 	}
-	if err := s.labeling.Skip(r.Context(), u, id, body.Flag, body.Note); err != nil {
+	if err := ws.labeling.Skip(r.Context(), u, id, body.Flag, body.Note); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusNoContent, nil, nil
