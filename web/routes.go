@@ -7,6 +7,7 @@ import (
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/export"
 	"github.com/attune/attune/web/annotate"
+	"github.com/attune/attune/web/judging"
 	"github.com/attune/attune/web/kit"
 )
 
@@ -108,7 +109,8 @@ func (s *Server) table() []route {
 	// Projects, their members, people, imports and webhooks:
 	pj := s
 	// Judges, their prompt versions and runs:
-	jd := s
+	jd := judging.New(s.Kit, s.runs, s.opts.Runner, s.opts.JudgePolicy)
+	jd.ProjectPage = s.projectView
 	// Reports, failures, systems, estimates and the judge experiment:
 	rp := s
 	// Gold sets, adjudication, calibration, the items browser, flags and
@@ -213,42 +215,42 @@ func (s *Server) table() []route {
 		// Judges, their runs and, for the project's rubric, their prompt
 		// versions (only the judge's owner or an admin makes a new one),
 		// on the pages and for tokens by the pages' rules.
-		{"GET /judges", leads, jd.judgesPage, nil},
-		{"GET /judges/new", leads, jd.newJudgePage, nil},
-		{"POST /judges", leads, jd.createJudge, nil},
-		{"GET /judges/{id}/edit", leads, jd.editJudgePage, nil},
-		{"POST /judges/{id}/edit", leads, jd.updateJudge, nil},
-		{"POST /judges/{id}/try", leads, jd.tryJudge, nil},
-		{"POST /projects/{id}/runs", runLeads, jd.estimateRun, nil},
-		{"POST /projects/{id}/runs/confirm", runLeads, jd.startRun, nil},
-		{"GET /projects/{id}/runs/{run}", runLeads, jd.runPage, nil},
-		{"GET /projects/{id}/runs/{run}/progress", runLeads, jd.runProgress, nil},
-		{"POST /projects/{id}/runs/{run}/pause", runLeads, jd.pauseRun, nil},
-		{"POST /projects/{id}/runs/{run}/resume", runLeads, jd.resumeRun, nil},
-		{"POST /projects/{id}/runs/{run}/cancel", runLeads, jd.cancelRun, nil},
-		{"GET /projects/{id}/runs/{run}/items", runLeads, jd.runItems, nil},
-		{"GET /projects/{id}/runs/{run}/items/{item}", runLeads, jd.runItem, nil},
-		{"GET /projects/{id}/judges/{judge}/prompts", runLeads, jd.promptsPage, nil},
-		{"GET /projects/{id}/judges/{judge}/prompts/new", runLeads, jd.newPromptPage, nil},
-		{"POST /projects/{id}/judges/{judge}/prompts", runLeads, jd.createPrompt, nil},
-		{"GET /projects/{id}/judges/{judge}/prompts/{version}", runLeads, jd.promptPage, nil},
-		{"GET /api/v1/judges", tokenJudges, nil, jd.apiJudges},
-		{"POST /api/v1/judges", tokenJudges, nil, jd.apiCreateJudge},
-		{"GET /api/v1/judges/{id}", tokenJudges, nil, jd.apiJudge},
-		{"PUT /api/v1/judges/{id}", tokenJudges, nil, jd.apiUpdateJudge},
-		{"POST /api/v1/judges/{id}/try", tokenJudges, nil, jd.apiTryJudge},
-		{"GET /api/v1/projects/{id}/judges/{judge}/prompts", tokenRunLeads, nil, jd.apiPrompts},
-		{"POST /api/v1/projects/{id}/judges/{judge}/prompts", tokenRunLeads, nil, jd.apiCreatePrompt},
-		{"GET /api/v1/projects/{id}/judges/{judge}/prompts/{version}", tokenRunLeads, nil, jd.apiPrompt},
-		{"POST /api/v1/projects/{id}/runs/estimate", tokenRunLeads, nil, jd.apiEstimateRun},
-		{"POST /api/v1/projects/{id}/runs", tokenRunLeads, nil, jd.apiStartRun},
-		{"GET /api/v1/projects/{id}/runs", tokenRunLeads, nil, jd.apiRuns},
-		{"GET /api/v1/projects/{id}/runs/{run}", tokenRunLeads, nil, jd.apiRun},
-		{"POST /api/v1/projects/{id}/runs/{run}/pause", tokenRunLeads, nil, jd.apiPauseRun},
-		{"POST /api/v1/projects/{id}/runs/{run}/resume", tokenRunLeads, nil, jd.apiResumeRun},
-		{"POST /api/v1/projects/{id}/runs/{run}/cancel", tokenRunLeads, nil, jd.apiCancelRun},
-		{"GET /api/v1/projects/{id}/runs/{run}/items", tokenRunLeads, nil, jd.apiRunItems},
-		{"GET /api/v1/projects/{id}/runs/{run}/items/{item}", tokenRunLeads, nil, jd.apiRunItem},
+		{"GET /judges", leads, jd.JudgesPage, nil},
+		{"GET /judges/new", leads, jd.NewJudgePage, nil},
+		{"POST /judges", leads, jd.CreateJudge, nil},
+		{"GET /judges/{id}/edit", leads, jd.EditJudgePage, nil},
+		{"POST /judges/{id}/edit", leads, jd.UpdateJudge, nil},
+		{"POST /judges/{id}/try", leads, jd.TryJudge, nil},
+		{"POST /projects/{id}/runs", runLeads, jd.EstimateRun, nil},
+		{"POST /projects/{id}/runs/confirm", runLeads, jd.StartRun, nil},
+		{"GET /projects/{id}/runs/{run}", runLeads, jd.RunPage, nil},
+		{"GET /projects/{id}/runs/{run}/progress", runLeads, jd.RunProgress, nil},
+		{"POST /projects/{id}/runs/{run}/pause", runLeads, jd.PauseRun, nil},
+		{"POST /projects/{id}/runs/{run}/resume", runLeads, jd.ResumeRun, nil},
+		{"POST /projects/{id}/runs/{run}/cancel", runLeads, jd.CancelRun, nil},
+		{"GET /projects/{id}/runs/{run}/items", runLeads, jd.RunItems, nil},
+		{"GET /projects/{id}/runs/{run}/items/{item}", runLeads, jd.RunItem, nil},
+		{"GET /projects/{id}/judges/{judge}/prompts", runLeads, jd.PromptsPage, nil},
+		{"GET /projects/{id}/judges/{judge}/prompts/new", runLeads, jd.NewPromptPage, nil},
+		{"POST /projects/{id}/judges/{judge}/prompts", runLeads, jd.CreatePrompt, nil},
+		{"GET /projects/{id}/judges/{judge}/prompts/{version}", runLeads, jd.PromptPage, nil},
+		{"GET /api/v1/judges", tokenJudges, nil, jd.APIJudges},
+		{"POST /api/v1/judges", tokenJudges, nil, jd.APICreateJudge},
+		{"GET /api/v1/judges/{id}", tokenJudges, nil, jd.APIJudge},
+		{"PUT /api/v1/judges/{id}", tokenJudges, nil, jd.APIUpdateJudge},
+		{"POST /api/v1/judges/{id}/try", tokenJudges, nil, jd.APITryJudge},
+		{"GET /api/v1/projects/{id}/judges/{judge}/prompts", tokenRunLeads, nil, jd.APIPrompts},
+		{"POST /api/v1/projects/{id}/judges/{judge}/prompts", tokenRunLeads, nil, jd.APICreatePrompt},
+		{"GET /api/v1/projects/{id}/judges/{judge}/prompts/{version}", tokenRunLeads, nil, jd.APIPrompt},
+		{"POST /api/v1/projects/{id}/runs/estimate", tokenRunLeads, nil, jd.APIEstimateRun},
+		{"POST /api/v1/projects/{id}/runs", tokenRunLeads, nil, jd.APIStartRun},
+		{"GET /api/v1/projects/{id}/runs", tokenRunLeads, nil, jd.APIRuns},
+		{"GET /api/v1/projects/{id}/runs/{run}", tokenRunLeads, nil, jd.APIRun},
+		{"POST /api/v1/projects/{id}/runs/{run}/pause", tokenRunLeads, nil, jd.APIPauseRun},
+		{"POST /api/v1/projects/{id}/runs/{run}/resume", tokenRunLeads, nil, jd.APIResumeRun},
+		{"POST /api/v1/projects/{id}/runs/{run}/cancel", tokenRunLeads, nil, jd.APICancelRun},
+		{"GET /api/v1/projects/{id}/runs/{run}/items", tokenRunLeads, nil, jd.APIRunItems},
+		{"GET /api/v1/projects/{id}/runs/{run}/items/{item}", tokenRunLeads, nil, jd.APIRunItem},
 
 		// Agreement reports, the items behind a figure, labels brought in
 		// from elsewhere, where a judge parts from people, judge variants

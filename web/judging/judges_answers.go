@@ -1,4 +1,4 @@
-package web
+package judging
 
 import (
 	"fmt"
@@ -22,9 +22,9 @@ import (
 // runItemsPerPage is how many items a page of a run's answers lists.
 const runItemsPerPage = 50
 
-// runItems lists a run's items with the judge's answers, a page at a time;
+// RunItems lists a run's items with the judge's answers, a page at a time;
 // ?errors=1 keeps the items with an ERROR answer.
-func (s *Server) runItems(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) RunItems(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	p, run, err := s.runAccess(r)
 	if err != nil {
@@ -109,7 +109,7 @@ type runItemRead struct {
 }
 
 // readRunItem reads the item named in the path for run, of project p.
-func (s *Server) readRunItem(r *http.Request, p *attune.Project, run *attune.JudgeRun) (*runItemRead, error) {
+func (s *Handler) readRunItem(r *http.Request, p *attune.Project, run *attune.JudgeRun) (*runItemRead, error) {
 	ctx := r.Context()
 	itemID, err := kit.PathInt(r, "item")
 	if err != nil {
@@ -169,10 +169,10 @@ func (x *runItemRead) judgeAnswers() map[string]string {
 	return out
 }
 
-// runItem shows a judge's answers for one item — how each was reached and
+// RunItem shows a judge's answers for one item — how each was reached and
 // every call it made — beside the people's, each answer set scored by the
 // same engine with the item's facts.
-func (s *Server) runItem(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) RunItem(w http.ResponseWriter, r *http.Request) error {
 	p, run, err := s.runAccess(r)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package web
+package judging
 
 import (
 	"context"
@@ -22,9 +22,9 @@ func runPath(projectID, runID int64) string {
 	return fmt.Sprintf("/projects/%d/runs/%d", projectID, runID)
 }
 
-// judgesSection builds the Judges block of a project's page, for a viewer
+// ProjectSection builds the Judges block of a project's page, for a viewer
 // who may use judges (a lead or admin, and a lead of the project).
-func (s *Server) judgesSection(ctx context.Context, p *attune.Project) (*judgeview.ProjectSection, error) {
+func (s *Handler) ProjectSection(ctx context.Context, p *attune.Project) (*judgeview.ProjectSection, error) {
 	judges, err := s.DB.ListJudges(ctx)
 	if err != nil {
 		return nil, err
@@ -73,8 +73,8 @@ func startForm(f runs.Fields) judgeview.StartForm {
 
 // refuseRunForm shows the project's page again with the start form's
 // problems.
-func (s *Server) refuseRunForm(w http.ResponseWriter, r *http.Request, p *attune.Project, role attune.MemberRole, f judgeview.StartForm, errs map[string]string) error {
-	page, err := s.projectView(r, p, role)
+func (s *Handler) refuseRunForm(w http.ResponseWriter, r *http.Request, p *attune.Project, role attune.MemberRole, f judgeview.StartForm, errs map[string]string) error {
+	page, err := s.ProjectPage(r, p, role)
 	if err != nil {
 		return err
 	}
@@ -85,9 +85,9 @@ func (s *Server) refuseRunForm(w http.ResponseWriter, r *http.Request, p *attune
 	return nil
 }
 
-// estimateRun shows what a run would cost, with the button that starts
+// EstimateRun shows what a run would cost, with the button that starts
 // it. Nothing is stored.
-func (s *Server) estimateRun(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) EstimateRun(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	p, role, err := s.ProjectAccess(r, true)
 	if err != nil {
@@ -133,8 +133,8 @@ func (s *Server) estimateRun(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// startRun stores the run and queues it (runs.Flow.Start).
-func (s *Server) startRun(w http.ResponseWriter, r *http.Request) error {
+// StartRun stores the run and queues it (runs.Flow.Start).
+func (s *Handler) StartRun(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	p, role, err := s.ProjectAccess(r, true)
 	if err != nil {
@@ -167,7 +167,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) error {
 
 // runAccess loads the project and the run named in the path, for one of
 // the project's leads.
-func (s *Server) runAccess(r *http.Request) (*attune.Project, *attune.JudgeRun, error) {
+func (s *Handler) runAccess(r *http.Request) (*attune.Project, *attune.JudgeRun, error) {
 	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return nil, nil, err
@@ -178,7 +178,7 @@ func (s *Server) runAccess(r *http.Request) (*attune.Project, *attune.JudgeRun, 
 
 // runOf loads the run named in the path; a run of another project than p
 // is not found.
-func (s *Server) runOf(r *http.Request, p *attune.Project) (*attune.JudgeRun, error) {
+func (s *Handler) runOf(r *http.Request, p *attune.Project) (*attune.JudgeRun, error) {
 	id, err := kit.PathInt(r, "run")
 	if err != nil {
 		return nil, err
@@ -194,7 +194,7 @@ func (s *Server) runOf(r *http.Request, p *attune.Project) (*attune.JudgeRun, er
 }
 
 // progressView reads a run's progress and its calls per rubric item.
-func (s *Server) progressView(ctx context.Context, p *attune.Project, run *attune.JudgeRun) (judgeview.Progress, error) {
+func (s *Handler) progressView(ctx context.Context, p *attune.Project, run *attune.JudgeRun) (judgeview.Progress, error) {
 	pr, err := s.DB.RunProgress(ctx, run)
 	if err != nil {
 		return judgeview.Progress{}, err
@@ -258,7 +258,9 @@ func (s *Server) progressView(ctx context.Context, p *attune.Project, run *attun
 	return v, nil
 }
 
-func (s *Server) runPage(w http.ResponseWriter, r *http.Request) error {
+// RunPage shows a run: its judge and settings, what its probe found, and
+// its progress.
+func (s *Handler) RunPage(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	p, run, err := s.runAccess(r)
 	if err != nil {
@@ -291,9 +293,9 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// runProgress is the part of the run's page htmx polls. A browser that
+// RunProgress is the part of the run's page htmx polls. A browser that
 // asks for it directly gets the whole page.
-func (s *Server) runProgress(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) RunProgress(w http.ResponseWriter, r *http.Request) error {
 	p, run, err := s.runAccess(r)
 	if err != nil {
 		return err
@@ -310,15 +312,18 @@ func (s *Server) runProgress(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) pauseRun(w http.ResponseWriter, r *http.Request) error {
+// PauseRun pauses a run and goes back to its page.
+func (s *Handler) PauseRun(w http.ResponseWriter, r *http.Request) error {
 	return s.changeRun(w, r, s.pauseRunAs)
 }
 
-func (s *Server) resumeRun(w http.ResponseWriter, r *http.Request) error {
+// ResumeRun resumes a paused run and goes back to its page.
+func (s *Handler) ResumeRun(w http.ResponseWriter, r *http.Request) error {
 	return s.changeRun(w, r, s.resumeRunAs)
 }
 
-func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) error {
+// CancelRun cancels a run and goes back to its page.
+func (s *Handler) CancelRun(w http.ResponseWriter, r *http.Request) error {
 	return s.changeRun(w, r, s.cancelRunAs)
 }
 
@@ -326,15 +331,15 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) error {
 // done, or refuses with an attune.ErrConflict when the run's state does
 // not allow it (runs.Flow).
 
-func (s *Server) pauseRunAs(ctx context.Context, u *attune.User, run *attune.JudgeRun) (string, error) {
+func (s *Handler) pauseRunAs(ctx context.Context, u *attune.User, run *attune.JudgeRun) (string, error) {
 	return s.runs.Pause(ctx, run, "paused by "+u.DisplayName())
 }
 
-func (s *Server) resumeRunAs(ctx context.Context, _ *attune.User, run *attune.JudgeRun) (string, error) {
+func (s *Handler) resumeRunAs(ctx context.Context, _ *attune.User, run *attune.JudgeRun) (string, error) {
 	return s.runs.Resume(ctx, run, nil)
 }
 
-func (s *Server) cancelRunAs(ctx context.Context, _ *attune.User, run *attune.JudgeRun) (string, error) {
+func (s *Handler) cancelRunAs(ctx context.Context, _ *attune.User, run *attune.JudgeRun) (string, error) {
 	return s.runs.Cancel(ctx, run)
 }
 
@@ -343,7 +348,7 @@ type runAction func(context.Context, *attune.User, *attune.JudgeRun) (string, er
 
 // changeRun applies a lead's action to a run and goes back to its page
 // with the outcome; a refused action is a message there, not an error page.
-func (s *Server) changeRun(w http.ResponseWriter, r *http.Request, act runAction) error {
+func (s *Handler) changeRun(w http.ResponseWriter, r *http.Request, act runAction) error {
 	ctx := r.Context()
 	p, run, err := s.runAccess(r)
 	if err != nil {

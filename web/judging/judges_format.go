@@ -1,4 +1,4 @@
-package web
+package judging
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package web
+package judging
 
 import (
 	"cmp"
@@ -20,12 +20,12 @@ import (
 	"github.com/attune/attune/web/kit"
 )
 
-// The JSON API of judges, their prompt versions and runs, and of the judge
-// experiment (docs/api.md). Each handler reads its input, then calls what
-// the page that does the same thing calls: parseJudge and the store for
-// judges, tryTarget and the runner for a try, the runs flow (runs.Flow)
-// for runs, the run actions of the run's page, experimentOf
-// for the experiment.
+// The JSON API of judges, their prompt versions and runs (docs/api.md);
+// the judge experiment's is served with the reports. Each handler reads
+// its input, then calls what the page that does the same thing calls:
+// parseJudge and the store for judges, tryTarget and the runner for a
+// try, the runs flow (runs.Flow) for runs, the run actions of the run's
+// page.
 
 // formText is a number field of an API body kept as the text the form
 // would carry: a JSON number as written, a string as it is, null as
@@ -142,9 +142,9 @@ func judgeJSON(j *attune.Judge, u *attune.User, totals map[int64]store.JudgeTota
 	return out
 }
 
-// apiJudges lists every judge, as the judges page does, with what each
+// APIJudges lists every judge, as the judges page does, with what each
 // has cost so far.
-func (s *Server) apiJudges(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APIJudges(r *http.Request, u *attune.User) (int, any, error) {
 	q := r.URL.Query()
 	limit, err := kit.PageLimit(q.Get("limit"))
 	if err != nil {
@@ -166,7 +166,7 @@ func (s *Server) apiJudges(r *http.Request, u *attune.User) (int, any, error) {
 }
 
 // apiJudgeByPath loads the judge named in the path.
-func (s *Server) apiJudgeByPath(r *http.Request) (*attune.Judge, error) {
+func (s *Handler) apiJudgeByPath(r *http.Request) (*attune.Judge, error) {
 	id, err := kit.PathInt(r, "id")
 	if err != nil {
 		return nil, attune.NotFound("judge not found")
@@ -174,7 +174,8 @@ func (s *Server) apiJudgeByPath(r *http.Request) (*attune.Judge, error) {
 	return s.DB.FindJudge(r.Context(), id)
 }
 
-func (s *Server) apiJudge(r *http.Request, u *attune.User) (int, any, error) {
+// APIJudge returns one judge with what its runs have cost so far.
+func (s *Handler) APIJudge(r *http.Request, u *attune.User) (int, any, error) {
 	j, err := s.apiJudgeByPath(r)
 	if err != nil {
 		return 0, nil, err
@@ -186,10 +187,10 @@ func (s *Server) apiJudge(r *http.Request, u *attune.User) (int, any, error) {
 	return http.StatusOK, judgeJSON(j, u, totals), nil
 }
 
-// apiCreateJudge creates a judge owned by the token's user. The judge names
+// APICreateJudge creates a judge owned by the token's user. The judge names
 // the environment variable its key is read from; a key sent in any field
 // is refused without being repeated, as on the form.
-func (s *Server) apiCreateJudge(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APICreateJudge(r *http.Request, u *attune.User) (int, any, error) {
 	var body apiJudgeFields
 	if err := kit.DecodeJSON(r, &body); err != nil {
 		return 0, nil, err
@@ -198,17 +199,17 @@ func (s *Server) apiCreateJudge(r *http.Request, u *attune.User) (int, any, erro
 	if len(errs) > 0 {
 		return 0, nil, &attune.ValidationError{Fields: errs}
 	}
-	j, err := s.DB.CreateJudge(r.Context(), &u.ID, s.opts.JudgePolicy, nj)
+	j, err := s.DB.CreateJudge(r.Context(), &u.ID, s.policy, nj)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusCreated, judgeJSON(j, u, nil), nil
 }
 
-// apiUpdateJudge replaces a judge's settings, by the edit form's rules:
+// APIUpdateJudge replaces a judge's settings, by the edit form's rules:
 // only its owner or an admin changes its connection, and a key is sent to
 // a new endpoint only with confirm_key.
-func (s *Server) apiUpdateJudge(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APIUpdateJudge(r *http.Request, u *attune.User) (int, any, error) {
 	ctx := r.Context()
 	j, err := s.apiJudgeByPath(r)
 	if err != nil {
@@ -226,7 +227,7 @@ func (s *Server) apiUpdateJudge(r *http.Request, u *attune.User) (int, any, erro
 		return 0, nil, &attune.ValidationError{Fields: errs}
 	}
 	nj.KeyConfirmed = body.ConfirmKey && nj.APIKeyEnv != ""
-	if err := s.DB.UpdateJudge(ctx, &u.ID, s.opts.JudgePolicy, j.ID, nj); err != nil {
+	if err := s.DB.UpdateJudge(ctx, &u.ID, s.policy, j.ID, nj); err != nil {
 		return 0, nil, err
 	}
 	if j, err = s.DB.FindJudge(ctx, j.ID); err != nil {
@@ -282,10 +283,10 @@ type apiTrialResult struct {
 	Error         string             `json:"error"`
 }
 
-// apiTryJudge asks the judge about one item of a project the token's user
+// APITryJudge asks the judge about one item of a project the token's user
 // leads ({"project": id, "item": "source id"}, the first item when no
 // item is named) and returns what came back. Nothing is stored.
-func (s *Server) apiTryJudge(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APITryJudge(r *http.Request, u *attune.User) (int, any, error) {
 	ctx := r.Context()
 	j, err := s.apiJudgeByPath(r)
 	if err != nil {
@@ -308,7 +309,7 @@ func (s *Server) apiTryJudge(r *http.Request, u *attune.User) (int, any, error) 
 	}
 	tctx, cancel := context.WithTimeout(ctx, tryTimeout)
 	defer cancel()
-	trial, err := s.opts.Runner.Try(tctx, j, p, itemID)
+	trial, err := s.runner.Try(tctx, j, p, itemID)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -342,7 +343,7 @@ func (s *Server) apiTryJudge(r *http.Request, u *attune.User) (int, any, error) 
 
 // apiRunLeadProject loads the project of a run or prompt route for one of
 // its leads; an annotator of it gets 403, anyone else 404.
-func (s *Server) apiRunLeadProject(r *http.Request, u *attune.User) (*attune.Project, error) {
+func (s *Handler) apiRunLeadProject(r *http.Request, u *attune.User) (*attune.Project, error) {
 	p, role, err := s.APIProjectAccess(r.Context(), r, u)
 	if err != nil {
 		return nil, err
@@ -377,7 +378,7 @@ func promptVersionJSON(v *attune.JudgePrompt) apiPromptVersion {
 
 // apiPromptsOf loads the project, its rubric and the judge of a prompt
 // route.
-func (s *Server) apiPromptsOf(r *http.Request, u *attune.User) (*attune.Project, *rubric.Definition, *attune.Judge, error) {
+func (s *Handler) apiPromptsOf(r *http.Request, u *attune.User) (*attune.Project, *rubric.Definition, *attune.Judge, error) {
 	p, err := s.apiRunLeadProject(r, u)
 	if err != nil {
 		return nil, nil, nil, err
@@ -386,8 +387,8 @@ func (s *Server) apiPromptsOf(r *http.Request, u *attune.User) (*attune.Project,
 	return p, def, j, err
 }
 
-// apiPrompts lists the judge's prompt versions for the project's rubric.
-func (s *Server) apiPrompts(r *http.Request, u *attune.User) (int, any, error) {
+// APIPrompts lists the judge's prompt versions for the project's rubric.
+func (s *Handler) APIPrompts(r *http.Request, u *attune.User) (int, any, error) {
 	p, _, j, err := s.apiPromptsOf(r, u)
 	if err != nil {
 		return 0, nil, err
@@ -408,9 +409,9 @@ func (s *Server) apiPrompts(r *http.Request, u *attune.User) (int, any, error) {
 	return http.StatusOK, map[string]any{"versions": out, "may_edit": j.MayEditPrompts(u), "next_cursor": kit.NextCursor(next)}, nil
 }
 
-// apiPrompt returns one prompt version with its templates and the rubric
+// APIPrompt returns one prompt version with its templates and the rubric
 // items whose template changed from its parent's.
-func (s *Server) apiPrompt(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APIPrompt(r *http.Request, u *attune.User) (int, any, error) {
 	ctx := r.Context()
 	p, def, j, err := s.apiPromptsOf(r, u)
 	if err != nil {
@@ -427,7 +428,7 @@ func (s *Server) apiPrompt(r *http.Request, u *attune.User) (int, any, error) {
 	return http.StatusOK, s.promptVersionDetail(ctx, def, v), nil
 }
 
-func (s *Server) promptVersionDetail(ctx context.Context, def *rubric.Definition, v *attune.JudgePrompt) any {
+func (s *Handler) promptVersionDetail(ctx context.Context, def *rubric.Definition, v *attune.JudgePrompt) any {
 	out := promptVersionJSON(v)
 	out.Prompts, out.Changed = v.Prompts, []string{}
 	if v.ParentID != nil {
@@ -443,11 +444,11 @@ func (s *Server) promptVersionDetail(ctx context.Context, def *rubric.Definition
 	return out
 }
 
-// apiCreatePrompt makes the judge's next prompt version from an edited
+// APICreatePrompt makes the judge's next prompt version from an edited
 // copy of version from (1 when absent): {"from": 1, "prompts": {key:
 // template}}, a template for every rubric item. Only the judge's owner or
 // an admin may.
-func (s *Server) apiCreatePrompt(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APICreatePrompt(r *http.Request, u *attune.User) (int, any, error) {
 	ctx := r.Context()
 	p, def, j, err := s.apiPromptsOf(r, u)
 	if err != nil {
@@ -489,7 +490,7 @@ type apiRunBody struct {
 }
 
 // apiRunInput reads and checks a run's body as the start form is checked.
-func (s *Server) apiRunInput(r *http.Request, p *attune.Project) (runs.Input, error) {
+func (s *Handler) apiRunInput(r *http.Request, p *attune.Project) (runs.Input, error) {
 	var body apiRunBody
 	if err := kit.DecodeJSON(r, &body); err != nil {
 		return runs.Input{}, err
@@ -521,9 +522,9 @@ type apiEstimate struct {
 	Active string `json:"active_run"`
 }
 
-// apiEstimateRun says what a run would cost, as the confirmation page
+// APIEstimateRun says what a run would cost, as the confirmation page
 // does. Nothing is stored.
-func (s *Server) apiEstimateRun(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APIEstimateRun(r *http.Request, u *attune.User) (int, any, error) {
 	ctx := r.Context()
 	p, err := s.apiRunLeadProject(r, u)
 	if err != nil {
@@ -629,7 +630,7 @@ func runJSON(run *attune.JudgeRun) apiRun {
 // runStatusJSON is a run with its progress, its calls per rubric item in
 // the rubric's order, and what may be done to it — what its page shows
 // (progressView).
-func (s *Server) runStatusJSON(ctx context.Context, p *attune.Project, run *attune.JudgeRun) (apiRunStatus, error) {
+func (s *Handler) runStatusJSON(ctx context.Context, p *attune.Project, run *attune.JudgeRun) (apiRunStatus, error) {
 	out := apiRunStatus{apiRun: runJSON(run)}
 	pr, err := s.DB.RunProgress(ctx, run)
 	if err != nil {
@@ -676,10 +677,10 @@ func (s *Server) runStatusJSON(ctx context.Context, p *attune.Project, run *attu
 	return out, nil
 }
 
-// apiStartRun starts a run, as the confirmation step does, with the
+// APIStartRun starts a run, as the confirmation step does, with the
 // budget it may spend: 201 with the queued run, 409 when a run of the
 // judge is still queued or running on the project.
-func (s *Server) apiStartRun(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APIStartRun(r *http.Request, u *attune.User) (int, any, error) {
 	ctx := r.Context()
 	p, err := s.apiRunLeadProject(r, u)
 	if err != nil {
@@ -700,8 +701,8 @@ func (s *Server) apiStartRun(r *http.Request, u *attune.User) (int, any, error) 
 	return http.StatusCreated, out, err
 }
 
-// apiRuns lists the project's runs, newest first, as its page does.
-func (s *Server) apiRuns(r *http.Request, u *attune.User) (int, any, error) {
+// APIRuns lists the project's runs, newest first, as its page does.
+func (s *Handler) APIRuns(r *http.Request, u *attune.User) (int, any, error) {
 	p, err := s.apiRunLeadProject(r, u)
 	if err != nil {
 		return 0, nil, err
@@ -727,7 +728,7 @@ func (s *Server) apiRuns(r *http.Request, u *attune.User) (int, any, error) {
 }
 
 // apiRunOf loads the project and the run of a run route.
-func (s *Server) apiRunOf(r *http.Request, u *attune.User) (*attune.Project, *attune.JudgeRun, error) {
+func (s *Handler) apiRunOf(r *http.Request, u *attune.User) (*attune.Project, *attune.JudgeRun, error) {
 	p, err := s.apiRunLeadProject(r, u)
 	if err != nil {
 		return nil, nil, err
@@ -739,9 +740,9 @@ func (s *Server) apiRunOf(r *http.Request, u *attune.User) (*attune.Project, *at
 	return p, run, err
 }
 
-// apiRun returns a run's status and progress: what its page shows and
+// APIRun returns a run's status and progress: what its page shows and
 // polls.
-func (s *Server) apiRun(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APIRun(r *http.Request, u *attune.User) (int, any, error) {
 	p, run, err := s.apiRunOf(r, u)
 	if err != nil {
 		return 0, nil, err
@@ -750,22 +751,25 @@ func (s *Server) apiRun(r *http.Request, u *attune.User) (int, any, error) {
 	return http.StatusOK, out, err
 }
 
-func (s *Server) apiPauseRun(r *http.Request, u *attune.User) (int, any, error) {
+// APIPauseRun pauses a run, as its page's button does.
+func (s *Handler) APIPauseRun(r *http.Request, u *attune.User) (int, any, error) {
 	return s.apiChangeRun(r, u, s.pauseRunAs)
 }
 
-func (s *Server) apiResumeRun(r *http.Request, u *attune.User) (int, any, error) {
+// APIResumeRun resumes a paused run, as its page's button does.
+func (s *Handler) APIResumeRun(r *http.Request, u *attune.User) (int, any, error) {
 	return s.apiChangeRun(r, u, s.resumeRunAs)
 }
 
-func (s *Server) apiCancelRun(r *http.Request, u *attune.User) (int, any, error) {
+// APICancelRun cancels a run, as its page's button does.
+func (s *Handler) APICancelRun(r *http.Request, u *attune.User) (int, any, error) {
 	return s.apiChangeRun(r, u, s.cancelRunAs)
 }
 
 // apiChangeRun applies one of a lead's actions on a run (those of the
 // run's page) and returns the run as it is then, with what was done; 409
 // when the run's state does not allow the action.
-func (s *Server) apiChangeRun(r *http.Request, u *attune.User, act runAction) (int, any, error) {
+func (s *Handler) apiChangeRun(r *http.Request, u *attune.User, act runAction) (int, any, error) {
 	ctx := r.Context()
 	p, run, err := s.apiRunOf(r, u)
 	if err != nil {
@@ -792,11 +796,11 @@ type apiRunItem struct {
 	CostUSD  float64           `json:"cost_usd"`
 }
 
-// apiRunItems lists the items of a run's scope with the judge's answers
+// APIRunItems lists the items of a run's scope with the judge's answers
 // (?errors=true: the items with an ERROR answer), a page of ?limit= (1 to
 // 100, default 50) at a time; next_cursor, passed as ?cursor= with the
 // same filter, gives the next page.
-func (s *Server) apiRunItems(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APIRunItems(r *http.Request, u *attune.User) (int, any, error) {
 	_, run, err := s.apiRunOf(r, u)
 	if err != nil {
 		return 0, nil, err
@@ -867,11 +871,11 @@ type apiRunPerson struct {
 	Score       *scoring.Result   `json:"score"`
 }
 
-// apiRunItem returns one item of a run as its page shows it: the dialogue,
+// APIRunItem returns one item of a run as its page shows it: the dialogue,
 // the judge's answers with how each was reached, the checks they fail,
 // every call the judge made for the item, and the people's answers, each
 // answer set with the engine's result.
-func (s *Server) apiRunItem(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APIRunItem(r *http.Request, u *attune.User) (int, any, error) {
 	p, run, err := s.apiRunOf(r, u)
 	if err != nil {
 		return 0, nil, err

@@ -1,4 +1,4 @@
-package web
+package judging
 
 import (
 	"context"
@@ -22,9 +22,9 @@ import (
 // page always comes back: items not asked by then say so.
 const tryTimeout = 90 * time.Second
 
-// tryJudge asks a judge about one item of a project the viewer leads and
+// TryJudge asks a judge about one item of a project the viewer leads and
 // shows what came back. Nothing is stored.
-func (s *Server) tryJudge(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) TryJudge(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	j, err := s.findJudge(r)
 	if err != nil {
@@ -56,7 +56,7 @@ func (s *Server) tryJudge(w http.ResponseWriter, r *http.Request) error {
 
 	tctx, cancel := context.WithTimeout(ctx, tryTimeout)
 	defer cancel()
-	trial, err := s.opts.Runner.Try(tctx, j, p, itemID)
+	trial, err := s.runner.Try(tctx, j, p, itemID)
 	if err != nil {
 		return err
 	}
@@ -110,7 +110,7 @@ func (s *Server) tryJudge(w http.ResponseWriter, r *http.Request) error {
 // try cannot reach other projects' items — and source the id of one of its
 // items, or empty for its first item. A choice that will not do is a
 // *attune.ValidationError naming the field.
-func (s *Server) tryTarget(ctx context.Context, u *attune.User, project, source string) (*attune.Project, int64, error) {
+func (s *Handler) tryTarget(ctx context.Context, u *attune.User, project, source string) (*attune.Project, int64, error) {
 	pid, err := strconv.ParseInt(project, 10, 64)
 	if err != nil || pid <= 0 {
 		return nil, 0, attune.Invalid("project", "Choose a project you lead.")

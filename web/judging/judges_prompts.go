@@ -1,4 +1,4 @@
-package web
+package judging
 
 import (
 	"errors"
@@ -30,7 +30,7 @@ func promptsPath(projectID, judgeID int64) string {
 
 // promptAccess loads the project (for one of its leads), its rubric and
 // the judge named in the path.
-func (s *Server) promptAccess(r *http.Request) (*attune.Project, *rubric.Definition, *attune.Judge, error) {
+func (s *Handler) promptAccess(r *http.Request) (*attune.Project, *rubric.Definition, *attune.Judge, error) {
 	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return nil, nil, nil, err
@@ -40,7 +40,7 @@ func (s *Server) promptAccess(r *http.Request) (*attune.Project, *rubric.Definit
 }
 
 // promptJudge loads the rubric of p and the judge named in the path.
-func (s *Server) promptJudge(r *http.Request, p *attune.Project) (*rubric.Definition, *attune.Judge, error) {
+func (s *Handler) promptJudge(r *http.Request, p *attune.Project) (*rubric.Definition, *attune.Judge, error) {
 	id, err := kit.PathInt(r, "judge")
 	if err != nil {
 		return nil, nil, err
@@ -66,7 +66,8 @@ func promptVersionArg(v string) (int, bool) {
 	return n, err == nil && n >= 1
 }
 
-func (s *Server) promptsPage(w http.ResponseWriter, r *http.Request) error {
+// PromptsPage lists a judge's prompt versions for the project's rubric.
+func (s *Handler) PromptsPage(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	p, def, j, err := s.promptAccess(r)
 	if err != nil {
@@ -93,7 +94,9 @@ func (s *Server) promptsPage(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) promptPage(w http.ResponseWriter, r *http.Request) error {
+// PromptPage shows one prompt version with its diff against the version
+// it was edited from.
+func (s *Handler) PromptPage(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	p, def, j, err := s.promptAccess(r)
 	if err != nil {
@@ -139,7 +142,7 @@ func (s *Server) promptPage(w http.ResponseWriter, r *http.Request) error {
 }
 
 // promptForm builds the new-version form over the given templates.
-func (s *Server) promptForm(r *http.Request, p *attune.Project, def *rubric.Definition, j *attune.Judge, from int,
+func (s *Handler) promptForm(r *http.Request, p *attune.Project, def *rubric.Definition, j *attune.Judge, from int,
 	prompts map[string]string, errs map[string]string) judgeview.PromptForm {
 	base := promptsPath(p.ID, j.ID)
 	f := judgeview.PromptForm{
@@ -161,7 +164,9 @@ func mayEditPrompts(u *attune.User, j *attune.Judge) error {
 	return nil
 }
 
-func (s *Server) newPromptPage(w http.ResponseWriter, r *http.Request) error {
+// NewPromptPage shows the form that makes a new prompt version from a copy
+// of ?from= (version 1 when absent), for the judge's owner or an admin.
+func (s *Handler) NewPromptPage(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	p, def, j, err := s.promptAccess(r)
 	if err != nil {
@@ -182,7 +187,9 @@ func (s *Server) newPromptPage(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) createPrompt(w http.ResponseWriter, r *http.Request) error {
+// CreatePrompt stores the form's new prompt version and goes to it; a
+// refused form is shown again with its problems.
+func (s *Handler) CreatePrompt(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	p, def, j, err := s.promptAccess(r)
 	if err != nil {

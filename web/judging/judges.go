@@ -1,4 +1,4 @@
-package web
+package judging
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 // readJudgeForm reads the judge form and checks it by the rules every path
 // shares (parseJudge), returning what to show again (never a value
 // refused as a secret), the judge to store, and a message per bad field.
-func (s *Server) readJudgeForm(r *http.Request) (judgeview.Form, store.NewJudge, map[string]string) {
+func (s *Handler) readJudgeForm(r *http.Request) (judgeview.Form, store.NewJudge, map[string]string) {
 	v := func(k string) string { return strings.TrimSpace(r.PostFormValue(k)) }
 	f := judgeview.Form{
 		Name: v("name"), Provider: v("provider"), BaseURL: v("base_url"), Model: v("model"), KeyEnv: v("key_env"),
@@ -40,8 +40,8 @@ func (s *Server) readJudgeForm(r *http.Request) (judgeview.Form, store.NewJudge,
 // attune.ParseJudge under the admin's policy, which holds base URLs to
 // the egress allow-list, and returns the judge to store with a message
 // per bad field (none when it is good).
-func (s *Server) parseJudge(in attune.JudgeInput) (store.NewJudge, map[string]string) {
-	j, err := attune.ParseJudge(in, s.opts.JudgePolicy)
+func (s *Handler) parseJudge(in attune.JudgeInput) (store.NewJudge, map[string]string) {
+	j, err := attune.ParseJudge(in, s.policy)
 	nj := store.NewJudge{Name: j.Name, Provider: j.Provider, BaseURL: j.BaseURL, Model: j.Model, APIKeyEnv: j.APIKeyEnv, Settings: j.Settings}
 	return nj, kit.FieldErrors(err)
 }
@@ -99,7 +99,9 @@ func judgeForm(j *attune.Judge) judgeview.Form {
 
 func judgePath(id int64) string { return fmt.Sprintf("/judges/%d/edit", id) }
 
-func (s *Server) judgesPage(w http.ResponseWriter, r *http.Request) error {
+// JudgesPage lists every judge with its settings, its owner and what its runs
+// have cost so far.
+func (s *Handler) JudgesPage(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	judges, err := s.DB.ListJudges(ctx)
 	if err != nil {
@@ -130,14 +132,15 @@ func (s *Server) judgesPage(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) newJudgePage(w http.ResponseWriter, r *http.Request) error {
+// NewJudgePage shows the form of a new judge, with the defaults filled in.
+func (s *Handler) NewJudgePage(w http.ResponseWriter, r *http.Request) error {
 	s.renderJudgeForm(w, r, http.StatusOK, nil, judgeview.Form{Provider: attune.ProviderOpenAI,
 		Samples: strconv.Itoa(attune.DefaultSamples), Concurrency: strconv.Itoa(attune.DefaultConcurrency)}, nil, judgeview.TryForm{})
 	return nil
 }
 
 // renderJudgeForm shows the form of a new judge (j nil) or of j.
-func (s *Server) renderJudgeForm(w http.ResponseWriter, r *http.Request, status int, j *attune.Judge, f judgeview.Form, errs map[string]string, try judgeview.TryForm) {
+func (s *Handler) renderJudgeForm(w http.ResponseWriter, r *http.Request, status int, j *attune.Judge, f judgeview.Form, errs map[string]string, try judgeview.TryForm) {
 	// The chrome is built once: building it takes the flash out of the
 	// session, and a second build would show the page without it.
 	title := "New judge"
@@ -151,7 +154,9 @@ func (s *Server) renderJudgeForm(w http.ResponseWriter, r *http.Request, status 
 	s.Render(w, r, status, judgeview.Edit(page))
 }
 
-func (s *Server) createJudge(w http.ResponseWriter, r *http.Request) error {
+// CreateJudge stores a judge from the form, owned by the viewer, and goes to
+// its page to be tried; a refused form is shown again with its problems.
+func (s *Handler) CreateJudge(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	f, nj, errs := s.readJudgeForm(r)
 	if len(errs) > 0 {
@@ -159,7 +164,7 @@ func (s *Server) createJudge(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	actor := kit.UserFrom(ctx).ID
-	j, err := s.DB.CreateJudge(ctx, &actor, s.opts.JudgePolicy, nj)
+	j, err := s.DB.CreateJudge(ctx, &actor, s.policy, nj)
 	if errors.Is(err, attune.ErrInvalid) {
 		errs := kit.FieldErrors(err)
 		blankSecrets(&f, errs)
@@ -179,7 +184,7 @@ func (s *Server) createJudge(w http.ResponseWriter, r *http.Request) error {
 }
 
 // findJudge loads the judge named in the path.
-func (s *Server) findJudge(r *http.Request) (*attune.Judge, error) {
+func (s *Handler) findJudge(r *http.Request) (*attune.Judge, error) {
 	id, err := kit.PathInt(r, "id")
 	if err != nil {
 		return nil, err
@@ -187,7 +192,8 @@ func (s *Server) findJudge(r *http.Request) (*attune.Judge, error) {
 	return s.DB.FindJudge(r.Context(), id)
 }
 
-func (s *Server) editJudgePage(w http.ResponseWriter, r *http.Request) error {
+// EditJudgePage shows a judge's form with its settings and the try form.
+func (s *Handler) EditJudgePage(w http.ResponseWriter, r *http.Request) error {
 	j, err := s.findJudge(r)
 	if err != nil {
 		return err
@@ -200,7 +206,9 @@ func (s *Server) editJudgePage(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) updateJudge(w http.ResponseWriter, r *http.Request) error {
+// UpdateJudge saves a judge's edit: only its owner or an admin changes
+// its connection, and its key goes to a new endpoint only once confirmed.
+func (s *Handler) UpdateJudge(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	j, err := s.findJudge(r)
 	if err != nil {
@@ -225,7 +233,7 @@ func (s *Server) updateJudge(w http.ResponseWriter, r *http.Request) error {
 		s.renderJudgeForm(w, r, http.StatusUnprocessableEntity, j, f, errs, try)
 		return nil
 	}
-	err = s.DB.UpdateJudge(ctx, &kit.UserFrom(ctx).ID, s.opts.JudgePolicy, j.ID, nj)
+	err = s.DB.UpdateJudge(ctx, &kit.UserFrom(ctx).ID, s.policy, j.ID, nj)
 	if errors.Is(err, attune.ErrInvalid) {
 		errs := kit.FieldErrors(err)
 		blankSecrets(&f, errs)
@@ -250,7 +258,7 @@ func (s *Server) updateJudge(w http.ResponseWriter, r *http.Request) error {
 
 // tryForm builds the try-on-an-item form: the projects the viewer leads,
 // which are the ones a judge may be tried on.
-func (s *Server) tryForm(ctx context.Context, judgeID int64, project, item string) (judgeview.TryForm, error) {
+func (s *Handler) tryForm(ctx context.Context, judgeID int64, project, item string) (judgeview.TryForm, error) {
 	t := judgeview.TryForm{Action: templ.SafeURL(fmt.Sprintf("/judges/%d/try", judgeID)), Project: project, Item: item}
 	ps, err := s.DB.ListProjectsForUser(ctx, kit.UserFrom(ctx))
 	if err != nil {
