@@ -9,6 +9,7 @@ import (
 	"github.com/attune/attune/web/annotate"
 	"github.com/attune/attune/web/judging"
 	"github.com/attune/attune/web/kit"
+	"github.com/attune/attune/web/projects"
 )
 
 // access says who may use a route. The route table below states it for
@@ -107,7 +108,8 @@ func (s *Server) table() []route {
 	// Signing in, the user's own account, the admins' users:
 	ac := s
 	// Projects, their members, people, imports and webhooks:
-	pj := s
+	pj := projects.New(s.Kit, s.opts.JudgePolicy)
+	pj.JudgesSection = s.judgesSection
 	// Judges, their prompt versions and runs:
 	jd := judging.New(s.Kit, s.runs, s.opts.Runner, s.opts.JudgePolicy)
 	jd.ProjectPage = s.projectView
@@ -149,43 +151,43 @@ func (s *Server) table() []route {
 		// Projects: creation, the project page with progress, members,
 		// each annotator's status and re-qualification, imports, editing,
 		// status, and the project's webhooks.
-		{"GET /projects/new", leads, pj.newProjectPage, nil},
-		{"POST /projects", leads, pj.createProject, nil},
-		{"GET /projects/{id}", members, pj.projectPage, nil},
-		{"GET /projects/{id}/edit", projectLeads, pj.editProjectPage, nil},
-		{"POST /projects/{id}/edit", projectLeads, pj.updateProject, nil},
-		{"POST /projects/{id}/members", projectLeads, pj.addMember, nil},
-		{"POST /projects/{id}/members/{userID}/remove", projectLeads, pj.removeMember, nil},
-		{"POST /projects/{id}/members/{userID}/queue", projectLeads, pj.pauseQueue, nil},
-		{"GET /projects/{id}/people", projectLeads, pj.peoplePage, nil},
-		{"POST /projects/{id}/members/{userID}/requalify", projectLeads, pj.requalify, nil},
-		{"POST /projects/{id}/status", projectLeads, pj.setProjectStatus, nil},
-		{"POST /projects/{id}/import", projectUploads, pj.importItems, nil},
+		{"GET /projects/new", leads, pj.NewProjectPage, nil},
+		{"POST /projects", leads, pj.CreateProject, nil},
+		{"GET /projects/{id}", members, pj.ViewProject, nil},
+		{"GET /projects/{id}/edit", projectLeads, pj.EditProjectPage, nil},
+		{"POST /projects/{id}/edit", projectLeads, pj.UpdateProject, nil},
+		{"POST /projects/{id}/members", projectLeads, pj.AddMember, nil},
+		{"POST /projects/{id}/members/{userID}/remove", projectLeads, pj.RemoveMember, nil},
+		{"POST /projects/{id}/members/{userID}/queue", projectLeads, pj.PauseQueue, nil},
+		{"GET /projects/{id}/people", projectLeads, pj.PeoplePage, nil},
+		{"POST /projects/{id}/members/{userID}/requalify", projectLeads, pj.Requalify, nil},
+		{"POST /projects/{id}/status", projectLeads, pj.SetProjectStatus, nil},
+		{"POST /projects/{id}/import", projectUploads, pj.ImportItems, nil},
 		// A refused import is shown at the address it was posted to; the
 		// address opened again (reloaded, bookmarked) leads to the form.
 		{"GET /projects/{id}/import", projectLeads, s.ToProjectPage("#import"), nil},
-		{"POST /projects/{id}/sensitive", projectLeads, pj.markSensitive, nil},
-		{"GET /projects/{id}/webhooks", projectLeads, pj.webhooksPage, nil},
-		{"POST /projects/{id}/webhooks", projectLeads, pj.createWebhook, nil},
-		{"POST /projects/{id}/webhooks/{hook}/enabled", projectLeads, pj.setWebhookEnabled, nil},
-		{"POST /projects/{id}/webhooks/{hook}/delete", projectLeads, pj.deleteWebhook, nil},
-		{"GET /api/v1/projects", token, nil, pj.apiProjects},
-		{"POST /api/v1/projects", tokenLeadAccounts, nil, pj.apiCreateProject},
-		{"GET /api/v1/projects/{id}", tokenMembers, nil, pj.apiProject},
-		{"PATCH /api/v1/projects/{id}", tokenLeads, nil, pj.apiUpdateProject},
-		{"GET /api/v1/projects/{id}/members", tokenLeads, nil, pj.apiMembers},
-		{"POST /api/v1/projects/{id}/members", tokenLeads, nil, pj.apiAddMember},
-		{"DELETE /api/v1/projects/{id}/members/{userID}", tokenLeads, nil, pj.apiRemoveMember},
-		{"PUT /api/v1/projects/{id}/members/{userID}/queue", tokenLeads, nil, pj.apiPauseQueue},
-		{"GET /api/v1/projects/{id}/people", tokenLeads, nil, pj.apiPeople},
-		{"POST /api/v1/projects/{id}/members/{userID}/requalify", tokenLeads, nil, pj.apiRequalify},
-		{"POST /api/v1/projects/{id}/sensitive", tokenLeads, nil, pj.apiMarkSensitive},
-		{"POST /api/v1/projects/{id}/items", tokenLeads, nil, pj.apiImport},
-		{"GET /api/v1/projects/{id}/webhooks", tokenLeads, nil, pj.apiWebhooks},
-		{"POST /api/v1/projects/{id}/webhooks", tokenLeads, nil, pj.apiCreateWebhook},
-		{"PATCH /api/v1/projects/{id}/webhooks/{hook}", tokenLeads, nil, pj.apiUpdateWebhook},
-		{"DELETE /api/v1/projects/{id}/webhooks/{hook}", tokenLeads, nil, pj.apiDeleteWebhook},
-		{"GET /api/v1/projects/{id}/webhooks/{hook}/deliveries", tokenLeads, nil, pj.apiWebhookDeliveries},
+		{"POST /projects/{id}/sensitive", projectLeads, pj.MarkSensitive, nil},
+		{"GET /projects/{id}/webhooks", projectLeads, pj.WebhooksPage, nil},
+		{"POST /projects/{id}/webhooks", projectLeads, pj.CreateWebhook, nil},
+		{"POST /projects/{id}/webhooks/{hook}/enabled", projectLeads, pj.SetWebhookEnabled, nil},
+		{"POST /projects/{id}/webhooks/{hook}/delete", projectLeads, pj.DeleteWebhook, nil},
+		{"GET /api/v1/projects", token, nil, pj.APIProjects},
+		{"POST /api/v1/projects", tokenLeadAccounts, nil, pj.APICreateProject},
+		{"GET /api/v1/projects/{id}", tokenMembers, nil, pj.APIProject},
+		{"PATCH /api/v1/projects/{id}", tokenLeads, nil, pj.APIUpdateProject},
+		{"GET /api/v1/projects/{id}/members", tokenLeads, nil, pj.APIMembers},
+		{"POST /api/v1/projects/{id}/members", tokenLeads, nil, pj.APIAddMember},
+		{"DELETE /api/v1/projects/{id}/members/{userID}", tokenLeads, nil, pj.APIRemoveMember},
+		{"PUT /api/v1/projects/{id}/members/{userID}/queue", tokenLeads, nil, pj.APIPauseQueue},
+		{"GET /api/v1/projects/{id}/people", tokenLeads, nil, pj.APIPeople},
+		{"POST /api/v1/projects/{id}/members/{userID}/requalify", tokenLeads, nil, pj.APIRequalify},
+		{"POST /api/v1/projects/{id}/sensitive", tokenLeads, nil, pj.APIMarkSensitive},
+		{"POST /api/v1/projects/{id}/items", tokenLeads, nil, pj.APIImport},
+		{"GET /api/v1/projects/{id}/webhooks", tokenLeads, nil, pj.APIWebhooks},
+		{"POST /api/v1/projects/{id}/webhooks", tokenLeads, nil, pj.APICreateWebhook},
+		{"PATCH /api/v1/projects/{id}/webhooks/{hook}", tokenLeads, nil, pj.APIUpdateWebhook},
+		{"DELETE /api/v1/projects/{id}/webhooks/{hook}", tokenLeads, nil, pj.APIDeleteWebhook},
+		{"GET /api/v1/projects/{id}/webhooks/{hook}/deliveries", tokenLeads, nil, pj.APIWebhookDeliveries},
 
 		// The annotator's workspace: the entry that resumes work (GET,
 		// which changes nothing) or claims it (POST), the item page

@@ -1,4 +1,4 @@
-package web
+package projects
 
 import (
 	"net/http"
@@ -32,7 +32,7 @@ func apiWebhookOf(h attune.Webhook) apiWebhook {
 
 // apiFindWebhook is the webhook of the path, of the project of the path,
 // for one of the project's leads.
-func (s *Server) apiFindWebhook(r *http.Request, u *attune.User) (*attune.Project, *attune.Webhook, error) {
+func (s *Handler) apiFindWebhook(r *http.Request, u *attune.User) (*attune.Project, *attune.Webhook, error) {
 	p, err := s.APILeadProject(r, u, "manage its webhooks")
 	if err != nil {
 		return nil, nil, err
@@ -53,8 +53,8 @@ func (s *Server) apiFindWebhook(r *http.Request, u *attune.User) (*attune.Projec
 	return nil, nil, attune.NotFound("no such webhook in this project")
 }
 
-// apiWebhooks lists the project's webhooks.
-func (s *Server) apiWebhooks(r *http.Request, u *attune.User) (int, any, error) {
+// APIWebhooks lists the project's webhooks.
+func (s *Handler) APIWebhooks(r *http.Request, u *attune.User) (int, any, error) {
 	p, err := s.APILeadProject(r, u, "manage its webhooks")
 	if err != nil {
 		return 0, nil, err
@@ -75,10 +75,10 @@ func (s *Server) apiWebhooks(r *http.Request, u *attune.User) (int, any, error) 
 	return http.StatusOK, map[string]any{"webhooks": out, "next_cursor": kit.NextCursor(next)}, nil
 }
 
-// apiCreateWebhook adds a webhook: {"url", "events"}, checked by
+// APICreateWebhook adds a webhook: {"url", "events"}, checked by
 // attune.ValidateWebhook against the judges' host allow-list. 201 with
 // the webhook and its secret, shown this once.
-func (s *Server) apiCreateWebhook(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APICreateWebhook(r *http.Request, u *attune.User) (int, any, error) {
 	p, err := s.APILeadProject(r, u, "manage its webhooks")
 	if err != nil {
 		return 0, nil, err
@@ -94,7 +94,7 @@ func (s *Server) apiCreateWebhook(r *http.Request, u *attune.User) (int, any, er
 	for i, e := range body.Events {
 		events[i] = attune.WebhookEvent(e)
 	}
-	hook, secret, err := s.DB.CreateWebhook(r.Context(), &u.ID, s.opts.JudgePolicy, p.ID, body.URL, events)
+	hook, secret, err := s.DB.CreateWebhook(r.Context(), &u.ID, s.judgePolicy, p.ID, body.URL, events)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -103,8 +103,8 @@ func (s *Server) apiCreateWebhook(r *http.Request, u *attune.User) (int, any, er
 	return http.StatusCreated, out, nil
 }
 
-// apiUpdateWebhook turns a webhook on or off: {"enabled": false}.
-func (s *Server) apiUpdateWebhook(r *http.Request, u *attune.User) (int, any, error) {
+// APIUpdateWebhook turns a webhook on or off: {"enabled": false}.
+func (s *Handler) APIUpdateWebhook(r *http.Request, u *attune.User) (int, any, error) {
 	p, hook, err := s.apiFindWebhook(r, u)
 	if err != nil {
 		return 0, nil, err
@@ -125,8 +125,8 @@ func (s *Server) apiUpdateWebhook(r *http.Request, u *attune.User) (int, any, er
 	return http.StatusOK, apiWebhookOf(*hook), nil
 }
 
-// apiDeleteWebhook deletes a webhook with its deliveries.
-func (s *Server) apiDeleteWebhook(r *http.Request, u *attune.User) (int, any, error) {
+// APIDeleteWebhook deletes a webhook with its deliveries.
+func (s *Handler) APIDeleteWebhook(r *http.Request, u *attune.User) (int, any, error) {
 	p, hook, err := s.apiFindWebhook(r, u)
 	if err != nil {
 		return 0, nil, err
@@ -154,9 +154,9 @@ type apiWebhookDelivery struct {
 	Attempts  []apiWebhookAttempt `json:"attempts"`
 }
 
-// apiWebhookDeliveries lists a webhook's latest deliveries, newest first,
+// APIWebhookDeliveries lists a webhook's latest deliveries, newest first,
 // with every attempt: what the Webhooks page shows.
-func (s *Server) apiWebhookDeliveries(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APIWebhookDeliveries(r *http.Request, u *attune.User) (int, any, error) {
 	p, hook, err := s.apiFindWebhook(r, u)
 	if err != nil {
 		return 0, nil, err

@@ -1,4 +1,4 @@
-package web
+package projects
 
 import (
 	"context"
@@ -93,9 +93,9 @@ func (in apiProjectInput) apply(p attune.Project) (attune.Project, error) {
 	return p, nil
 }
 
-// apiCreateProject makes a project, led by the token's user (leads and
+// APICreateProject makes a project, led by the token's user (leads and
 // admins): 201 with the project as GET returns it.
-func (s *Server) apiCreateProject(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APICreateProject(r *http.Request, u *attune.User) (int, any, error) {
 	ctx := r.Context()
 	var in apiProjectInput
 	if err := kit.DecodeJSON(r, &in); err != nil {
@@ -131,10 +131,10 @@ func (s *Server) apiCreateProject(r *http.Request, u *attune.User) (int, any, er
 	return http.StatusCreated, body, err
 }
 
-// apiUpdateProject changes a project's settings and, with status, pauses,
+// APIUpdateProject changes a project's settings and, with status, pauses,
 // archives or reopens it (the project's leads): the fields given change,
 // the others stay. 200 with the project as GET returns it.
-func (s *Server) apiUpdateProject(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APIUpdateProject(r *http.Request, u *attune.User) (int, any, error) {
 	ctx := r.Context()
 	p, err := s.APILeadProject(r, u, "change it")
 	if err != nil {
@@ -189,8 +189,8 @@ func apiMemberOf(m attune.Member) apiMember {
 	return apiMember{m.UserID, m.Email, m.Name, string(m.Role), m.AddedAt.UTC(), m.Paused, m.PausedWhy}
 }
 
-// apiMembers lists the project's members (its leads).
-func (s *Server) apiMembers(r *http.Request, u *attune.User) (int, any, error) {
+// APIMembers lists the project's members (its leads).
+func (s *Handler) APIMembers(r *http.Request, u *attune.User) (int, any, error) {
 	p, err := s.APILeadProject(r, u, "manage its members")
 	if err != nil {
 		return 0, nil, err
@@ -211,9 +211,9 @@ func (s *Server) apiMembers(r *http.Request, u *attune.User) (int, any, error) {
 	return http.StatusOK, map[string]any{"members": out, "next_cursor": kit.NextCursor(next)}, nil
 }
 
-// apiAddMember adds an account, by email, as an annotator or a lead of the
+// APIAddMember adds an account, by email, as an annotator or a lead of the
 // project (201 with the member), or gives a member that role (200).
-func (s *Server) apiAddMember(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APIAddMember(r *http.Request, u *attune.User) (int, any, error) {
 	ctx := r.Context()
 	p, err := s.APILeadProject(r, u, "manage its members")
 	if err != nil {
@@ -255,9 +255,9 @@ func (s *Server) apiAddMember(r *http.Request, u *attune.User) (int, any, error)
 	return status, apiMemberOf(*m), nil
 }
 
-// apiRemoveMember takes a person out of the project; their labels stay.
+// APIRemoveMember takes a person out of the project; their labels stay.
 // The project's only lead cannot be removed (409).
-func (s *Server) apiRemoveMember(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APIRemoveMember(r *http.Request, u *attune.User) (int, any, error) {
 	ctx := r.Context()
 	p, err := s.APILeadProject(r, u, "manage its members")
 	if err != nil {
@@ -277,7 +277,7 @@ func (s *Server) apiRemoveMember(r *http.Request, u *attune.User) (int, any, err
 }
 
 // findMember is one member of the project, or attune.ErrNotFound.
-func (s *Server) findMember(ctx context.Context, projectID, userID int64) (*attune.Member, error) {
+func (s *Handler) findMember(ctx context.Context, projectID, userID int64) (*attune.Member, error) {
 	members, err := s.DB.ListMembers(ctx, projectID)
 	if err != nil {
 		return nil, err
@@ -290,10 +290,10 @@ func (s *Server) findMember(ctx context.Context, projectID, userID int64) (*attu
 	return nil, attune.NotFound("no such member of the project")
 }
 
-// apiPauseQueue pauses one annotator's queue, with a reason they are
+// APIPauseQueue pauses one annotator's queue, with a reason they are
 // told, or resumes it (the project's leads), as the project page does:
 // {"paused": true, "why": "…"}. 200 with the member.
-func (s *Server) apiPauseQueue(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APIPauseQueue(r *http.Request, u *attune.User) (int, any, error) {
 	ctx := r.Context()
 	p, err := s.APILeadProject(r, u, "manage its members")
 	if err != nil {
@@ -323,11 +323,11 @@ func (s *Server) apiPauseQueue(r *http.Request, u *attune.User) (int, any, error
 	return http.StatusOK, apiMemberOf(*m), nil
 }
 
-// apiMarkSensitive marks items of the project, by their ids in the
+// APIMarkSensitive marks items of the project, by their ids in the
 // dataset, as sensitive (announced with a content note), or clears the
 // mark with clear (the project's leads), as the project page does. 200
 // with how many items changed and the ids no item has.
-func (s *Server) apiMarkSensitive(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APIMarkSensitive(r *http.Request, u *attune.User) (int, any, error) {
 	p, err := s.APILeadProject(r, u, "mark its items")
 	if err != nil {
 		return 0, nil, err
@@ -372,9 +372,9 @@ type apiProjectSummary struct {
 	Role     string `json:"role"`
 }
 
-// apiProjects lists the projects the user can see, archived ones last,
+// APIProjects lists the projects the user can see, archived ones last,
 // then by name, a page at a time.
-func (s *Server) apiProjects(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APIProjects(r *http.Request, u *attune.User) (int, any, error) {
 	q := r.URL.Query()
 	limit, err := kit.PageLimit(q.Get("limit"))
 	if err != nil {
@@ -420,9 +420,9 @@ type apiProjectDetail struct {
 	Progress     apiProgress `json:"progress"`
 }
 
-// apiProject returns a project and its progress. Annotators see their own
+// APIProject returns a project and its progress. Annotators see their own
 // row of the per-annotator figures only.
-func (s *Server) apiProject(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APIProject(r *http.Request, u *attune.User) (int, any, error) {
 	p, role, err := s.APIProjectAccess(r.Context(), r, u)
 	if err != nil {
 		return 0, nil, err
@@ -436,7 +436,7 @@ func (s *Server) apiProject(r *http.Request, u *attune.User) (int, any, error) {
 
 // projectBody is a project and its progress as the API gives them to
 // someone of the role given in it.
-func (s *Server) projectBody(ctx context.Context, p *attune.Project, role attune.MemberRole, u *attune.User) (*apiProjectDetail, error) {
+func (s *Handler) projectBody(ctx context.Context, p *attune.Project, role attune.MemberRole, u *attune.User) (*apiProjectDetail, error) {
 	pr, err := s.DB.Progress(ctx, p.ID)
 	if err != nil {
 		return nil, err
@@ -455,9 +455,9 @@ func (s *Server) projectBody(ctx context.Context, p *attune.Project, role attune
 	return out, nil
 }
 
-// apiImport streams the request body into the project: ?format=jsonl|csv
+// APIImport streams the request body into the project: ?format=jsonl|csv
 // (detected when absent), ?update=true to replace changed unlabelled items.
-func (s *Server) apiImport(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APIImport(r *http.Request, u *attune.User) (int, any, error) {
 	p, role, err := s.APIProjectAccess(r.Context(), r, u)
 	if err != nil {
 		return 0, nil, err

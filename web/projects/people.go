@@ -1,4 +1,4 @@
-package web
+package projects
 
 import (
 	"errors"
@@ -12,9 +12,9 @@ import (
 	"github.com/attune/attune/web/views/project"
 )
 
-// peoplePage shows a project's leads each annotator's status: qualification
+// PeoplePage shows a project's leads each annotator's status: qualification
 // in the current attempt, real items submitted, paused queue and drift.
-func (s *Server) peoplePage(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) PeoplePage(w http.ResponseWriter, r *http.Request) error {
 	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
@@ -42,12 +42,12 @@ func (s *Server) peoplePage(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// requalify starts a new qualification attempt for one annotator, from the
+// Requalify starts a new qualification attempt for one annotator, from the
 // people page's form: attempt is the attempt the lead saw, so that a
 // second lead's click on the same row does not start another. A refusal
 // (stale attempt, a lead, a bad attempt) goes back to the page as a
 // flash message.
-func (s *Server) requalify(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) Requalify(w http.ResponseWriter, r *http.Request) error {
 	p, uid, err := s.memberInPath(r)
 	if err != nil {
 		return err
@@ -99,8 +99,8 @@ func apiPersonOf(p store.Person) apiPerson {
 		Paused: p.Paused, PausedWhy: p.PausedWhy, Drifting: p.Calibration.Drifting, DriftingOn: p.Calibration.DriftingOn, Alert: p.Alert}
 }
 
-// apiPeople lists the project's annotators with their status (its leads).
-func (s *Server) apiPeople(r *http.Request, u *attune.User) (int, any, error) {
+// APIPeople lists the project's annotators with their status (its leads).
+func (s *Handler) APIPeople(r *http.Request, u *attune.User) (int, any, error) {
 	p, err := s.APILeadProject(r, u, "see its people")
 	if err != nil {
 		return 0, nil, err
@@ -116,10 +116,10 @@ func (s *Server) apiPeople(r *http.Request, u *attune.User) (int, any, error) {
 	return http.StatusOK, map[string]any{"people": out}, nil
 }
 
-// apiRequalify starts a new qualification attempt for one annotator (its
+// APIRequalify starts a new qualification attempt for one annotator (its
 // leads): the body's attempt is the one the caller saw, and a stale one is
 // refused with 409. 200 with the person as they stand now.
-func (s *Server) apiRequalify(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APIRequalify(r *http.Request, u *attune.User) (int, any, error) {
 	ctx := r.Context()
 	p, err := s.APILeadProject(r, u, "re-qualify its people")
 	if err != nil {

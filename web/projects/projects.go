@@ -1,4 +1,4 @@
-package web
+package projects
 
 import (
 	"bytes"
@@ -84,14 +84,15 @@ func annotatorPools() []project.Pool {
 	return append(out, project.Pool{Key: attune.AnnotatorsCustom, Label: "custom ε (below)"})
 }
 
-func (s *Server) newProjectPage(w http.ResponseWriter, r *http.Request) error {
+// NewProjectPage shows the form that makes a project, with the defaults filled in.
+func (s *Handler) NewProjectPage(w http.ResponseWriter, r *http.Request) error {
 	return s.renderNewProject(w, r, http.StatusOK, project.Form{
 		Overlap: strconv.Itoa(attune.DefaultOverlap), LeaseMinutes: strconv.Itoa(int(attune.DefaultLease / time.Minute)),
 		Annotators: attune.PoolOfEpsilon(attune.DefaultEpsilon).Key,
 	}, nil)
 }
 
-func (s *Server) renderNewProject(w http.ResponseWriter, r *http.Request, status int, form project.Form, errs map[string]string) error {
+func (s *Handler) renderNewProject(w http.ResponseWriter, r *http.Request, status int, form project.Form, errs map[string]string) error {
 	rubrics, err := s.DB.ListRubrics(r.Context())
 	if err != nil {
 		return err
@@ -105,7 +106,9 @@ func (s *Server) renderNewProject(w http.ResponseWriter, r *http.Request, status
 	return nil
 }
 
-func (s *Server) createProject(w http.ResponseWriter, r *http.Request) error {
+// CreateProject makes a project from the form, led by its maker, or shows
+// the form again with what was wrong.
+func (s *Handler) CreateProject(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	form, in, errs := readProjectForm(r)
 	rubricID, err := strconv.ParseInt(form.RubricID, 10, 64)
@@ -134,7 +137,7 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) rubricExists(r *http.Request, id int64) (bool, error) {
+func (s *Handler) rubricExists(r *http.Request, id int64) (bool, error) {
 	rubrics, err := s.DB.ListRubrics(r.Context())
 	if err != nil {
 		return false, err
@@ -147,12 +150,14 @@ func (s *Server) rubricExists(r *http.Request, id int64) (bool, error) {
 	return false, nil
 }
 
-func (s *Server) projectPage(w http.ResponseWriter, r *http.Request) error {
+// ViewProject serves the project page, as the viewer's role in the project
+// lets them see it.
+func (s *Handler) ViewProject(w http.ResponseWriter, r *http.Request) error {
 	p, role, err := s.ProjectAccess(r, false)
 	if err != nil {
 		return err
 	}
-	page, err := s.projectView(r, p, role)
+	page, err := s.ProjectPage(r, p, role)
 	if err != nil {
 		return err
 	}
@@ -160,9 +165,9 @@ func (s *Server) projectPage(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// projectView builds the project page for the viewer's role. Handlers that
+// ProjectPage builds the project page for the viewer's role. Handlers that
 // re-render it with a form's errors fill those in afterwards.
-func (s *Server) projectView(r *http.Request, p *attune.Project, role attune.MemberRole) (project.Page, error) {
+func (s *Handler) ProjectPage(r *http.Request, p *attune.Project, role attune.MemberRole) (project.Page, error) {
 	ctx := r.Context()
 	viewer := kit.UserFrom(ctx)
 	page := project.Page{
@@ -213,8 +218,8 @@ func (s *Server) projectView(r *http.Request, p *attune.Project, role attune.Mem
 		})
 	}
 	if viewer.Role.AtLeast(attune.RoleLead) {
-		// Judges are for leads and admins (web/judges_runs.go).
-		if page.Judges, err = s.judgesSection(ctx, p); err != nil {
+		// Judges are for leads and admins (JudgesSection).
+		if page.Judges, err = s.JudgesSection(ctx, p); err != nil {
 			return page, err
 		}
 	}
@@ -235,7 +240,7 @@ func (s *Server) projectView(r *http.Request, p *attune.Project, role attune.Mem
 
 // calibrationAlerts lists the project's annotators whose calibration items
 // show drift, or whose accuracy against gold sits below the pass mark.
-func (s *Server) calibrationAlerts(ctx context.Context, p *attune.Project, members []attune.Member) ([]project.Alert, error) {
+func (s *Handler) calibrationAlerts(ctx context.Context, p *attune.Project, members []attune.Member) ([]project.Alert, error) {
 	history, err := s.DB.CalibrationHistory(ctx, p.ID)
 	if err != nil || len(history) == 0 {
 		return nil, err
@@ -264,7 +269,7 @@ func (s *Server) calibrationAlerts(ctx context.Context, p *attune.Project, membe
 
 // memberInPath is the project a lead acts on and the user id in the path
 // ({userID}); whether that user is a member is for the caller to find.
-func (s *Server) memberInPath(r *http.Request) (*attune.Project, int64, error) {
+func (s *Handler) memberInPath(r *http.Request) (*attune.Project, int64, error) {
 	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return nil, 0, err
@@ -276,9 +281,9 @@ func (s *Server) memberInPath(r *http.Request) (*attune.Project, int64, error) {
 	return p, uid, nil
 }
 
-// pauseQueue pauses (pause=1, with the reason the person will read) or
+// PauseQueue pauses (pause=1, with the reason the person will read) or
 // resumes (pause=0) one annotator's queue.
-func (s *Server) pauseQueue(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) PauseQueue(w http.ResponseWriter, r *http.Request) error {
 	p, uid, err := s.memberInPath(r)
 	if err != nil {
 		return err
@@ -344,7 +349,8 @@ func displayName(name, email string) string {
 	return email
 }
 
-func (s *Server) editProjectPage(w http.ResponseWriter, r *http.Request) error {
+// EditProjectPage shows the form that changes a project's settings.
+func (s *Handler) EditProjectPage(w http.ResponseWriter, r *http.Request) error {
 	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
@@ -358,7 +364,7 @@ func (s *Server) editProjectPage(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) renderEditProject(w http.ResponseWriter, r *http.Request, status int, p *attune.Project, form project.Form, errs map[string]string) {
+func (s *Handler) renderEditProject(w http.ResponseWriter, r *http.Request, status int, p *attune.Project, form project.Form, errs map[string]string) {
 	form.Pools = annotatorPools()
 	s.Render(w, r, status, project.Edit(project.EditPage{
 		Chrome: s.Chrome(r, "Edit "+p.Name, "home"),
@@ -366,7 +372,8 @@ func (s *Server) renderEditProject(w http.ResponseWriter, r *http.Request, statu
 	}))
 }
 
-func (s *Server) updateProject(w http.ResponseWriter, r *http.Request) error {
+// UpdateProject saves the edit form, or shows it again with what was wrong.
+func (s *Handler) UpdateProject(w http.ResponseWriter, r *http.Request) error {
 	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
@@ -392,7 +399,9 @@ func (s *Server) updateProject(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) addMember(w http.ResponseWriter, r *http.Request) error {
+// AddMember adds an account, by email, to the project as an annotator or a
+// lead, or shows the project page again with what was wrong.
+func (s *Handler) AddMember(w http.ResponseWriter, r *http.Request) error {
 	p, role, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
@@ -400,7 +409,7 @@ func (s *Server) addMember(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	form := project.MemberForm{Email: strings.TrimSpace(r.PostFormValue("email")), Role: r.PostFormValue("role")}
 	fail := func(status int, errs map[string]string) error {
-		page, err := s.projectView(r, p, role)
+		page, err := s.ProjectPage(r, p, role)
 		if err != nil {
 			return err
 		}
@@ -450,7 +459,8 @@ func withArticle(r attune.MemberRole) string {
 	return "a lead"
 }
 
-func (s *Server) removeMember(w http.ResponseWriter, r *http.Request) error {
+// RemoveMember takes a person out of the project; their labels stay.
+func (s *Handler) RemoveMember(w http.ResponseWriter, r *http.Request) error {
 	p, uid, err := s.memberInPath(r)
 	if err != nil {
 		return err
@@ -491,7 +501,8 @@ func (s *Server) removeMember(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) setProjectStatus(w http.ResponseWriter, r *http.Request) error {
+// SetProjectStatus makes the project active, paused or archived.
+func (s *Handler) SetProjectStatus(w http.ResponseWriter, r *http.Request) error {
 	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
@@ -517,12 +528,12 @@ func (s *Server) setProjectStatus(w http.ResponseWriter, r *http.Request) error 
 	return nil
 }
 
-// importItems streams an uploaded dataset into the project. The body is
+// ImportItems streams an uploaded dataset into the project. The body is
 // read part by part and the file part goes straight to the importer, so
 // memory stays bounded whatever the file's size. Fields must therefore come
 // before the file: the form puts the update box first, and any part after
 // the file is ignored (a browser sends parts in form order).
-func (s *Server) importItems(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) ImportItems(w http.ResponseWriter, r *http.Request) error {
 	p, role, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
@@ -533,7 +544,7 @@ func (s *Server) importItems(w http.ResponseWriter, r *http.Request) error {
 	// refuse re-renders the project page saying why nothing was imported:
 	// the file's line errors when err carries them, else message.
 	refuse := func(status int, source string, err error, message string) error {
-		page, verr := s.projectView(r, p, role)
+		page, verr := s.ProjectPage(r, p, role)
 		if verr != nil {
 			return verr
 		}
@@ -577,10 +588,10 @@ func (s *Server) importItems(w http.ResponseWriter, r *http.Request) error {
 // maxSensitiveList bounds the ids one mark-sensitive form may hold.
 const maxSensitiveList = 10000
 
-// markSensitive sets or clears the lead's mark that items mention suicide
+// MarkSensitive sets or clears the lead's mark that items mention suicide
 // or self-harm, by the dataset's ids, one a line. Unknown ids are named in
 // the message; the known ones are marked all the same.
-func (s *Server) markSensitive(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) MarkSensitive(w http.ResponseWriter, r *http.Request) error {
 	p, role, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
@@ -595,7 +606,7 @@ func (s *Server) markSensitive(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	refuse := func(msg string) error {
-		page, err := s.projectView(r, p, role)
+		page, err := s.ProjectPage(r, p, role)
 		if err != nil {
 			return err
 		}

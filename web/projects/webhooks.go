@@ -1,4 +1,4 @@
-package web
+package projects
 
 import (
 	"errors"
@@ -15,7 +15,7 @@ import (
 )
 
 // The Webhooks page and its forms are for the project's leads (and
-// admins): projectAccess with manage gives an annotator of the project 403
+// admins): ProjectAccess with manage gives an annotator of the project 403
 // and anyone else 404 (routes in web/routes.go). A webhook's secret is
 // shown in the answer to the form that made it, never put in the session,
 // a redirect or a log, and never shown again.
@@ -35,7 +35,9 @@ var webhookEventHelp = map[attune.WebhookEvent]string{
 	attune.EventCalibrationAlert: "an annotator began to drift, or fell below the pass mark, on the calibration items",
 }
 
-func (s *Server) webhooksPage(w http.ResponseWriter, r *http.Request) error {
+// WebhooksPage lists the project's webhooks with their latest deliveries,
+// and the form that adds one.
+func (s *Handler) WebhooksPage(w http.ResponseWriter, r *http.Request) error {
 	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
@@ -48,7 +50,7 @@ func (s *Server) webhooksPage(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) webhooksView(r *http.Request, p *attune.Project) (webhookview.Page, error) {
+func (s *Handler) webhooksView(r *http.Request, p *attune.Project) (webhookview.Page, error) {
 	ctx := r.Context()
 	page := webhookview.Page{
 		Chrome:      s.Chrome(r, "Webhooks · "+p.Name, "home"),
@@ -92,8 +94,8 @@ func (s *Server) webhooksView(r *http.Request, p *attune.Project) (webhookview.P
 	return page, nil
 }
 
-// createWebhook adds a webhook and shows its secret in this response only.
-func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
+// CreateWebhook adds a webhook and shows its secret in this response only.
+func (s *Handler) CreateWebhook(w http.ResponseWriter, r *http.Request) error {
 	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
@@ -110,7 +112,7 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 		events = append(events, attune.WebhookEvent(e))
 		chosen[e] = true
 	}
-	hook, secret, err := s.DB.CreateWebhook(ctx, &kit.UserFrom(ctx).ID, s.opts.JudgePolicy, p.ID, rawURL, events)
+	hook, secret, err := s.DB.CreateWebhook(ctx, &kit.UserFrom(ctx).ID, s.judgePolicy, p.ID, rawURL, events)
 	var v *attune.ValidationError
 	if errors.As(err, &v) {
 		page, err := s.webhooksView(r, p)
@@ -133,8 +135,8 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// setWebhookEnabled turns a webhook off or on.
-func (s *Server) setWebhookEnabled(w http.ResponseWriter, r *http.Request) error {
+// SetWebhookEnabled turns a webhook off or on.
+func (s *Handler) SetWebhookEnabled(w http.ResponseWriter, r *http.Request) error {
 	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
@@ -158,8 +160,8 @@ func (s *Server) setWebhookEnabled(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
-// deleteWebhook deletes a webhook with its deliveries.
-func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
+// DeleteWebhook deletes a webhook with its deliveries.
+func (s *Handler) DeleteWebhook(w http.ResponseWriter, r *http.Request) error {
 	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
