@@ -109,10 +109,12 @@ func (s *Server) table() []route {
 	ac := s
 	// Projects, their members, people, imports and webhooks:
 	pj := projects.New(s.Kit, s.opts.JudgePolicy)
-	pj.JudgesSection = s.judgesSection
 	// Judges, their prompt versions and runs:
 	jd := judging.New(s.Kit, s.runs, s.opts.Runner, s.opts.JudgePolicy)
-	jd.ProjectPage = s.projectView
+	// The project page shows the judges' block, and the judges' run form,
+	// refused, shows the project page again: each is handed the other's
+	// part, so that neither feature imports the other.
+	pj.JudgesSection, jd.ProjectPage = jd.ProjectSection, pj.ProjectPage
 	// Reports, failures, systems, estimates and the judge experiment:
 	rp := s
 	// Gold sets, adjudication, calibration, the items browser, flags and
