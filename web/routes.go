@@ -6,6 +6,8 @@ import (
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/export"
+	"github.com/attune/attune/internal/store"
+	"github.com/attune/attune/web/account"
 	"github.com/attune/attune/web/annotate"
 	"github.com/attune/attune/web/judging"
 	"github.com/attune/attune/web/kit"
@@ -106,7 +108,12 @@ func (s *Server) table() []route {
 	// The annotator's workspace and the labeling API:
 	ws := annotate.New(s.Kit, s.labeling, s.opts.BreakAfter)
 	// Signing in, the user's own account, the admins' users:
-	ac := s
+	ac := account.New(s.Kit, s.hasher, s.pace, store.SignInLimits{
+		Window:            s.opts.SignInWindow,
+		PerAccount:        s.opts.SignInMaxPerAccount,
+		PerAddressAccount: s.opts.SignInMaxPerAddressAccount,
+		PerAddress:        s.opts.SignInMaxPerAddress,
+	}, s.opts.TrustedProxies)
 	// Projects, their members, people, imports and webhooks:
 	pj := projects.New(s.Kit, s.opts.JudgePolicy)
 	// Judges, their prompt versions and runs:
@@ -133,22 +140,22 @@ func (s *Server) table() []route {
 
 		// Signing in and out, the user's own account and API tokens, and
 		// the admins' users.
-		{"GET /login", anyone, ac.loginPage, nil},
-		{"POST /login", anyone, ac.login, nil},
-		{"POST /logout", anyone, ac.logout, nil},
-		{"GET /admin/users", admins, ac.adminUsers, nil},
-		{"POST /admin/users", admins, ac.adminAddUser, nil},
-		{"POST /admin/users/{id}/role", admins, ac.adminSetRole, nil},
-		{"POST /admin/users/{id}/disable", admins, ac.adminDisable, nil},
-		{"POST /admin/users/{id}/enable", admins, ac.adminEnable, nil},
-		{"POST /admin/users/{id}/password", admins, ac.adminSetPassword, nil},
-		{"POST /admin/users/{id}/unlock", admins, ac.adminClearSignInLock, nil},
-		{"GET /account", signedIn, ac.accountPage, nil},
-		{"POST /account/password", signedIn, ac.changePassword, nil},
-		{"POST /account/tokens", signedIn, ac.createToken, nil},
-		{"POST /account/tokens/{id}/revoke", signedIn, ac.revokeToken, nil},
-		{"POST /account/rubric", signedIn, ac.setRubricExpanded, nil},
-		{"GET /api/v1/me", token, nil, ac.apiMe},
+		{"GET /login", anyone, ac.LoginPage, nil},
+		{"POST /login", anyone, ac.Login, nil},
+		{"POST /logout", anyone, ac.Logout, nil},
+		{"GET /admin/users", admins, ac.AdminUsers, nil},
+		{"POST /admin/users", admins, ac.AdminAddUser, nil},
+		{"POST /admin/users/{id}/role", admins, ac.AdminSetRole, nil},
+		{"POST /admin/users/{id}/disable", admins, ac.AdminDisable, nil},
+		{"POST /admin/users/{id}/enable", admins, ac.AdminEnable, nil},
+		{"POST /admin/users/{id}/password", admins, ac.AdminSetPassword, nil},
+		{"POST /admin/users/{id}/unlock", admins, ac.AdminClearSignInLock, nil},
+		{"GET /account", signedIn, ac.AccountPage, nil},
+		{"POST /account/password", signedIn, ac.ChangePassword, nil},
+		{"POST /account/tokens", signedIn, ac.CreateToken, nil},
+		{"POST /account/tokens/{id}/revoke", signedIn, ac.RevokeToken, nil},
+		{"POST /account/rubric", signedIn, ac.SetRubricExpanded, nil},
+		{"GET /api/v1/me", token, nil, ac.APIMe},
 
 		// Projects: creation, the project page with progress, members,
 		// each annotator's status and re-qualification, imports, editing,

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/attune/attune/internal/adjudication"
+	"github.com/attune/attune/web/account"
 	"github.com/attune/attune/web/kit"
 
 	"github.com/alexedwards/scs/v2"
@@ -44,7 +45,7 @@ type Options struct {
 	// SignInMaxPerAddress are answered; 0 means a second.
 	SignInPace time.Duration
 	// TrustedProxies are the proxies whose X-Forwarded-For is believed
-	// (see clientAddress).
+	// (web/account reads the client address with them).
 	TrustedProxies []netip.Prefix
 	PasswordParams password.Params
 	// HashSlots bounds how many password hashes are computed at once (each
@@ -86,7 +87,7 @@ type Server struct {
 	// input, for a page viewed again.
 	experiments *experiment.Cache
 	// pace spaces the failed sign-ins of addresses over their limit.
-	pace *pacer
+	pace *account.Pacer
 	// runs starts and changes judge runs, as the API and the command
 	// line do.
 	runs *runs.Flow
@@ -121,7 +122,7 @@ func New(db *store.DB, logger *slog.Logger, opts Options) *Server {
 	}
 	s = &Server{Kit: &kit.Kit{DB: db, Log: logger, Sessions: sm, Now: time.Now, UploadLimit: opts.MaxUpload}, opts: opts,
 		hasher: password.NewHasher(opts.PasswordParams, opts.HashSlots), experiments: experiment.NewCache(16),
-		pace: newPacer(opts.SignInPace), runs: runs.New(db, opts.Runner),
+		pace: account.NewPacer(opts.SignInPace), runs: runs.New(db, opts.Runner),
 		labeling: labeling.New(db, logger), adjudication: adjudication.New(db)}
 	s.handler = s.routes()
 	s.stopGC = s.sweepSessions(opts.SessionCleanup)

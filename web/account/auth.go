@@ -1,4 +1,4 @@
-package web
+package account
 
 import (
 	"context"
@@ -16,7 +16,9 @@ import (
 	"github.com/attune/attune/web/views/login"
 )
 
-func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) error {
+// LoginPage shows the sign-in form, or sends someone already signed in
+// on to where they were going.
+func (s *Handler) LoginPage(w http.ResponseWriter, r *http.Request) error {
 	if kit.UserFrom(r.Context()) != nil {
 		http.Redirect(w, r, safeNext(r.URL.Query().Get("next")), http.StatusSeeOther)
 		return nil
@@ -28,7 +30,9 @@ func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
+// Login checks an email and password under the sign-in limits and the
+// pacer, and signs the account in on this session when they match.
+func (s *Handler) Login(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	typed := strings.TrimSpace(r.PostFormValue("email"))
 	pw := r.PostFormValue("password")
@@ -42,7 +46,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 		return fail(http.StatusUnprocessableEntity, "Enter your email address and password.")
 	}
 	address := s.clientAddress(r)
-	start, err := s.DB.StartSignIn(ctx, email, address, s.signInLimits())
+	start, err := s.DB.StartSignIn(ctx, email, address, s.limits)
 	if err != nil {
 		return err
 	}
@@ -120,21 +124,11 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// signInLimits are the sign-in limits the options set.
-func (s *Server) signInLimits() store.SignInLimits {
-	return store.SignInLimits{
-		Window:            s.opts.SignInWindow,
-		PerAccount:        s.opts.SignInMaxPerAccount,
-		PerAddressAccount: s.opts.SignInMaxPerAddressAccount,
-		PerAddress:        s.opts.SignInMaxPerAddress,
-	}
-}
-
 // locked answers an attempt at a locked email: the status, the message,
 // and a Retry-After of when the lock ends by itself. The message says
 // both ways out, and the same for every email, so that it tells nothing
 // about which have accounts.
-func (s *Server) locked(w http.ResponseWriter, start store.SignInStart) (int, string) {
+func (s *Handler) locked(w http.ResponseWriter, start store.SignInStart) (int, string) {
 	left := max(start.Until.Sub(s.Now()), time.Second)
 	w.Header().Set("Retry-After", fmt.Sprint(int(math.Ceil(left.Seconds()))))
 	where := "this account"
@@ -152,7 +146,7 @@ func (s *Server) locked(w http.ResponseWriter, start store.SignInStart) (int, st
 
 // slowed answers a failure from an address that has failed too often
 // when the address's next turn is further than the pacer waits.
-func (s *Server) slowed(w http.ResponseWriter, late time.Duration) (int, string) {
+func (s *Handler) slowed(w http.ResponseWriter, late time.Duration) (int, string) {
 	secs := int(math.Ceil(late.Seconds()))
 	w.Header().Set("Retry-After", fmt.Sprint(secs))
 	return http.StatusTooManyRequests, fmt.Sprintf("That email and password do not match an account. Many sign-ins have failed "+
@@ -162,7 +156,7 @@ func (s *Server) slowed(w http.ResponseWriter, late time.Duration) (int, string)
 // awaitTurn waits for address's next turn to be answered a failure. When
 // the turn is too far ahead it waits nothing and returns how long until
 // it; ctx's error when the request ends first.
-func (s *Server) awaitTurn(ctx context.Context, address string) (late time.Duration, err error) {
+func (s *Handler) awaitTurn(ctx context.Context, address string) (late time.Duration, err error) {
 	wait, ok := s.pace.turn(address, s.Now())
 	if !ok {
 		return wait, nil
@@ -172,7 +166,7 @@ func (s *Server) awaitTurn(ctx context.Context, address string) (late time.Durat
 
 // abandon forgets an attempt whose password was not checked. It is only
 // called on the way to another answer, so its error is logged.
-func (s *Server) abandon(ctx context.Context, attempt int64) {
+func (s *Handler) abandon(ctx context.Context, attempt int64) {
 	if err := s.DB.SignInAbandoned(ctx, attempt); err != nil {
 		s.Log.ErrorContext(ctx, "forget sign-in attempt", "attempt", attempt, "err", err)
 	}
@@ -180,7 +174,7 @@ func (s *Server) abandon(ctx context.Context, attempt int64) {
 
 // startSession signs u in on this request's session, under a new token:
 // a token fixed by someone else before sign-in is worth nothing after.
-func (s *Server) startSession(ctx context.Context, u *attune.User) error {
+func (s *Handler) startSession(ctx context.Context, u *attune.User) error {
 	if err := s.Sessions.RenewToken(ctx); err != nil {
 		return err
 	}
@@ -193,13 +187,14 @@ func (s *Server) startSession(ctx context.Context, u *attune.User) error {
 // waiting for a password hash (the client has usually gone), or checks of
 // the same account already under way fill its limit. This is load, not a
 // fault, and no failure: it is not logged as one, and says to try again.
-func (s *Server) busy(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) busy(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Retry-After", "5")
 	s.RenderError(w, r, http.StatusServiceUnavailable, "Busy", "attune is busy signing people in. Try again in a moment.")
 	return nil
 }
 
-func (s *Server) logout(w http.ResponseWriter, r *http.Request) error {
+// Logout ends the session and returns to the sign-in page.
+func (s *Handler) Logout(w http.ResponseWriter, r *http.Request) error {
 	if err := s.Sessions.Destroy(r.Context()); err != nil {
 		return err
 	}

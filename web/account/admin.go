@@ -1,4 +1,4 @@
-package web
+package account
 
 import (
 	"errors"
@@ -13,22 +13,23 @@ import (
 	"github.com/attune/attune/web/views/admin"
 )
 
-func (s *Server) adminUsers(w http.ResponseWriter, r *http.Request) error {
+// AdminUsers lists every account, with the form to add one.
+func (s *Handler) AdminUsers(w http.ResponseWriter, r *http.Request) error {
 	return s.renderUsers(w, r, http.StatusOK, admin.NewUserForm{Role: string(attune.RoleAnnotator)}, nil)
 }
 
-func (s *Server) renderUsers(w http.ResponseWriter, r *http.Request, status int, form admin.NewUserForm, errs map[string]string) error {
+func (s *Handler) renderUsers(w http.ResponseWriter, r *http.Request, status int, form admin.NewUserForm, errs map[string]string) error {
 	return s.renderUsersPage(w, r, status, admin.UsersPage{New: form, Errors: errs})
 }
 
 // renderUsersPage fills page (which carries any forms and messages) with
 // the accounts and renders it.
-func (s *Server) renderUsersPage(w http.ResponseWriter, r *http.Request, status int, page admin.UsersPage) error {
+func (s *Handler) renderUsersPage(w http.ResponseWriter, r *http.Request, status int, page admin.UsersPage) error {
 	users, err := s.DB.ListUsers(r.Context())
 	if err != nil {
 		return err
 	}
-	locks, err := s.DB.SignInLockouts(r.Context(), s.signInLimits())
+	locks, err := s.DB.SignInLockouts(r.Context(), s.limits)
 	if err != nil {
 		return err
 	}
@@ -48,7 +49,9 @@ func (s *Server) renderUsersPage(w http.ResponseWriter, r *http.Request, status 
 	return nil
 }
 
-func (s *Server) adminAddUser(w http.ResponseWriter, r *http.Request) error {
+// AdminAddUser creates an account with the role and password the admin
+// gave it.
+func (s *Handler) AdminAddUser(w http.ResponseWriter, r *http.Request) error {
 	form := admin.NewUserForm{
 		Email: strings.TrimSpace(r.PostFormValue("email")),
 		Name:  strings.TrimSpace(r.PostFormValue("name")),
@@ -90,7 +93,8 @@ func (s *Server) adminAddUser(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) adminSetRole(w http.ResponseWriter, r *http.Request) error {
+// AdminSetRole changes an account's global role.
+func (s *Handler) AdminSetRole(w http.ResponseWriter, r *http.Request) error {
 	id, err := kit.PathInt(r, "id")
 	if err != nil {
 		return err
@@ -111,15 +115,17 @@ func (s *Server) adminSetRole(w http.ResponseWriter, r *http.Request) error {
 	return s.afterUserChange(w, r, err, msg)
 }
 
-func (s *Server) adminDisable(w http.ResponseWriter, r *http.Request) error {
+// AdminDisable stops an account from signing in.
+func (s *Handler) AdminDisable(w http.ResponseWriter, r *http.Request) error {
 	return s.setDisabled(w, r, true)
 }
 
-func (s *Server) adminEnable(w http.ResponseWriter, r *http.Request) error {
+// AdminEnable lets a disabled account sign in again.
+func (s *Handler) AdminEnable(w http.ResponseWriter, r *http.Request) error {
 	return s.setDisabled(w, r, false)
 }
 
-func (s *Server) setDisabled(w http.ResponseWriter, r *http.Request, disabled bool) error {
+func (s *Handler) setDisabled(w http.ResponseWriter, r *http.Request, disabled bool) error {
 	id, err := kit.PathInt(r, "id")
 	if err != nil {
 		return err
@@ -132,11 +138,11 @@ func (s *Server) setDisabled(w http.ResponseWriter, r *http.Request, disabled bo
 	return s.afterUserChange(w, r, s.DB.SetUserDisabled(r.Context(), &actor, id, disabled), msg)
 }
 
-// adminSetPassword is an admin's reset of an account's password. Besides
+// AdminSetPassword is an admin's reset of an account's password. Besides
 // the password it ends every session of the account and clears its sign-in
 // lockout; it revokes the account's API tokens only when asked, and the
 // outcome says what became of them either way.
-func (s *Server) adminSetPassword(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) AdminSetPassword(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	id, err := kit.PathInt(r, "id")
 	if err != nil {
@@ -215,10 +221,10 @@ func lockText(l store.SignInLockout) string {
 	return ""
 }
 
-// adminClearSignInLock forgives the failed sign-ins counted against an
+// AdminClearSignInLock forgives the failed sign-ins counted against an
 // account, so that its owner can sign in at once with the password they
 // have; it is in the audit log.
-func (s *Server) adminClearSignInLock(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) AdminClearSignInLock(w http.ResponseWriter, r *http.Request) error {
 	id, err := kit.PathInt(r, "id")
 	if err != nil {
 		return err
@@ -238,7 +244,7 @@ func (s *Server) adminClearSignInLock(w http.ResponseWriter, r *http.Request) er
 
 // afterUserChange redirects back to the users page with the outcome: a
 // refused change (the last admin) becomes an error message there.
-func (s *Server) afterUserChange(w http.ResponseWriter, r *http.Request, err error, notice string) error {
+func (s *Handler) afterUserChange(w http.ResponseWriter, r *http.Request, err error, notice string) error {
 	switch {
 	case errors.Is(err, attune.ErrConflict):
 		s.FlashError(r.Context(), attune.PublicMessage(err))

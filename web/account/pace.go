@@ -1,4 +1,4 @@
-package web
+package account
 
 import (
 	"context"
@@ -6,13 +6,13 @@ import (
 	"time"
 )
 
-// pacer spaces the answers to failed sign-ins from each address that has
+// Pacer spaces the answers to failed sign-ins from each address that has
 // failed too often (store.SignInStart.AddressSlowed): one every interval,
 // in turn. It slows a flood of made-up emails, or of guesses at many
 // accounts, without ever standing between a right password and its
 // account, which is why it paces answers and is not a lock. It is this
 // process's own: replicas each pace their share.
-type pacer struct {
+type Pacer struct {
 	every time.Duration
 	// maxWait bounds how long a turn may be ahead; beyond it a failure is
 	// answered at once with when to try again, so that a flood holds no
@@ -26,17 +26,19 @@ type pacer struct {
 // ones whose turns have passed.
 const maxPaced = 4096
 
-func newPacer(every time.Duration) *pacer {
+// NewPacer returns a pacer that answers an address's failures every apart;
+// 0 or less means a second.
+func NewPacer(every time.Duration) *Pacer {
 	if every <= 0 {
 		every = time.Second
 	}
-	return &pacer{every: every, maxWait: min(8*every, 30*time.Second), next: map[string]time.Time{}}
+	return &Pacer{every: every, maxWait: min(8*every, 30*time.Second), next: map[string]time.Time{}}
 }
 
 // turn takes address's next turn at now: it returns how long to wait for
 // it, or, when the turn is more than maxWait ahead, ok false and how long
 // until the next free one (then nothing is taken).
-func (p *pacer) turn(address string, now time.Time) (wait time.Duration, ok bool) {
+func (p *Pacer) turn(address string, now time.Time) (wait time.Duration, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	at := p.next[address]

@@ -1,4 +1,4 @@
-package web
+package account
 
 import (
 	"context"
@@ -11,32 +11,33 @@ import (
 	"github.com/attune/attune/internal/password"
 	"github.com/attune/attune/internal/store"
 	"github.com/attune/attune/web/kit"
-	"github.com/attune/attune/web/views/account"
+	accountview "github.com/attune/attune/web/views/account"
 )
 
 // maxTokenName bounds a token's name, which only tells tokens apart.
 const maxTokenName = 100
 
-func (s *Server) accountPage(w http.ResponseWriter, r *http.Request) error {
+// AccountPage shows the viewer's own account and API tokens.
+func (s *Handler) AccountPage(w http.ResponseWriter, r *http.Request) error {
 	page, err := s.accountView(r)
 	if err != nil {
 		return err
 	}
-	s.Render(w, r, http.StatusOK, account.View(page))
+	s.Render(w, r, http.StatusOK, accountview.View(page))
 	return nil
 }
 
 // accountView builds the account page with the viewer's tokens.
-func (s *Server) accountView(r *http.Request) (account.Page, error) {
+func (s *Handler) accountView(r *http.Request) (accountview.Page, error) {
 	u := kit.UserFrom(r.Context())
-	page := account.Page{Chrome: s.Chrome(r, "Account", "account"), Email: u.Email, Name: u.Name, Role: string(u.Role),
+	page := accountview.Page{Chrome: s.Chrome(r, "Account", "account"), Email: u.Email, Name: u.Name, Role: string(u.Role),
 		RubricExpanded: u.RubricExpanded}
 	tokens, err := s.DB.ListAPITokens(r.Context(), u.ID)
 	if err != nil {
 		return page, err
 	}
 	for _, t := range tokens {
-		row := account.Token{ID: t.ID, Name: t.Name, Prefix: t.Prefix, Created: kit.FormatTime(t.CreatedAt), LastUsed: "never", ReadOnly: t.ReadOnly}
+		row := accountview.Token{ID: t.ID, Name: t.Name, Prefix: t.Prefix, Created: kit.FormatTime(t.CreatedAt), LastUsed: "never", ReadOnly: t.ReadOnly}
 		if t.LastUsedAt != nil {
 			row.LastUsed = kit.FormatTime(*t.LastUsedAt)
 		}
@@ -48,10 +49,10 @@ func (s *Server) accountView(r *http.Request) (account.Page, error) {
 	return page, nil
 }
 
-// createToken makes a token and shows it in this response only: it is
+// CreateToken makes a token and shows it in this response only: it is
 // never put in the session or a redirect, so the secret exists nowhere but
 // in the page the user is looking at (served with Cache-Control: no-store).
-func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) CreateToken(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	u := kit.UserFrom(ctx)
 	name := strings.TrimSpace(r.PostFormValue("name"))
@@ -68,9 +69,9 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		page.Form = account.TokenForm{Name: name, ReadOnly: readOnly}
+		page.Form = accountview.TokenForm{Name: name, ReadOnly: readOnly}
 		page.Errors = map[string]string{"name": msg}
-		s.Render(w, r, http.StatusUnprocessableEntity, account.View(page))
+		s.Render(w, r, http.StatusUnprocessableEntity, accountview.View(page))
 		return nil
 	}
 	secret, _, err := s.DB.CreateAPIToken(ctx, &u.ID, u.ID, name, readOnly)
@@ -81,12 +82,13 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page.NewToken = &account.NewToken{Name: name, Secret: secret}
-	s.Render(w, r, http.StatusOK, account.View(page))
+	page.NewToken = &accountview.NewToken{Name: name, Secret: secret}
+	s.Render(w, r, http.StatusOK, accountview.View(page))
 	return nil
 }
 
-func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) error {
+// RevokeToken ends one of the viewer's own API tokens.
+func (s *Handler) RevokeToken(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	u := kit.UserFrom(ctx)
 	id, err := kit.PathInt(r, "id")
@@ -103,12 +105,12 @@ func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// changePassword sets the viewer's own password, given the current one.
+// ChangePassword sets the viewer's own password, given the current one.
 // It ends every other session of the account and keeps this one; API
 // tokens keep working, as the form says. A wrong current password counts
 // as a failed sign-in, under the same limits, so that a session left open
 // is no way to guess the password.
-func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) ChangePassword(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	u := kit.UserFrom(ctx)
 	current, next, again := r.PostFormValue("current"), r.PostFormValue("new"), r.PostFormValue("confirm")
@@ -118,7 +120,7 @@ func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		page.PasswordErrors = errs
-		s.Render(w, r, status, account.View(page))
+		s.Render(w, r, status, accountview.View(page))
 		return nil
 	}
 	errs := map[string]string{}
@@ -137,7 +139,7 @@ func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) error {
 		return fail(http.StatusUnprocessableEntity, errs)
 	}
 
-	start, err := s.DB.StartSignIn(ctx, u.Email, s.clientAddress(r), s.signInLimits())
+	start, err := s.DB.StartSignIn(ctx, u.Email, s.clientAddress(r), s.limits)
 	if err != nil {
 		return err
 	}
@@ -192,11 +194,11 @@ func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// setRubricExpanded stores the viewer's own choice between the compact
+// SetRubricExpanded stores the viewer's own choice between the compact
 // rubric on the annotate page (expanded=0) and every criterion in full
 // (expanded=1), then returns to back: the annotate page the toggle was on,
 // or else the account page. back is held to a path on this site.
-func (s *Server) setRubricExpanded(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) SetRubricExpanded(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	u := kit.UserFrom(ctx)
 	on := r.PostFormValue("expanded") == "1"
@@ -222,6 +224,7 @@ type apiUser struct {
 	Role  string `json:"role"`
 }
 
-func (s *Server) apiMe(r *http.Request, u *attune.User) (int, any, error) {
+// APIMe is GET /api/v1/me: the account the token stands for.
+func (s *Handler) APIMe(r *http.Request, u *attune.User) (int, any, error) {
 	return http.StatusOK, apiUser{u.ID, u.Email, u.Name, string(u.Role)}, nil
 }
