@@ -12,6 +12,7 @@ import (
 	"github.com/attune/attune/web/judging"
 	"github.com/attune/attune/web/kit"
 	"github.com/attune/attune/web/projects"
+	"github.com/attune/attune/web/reports"
 )
 
 // access says who may use a route. The route table below states it for
@@ -123,7 +124,7 @@ func (s *Server) table() []route {
 	// part, so that neither feature imports the other.
 	pj.JudgesSection, jd.ProjectPage = jd.ProjectSection, pj.ProjectPage
 	// Reports, failures, systems, estimates and the judge experiment:
-	rp := s
+	rp := reports.New(s.Kit, s.experiments)
 	// Gold sets, adjudication, calibration, the items browser, flags and
 	// exports:
 	rv := s
@@ -268,25 +269,25 @@ func (s *Server) table() []route {
 		// side by side on the frozen gold items, the systems view with its
 		// budget preview and the draws that send random judge-only items
 		// to people, and estimates.
-		{"GET /projects/{id}/report", projectLeads, rp.reportPage, nil},
-		{"GET /projects/{id}/report.json", projectLeads, rp.reportJSON, nil},
-		{"GET /projects/{id}/report.csv", projectLeads, rp.reportCSV, nil},
-		{"GET /projects/{id}/report/items", projectLeads, rp.reportItems, nil},
-		{"GET /projects/{id}/failures", projectLeads, rp.failuresPage, nil},
-		{"POST /projects/{id}/labels/import", projectUploads, rp.importLabels, nil},
+		{"GET /projects/{id}/report", projectLeads, rp.ReportPage, nil},
+		{"GET /projects/{id}/report.json", projectLeads, rp.ReportJSON, nil},
+		{"GET /projects/{id}/report.csv", projectLeads, rp.ReportCSV, nil},
+		{"GET /projects/{id}/report/items", projectLeads, rp.ReportItems, nil},
+		{"GET /projects/{id}/failures", projectLeads, rp.FailuresPage, nil},
+		{"POST /projects/{id}/labels/import", projectUploads, rp.ImportLabels, nil},
 		{"GET /projects/{id}/labels/import", projectLeads, s.ToProjectPage("/report#labels-import"), nil},
-		{"GET /projects/{id}/experiment", projectLeads, rp.experimentPage, nil},
-		{"GET /projects/{id}/systems", projectLeads, rp.systemsPage, nil},
-		{"GET /projects/{id}/systems/preview", projectLeads, rp.systemsPreview, nil},
-		{"POST /projects/{id}/draws", projectLeads, rp.createDraw, nil},
-		{"GET /api/v1/projects/{id}/report", tokenLeads, nil, rp.apiReport},
-		{"POST /api/v1/projects/{id}/labels", tokenLeads, nil, rp.apiImportLabels},
-		{"GET /api/v1/projects/{id}/experiment", tokenLeads, nil, rp.apiExperiment},
-		{"GET /api/v1/projects/{id}/estimates", tokenLeads, nil, rp.apiEstimates},
-		{"POST /api/v1/projects/{id}/draws", tokenLeads, nil, rp.apiCreateDraw},
-		{"GET /api/v1/projects/{id}/draws", tokenLeads, nil, rp.apiDraws},
-		{"GET /api/v1/projects/{id}/failures", tokenLeads, nil, rp.apiFailures},
-		{"GET /api/v1/projects/{id}/trust", tokenLeads, nil, rp.apiTrust},
+		{"GET /projects/{id}/experiment", projectLeads, rp.ExperimentPage, nil},
+		{"GET /projects/{id}/systems", projectLeads, rp.SystemsPage, nil},
+		{"GET /projects/{id}/systems/preview", projectLeads, rp.SystemsPreview, nil},
+		{"POST /projects/{id}/draws", projectLeads, rp.CreateDraw, nil},
+		{"GET /api/v1/projects/{id}/report", tokenLeads, nil, rp.APIReport},
+		{"POST /api/v1/projects/{id}/labels", tokenLeads, nil, rp.APIImportLabels},
+		{"GET /api/v1/projects/{id}/experiment", tokenLeads, nil, rp.APIExperiment},
+		{"GET /api/v1/projects/{id}/estimates", tokenLeads, nil, rp.APIEstimates},
+		{"POST /api/v1/projects/{id}/draws", tokenLeads, nil, rp.APICreateDraw},
+		{"GET /api/v1/projects/{id}/draws", tokenLeads, nil, rp.APIDraws},
+		{"GET /api/v1/projects/{id}/failures", tokenLeads, nil, rp.APIFailures},
+		{"GET /api/v1/projects/{id}/trust", tokenLeads, nil, rp.APITrust},
 
 		// Review: gold sets and adjudication, the calibration set and its
 		// rules, the items browser, and annotators' flags, read and

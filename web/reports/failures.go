@@ -1,4 +1,4 @@
-package web
+package reports
 
 import (
 	"errors"
@@ -12,12 +12,12 @@ import (
 	rview "github.com/attune/attune/web/views/report"
 )
 
-// failuresPage is the failure map for a project's leads: a judge's
+// FailuresPage is the failure map for a project's leads: a judge's
 // agreement with people on one rubric item, broken down by the kind of
 // item, from the flow `attune failures` and the API call
 // (internal/evaluation.Failures). With no judge or rubric item chosen yet
 // it shows the choice with the first of each.
-func (s *Server) failuresPage(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) FailuresPage(w http.ResponseWriter, r *http.Request) error {
 	p, err := s.APILeadProject(r, kit.UserFrom(r.Context()), "read where its judges part from people")
 	if err != nil {
 		return err
@@ -78,8 +78,8 @@ func (s *Server) failuresPage(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// apiFailures is the failure map as JSON for a project's leads.
-func (s *Server) apiFailures(r *http.Request, u *attune.User) (int, any, error) {
+// APIFailures is the failure map as JSON for a project's leads.
+func (s *Handler) APIFailures(r *http.Request, u *attune.User) (int, any, error) {
 	p, err := s.APILeadProject(r, u, "read where its judges part from people")
 	if err != nil {
 		return 0, nil, err
@@ -101,10 +101,10 @@ type failuresJSON struct {
 	failmap.Map
 }
 
-// apiTrust is trust or escalate for a project's leads: the confidence
+// APITrust is trust or escalate for a project's leads: the confidence
 // threshold above which a judge's agreement with people on a rubric item
 // is guaranteed at the lead's terms, and what it would keep.
-func (s *Server) apiTrust(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APITrust(r *http.Request, u *attune.User) (int, any, error) {
 	p, err := s.APILeadProject(r, u, "read where its judges may be trusted")
 	if err != nil {
 		return 0, nil, err

@@ -1,4 +1,4 @@
-package web
+package reports
 
 import (
 	"encoding/json"
@@ -47,7 +47,7 @@ type reportRequest struct {
 // form was sent) the annotator and judge lists are exactly the boxes
 // ticked; without it every rater is in. Bad values are attune.ErrInvalid,
 // on the parameter's name.
-func (s *Server) readReportQuery(r *http.Request, p *attune.Project, q url.Values) (*reportRequest, error) {
+func (s *Handler) readReportQuery(r *http.Request, p *attune.Project, q url.Values) (*reportRequest, error) {
 	raters, err := s.DB.ListProjectRaters(r.Context(), p.ID)
 	if err != nil {
 		return nil, err
@@ -301,7 +301,7 @@ func reportURL(projectID int64, q url.Values) templ.SafeURL {
 // buildReport checks access (leads and admins) and builds the report the
 // query asks for, for the pages and the API alike.
 // The report reads the replica while it keeps up; rr.readFrom says so.
-func (s *Server) buildReport(r *http.Request, u *attune.User) (*attune.Project, *reportRequest, *report.Report, error) {
+func (s *Handler) buildReport(r *http.Request, u *attune.User) (*attune.Project, *reportRequest, *report.Report, error) {
 	p, err := s.APILeadProject(r, u, "read its agreement report")
 	if err != nil {
 		return nil, nil, nil, err
@@ -319,10 +319,10 @@ func (s *Server) buildReport(r *http.Request, u *attune.User) (*attune.Project, 
 	return p, rr, rep, nil
 }
 
-// reportPage is the report. A filter it cannot read is left out: the page
+// ReportPage is the report. A filter it cannot read is left out: the page
 // shows the report without it, the message beside the filter's field in
 // the opened filter bar, with 422 for the query that was refused.
-func (s *Server) reportPage(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) ReportPage(w http.ResponseWriter, r *http.Request) error {
 	p, err := s.APILeadProject(r, kit.UserFrom(r.Context()), "read its agreement report")
 	if err != nil {
 		return err
@@ -346,8 +346,8 @@ func (s *Server) reportPage(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// reportJSON writes the report as JSON, as a download.
-func (s *Server) reportJSON(w http.ResponseWriter, r *http.Request) error {
+// ReportJSON writes the report as JSON, as a download.
+func (s *Handler) ReportJSON(w http.ResponseWriter, r *http.Request) error {
 	p, rr, rep, err := s.buildReport(r, kit.UserFrom(r.Context()))
 	if err != nil {
 		return err
@@ -362,9 +362,9 @@ func (s *Server) reportJSON(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// apiReport is the report as JSON for a token, with the page's query
+// APIReport is the report as JSON for a token, with the page's query
 // parameters: the same figures as report.json.
-func (s *Server) apiReport(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APIReport(r *http.Request, u *attune.User) (int, any, error) {
 	_, _, rep, err := s.buildReport(r, u)
 	if err != nil {
 		return 0, nil, err
@@ -372,9 +372,9 @@ func (s *Server) apiReport(r *http.Request, u *attune.User) (int, any, error) {
 	return http.StatusOK, rep, nil
 }
 
-// reportCSV writes the report as CSV, one row per figure (see
+// ReportCSV writes the report as CSV, one row per figure (see
 // report.CSVHeader), as a download.
-func (s *Server) reportCSV(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) ReportCSV(w http.ResponseWriter, r *http.Request) error {
 	p, rr, rep, err := s.buildReport(r, kit.UserFrom(r.Context()))
 	if err != nil {
 		return err
@@ -415,10 +415,10 @@ func reportFileName(project, ext string) string {
 	return name + "-agreement." + ext
 }
 
-// importLabels stores an uploaded labels file in the project, streaming it
+// ImportLabels stores an uploaded labels file in the project, streaming it
 // part by part as the dataset import does, and goes back to the report; a
 // refused file shows its problems with the form again.
-func (s *Server) importLabels(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) ImportLabels(w http.ResponseWriter, r *http.Request) error {
 	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
@@ -473,12 +473,12 @@ func labelsImportForm(projectID int64) rview.ImportForm {
 	return rview.ImportForm{Action: templ.SafeURL(fmt.Sprintf("/projects/%d/labels/import", projectID)), Header: dataset.LabelsHeader}
 }
 
-// apiImportLabels imports a labels file (CSV, item,rater,rater_kind,
+// APIImportLabels imports a labels file (CSV, item,rater,rater_kind,
 // rubric_item,value[,rationale]) into the project (its leads), as the
 // report's import page does: all or nothing, every answer set checked by
 // the rubric; ?confirm_warnings=true stores people's sets the rubric only
 // warns about. 200 with what it stored, or 422 with the lines at fault.
-func (s *Server) apiImportLabels(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APIImportLabels(r *http.Request, u *attune.User) (int, any, error) {
 	p, err := s.APILeadProject(r, u, "import its labels")
 	if err != nil {
 		return 0, nil, err

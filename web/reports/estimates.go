@@ -1,4 +1,4 @@
-package web
+package reports
 
 import (
 	"net/http"
@@ -7,10 +7,10 @@ import (
 	"github.com/attune/attune/internal/evaluation"
 )
 
-// apiEstimates is the prediction-powered estimates of one rubric item or
+// APIEstimates is the prediction-powered estimates of one rubric item or
 // engine output per system (docs/estimates.md), for the project's leads: the figures
 // `attune estimate` prints, from the same read and the same assembly.
-func (s *Server) apiEstimates(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APIEstimates(r *http.Request, u *attune.User) (int, any, error) {
 	p, err := s.APILeadProject(r, u, "read its estimates")
 	if err != nil {
 		return 0, nil, err

@@ -1,4 +1,4 @@
-package web
+package reports
 
 import (
 	"fmt"
@@ -29,7 +29,7 @@ var summaryColumns = []struct{ key, name string }{
 
 // reportView shapes a report as the page shows it: numbers written out,
 // colours chosen, links made.
-func (s *Server) reportView(r *http.Request, p *attune.Project, rr *reportRequest, rep *report.Report) rview.Page {
+func (s *Handler) reportView(r *http.Request, p *attune.Project, rr *reportRequest, rep *report.Report) rview.Page {
 	q := r.URL.Query()
 	names := map[int64]string{}
 	for _, x := range rep.Raters {

@@ -1,4 +1,4 @@
-package web
+package reports
 
 import (
 	"errors"
@@ -38,7 +38,7 @@ type systemsQuery struct {
 func systemsPath(id int64) string { return fmt.Sprintf("/projects/%d/systems", id) }
 
 // systemsLead loads the project of the path for its leads.
-func (s *Server) systemsLead(r *http.Request) (*attune.Project, error) {
+func (s *Handler) systemsLead(r *http.Request) (*attune.Project, error) {
 	p, _, err := s.ProjectAccess(r, true)
 	if errors.Is(err, attune.ErrForbidden) {
 		return nil, attune.Forbidden("Only a lead of this project can see its systems and draw items for people.")
@@ -46,10 +46,10 @@ func (s *Server) systemsLead(r *http.Request) (*attune.Project, error) {
 	return p, err
 }
 
-// systemsPage is the systems view (GET /projects/{id}/systems): the
+// SystemsPage is the systems view (GET /projects/{id}/systems): the
 // estimates of one rubric item per system, the budget preview and the
 // draw form; ?draw=ID shows what that draw sent.
-func (s *Server) systemsPage(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) SystemsPage(w http.ResponseWriter, r *http.Request) error {
 	p, err := s.systemsLead(r)
 	if err != nil {
 		return err
@@ -69,8 +69,8 @@ func (s *Server) systemsPage(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// systemsPreview is the budget preview alone, for htmx as the lead types.
-func (s *Server) systemsPreview(w http.ResponseWriter, r *http.Request) error {
+// SystemsPreview is the budget preview alone, for htmx as the lead types.
+func (s *Handler) SystemsPreview(w http.ResponseWriter, r *http.Request) error {
 	p, err := s.systemsLead(r)
 	if err != nil {
 		return err
@@ -87,10 +87,10 @@ func (s *Server) systemsPreview(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// createDraw performs a draw from the page's form (POST
+// CreateDraw performs a draw from the page's form (POST
 // /projects/{id}/draws) and goes back to the systems view showing what
 // was sent; a refused draw is shown on the view with 422.
-func (s *Server) createDraw(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) CreateDraw(w http.ResponseWriter, r *http.Request) error {
 	p, err := s.systemsLead(r)
 	if err != nil {
 		return err
@@ -135,14 +135,14 @@ func (s *Server) createDraw(w http.ResponseWriter, r *http.Request) error {
 // systemsEstimate reads the judges and the rubric, fills in the query's
 // defaults from v and estimates. When there is nothing to estimate (no
 // judge has answered, the query is refused) est is nil and note says why.
-func (s *Server) systemsEstimate(r *http.Request, p *attune.Project, v url.Values) (q systemsQuery, opts [2][]sview.Option, est *ppi.SystemEstimates, note string, err error) {
+func (s *Handler) systemsEstimate(r *http.Request, p *attune.Project, v url.Values) (q systemsQuery, opts [2][]sview.Option, est *ppi.SystemEstimates, note string, err error) {
 	q, opts, est, note, _, err = s.systemsEstimateConcluded(r, p, v)
 	return q, opts, est, note, err
 }
 
 // systemsEstimateConcluded is systemsEstimate with the conclusion check
 // of the estimates (nil without estimates).
-func (s *Server) systemsEstimateConcluded(r *http.Request, p *attune.Project, v url.Values) (q systemsQuery, opts [2][]sview.Option, est *ppi.SystemEstimates, note string, conclusions *ppi.Conclusion, err error) {
+func (s *Handler) systemsEstimateConcluded(r *http.Request, p *attune.Project, v url.Values) (q systemsQuery, opts [2][]sview.Option, est *ppi.SystemEstimates, note string, conclusions *ppi.Conclusion, err error) {
 	ctx := r.Context()
 	judges, err := s.DB.EstimateJudges(ctx, p.ID)
 	if err != nil {
@@ -194,7 +194,7 @@ func (s *Server) systemsEstimateConcluded(r *http.Request, p *attune.Project, v 
 
 // systemsView assembles the page; done is a draw to show as just made (0
 // for none) and panel the draw form's values and problems.
-func (s *Server) systemsView(r *http.Request, p *attune.Project, v url.Values, done int64, panel sview.DrawPanel) (sview.Page, error) {
+func (s *Handler) systemsView(r *http.Request, p *attune.Project, v url.Values, done int64, panel sview.DrawPanel) (sview.Page, error) {
 	ctx := r.Context()
 	q, opts, est, note, concl, err := s.systemsEstimateConcluded(r, p, v)
 	if err != nil {

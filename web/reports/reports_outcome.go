@@ -1,4 +1,4 @@
-package web
+package reports
 
 import (
 	"errors"
@@ -45,7 +45,7 @@ var errScanned = errors.New("scanned enough")
 // and failed safety checks. Only complete answer sets are scored, as in
 // the report; an item without a majority among the people is left out.
 // With the frozen scope, only the items a judge experiment compares on.
-func (s *Server) outcomeItems(w http.ResponseWriter, r *http.Request, p *attune.Project, def *rubric.Definition,
+func (s *Handler) outcomeItems(w http.ResponseWriter, r *http.Request, p *attune.Project, def *rubric.Definition,
 	raters []store.ProjectRater, key string, a, b drillSide, scope drillScope) error {
 	ctx := r.Context()
 	kind := outcomeKinds[key]

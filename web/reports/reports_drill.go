@@ -1,4 +1,4 @@
-package web
+package reports
 
 import (
 	"errors"
@@ -166,10 +166,10 @@ func (sc drillScope) sentence() string {
 	return s
 }
 
-// reportItems lists the items behind a figure of the report (see
+// ReportItems lists the items behind a figure of the report (see
 // drillURL), a page at a time, each with its dialogue and every rater's
 // answer, rationale and, for a judge, its method and raw reply.
-func (s *Server) reportItems(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) ReportItems(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {

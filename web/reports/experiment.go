@@ -1,4 +1,4 @@
-package web
+package reports
 
 import (
 	"errors"
@@ -21,11 +21,11 @@ import (
 	eview "github.com/attune/attune/web/views/experiment"
 )
 
-// experimentPage compares judge variants (?judge=name or name@N, repeated;
+// ExperimentPage compares judge variants (?judge=name or name@N, repeated;
 // every variant with answers when none is named) on the project's frozen
 // gold items, side by side per rubric item, with the items behind each
 // judge's figures one click away in the report's drill-down.
-func (s *Server) experimentPage(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) ExperimentPage(w http.ResponseWriter, r *http.Request) error {
 	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		if errors.Is(err, attune.ErrForbidden) {
@@ -68,10 +68,10 @@ type experimentRun struct {
 }
 
 // experimentOf runs the experiment the request asks for (?judge=, see
-// experimentPage) on p's frozen gold items. The input is read anew on
+// ExperimentPage) on p's frozen gold items. The input is read anew on
 // every request; only its computation is reused, and only for an input
 // equal in every answer.
-func (s *Server) experimentOf(r *http.Request, p *attune.Project) (*experimentRun, error) {
+func (s *Handler) experimentOf(r *http.Request, p *attune.Project) (*experimentRun, error) {
 	ctx := r.Context()
 	def, err := s.DB.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
@@ -134,9 +134,9 @@ func (s *Server) experimentOf(r *http.Request, p *attune.Project) (*experimentRu
 	return x, nil
 }
 
-// apiExperiment returns the experiment page's comparison (?judge=, as
+// APIExperiment returns the experiment page's comparison (?judge=, as
 // there), computed and cached as for the page.
-func (s *Server) apiExperiment(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APIExperiment(r *http.Request, u *attune.User) (int, any, error) {
 	p, role, err := s.APIProjectAccess(r.Context(), r, u)
 	if err != nil {
 		return 0, nil, err

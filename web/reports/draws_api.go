@@ -1,4 +1,4 @@
-package web
+package reports
 
 import (
 	"encoding/json"
@@ -43,10 +43,10 @@ func apiDrawOf(d store.Draw) apiDraw {
 	return out
 }
 
-// apiCreateDraw sends k uniformly random judge-only items of the project
+// APICreateDraw sends k uniformly random judge-only items of the project
 // (of one system, if named) to people's queues: the flow of the page and
 // of `attune draw`, for the project's leads.
-func (s *Server) apiCreateDraw(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APICreateDraw(r *http.Request, u *attune.User) (int, any, error) {
 	p, err := s.APILeadProject(r, u, "draw items for people")
 	if err != nil {
 		return 0, nil, err
@@ -76,8 +76,8 @@ func (s *Server) apiCreateDraw(r *http.Request, u *attune.User) (int, any, error
 	return http.StatusCreated, apiDrawOf(d), nil
 }
 
-// apiDraws lists the project's draws, oldest first, for its leads.
-func (s *Server) apiDraws(r *http.Request, u *attune.User) (int, any, error) {
+// APIDraws lists the project's draws, oldest first, for its leads.
+func (s *Handler) APIDraws(r *http.Request, u *attune.User) (int, any, error) {
 	p, err := s.APILeadProject(r, u, "read its draws")
 	if err != nil {
 		return 0, nil, err
