@@ -153,7 +153,7 @@ func (s *Handler) APIDataset(f export.Format) kit.APIHandler {
 	}
 }
 
-// setReadFrom says on a download where it was read (heavyReads).
+// setReadFrom says on a download where it was read (kit.HeavyReads).
 func setReadFrom(w http.ResponseWriter, readFrom string) {
 	if readFrom != "" {
 		w.Header().Set(kit.ReadFromHeader, readFrom)

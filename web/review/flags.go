@@ -21,7 +21,7 @@ const flagsPageSize = 500
 
 // The Flags page, where leads read the flags annotators raised, the post
 // that resolves one, and the post that puts an item back in the pool are
-// for the project's leads (and admins) only: projectAccess with manage
+// for the project's leads (and admins) only: kit.ProjectAccess with manage
 // gives a member who is an annotator 403 and anyone else 404, so that
 // nobody else ever reads another person's flag (routes in web/routes.go).
 
