@@ -13,6 +13,7 @@ import (
 	"github.com/attune/attune/web/kit"
 	"github.com/attune/attune/web/projects"
 	"github.com/attune/attune/web/reports"
+	"github.com/attune/attune/web/review"
 )
 
 // access says who may use a route. The route table below states it for
@@ -127,7 +128,7 @@ func (s *Server) table() []route {
 	rp := reports.New(s.Kit, s.experiments)
 	// Gold sets, adjudication, calibration, the items browser, flags and
 	// exports:
-	rv := s
+	rv := review.New(s.Kit, s.adjudication)
 
 	rs := []route{
 		// Probes and static files (this package).
@@ -293,50 +294,50 @@ func (s *Server) table() []route {
 		// rules, the items browser, and annotators' flags, read and
 		// resolved by the project's leads (annotators never see other
 		// people's flags); the exports follow the table.
-		{"GET /projects/{id}/gold", projectLeads, rv.goldPage, nil},
-		{"POST /projects/{id}/gold/auto", projectLeads, rv.applyConsensus, nil},
-		{"POST /projects/{id}/gold/settings", projectLeads, rv.goldSettings, nil},
-		{"GET /projects/{id}/disagreements", projectLeads, rv.disagreementsPage, nil},
-		{"GET /projects/{id}/disagreements/{item}", projectLeads, rv.adjudicatePage, nil},
-		{"POST /projects/{id}/disagreements/{item}/gold", projectLeads, rv.saveGold, nil},
-		{"GET /projects/{id}/calibration", projectLeads, rv.calibrationPage, nil},
-		{"POST /projects/{id}/calibration", projectLeads, rv.addCalibration, nil},
-		{"POST /projects/{id}/calibration/remove", projectLeads, rv.removeCalibration, nil},
-		{"POST /projects/{id}/calibration/policy", projectLeads, rv.calibrationPolicy, nil},
-		{"GET /projects/{id}/browse", projectLeads, rv.browseItems, nil},
-		{"GET /projects/{id}/browse/{item}", projectLeads, rv.browseItem, nil},
-		{"GET /projects/{id}/browse/{item}/meta.json", projectLeads, rv.browseItemMeta, nil},
-		{"GET /projects/{id}/flags", projectLeads, rv.flagsPage, nil},
-		{"POST /projects/{id}/flags/{flag}/resolve", projectLeads, rv.resolveFlag, nil},
-		{"POST /projects/{id}/flags/items/{item}/return", projectLeads, rv.returnItem, nil},
-		{"POST /api/v1/projects/{id}/gold/consensus", tokenLeads, nil, rv.apiApplyConsensus},
-		{"GET /api/v1/projects/{id}/disagreements", tokenLeads, nil, rv.apiDisagreements},
-		{"GET /api/v1/projects/{id}/items/{item}/gold", tokenLeads, nil, rv.apiGold},
-		{"PUT /api/v1/projects/{id}/items/{item}/gold", tokenLeads, nil, rv.apiSetGold},
-		{"GET /api/v1/projects/{id}/calibration", tokenLeads, nil, rv.apiCalibration},
-		{"POST /api/v1/projects/{id}/calibration", tokenLeads, nil, rv.apiAddCalibration},
-		{"DELETE /api/v1/projects/{id}/calibration/{item}", tokenLeads, nil, rv.apiRemoveCalibration},
-		{"PUT /api/v1/projects/{id}/calibration/policy", tokenLeads, nil, rv.apiCalibrationPolicy},
-		{"GET /api/v1/projects/{id}/items", tokenLeads, nil, rv.apiItems},
-		{"GET /api/v1/projects/{id}/items/{item}", tokenLeads, nil, rv.apiItem},
-		{"GET /api/v1/projects/{id}/flags", tokenLeads, nil, rv.apiFlags},
-		{"POST /api/v1/projects/{id}/flags/{flag}/resolve", tokenLeads, nil, rv.apiResolveFlag},
-		{"PUT /api/v1/projects/{id}/items/{item}/pool", tokenLeads, nil, rv.apiSetInPool},
+		{"GET /projects/{id}/gold", projectLeads, rv.GoldPage, nil},
+		{"POST /projects/{id}/gold/auto", projectLeads, rv.ApplyConsensus, nil},
+		{"POST /projects/{id}/gold/settings", projectLeads, rv.GoldSettings, nil},
+		{"GET /projects/{id}/disagreements", projectLeads, rv.DisagreementsPage, nil},
+		{"GET /projects/{id}/disagreements/{item}", projectLeads, rv.AdjudicatePage, nil},
+		{"POST /projects/{id}/disagreements/{item}/gold", projectLeads, rv.SaveGold, nil},
+		{"GET /projects/{id}/calibration", projectLeads, rv.CalibrationPage, nil},
+		{"POST /projects/{id}/calibration", projectLeads, rv.AddCalibration, nil},
+		{"POST /projects/{id}/calibration/remove", projectLeads, rv.RemoveCalibration, nil},
+		{"POST /projects/{id}/calibration/policy", projectLeads, rv.CalibrationPolicy, nil},
+		{"GET /projects/{id}/browse", projectLeads, rv.BrowseItems, nil},
+		{"GET /projects/{id}/browse/{item}", projectLeads, rv.BrowseItem, nil},
+		{"GET /projects/{id}/browse/{item}/meta.json", projectLeads, rv.BrowseItemMeta, nil},
+		{"GET /projects/{id}/flags", projectLeads, rv.FlagsPage, nil},
+		{"POST /projects/{id}/flags/{flag}/resolve", projectLeads, rv.ResolveFlag, nil},
+		{"POST /projects/{id}/flags/items/{item}/return", projectLeads, rv.ReturnItem, nil},
+		{"POST /api/v1/projects/{id}/gold/consensus", tokenLeads, nil, rv.APIApplyConsensus},
+		{"GET /api/v1/projects/{id}/disagreements", tokenLeads, nil, rv.APIDisagreements},
+		{"GET /api/v1/projects/{id}/items/{item}/gold", tokenLeads, nil, rv.APIGold},
+		{"PUT /api/v1/projects/{id}/items/{item}/gold", tokenLeads, nil, rv.APISetGold},
+		{"GET /api/v1/projects/{id}/calibration", tokenLeads, nil, rv.APICalibration},
+		{"POST /api/v1/projects/{id}/calibration", tokenLeads, nil, rv.APIAddCalibration},
+		{"DELETE /api/v1/projects/{id}/calibration/{item}", tokenLeads, nil, rv.APIRemoveCalibration},
+		{"PUT /api/v1/projects/{id}/calibration/policy", tokenLeads, nil, rv.APICalibrationPolicy},
+		{"GET /api/v1/projects/{id}/items", tokenLeads, nil, rv.APIItems},
+		{"GET /api/v1/projects/{id}/items/{item}", tokenLeads, nil, rv.APIItem},
+		{"GET /api/v1/projects/{id}/flags", tokenLeads, nil, rv.APIFlags},
+		{"POST /api/v1/projects/{id}/flags/{flag}/resolve", tokenLeads, nil, rv.APIResolveFlag},
+		{"PUT /api/v1/projects/{id}/items/{item}/pool", tokenLeads, nil, rv.APISetInPool},
 	}
 	// The dataset export (docs/datasets.md): one record per item with its
 	// dialogue, as JSON Lines or Parquet, for leads on the gold set page
 	// and for their tokens.
 	for _, f := range []export.Format{export.JSONL, export.Parquet} {
-		rs = append(rs, route{datasetPattern("", f), projectLeads, rv.datasetHandler(f), nil},
-			route{datasetPattern("/api/v1", f), tokenLeads, nil, rv.apiDataset(f)})
+		rs = append(rs, route{review.DatasetPattern("", f), projectLeads, rv.DatasetHandler(f), nil},
+			route{review.DatasetPattern("/api/v1", f), tokenLeads, nil, rv.APIDataset(f)})
 	}
 	// Exports: the gold set (with ?raters=1, also every rater's answers),
 	// every label in long form, every judge call and every flag, each as
 	// CSV and JSONL, on the pages and for tokens.
 	for _, d := range export.Datasets {
 		for _, f := range []export.Format{export.CSV, export.JSONL} {
-			rs = append(rs, route{"GET " + exportPattern(d, f), projectLeads, rv.exportHandler(d, f), nil},
-				route{"GET /api/v1" + exportPattern(d, f), tokenLeads, nil, rv.apiExport(d, f)})
+			rs = append(rs, route{"GET " + review.ExportPattern(d, f), projectLeads, rv.ExportHandler(d, f), nil},
+				route{"GET /api/v1" + review.ExportPattern(d, f), tokenLeads, nil, rv.APIExport(d, f)})
 		}
 	}
 	if s.opts.FakeLLM != nil {

@@ -1,4 +1,4 @@
-package web
+package review
 
 import (
 	"errors"
@@ -79,7 +79,7 @@ func datasetsView(projectID int64) []goldview.DatasetExport {
 	return out
 }
 
-func (s *Server) goldSetView(r *http.Request, p *attune.Project) (goldview.SetPage, error) {
+func (s *Handler) goldSetView(r *http.Request, p *attune.Project) (goldview.SetPage, error) {
 	ctx := r.Context()
 	c, err := s.DB.CountGold(ctx, p.ID)
 	if err != nil {
@@ -109,7 +109,7 @@ func (s *Server) goldSetView(r *http.Request, p *attune.Project) (goldview.SetPa
 	return page, nil
 }
 
-func (s *Server) queueView(r *http.Request, p *attune.Project) (goldview.QueuePage, error) {
+func (s *Handler) queueView(r *http.Request, p *attune.Project) (goldview.QueuePage, error) {
 	ctx := r.Context()
 	n, _ := strconv.Atoi(r.URL.Query().Get("page"))
 	n = max(n, 1)
@@ -208,7 +208,7 @@ func scoreView(def *rubric.Definition, res scoring.Result) goldview.Score {
 // adjudicationView builds the page of one item: the dialogue, every
 // rater's answers with the engine's scores, and the gold form holding in
 // (what was posted) or, without it, the item's gold as it stands.
-func (s *Server) adjudicationView(r *http.Request, p *attune.Project, itemID int64, in *goldInput, issues rubric.Issues) (goldview.ItemPage, error) {
+func (s *Handler) adjudicationView(r *http.Request, p *attune.Project, itemID int64, in *goldInput, issues rubric.Issues) (goldview.ItemPage, error) {
 	ctx := r.Context()
 	var page goldview.ItemPage
 	item, err := s.DB.FindItem(ctx, p.ID, itemID)

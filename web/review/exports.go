@@ -1,4 +1,4 @@
-package web
+package review
 
 import (
 	"context"
@@ -19,7 +19,9 @@ import (
 // and an export of a large project streams for longer.
 const exportTime = time.Hour
 
-func exportPattern(d export.Dataset, f export.Format) string {
+// ExportPattern is the path pattern of the page download of dataset d in
+// format f; the API serves the same file under /api/v1.
+func ExportPattern(d export.Dataset, f export.Format) string {
 	return fmt.Sprintf("/projects/{id}/exports/%s.%s", d, f)
 }
 
@@ -39,8 +41,8 @@ func (s *sentWriter) Write(p []byte) (int, error) {
 	return s.w.Write(p)
 }
 
-// exportHandler streams one dataset as an attachment (see download).
-func (s *Server) exportHandler(d export.Dataset, f export.Format) kit.Handler {
+// ExportHandler streams one dataset as an attachment (see download).
+func (s *Handler) ExportHandler(d export.Dataset, f export.Format) kit.Handler {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		p, _, err := s.ProjectAccess(r, true)
 		if err != nil {
@@ -56,9 +58,9 @@ func (s *Server) exportHandler(d export.Dataset, f export.Format) kit.Handler {
 	}
 }
 
-// apiExport serves one export to a lead's API token: the same file as
+// APIExport serves one export to a lead's API token: the same file as
 // the page's download, streamed.
-func (s *Server) apiExport(d export.Dataset, f export.Format) kit.APIHandler {
+func (s *Handler) APIExport(d export.Dataset, f export.Format) kit.APIHandler {
 	return func(r *http.Request, u *attune.User) (int, any, error) {
 		p, err := s.APILeadProject(r, u, "export its data")
 		if err != nil {
@@ -76,9 +78,9 @@ func (s *Server) apiExport(d export.Dataset, f export.Format) kit.APIHandler {
 	}
 }
 
-// datasetPattern is the route of the dataset export in format f, under
+// DatasetPattern is the route of the dataset export in format f, under
 // prefix ("" for the pages, "/api/v1" for tokens).
-func datasetPattern(prefix string, f export.Format) string {
+func DatasetPattern(prefix string, f export.Format) string {
 	return fmt.Sprintf("GET %s/projects/{id}/exports/%s.%s", prefix, export.Records, f)
 }
 
@@ -106,9 +108,9 @@ func recordOptions(r *http.Request) (export.RecordOptions, error) {
 	return export.RecordOptions{Which: which, Soft: soft == "1" || soft == "true"}, nil
 }
 
-// datasetHandler serves a lead's download of the dataset export from the
+// DatasetHandler serves a lead's download of the dataset export from the
 // gold set page.
-func (s *Server) datasetHandler(f export.Format) kit.Handler {
+func (s *Handler) DatasetHandler(f export.Format) kit.Handler {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		p, _, err := s.ProjectAccess(r, true)
 		if err != nil {
@@ -128,9 +130,9 @@ func (s *Server) datasetHandler(f export.Format) kit.Handler {
 	}
 }
 
-// apiDataset serves the dataset export to a lead's API token: the same
+// APIDataset serves the dataset export to a lead's API token: the same
 // file as the page's download.
-func (s *Server) apiDataset(f export.Format) kit.APIHandler {
+func (s *Handler) APIDataset(f export.Format) kit.APIHandler {
 	return func(r *http.Request, u *attune.User) (int, any, error) {
 		p, err := s.APILeadProject(r, u, "export its datasets")
 		if err != nil {
@@ -151,7 +153,7 @@ func (s *Server) apiDataset(f export.Format) kit.APIHandler {
 	}
 }
 
-// setReadFrom says on a download where it was read (heavyReads).
+// setReadFrom says on a download where it was read (kit.HeavyReads).
 func setReadFrom(w http.ResponseWriter, readFrom string) {
 	if readFrom != "" {
 		w.Header().Set(kit.ReadFromHeader, readFrom)
@@ -164,7 +166,7 @@ func setReadFrom(w http.ResponseWriter, readFrom string) {
 // ordinary error response; after it the connection is cut, so that a
 // client reports a failed download instead of saving a file that looks
 // whole.
-func (s *Server) download(w http.ResponseWriter, r *http.Request, name, contentType string, ev store.ExportEvent, write func(io.Writer) (int, error)) error {
+func (s *Handler) download(w http.ResponseWriter, r *http.Request, name, contentType string, ev store.ExportEvent, write func(io.Writer) (int, error)) error {
 	ctx := r.Context()
 	h := w.Header()
 	h.Set("Content-Type", contentType)

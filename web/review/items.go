@@ -1,4 +1,4 @@
-package web
+package review
 
 import (
 	"context"
@@ -116,7 +116,7 @@ func flag(q url.Values, name string) bool {
 }
 
 // browserProject loads the project of a lead-only items browser route.
-func (s *Server) browserProject(r *http.Request) (*attune.Project, *rubric.Definition, error) {
+func (s *Handler) browserProject(r *http.Request) (*attune.Project, *rubric.Definition, error) {
 	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		if errors.Is(err, attune.ErrForbidden) {
@@ -165,10 +165,10 @@ type browseQuery struct {
 	cols   []string
 }
 
-// browseItems is the items browser: a GET form over the project's items,
+// BrowseItems is the items browser: a GET form over the project's items,
 // a keyset page at a time. A parameter it cannot read is left out of the
 // search, its message shown by its field, with 422.
-func (s *Server) browseItems(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) BrowseItems(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	p, def, err := s.browserProject(r)
 	if err != nil {
@@ -420,9 +420,9 @@ func options(value string, pairs [][2]string) []browse.Option {
 	return out
 }
 
-// browseItemMeta is an item's whole meta as a JSON file, for the item
+// BrowseItemMeta is an item's whole meta as a JSON file, for the item
 // whose page shows only the start of it.
-func (s *Server) browseItemMeta(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) BrowseItemMeta(w http.ResponseWriter, r *http.Request) error {
 	p, _, err := s.browserProject(r)
 	if err != nil {
 		return err
@@ -457,7 +457,7 @@ type itemDetail struct {
 // loadItemDetail reads an item of the project with its answers, gold,
 // flags and history, and scores every answer set and the gold with the
 // scoring engine.
-func (s *Server) loadItemDetail(ctx context.Context, p *attune.Project, def *rubric.Definition, itemID int64) (*itemDetail, error) {
+func (s *Handler) loadItemDetail(ctx context.Context, p *attune.Project, def *rubric.Definition, itemID int64) (*itemDetail, error) {
 	d := &itemDetail{def: def}
 	var err error
 	if d.item, err = s.DB.FindItem(ctx, p.ID, itemID); err != nil {
@@ -494,8 +494,8 @@ func (s *Server) loadItemDetail(ctx context.Context, p *attune.Project, def *rub
 	return d, nil
 }
 
-// browseItem is one item's page in the items browser.
-func (s *Server) browseItem(w http.ResponseWriter, r *http.Request) error {
+// BrowseItem is one item's page in the items browser.
+func (s *Handler) BrowseItem(w http.ResponseWriter, r *http.Request) error {
 	p, def, err := s.browserProject(r)
 	if err != nil {
 		return err

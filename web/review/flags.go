@@ -1,4 +1,4 @@
-package web
+package review
 
 import (
 	"fmt"
@@ -21,13 +21,13 @@ const flagsPageSize = 500
 
 // The Flags page, where leads read the flags annotators raised, the post
 // that resolves one, and the post that puts an item back in the pool are
-// for the project's leads (and admins) only: projectAccess with manage
+// for the project's leads (and admins) only: kit.ProjectAccess with manage
 // gives a member who is an annotator 403 and anyone else 404, so that
 // nobody else ever reads another person's flag (routes in web/routes.go).
 
-// flagsPage lists the project's flags, filtered by reason and status
+// FlagsPage lists the project's flags, filtered by reason and status
 // (open by default), with the items out of the pool and the export.
-func (s *Server) flagsPage(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) FlagsPage(w http.ResponseWriter, r *http.Request) error {
 	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
@@ -113,9 +113,9 @@ func returnPath(projectID, itemID int64) templ.SafeURL {
 	return templ.SafeURL(fmt.Sprintf("%s/items/%d/return", kit.FlagsPath(projectID), itemID))
 }
 
-// resolveFlag settles one open flag as the lead chose, then returns to the
+// ResolveFlag settles one open flag as the lead chose, then returns to the
 // Flags page as it was filtered.
-func (s *Server) resolveFlag(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) ResolveFlag(w http.ResponseWriter, r *http.Request) error {
 	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
@@ -155,8 +155,8 @@ func (s *Server) resolveFlag(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// returnItem puts an item out of the pool back in.
-func (s *Server) returnItem(w http.ResponseWriter, r *http.Request) error {
+// ReturnItem puts an item out of the pool back in.
+func (s *Handler) ReturnItem(w http.ResponseWriter, r *http.Request) error {
 	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
@@ -228,11 +228,11 @@ type apiFlag struct {
 	InPool         bool       `json:"in_pool"`
 }
 
-// apiFlags lists the project's flags, newest first, a page at a time, for
+// APIFlags lists the project's flags, newest first, a page at a time, for
 // its leads only: ?reason= one of the flag reasons, ?status=open|resolved
 // (both when absent), ?limit= and ?cursor= as the items search pages. An
 // annotator of the project gets 403; anyone else 404.
-func (s *Server) apiFlags(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APIFlags(r *http.Request, u *attune.User) (int, any, error) {
 	p, err := s.APILeadProject(r, u, "read its flags")
 	if err != nil {
 		return 0, nil, err
@@ -282,10 +282,10 @@ func apiFlagOf(f attune.Flag) apiFlag {
 	return af
 }
 
-// apiResolveFlag settles an open flag of the project (its leads), as the
+// APIResolveFlag settles an open flag of the project (its leads), as the
 // Flags page does: {"how": "pulled|fixed|dismissed", "note": "…"}. 200
 // with what it did; a flag resolved already is a 409.
-func (s *Server) apiResolveFlag(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APIResolveFlag(r *http.Request, u *attune.User) (int, any, error) {
 	p, err := s.APILeadProject(r, u, "resolve its flags")
 	if err != nil {
 		return 0, nil, err
@@ -314,12 +314,12 @@ func (s *Server) apiResolveFlag(r *http.Request, u *attune.User) (int, any, erro
 		"pulled": res.Pulled, "returned": res.Returned}, nil
 }
 
-// apiSetInPool takes an item out of the pool or puts it back (the
+// APISetInPool takes an item out of the pool or puts it back (the
 // project's leads): {"in_pool": false}. Out of the pool, nobody is handed
 // it and it leaves the progress figures; the Flags page's "return to the
 // pool" is {"in_pool": true}. 200 with the item's state and whether it
 // changed.
-func (s *Server) apiSetInPool(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APISetInPool(r *http.Request, u *attune.User) (int, any, error) {
 	p, err := s.APILeadProject(r, u, "take items out of the pool")
 	if err != nil {
 		return 0, nil, err

@@ -1,4 +1,4 @@
-package web
+package review
 
 import (
 	"net/http"
@@ -11,7 +11,7 @@ import (
 
 // apiGoldOf is the gold of an item as the API gives it, scored by the
 // engine, read as the items browser's item page reads it.
-func (s *Server) apiGoldOf(r *http.Request, u *attune.User) (*apiItemGold, error) {
+func (s *Handler) apiGoldOf(r *http.Request, u *attune.User) (*apiItemGold, error) {
 	p, def, err := s.apiBrowserProject(r, u)
 	if err != nil {
 		return nil, err
@@ -31,8 +31,8 @@ func (s *Server) apiGoldOf(r *http.Request, u *attune.User) (*apiItemGold, error
 	return &apiItemGold{Answers: g.Answers, Method: g.Method, DecidedBy: g.DecidedBy, Note: g.Note, DecidedAt: g.DecidedAt.UTC(), Score: d.goldScore}, nil
 }
 
-// apiGold returns an item's gold (leads), 404 while it has none.
-func (s *Server) apiGold(r *http.Request, u *attune.User) (int, any, error) {
+// APIGold returns an item's gold (leads), 404 while it has none.
+func (s *Handler) APIGold(r *http.Request, u *attune.User) (int, any, error) {
 	g, err := s.apiGoldOf(r, u)
 	if err != nil {
 		return 0, nil, err
@@ -48,10 +48,10 @@ type apiGoldInput struct {
 	ConfirmWarnings bool              `json:"confirm_warnings"`
 }
 
-// apiSetGold adjudicates an item, as the adjudication page does
+// APISetGold adjudicates an item, as the adjudication page does
 // (adjudication.Flow.Adjudicate): 200 with the gold as stored, 422 with the rubric's problems,
 // or with confirm_warnings when only its warnings stand in the way.
-func (s *Server) apiSetGold(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APISetGold(r *http.Request, u *attune.User) (int, any, error) {
 	// The project without its rubric: the flow reads that once itself.
 	p, err := s.APILeadProject(r, u, "search its items")
 	if err != nil {
@@ -76,11 +76,11 @@ func (s *Server) apiSetGold(r *http.Request, u *attune.User) (int, any, error) {
 	return http.StatusOK, g, nil
 }
 
-// apiApplyConsensus applies the consensus rule (the project's leads), as
+// APIApplyConsensus applies the consensus rule (the project's leads), as
 // the gold set page does, after setting the project's maximum spread when
 // max_spread is given; all judges every complete item again. 200 with
 // what the rule did.
-func (s *Server) apiApplyConsensus(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APIApplyConsensus(r *http.Request, u *attune.User) (int, any, error) {
 	ctx := r.Context()
 	p, err := s.APILeadProject(r, u, "search its items")
 	if err != nil {
@@ -116,9 +116,9 @@ type apiDisagreement struct {
 	ComputedAt  time.Time `json:"judged_at"`
 }
 
-// apiDisagreements is the disagreements queue (the project's leads), worst
+// APIDisagreements is the disagreements queue (the project's leads), worst
 // first as its page orders it, a page at a time by cursor.
-func (s *Server) apiDisagreements(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APIDisagreements(r *http.Request, u *attune.User) (int, any, error) {
 	p, err := s.APILeadProject(r, u, "read its disagreements")
 	if err != nil {
 		return 0, nil, err

@@ -1,4 +1,4 @@
-package web
+package review
 
 import (
 	"bytes"
@@ -6,7 +6,7 @@ import (
 )
 
 // metaPreviewBytes is the most of an item's indented meta a page shows;
-// the whole of it is a download away (browseItemMeta). Indenting
+// the whole of it is a download away (BrowseItemMeta). Indenting
 // multiplies deep meta many times over, so pages never indent more.
 const metaPreviewBytes = 16 << 10
 

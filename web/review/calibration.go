@@ -1,4 +1,4 @@
-package web
+package review
 
 import (
 	"context"
@@ -22,9 +22,9 @@ func calibrationPath(projectID int64) string {
 	return fmt.Sprintf("/projects/%d/calibration", projectID)
 }
 
-// calibrationPage shows the project's calibration rules and set to its
+// CalibrationPage shows the project's calibration rules and set to its
 // leads.
-func (s *Server) calibrationPage(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) CalibrationPage(w http.ResponseWriter, r *http.Request) error {
 	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
@@ -37,7 +37,7 @@ func (s *Server) calibrationPage(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) calibrationView(r *http.Request, p *attune.Project) (goldview.CalibrationPage, error) {
+func (s *Handler) calibrationView(r *http.Request, p *attune.Project) (goldview.CalibrationPage, error) {
 	ctx := r.Context()
 	def, err := s.DB.FindRubricByID(ctx, p.RubricVersionID)
 	if err != nil {
@@ -85,9 +85,9 @@ func goldSummary(def *rubric.Definition, answers map[string]string) string {
 	return strings.Join(parts, " ")
 }
 
-// addCalibration promotes a gold item (or replaces its explanations) from
+// AddCalibration promotes a gold item (or replaces its explanations) from
 // the page's form: item, and explain.KEY per rubric item.
-func (s *Server) addCalibration(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) AddCalibration(w http.ResponseWriter, r *http.Request) error {
 	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
@@ -132,7 +132,7 @@ func (s *Server) addCalibration(w http.ResponseWriter, r *http.Request) error {
 
 // promote is the one way an item joins a calibration set, from the page
 // and the API: explanations checked against the rubric, then stored.
-func (s *Server) promote(ctx context.Context, actor *int64, p *attune.Project, source string, explanations map[string]string) (err error) {
+func (s *Handler) promote(ctx context.Context, actor *int64, p *attune.Project, source string, explanations map[string]string) (err error) {
 	if source == "" {
 		return attune.Invalid("item", "enter the item's id from the dataset")
 	}
@@ -147,7 +147,9 @@ func (s *Server) promote(ctx context.Context, actor *int64, p *attune.Project, s
 	return err
 }
 
-func (s *Server) removeCalibration(w http.ResponseWriter, r *http.Request) error {
+// RemoveCalibration takes an item, named by its id from the dataset, out
+// of the calibration set.
+func (s *Handler) RemoveCalibration(w http.ResponseWriter, r *http.Request) error {
 	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
@@ -167,8 +169,8 @@ func (s *Server) removeCalibration(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
-// calibrationPolicy saves the project's calibration rules.
-func (s *Server) calibrationPolicy(w http.ResponseWriter, r *http.Request) error {
+// CalibrationPolicy saves the project's calibration rules.
+func (s *Handler) CalibrationPolicy(w http.ResponseWriter, r *http.Request) error {
 	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
@@ -233,8 +235,8 @@ type apiCalibrationSet struct {
 	NextCursor *string `json:"next_cursor"`
 }
 
-// apiCalibration lists the project's calibration rules and set.
-func (s *Server) apiCalibration(r *http.Request, u *attune.User) (int, any, error) {
+// APICalibration lists the project's calibration rules and set.
+func (s *Handler) APICalibration(r *http.Request, u *attune.User) (int, any, error) {
 	p, err := s.APILeadProject(r, u, "manage its calibration set")
 	if err != nil {
 		return 0, nil, err
@@ -260,9 +262,9 @@ func (s *Server) apiCalibration(r *http.Request, u *attune.User) (int, any, erro
 	return http.StatusOK, out, nil
 }
 
-// apiAddCalibration promotes a gold item: {"item": source id,
+// APIAddCalibration promotes a gold item: {"item": source id,
 // "explanations": {rubric item: text}}. 201 with the set's entry.
-func (s *Server) apiAddCalibration(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APIAddCalibration(r *http.Request, u *attune.User) (int, any, error) {
 	p, err := s.APILeadProject(r, u, "manage its calibration set")
 	if err != nil {
 		return 0, nil, err
@@ -291,9 +293,9 @@ func (s *Server) apiAddCalibration(r *http.Request, u *attune.User) (int, any, e
 	return 0, nil, fmt.Errorf("calibration item %q vanished after it was added", source)
 }
 
-// apiRemoveCalibration takes an item (by attune's id, as every item
+// APIRemoveCalibration takes an item (by attune's id, as every item
 // route names it) out of the set: 204, or 409 when it is not in the set.
-func (s *Server) apiRemoveCalibration(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APIRemoveCalibration(r *http.Request, u *attune.User) (int, any, error) {
 	p, err := s.APILeadProject(r, u, "manage its calibration set")
 	if err != nil {
 		return 0, nil, err
@@ -312,11 +314,11 @@ func (s *Server) apiRemoveCalibration(r *http.Request, u *attune.User) (int, any
 	return http.StatusNoContent, nil, nil
 }
 
-// apiCalibrationPolicy sets the project's calibration rules (its leads),
+// APICalibrationPolicy sets the project's calibration rules (its leads),
 // as the calibration page does: {"qualify", "every", "pass_percent"}, each
 // optional, the others kept; checked by calibration.Policy.Check. 200
 // with the rules as they are now.
-func (s *Server) apiCalibrationPolicy(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APICalibrationPolicy(r *http.Request, u *attune.User) (int, any, error) {
 	ctx := r.Context()
 	p, err := s.APILeadProject(r, u, "manage its calibration set")
 	if err != nil {

@@ -1,4 +1,4 @@
-package web
+package review
 
 import (
 	"encoding/json"
@@ -14,7 +14,7 @@ import (
 
 // apiBrowserProject loads the project of a lead-only item route of the
 // API: an annotator of the project gets 403, anyone else 404.
-func (s *Server) apiBrowserProject(r *http.Request, u *attune.User) (*attune.Project, *rubric.Definition, error) {
+func (s *Handler) apiBrowserProject(r *http.Request, u *attune.User) (*attune.Project, *rubric.Definition, error) {
 	p, err := s.APILeadProject(r, u, "search its items")
 	if err != nil {
 		return nil, nil, err
@@ -43,11 +43,11 @@ type apiItemPage struct {
 	NextCursor *string      `json:"next_cursor"`
 }
 
-// apiItems searches the project's items as the items browser does, with
+// APIItems searches the project's items as the items browser does, with
 // the same query parameters (readItemSearch), and ?limit= (1 to 100,
 // default 50); next_cursor, passed as ?cursor= with the same search,
 // gives the next page.
-func (s *Server) apiItems(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APIItems(r *http.Request, u *attune.User) (int, any, error) {
 	p, def, err := s.apiBrowserProject(r, u)
 	if err != nil {
 		return 0, nil, err
@@ -136,9 +136,9 @@ type apiItemDetail struct {
 	History       []apiItemEvent    `json:"history"`
 }
 
-// apiItem returns one item of the project with everything its page in
+// APIItem returns one item of the project with everything its page in
 // the items browser shows.
-func (s *Server) apiItem(r *http.Request, u *attune.User) (int, any, error) {
+func (s *Handler) APIItem(r *http.Request, u *attune.User) (int, any, error) {
 	p, def, err := s.apiBrowserProject(r, u)
 	if err != nil {
 		return 0, nil, err

@@ -1,4 +1,4 @@
-package web
+package review
 
 import (
 	"context"
@@ -26,7 +26,9 @@ func adjudicatePath(projectID, itemID int64) string {
 	return fmt.Sprintf("/projects/%d/disagreements/%d", projectID, itemID)
 }
 
-func (s *Server) goldPage(w http.ResponseWriter, r *http.Request) error {
+// GoldPage shows the project's gold set to its leads: the counts, the
+// consensus rule's setting and the exports.
+func (s *Handler) GoldPage(w http.ResponseWriter, r *http.Request) error {
 	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
@@ -39,9 +41,9 @@ func (s *Server) goldPage(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// applyConsensus applies the consensus rule to the items it has not judged
+// ApplyConsensus applies the consensus rule to the items it has not judged
 // as they are now (adjudication.Flow.ApplyConsensus), and says what it did.
-func (s *Server) applyConsensus(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) ApplyConsensus(w http.ResponseWriter, r *http.Request) error {
 	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
@@ -60,9 +62,9 @@ func (s *Server) applyConsensus(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// goldSettings saves the project's maximum spread and applies the rule
+// GoldSettings saves the project's maximum spread and applies the rule
 // again under it (adjudication.Flow.SetMaxSpread).
-func (s *Server) goldSettings(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) GoldSettings(w http.ResponseWriter, r *http.Request) error {
 	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
@@ -90,7 +92,7 @@ func (s *Server) goldSettings(w http.ResponseWriter, r *http.Request) error {
 }
 
 // setMaxSpread is the settings form's spread, as typed, set by the flow.
-func (s *Server) setMaxSpread(ctx context.Context, projectID int64, typed string) (adjudication.Consensus, error) {
+func (s *Handler) setMaxSpread(ctx context.Context, projectID int64, typed string) (adjudication.Consensus, error) {
 	spread, err := adjudication.ParseMaxSpread(typed)
 	if err != nil {
 		return adjudication.Consensus{}, err
@@ -98,7 +100,9 @@ func (s *Server) setMaxSpread(ctx context.Context, projectID int64, typed string
 	return s.adjudication.SetMaxSpread(ctx, projectID, &kit.UserFrom(ctx).ID, spread, false)
 }
 
-func (s *Server) disagreementsPage(w http.ResponseWriter, r *http.Request) error {
+// DisagreementsPage is the queue of the items the consensus rule leaves
+// to a lead, worst first, a page at a time.
+func (s *Handler) DisagreementsPage(w http.ResponseWriter, r *http.Request) error {
 	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
@@ -111,7 +115,9 @@ func (s *Server) disagreementsPage(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
-func (s *Server) adjudicatePage(w http.ResponseWriter, r *http.Request) error {
+// AdjudicatePage is one item of the queue with every rater's answers and
+// the gold form.
+func (s *Handler) AdjudicatePage(w http.ResponseWriter, r *http.Request) error {
 	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
@@ -161,10 +167,10 @@ func readGoldForm(w http.ResponseWriter, r *http.Request) (goldInput, error) {
 	return in, nil
 }
 
-// saveGold stores a lead's gold for an item (adjudication.Flow.Adjudicate) and moves on to
+// SaveGold stores a lead's gold for an item (adjudication.Flow.Adjudicate) and moves on to
 // the next disagreement; gold refused or needing confirmation shows the
 // adjudication page again with the rubric's messages.
-func (s *Server) saveGold(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) SaveGold(w http.ResponseWriter, r *http.Request) error {
 	p, _, err := s.ProjectAccess(r, true)
 	if err != nil {
 		return err
