@@ -145,12 +145,11 @@ func judgeJSON(j *attune.Judge, u *attune.User, totals map[int64]store.JudgeTota
 // APIJudges lists every judge, as the judges page does, with what each
 // has cost so far.
 func (s *Handler) APIJudges(r *http.Request, u *attune.User) (int, any, error) {
-	q := r.URL.Query()
-	limit, err := kit.PageLimit(q.Get("limit"))
+	page, err := kit.ReadPage(r)
 	if err != nil {
 		return 0, nil, err
 	}
-	judges, next, err := s.DB.JudgePage(r.Context(), q.Get("cursor"), limit)
+	judges, next, err := s.DB.JudgePage(r.Context(), page.Cursor, page.Limit)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -158,11 +157,7 @@ func (s *Handler) APIJudges(r *http.Request, u *attune.User) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	out := make([]apiJudge, 0, len(judges))
-	for _, j := range judges {
-		out = append(out, judgeJSON(j, u, totals))
-	}
-	return http.StatusOK, map[string]any{"judges": out, "next_cursor": kit.NextCursor(next)}, nil
+	return kit.ListPage("judges", judges, next, func(j *attune.Judge) apiJudge { return judgeJSON(j, u, totals) })
 }
 
 // apiJudgeByPath loads the judge named in the path.
@@ -393,12 +388,11 @@ func (s *Handler) APIPrompts(r *http.Request, u *attune.User) (int, any, error) 
 	if err != nil {
 		return 0, nil, err
 	}
-	q := r.URL.Query()
-	limit, err := kit.PageLimit(q.Get("limit"))
+	page, err := kit.ReadPage(r)
 	if err != nil {
 		return 0, nil, err
 	}
-	vs, next, err := s.DB.JudgePromptPage(r.Context(), j.ID, p.RubricVersionID, q.Get("cursor"), limit)
+	vs, next, err := s.DB.JudgePromptPage(r.Context(), j.ID, p.RubricVersionID, page.Cursor, page.Limit)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -707,24 +701,15 @@ func (s *Handler) APIRuns(r *http.Request, u *attune.User) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	q := r.URL.Query()
-	limit, err := kit.PageLimit(q.Get("limit"))
+	page, err := kit.ReadPage(r)
 	if err != nil {
 		return 0, nil, err
 	}
-	runs, next, err := s.DB.RunPage(r.Context(), p.ID, q.Get("cursor"), limit)
+	runs, next, err := s.DB.RunPage(r.Context(), p.ID, page.Cursor, page.Limit)
 	if err != nil {
 		return 0, nil, err
 	}
-	out := make([]apiRun, 0, len(runs))
-	for _, run := range runs {
-		out = append(out, runJSON(run))
-	}
-	var cursor *string
-	if next != "" {
-		cursor = &next
-	}
-	return http.StatusOK, map[string]any{"runs": out, "next_cursor": cursor}, nil
+	return kit.ListPage("runs", runs, next, runJSON)
 }
 
 // apiRunOf loads the project and the run of a run route.
@@ -814,11 +799,11 @@ func (s *Handler) APIRunItems(r *http.Request, u *attune.User) (int, any, error)
 	default:
 		return 0, nil, attune.Invalid("errors", "use true or false")
 	}
-	limit, err := kit.PageLimit(q.Get("limit"))
+	page, err := kit.ReadPage(r)
 	if err != nil {
 		return 0, nil, err
 	}
-	items, next, total, err := s.DB.RunItemPage(r.Context(), run, errorsOnly, q.Get("cursor"), limit)
+	items, next, total, err := s.DB.RunItemPage(r.Context(), run, errorsOnly, page.Cursor, page.Limit)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -318,3 +318,29 @@ func (k *Kit) APIProjectAccess(ctx context.Context, r *http.Request, u *attune.U
 // DefaultPageSize is how many rows a page of a list holds when the request
 // names no size.
 const DefaultPageSize = 50
+
+// Page is what a request asks of a paged list: the page after Cursor ("":
+// the first), of Limit rows, read from ?cursor= and ?limit= as every list
+// of the API reads them.
+type Page struct {
+	Cursor string
+	Limit  int
+}
+
+// ReadPage reads the list page a request asks for (PageLimit's sizes).
+func ReadPage(r *http.Request) (Page, error) {
+	q := r.URL.Query()
+	limit, err := PageLimit(q.Get("limit"))
+	return Page{Cursor: q.Get("cursor"), Limit: limit}, err
+}
+
+// ListPage answers one page of a list as every paged list of the API
+// does: 200 with the rows under name, each as row writes it ([] for
+// none), and next_cursor, null on the last page.
+func ListPage[T, J any](name string, rows []T, next string, row func(T) J) (int, any, error) {
+	out := make([]J, 0, len(rows))
+	for _, x := range rows {
+		out = append(out, row(x))
+	}
+	return http.StatusOK, map[string]any{name: out, "next_cursor": NextCursor(next)}, nil
+}

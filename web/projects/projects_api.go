@@ -195,20 +195,15 @@ func (s *Handler) APIMembers(r *http.Request, u *attune.User) (int, any, error) 
 	if err != nil {
 		return 0, nil, err
 	}
-	q := r.URL.Query()
-	limit, err := kit.PageLimit(q.Get("limit"))
+	page, err := kit.ReadPage(r)
 	if err != nil {
 		return 0, nil, err
 	}
-	members, next, err := s.DB.MemberPage(r.Context(), p.ID, q.Get("cursor"), limit)
+	members, next, err := s.DB.MemberPage(r.Context(), p.ID, page.Cursor, page.Limit)
 	if err != nil {
 		return 0, nil, err
 	}
-	out := make([]apiMember, 0, len(members))
-	for _, m := range members {
-		out = append(out, apiMemberOf(m))
-	}
-	return http.StatusOK, map[string]any{"members": out, "next_cursor": kit.NextCursor(next)}, nil
+	return kit.ListPage("members", members, next, apiMemberOf)
 }
 
 // APIAddMember adds an account, by email, as an annotator or a lead of the
@@ -375,12 +370,11 @@ type apiProjectSummary struct {
 // APIProjects lists the projects the user can see, archived ones last,
 // then by name, a page at a time.
 func (s *Handler) APIProjects(r *http.Request, u *attune.User) (int, any, error) {
-	q := r.URL.Query()
-	limit, err := kit.PageLimit(q.Get("limit"))
+	page, err := kit.ReadPage(r)
 	if err != nil {
 		return 0, nil, err
 	}
-	ps, next, err := s.DB.ProjectPage(r.Context(), u, q.Get("cursor"), limit)
+	ps, next, err := s.DB.ProjectPage(r.Context(), u, page.Cursor, page.Limit)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -59,20 +59,15 @@ func (s *Handler) APIWebhooks(r *http.Request, u *attune.User) (int, any, error)
 	if err != nil {
 		return 0, nil, err
 	}
-	q := r.URL.Query()
-	limit, err := kit.PageLimit(q.Get("limit"))
+	page, err := kit.ReadPage(r)
 	if err != nil {
 		return 0, nil, err
 	}
-	hooks, next, err := s.DB.WebhookPage(r.Context(), p.ID, q.Get("cursor"), limit)
+	hooks, next, err := s.DB.WebhookPage(r.Context(), p.ID, page.Cursor, page.Limit)
 	if err != nil {
 		return 0, nil, err
 	}
-	out := make([]apiWebhook, 0, len(hooks))
-	for _, h := range hooks {
-		out = append(out, apiWebhookOf(h))
-	}
-	return http.StatusOK, map[string]any{"webhooks": out, "next_cursor": kit.NextCursor(next)}, nil
+	return kit.ListPage("webhooks", hooks, next, apiWebhookOf)
 }
 
 // APICreateWebhook adds a webhook: {"url", "events"}, checked by
@@ -161,12 +156,11 @@ func (s *Handler) APIWebhookDeliveries(r *http.Request, u *attune.User) (int, an
 	if err != nil {
 		return 0, nil, err
 	}
-	q := r.URL.Query()
-	limit, err := kit.PageLimit(q.Get("limit"))
+	page, err := kit.ReadPage(r)
 	if err != nil {
 		return 0, nil, err
 	}
-	ds, next, err := s.DB.WebhookDeliveryPage(r.Context(), p.ID, hook.ID, q.Get("cursor"), limit)
+	ds, next, err := s.DB.WebhookDeliveryPage(r.Context(), p.ID, hook.ID, page.Cursor, page.Limit)
 	if err != nil {
 		return 0, nil, err
 	}

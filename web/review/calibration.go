@@ -245,12 +245,11 @@ func (s *Handler) APICalibration(r *http.Request, u *attune.User) (int, any, err
 	if err != nil {
 		return 0, nil, err
 	}
-	q := r.URL.Query()
-	limit, err := kit.PageLimit(q.Get("limit"))
+	page, err := kit.ReadPage(r)
 	if err != nil {
 		return 0, nil, err
 	}
-	items, next, err := s.DB.CalibrationPage(r.Context(), p.ID, q.Get("cursor"), limit)
+	items, next, err := s.DB.CalibrationPage(r.Context(), p.ID, page.Cursor, page.Limit)
 	if err != nil {
 		return 0, nil, err
 	}

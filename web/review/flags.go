@@ -246,11 +246,11 @@ func (s *Handler) APIFlags(r *http.Request, u *attune.User) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	limit, err := kit.PageLimit(q.Get("limit"))
+	page, err := kit.ReadPage(r)
 	if err != nil {
 		return 0, nil, err
 	}
-	flags, next, err := s.DB.FlagPage(r.Context(), store.FlagFilter{ProjectID: p.ID, Reason: reason, Status: status}, q.Get("cursor"), limit)
+	flags, next, err := s.DB.FlagPage(r.Context(), store.FlagFilter{ProjectID: p.ID, Reason: reason, Status: status}, page.Cursor, page.Limit)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -258,9 +258,7 @@ func (s *Handler) APIFlags(r *http.Request, u *attune.User) (int, any, error) {
 	for _, f := range flags {
 		out.Flags = append(out.Flags, apiFlagOf(f))
 	}
-	if next != "" {
-		out.NextCursor = &next
-	}
+	out.NextCursor = kit.NextCursor(next)
 	return http.StatusOK, out, nil
 }
 

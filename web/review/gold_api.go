@@ -123,12 +123,11 @@ func (s *Handler) APIDisagreements(r *http.Request, u *attune.User) (int, any, e
 	if err != nil {
 		return 0, nil, err
 	}
-	q := r.URL.Query()
-	limit, err := kit.PageLimit(q.Get("limit"))
+	page, err := kit.ReadPage(r)
 	if err != nil {
 		return 0, nil, err
 	}
-	ds, next, total, err := s.DB.DisagreementPage(r.Context(), p.ID, q.Get("cursor"), limit)
+	ds, next, total, err := s.DB.DisagreementPage(r.Context(), p.ID, page.Cursor, page.Limit)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -136,9 +135,5 @@ func (s *Handler) APIDisagreements(r *http.Request, u *attune.User) (int, any, e
 	for _, d := range ds {
 		out = append(out, apiDisagreement{d.ItemID, d.SourceID, d.Rank, d.Safety, d.Signal, d.Reason, d.HumanRaters, d.ComputedAt.UTC()})
 	}
-	var cursor *string
-	if next != "" {
-		cursor = &next
-	}
-	return http.StatusOK, map[string]any{"disagreements": out, "total": total, "next_cursor": cursor}, nil
+	return http.StatusOK, map[string]any{"disagreements": out, "total": total, "next_cursor": kit.NextCursor(next)}, nil
 }
