@@ -55,7 +55,7 @@ func waitItem(t *testing.T, ctx context.Context, prev string) string {
 	// A poll under way when the page navigates fails with the page it
 	// watched; it starts again on the new page.
 	for attempt := 0; ; attempt++ {
-		id, err := chromedp.Run(ctx, chromedp.Poll[string](js))
+		id, err := chromedp.Run(ctx, browsertest.Poll[string](js))
 		if err == nil {
 			return id
 		}
@@ -203,7 +203,7 @@ func TestBrowserKeyboardLikert(t *testing.T) {
 
 	// The last item: the done screen.
 	keys(t, ctx, "44334\r")
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`!!document.querySelector('[data-testid=done]')`)); err != nil {
+	if _, err := chromedp.Run(ctx, browsertest.Poll[bool](`!!document.querySelector('[data-testid=done]')`)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -243,7 +243,7 @@ func TestBrowserKeyboardCriteria(t *testing.T) {
 	keys(t, ctx, "yy")
 	keys(t, ctx, "a") // CP3 NA on 12 turns: a warning to confirm
 	keys(t, ctx, "\r")
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.activeElement && document.activeElement.dataset.testid === 'confirm'`)); err != nil {
+	if _, err := chromedp.Run(ctx, browsertest.Poll[bool](`document.activeElement && document.activeElement.dataset.testid === 'confirm'`)); err != nil {
 		t.Fatalf("the warning's confirm box did not take the focus: %v", err)
 	}
 	warning, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid=problem-warning]`)))
@@ -251,7 +251,7 @@ func TestBrowserKeyboardCriteria(t *testing.T) {
 		t.Fatalf("warning %q", warning)
 	}
 	keys(t, ctx, " \r")
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`!!document.querySelector('[data-testid=done]')`)); err != nil {
+	if _, err := chromedp.Run(ctx, browsertest.Poll[bool](`!!document.querySelector('[data-testid=done]')`)); err != nil {
 		t.Fatal(err)
 	}
 	got := l.storedAnswers(t, item)
@@ -289,7 +289,7 @@ func TestBrowserKeyboardSingle(t *testing.T) {
 	}
 	before := eval[float64](t, ctx, `document.querySelector('#messages').scrollTop`)
 	keys(t, ctx, kb.PageUp)
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`document.querySelector('#messages').scrollTop < %f`, before))); err != nil {
+	if _, err := chromedp.Run(ctx, browsertest.Poll[bool](fmt.Sprintf(`document.querySelector('#messages').scrollTop < %f`, before))); err != nil {
 		t.Fatalf("PageUp did not scroll the dialogue: %v", err)
 	}
 	keys(t, ctx, kbEsc)
@@ -298,7 +298,7 @@ func TestBrowserKeyboardSingle(t *testing.T) {
 	}
 	item := eval[string](t, ctx, `document.querySelector('#workspace').dataset.item`)
 	keys(t, ctx, "4\r")
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`!!document.querySelector('[data-testid=done]')`)); err != nil {
+	if _, err := chromedp.Run(ctx, browsertest.Poll[bool](`!!document.querySelector('[data-testid=done]')`)); err != nil {
 		t.Fatal(err)
 	}
 	if got := l.storedAnswers(t, item); got["understanding"] != "4" {
@@ -316,7 +316,7 @@ func TestBrowserDraftSurvivesRefresh(t *testing.T) {
 	keys(t, ctx, "r")  // a note on helpfulness
 	keys(t, ctx, "needs a concrete step")
 	keys(t, ctx, kbEsc)
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('[data-testid=draft-status]').textContent.includes('Draft saved')`)); err != nil {
+	if _, err := chromedp.Run(ctx, browsertest.Poll[bool](`document.querySelector('[data-testid=draft-status]').textContent.includes('Draft saved')`)); err != nil {
 		t.Fatalf("the draft was not saved: %v", err)
 	}
 	check := func(want map[string]string) {
@@ -425,7 +425,7 @@ func TestBrowserContentNoteSkipAndFlag(t *testing.T) {
 		t.Fatalf("focus is on %q, want the Show button", f)
 	}
 	keys(t, ctx, "\r")
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`!document.querySelector('#messages').hidden && !document.querySelector('#content-note')`)); err != nil {
+	if _, err := chromedp.Run(ctx, browsertest.Poll[bool](`!document.querySelector('#messages').hidden && !document.querySelector('#content-note')`)); err != nil {
 		t.Fatalf("Enter on Show did not show the dialogue: %v", err)
 	}
 	first := eval[string](t, ctx, `document.querySelector('#workspace').dataset.item`)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/attune/attune/internal/browsertest"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
@@ -55,7 +56,7 @@ func TestBrowserCompactRubric(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(compactW, compactH)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`window.innerWidth === %d`, compactW))); err != nil {
+	if _, err := chromedp.Run(ctx, browsertest.Poll[bool](fmt.Sprintf(`window.innerWidth === %d`, compactW))); err != nil {
 		t.Fatal(err)
 	}
 	// Beside the dialogue, in its own scrolled pane.
@@ -114,7 +115,7 @@ func TestBrowserCompactRubric(t *testing.T) {
 	// The post and the redirect load the page afresh: a poll under way
 	// when it goes starts again on the new one.
 	for attempt := 0; ; attempt++ {
-		_, err := chromedp.Run(ctx, chromedp.Poll[bool](`!!document.querySelector('.rubric-pane.expanded')`))
+		_, err := chromedp.Run(ctx, browsertest.Poll[bool](`!!document.querySelector('.rubric-pane.expanded')`))
 		if err == nil {
 			break
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/attune/attune/internal/browsertest"
 	"github.com/chromedp/chromedp"
 )
 
@@ -44,7 +45,7 @@ func TestBrowserRestoredNotice(t *testing.T) {
 	}
 
 	keys(t, ctx, "4")
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('[data-testid=draft-status]').textContent.includes('Draft saved')`)); err != nil {
+	if _, err := chromedp.Run(ctx, browsertest.Poll[bool](`document.querySelector('[data-testid=draft-status]').textContent.includes('Draft saved')`)); err != nil {
 		t.Fatalf("the draft was not saved: %v", err)
 	}
 	reload()
@@ -110,7 +111,7 @@ func TestBrowserContentNoteLocksAnswers(t *testing.T) {
 	// Show the conversation: recorded, then shown, the answers unlocked.
 	eval[bool](t, ctx, `(document.querySelector('[data-testid=show-conversation]').focus(), true)`)
 	keys(t, ctx, "\r")
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`!document.querySelector('#content-note') && !document.querySelector('#messages').hidden &&
+	if _, err := chromedp.Run(ctx, browsertest.Poll[bool](`!document.querySelector('#content-note') && !document.querySelector('#messages').hidden &&
 		!document.querySelector('fieldset.answers').disabled && !document.querySelector('[data-testid=submit]').disabled`)); err != nil {
 		t.Fatalf("Show did not open the dialogue: %v", err)
 	}
@@ -171,7 +172,7 @@ func TestBrowserTwoTabs(t *testing.T) {
 		// Settled, not just swapped in: until htmx settles, the panel wears
 		// the old workspace's class and its layout, and the buttons move
 		// when it settles, so a click aimed before then can land elsewhere.
-		if _, err := chromedp.Run(tab2, chromedp.Poll[bool](`!!document.querySelector('[data-testid=resubmitted]:not(.htmx-settling)')`)); err != nil {
+		if _, err := chromedp.Run(tab2, browsertest.Poll[bool](`!!document.querySelector('[data-testid=resubmitted]:not(.htmx-settling)')`)); err != nil {
 			t.Fatalf("the second tab's submit did not show both answer sets: %v", err)
 		}
 		rows := eval[map[string]string](t, tab2, `Object.fromEntries([...document.querySelectorAll('[data-testid=compare-row][data-key]')].map(r =>

@@ -47,7 +47,7 @@ func wantNote(t *testing.T, ctx context.Context, how, item, want string) {
 func reveal(t *testing.T, ctx context.Context) {
 	t.Helper()
 	eval[bool](t, ctx, `(document.querySelector('[data-testid=show-conversation]').click(), true)`)
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](noteState+` === 'shown'`)); err != nil {
+	if _, err := chromedp.Run(ctx, browsertest.Poll[bool](noteState+` === 'shown'`)); err != nil {
 		t.Fatalf("Show the conversation did not show it: %v", err)
 	}
 }
@@ -131,7 +131,7 @@ func TestBrowserContentNoteStaysOpen(t *testing.T) {
 	// The draft: an answer autosaved, then the page again, restored from
 	// the server's draft and the browser's copy.
 	keys(t, ctx, "4")
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('[data-testid=draft-status]').textContent.includes('Draft saved')`)); err != nil {
+	if _, err := chromedp.Run(ctx, browsertest.Poll[bool](`document.querySelector('[data-testid=draft-status]').textContent.includes('Draft saved')`)); err != nil {
 		t.Fatalf("the draft was not saved: %v", err)
 	}
 	keys(t, ctx, "4")
@@ -187,7 +187,7 @@ func TestBrowserContentNoteStaysOpen(t *testing.T) {
 	reveal(t, ctx)
 	keys(t, ctx, "s")
 	keys(t, ctx, "\r")
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`!!document.querySelector('[data-testid=done]')`)); err != nil {
+	if _, err := chromedp.Run(ctx, browsertest.Poll[bool](`!!document.querySelector('[data-testid=done]')`)); err != nil {
 		t.Fatalf("skipping the last item did not end the queue: %v", err)
 	}
 	if err := chromedp.Do(ctx, chromedp.NavigateBack()); err != nil {
@@ -195,7 +195,7 @@ func TestBrowserContentNoteStaysOpen(t *testing.T) {
 	}
 	back := fmt.Sprintf(`location.pathname.endsWith('/items/%s') && document.readyState === 'complete' && !!document.querySelector('main')`, fourth)
 	for attempt := 0; ; attempt++ {
-		_, err := chromedp.Run(ctx, chromedp.Poll[bool](back))
+		_, err := chromedp.Run(ctx, browsertest.Poll[bool](back))
 		if err == nil {
 			break
 		}
@@ -246,7 +246,7 @@ func TestBrowserContentNoteStaysOpenWithoutScript(t *testing.T) {
 		t.Helper()
 		js := fmt.Sprintf(`(() => { const id = %s; return id !== %q ? id : ''; })()`, onItem, prev)
 		for attempt := 0; ; attempt++ {
-			id, err := chromedp.Run(ctx, chromedp.Poll[string](js))
+			id, err := chromedp.Run(ctx, browsertest.Poll[string](js))
 			if err == nil {
 				return id
 			}
@@ -277,7 +277,7 @@ func TestBrowserContentNoteStaysOpenWithoutScript(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid=show-conversation]`))); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](noteState+` === 'shown'`)); err != nil && !navigated(err) {
+	if _, err := chromedp.Run(ctx, browsertest.Poll[bool](noteState+` === 'shown'`)); err != nil && !navigated(err) {
 		t.Fatal(err)
 	}
 	wait("")

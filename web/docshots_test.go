@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/browsertest"
 )
 
 // docShots names every screenshot in docs/img, each taken at a laptop's
@@ -38,7 +39,7 @@ func shootScreens(t *testing.T, ctx context.Context, name string, prepare func(w
 		if err := chromedp.Do(ctx, chromedp.EmulateViewport(s.width, s.height)); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`window.innerWidth === %d`, s.width))); err != nil {
+		if _, err := chromedp.Run(ctx, browsertest.Poll[bool](fmt.Sprintf(`window.innerWidth === %d`, s.width))); err != nil {
 			t.Fatal(err)
 		}
 		eval[int](t, ctx, `window.scrollTo(0, 0); 0`)

@@ -180,7 +180,7 @@ func TestBrowserFailuresPage(t *testing.T) {
 		if err := chromedp.Do(ctx, chromedp.EmulateViewport(s.width, s.height), chromedp.Navigate(a.srv.URL+projectPath(p, "/failures"))); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`document.readyState === 'complete' && window.innerWidth === %d`, s.width))); err != nil {
+		if _, err := chromedp.Run(ctx, browsertest.Poll[bool](fmt.Sprintf(`document.readyState === 'complete' && window.innerWidth === %d`, s.width))); err != nil {
 			t.Fatal(err)
 		}
 		if wide := eval[string](t, ctx, fitCheck); wide != "" {

@@ -90,7 +90,7 @@ func TestLeadPagesFit(t *testing.T) {
 		for _, pg := range pages {
 			err := chromedp.Do(ctx, chromedp.EmulateViewport(s.width, s.height), chromedp.Navigate(a.srv.URL+pg.path))
 			if err == nil {
-				_, err = chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`document.readyState === 'complete' && window.innerWidth === %d`, s.width)))
+				_, err = chromedp.Run(ctx, browsertest.Poll[bool](fmt.Sprintf(`document.readyState === 'complete' && window.innerWidth === %d`, s.width)))
 			}
 			if err != nil {
 				t.Fatalf("open %s at %d px: %v", pg.path, s.width, err)
@@ -131,7 +131,7 @@ func TestAnnotatePageFits(t *testing.T) {
 	for _, s := range fitScreens {
 		err := chromedp.Do(ctx, chromedp.EmulateViewport(s.width, s.height), chromedp.Navigate(path))
 		if err == nil {
-			_, err = chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`document.readyState === 'complete' && window.innerWidth === %d && !!document.querySelector('#workspace[data-item]')`, s.width)))
+			_, err = chromedp.Run(ctx, browsertest.Poll[bool](fmt.Sprintf(`document.readyState === 'complete' && window.innerWidth === %d && !!document.querySelector('#workspace[data-item]')`, s.width)))
 		}
 		if err != nil {
 			t.Fatalf("open the workspace at %d px: %v", s.width, err)

@@ -22,7 +22,7 @@ func waitAdjudicate(t *testing.T, ctx context.Context, prev string) string {
 		return p && p.dataset.source !== %q && help && !help.hidden ? p.dataset.source : '';
 	})()`, prev)
 	for attempt := 0; ; attempt++ {
-		id, err := chromedp.Run(ctx, chromedp.Poll[string](js))
+		id, err := chromedp.Run(ctx, browsertest.Poll[string](js))
 		if err == nil {
 			return id
 		}
@@ -86,7 +86,7 @@ func TestBrowserAdjudicateKeyboard(t *testing.T) {
 	}
 	keys(t, ctx, "4\r")
 	for attempt := 0; ; attempt++ {
-		_, err := chromedp.Run(ctx, chromedp.Poll[bool](`!!document.querySelector('[data-testid=queue-empty]')`))
+		_, err := chromedp.Run(ctx, browsertest.Poll[bool](`!!document.querySelector('[data-testid=queue-empty]')`))
 		if err == nil {
 			break
 		}

@@ -140,7 +140,7 @@ func TestBrowserAdjudicateFits(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`window.innerWidth === 390`)); err != nil {
+	if _, err := chromedp.Run(ctx, browsertest.Poll[bool](`window.innerWidth === 390`)); err != nil {
 		t.Fatal(err)
 	}
 	phone := eval[string](t, ctx, `(() => {
@@ -167,7 +167,7 @@ func TestBrowserAdjudicateFits(t *testing.T) {
 		t.Fatal(err)
 	}
 	for attempt := 0; ; attempt++ {
-		_, err := chromedp.Run(ctx, chromedp.Poll[bool](`!!document.querySelector('[data-testid=queue-empty]')`))
+		_, err := chromedp.Run(ctx, browsertest.Poll[bool](`!!document.querySelector('[data-testid=queue-empty]')`))
 		if err == nil {
 			break
 		}

@@ -663,7 +663,7 @@ func TestBrowserRunProgressPolls(t *testing.T) {
 	// A mark on the window survives swaps and dies with a reload.
 	eval[bool](t, ctx, `window.notReloaded = true`)
 	j.work(t, run.ID)
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('#run-progress').dataset.status === 'completed'`)); err != nil {
+	if _, err := chromedp.Run(ctx, browsertest.Poll[bool](`document.querySelector('#run-progress').dataset.status === 'completed'`)); err != nil {
 		t.Fatalf("the page never showed the run completed: %v", err)
 	}
 	if !eval[bool](t, ctx, `window.notReloaded === true`) {

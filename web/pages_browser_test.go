@@ -109,7 +109,7 @@ func (b *pageBrowser) overflow(t *testing.T, path string, width, height int64) s
 		chromedp.Navigate(b.base+path),
 	)
 	if err == nil {
-		_, err = chromedp.Run(b.ctx, chromedp.Poll[bool](fmt.Sprintf(`document.readyState === 'complete' && window.innerWidth === %d`, width)))
+		_, err = chromedp.Run(b.ctx, browsertest.Poll[bool](fmt.Sprintf(`document.readyState === 'complete' && window.innerWidth === %d`, width)))
 	}
 	if err != nil {
 		t.Fatalf("open %s at %d px: %v", path, width, err)

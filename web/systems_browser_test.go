@@ -118,7 +118,7 @@ func TestBrowserSystemsView(t *testing.T) {
 		if err := chromedp.Do(ctx, chromedp.EmulateViewport(s.width, s.height), chromedp.Navigate(w.a.srv.URL+w.path())); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`document.readyState === 'complete' && window.innerWidth === %d`, s.width))); err != nil {
+		if _, err := chromedp.Run(ctx, browsertest.Poll[bool](fmt.Sprintf(`document.readyState === 'complete' && window.innerWidth === %d`, s.width))); err != nil {
 			t.Fatal(err)
 		}
 		if wide := eval[string](t, ctx, fitCheck); wide != "" {
@@ -153,7 +153,7 @@ func TestBrowserSystemsBudgetPreview(t *testing.T) {
 	}
 	want := fmt.Sprintf("± %.3f", pr.PPI)
 	js := fmt.Sprintf(`(() => { const c = document.querySelector('[data-testid=projection][data-system=v1] [data-testid=ppi-then]'); return !!c && c.innerText.trim() === %q && document.querySelector('#budget-k').value === '5'; })()`, want)
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](js)); err != nil {
+	if _, err := chromedp.Run(ctx, browsertest.Poll[bool](js)); err != nil {
 		t.Fatalf("the preview never showed %s for k = 5: %v (shows %q)", want, err,
 			eval[string](t, ctx, `document.querySelector('[data-testid=projection][data-system=v1] [data-testid=ppi-then]').innerText`))
 	}
@@ -170,7 +170,7 @@ func TestBrowserSystemsBudgetPreview(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS(`#budget-k`), "x")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`!!document.querySelector('[data-testid=budget-error]')`)); err != nil {
+	if _, err := chromedp.Run(ctx, browsertest.Poll[bool](`!!document.querySelector('[data-testid=budget-error]')`)); err != nil {
 		t.Fatalf("a k that is not a number was not refused: %v", err)
 	}
 }

@@ -83,3 +83,15 @@ func Screenshot(t testing.TB, ctx context.Context, dir, name string) {
 		t.Fatal(err)
 	}
 }
+
+// PollTimeout is how long a test waits for a page to reach a state. It is
+// long because a loaded machine (CI's two cores, shared with the rest of
+// the suite) can take many seconds to lay out a page; a page that never
+// gets there still fails, within the test's own deadline.
+const PollTimeout = 2 * time.Minute
+
+// Poll waits, as chromedp.Poll does, until expression is truthy, for up to
+// PollTimeout unless opts say otherwise.
+func Poll[T any](expression string, opts ...chromedp.PollOption) chromedp.Action[T] {
+	return chromedp.Poll[T](expression, append([]chromedp.PollOption{chromedp.WithPollingTimeout(PollTimeout)}, opts...)...)
+}
