@@ -72,12 +72,13 @@ func (db *DB) EstimateRubricItems(ctx context.Context, q EstimateRead, keys []st
 	for _, k := range keys {
 		out[k] = []EstimateRow{}
 	}
-	// Values are averaged per item and rubric item before the item's
-	// system is looked up, so the items are joined once per item and key
-	// rather than once per label; rows come in item order, which is all
-	// each key's rows need, whatever order the keys come in.
+	// Each value comes as it is, in item order, and is averaged here as
+	// its item's rows go by: grouping the labels by item and rubric item
+	// in PostgreSQL hashes or sorts them all (millions on a large
+	// project), where an item's few rows are averaged in passing.
 	rows, err := db.pool.Query(ctx, `
-		WITH v AS (
+		SELECT v.item_id, coalesce(i.meta ->> $4, ''), v.key, v.judge, v.x
+		FROM (
 			SELECT l.item_id, l.rubric_item_key AS key, r.kind = 'judge' AS judge, `+valueNumber("l.value")+` AS x
 			FROM labels l JOIN raters r ON r.id = l.rater_id
 			WHERE l.project_id = $1 AND l.rubric_item_key = ANY ($2::text[])
@@ -86,42 +87,81 @@ func (db *DB) EstimateRubricItems(ctx context.Context, q EstimateRead, keys []st
 			SELECT g.item_id, g.rubric_item_key, false, `+valueNumber("g.value")+`
 			FROM gold_labels g
 			WHERE $5 AND g.project_id = $1 AND g.rubric_item_key = ANY ($2::text[])
-		), a AS (
-			SELECT item_id, key, avg(x) FILTER (WHERE judge) AS j, avg(x) FILTER (WHERE NOT judge) AS h
-			FROM v
-			GROUP BY item_id, key
-		)
-		SELECT a.item_id, a.key, coalesce(i.meta ->> $4, ''), a.j, a.h
-		FROM a JOIN items i ON i.id = a.item_id
-		WHERE a.j IS NOT NULL
-		ORDER BY a.item_id`, q.ProjectID, keys, raters, q.SystemKey, q.Gold)
+		) v JOIN items i ON i.id = v.item_id
+		WHERE v.x IS NOT NULL
+		ORDER BY v.item_id`, q.ProjectID, keys, raters, q.SystemKey, q.Gold)
 	if err != nil {
 		return nil, mapErr(err, "estimate: rubric item values", "")
 	}
 	defer rows.Close()
+	// The sums of the item being read, by rubric item.
+	type sums struct {
+		judge, human   float64
+		judges, humans int
+	}
+	var (
+		item    int64
+		system  string
+		pending = map[string]*sums{}
+		used    []string
+		spare   []*sums
+	)
 	// Systems are few and repeat on every row: each is kept once.
 	systems := map[string]string{}
-	var key, system string
-	var human *float64
+	flush := func() {
+		for _, k := range used {
+			s := pending[k]
+			if s.judges > 0 {
+				e := EstimateRow{ItemID: item, System: system, Judge: s.judge / float64(s.judges)}
+				if s.humans > 0 {
+					e.Human, e.Labelled = s.human/float64(s.humans), true
+				}
+				out[k] = append(out[k], e)
+			}
+			delete(pending, k)
+			*s = sums{}
+			spare = append(spare, s)
+		}
+		used = used[:0]
+	}
+	var id int64
+	var sys, key string
+	var judge bool
+	var x float64
 	for rows.Next() {
-		var e EstimateRow
-		if err := rows.Scan(&e.ItemID, &key, &system, &e.Judge, &human); err != nil {
+		if err := rows.Scan(&id, &sys, &key, &judge, &x); err != nil {
 			return nil, mapErr(err, "estimate: rubric item values", "")
 		}
-		s, ok := systems[system]
-		if !ok {
-			s = system
-			systems[s] = s
+		if id != item {
+			flush()
+			item = id
+			if system = systems[sys]; system != sys {
+				system = sys
+				systems[sys] = sys
+			}
 		}
-		e.System = s
-		if human != nil {
-			e.Human, e.Labelled = *human, true
+		s := pending[key]
+		if s == nil {
+			if n := len(spare); n > 0 {
+				s, spare = spare[n-1], spare[:n-1]
+			} else {
+				s = &sums{}
+			}
+			pending[key] = s
+			used = append(used, key)
 		}
-		out[key] = append(out[key], e)
+		if judge {
+			s.judge += x
+			s.judges++
+		} else {
+			s.human += x
+			s.humans++
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, mapErr(err, "estimate: rubric item values", "")
 	}
+	flush()
 	return out, nil
 }
 
