@@ -20,32 +20,25 @@ import (
 // purpose. An item with no complete judge set is left out; one with no
 // complete human set is unlabelled.
 func outcomeRows(ctx context.Context, src Source, def *rubric.Definition, read store.EstimateRead, outcome string) ([]store.EstimateRow, error) {
-	collect, rows := outcomeCollector(def, read.Gold, outcome)
-	err := src.StreamEstimateSets(ctx, read, collect)
-	return *rows, err
-}
-
-// outcomeCollector is how outcomeRows turns the items it is handed into
-// rows: collect is called with each, and rows holds what it made.
-func outcomeCollector(def *rubric.Definition, gold bool, outcome string) (collect func(*store.EstimateSets) error, rows *[]store.EstimateRow) {
 	value := outcomeOf(def, outcome)
-	var out []store.EstimateRow
-	return func(it *store.EstimateSets) error {
+	var rows []store.EstimateRow
+	err := src.StreamEstimateSets(ctx, read, func(it *store.EstimateSets) error {
 		judge, nj := mean(value, it.Judge)
 		if nj == 0 {
 			return nil
 		}
 		human := it.People
-		if gold {
+		if read.Gold {
 			human = nil
 			if it.Gold != nil {
 				human = []map[string]string{it.Gold}
 			}
 		}
 		h, nh := mean(value, human)
-		out = append(out, store.EstimateRow{ItemID: it.ItemID, System: it.System, Judge: judge, Human: h, Labelled: nh > 0})
+		rows = append(rows, store.EstimateRow{ItemID: it.ItemID, System: it.System, Judge: judge, Human: h, Labelled: nh > 0})
 		return nil
-	}, &out
+	})
+	return rows, err
 }
 
 // mean averages value over the sets it scores; n counts them.

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/attune/attune/internal/attune"
 
@@ -63,53 +64,34 @@ func (db *DB) EstimateRubricItem(ctx context.Context, q EstimateRead) ([]Estimat
 // It is one pass over the project's labels for every key, so that a
 // report of every rubric item reads the labels once, not once per item.
 func (db *DB) EstimateRubricItems(ctx context.Context, q EstimateRead, keys []string) (map[string][]EstimateRow, error) {
-	return db.ReadEstimates(ctx, q, keys, nil)
-}
-
-// ReadEstimates is EstimateRubricItems and, when sets is not nil,
-// StreamEstimateSets over the rubric items keys, in one read: sets is
-// called, in item order, with every item the judge answered, before the
-// rows are returned. An error of sets stops the read and is returned as
-// it is. A report estimating every rubric item and the engine's outcome
-// for a judge thus reads the project's labels once. With keys nil every
-// rubric item is read, for sets alone: no rows are kept, and the map is
-// nil.
-func (db *DB) ReadEstimates(ctx context.Context, q EstimateRead, keys []string, sets func(*EstimateSets) error) (map[string][]EstimateRow, error) {
 	raters, err := db.judgeRaters(ctx, q.ProjectID, q.Judge)
 	if err != nil {
 		return nil, err
 	}
-	var out map[string][]EstimateRow
-	if keys != nil {
-		out = make(map[string][]EstimateRow, len(keys))
-		for _, k := range keys {
-			out[k] = []EstimateRow{}
-		}
+	out := make(map[string][]EstimateRow, len(keys))
+	for _, k := range keys {
+		out[k] = []EstimateRow{}
 	}
-	// Each label comes as it is, in item order (and by rater within an
-	// item: the judge's first, then the people's, then the gold), and is
-	// averaged here as its item's rows go by: grouping the labels by item
-	// and rubric item in PostgreSQL hashes or sorts them all (millions on
-	// a large project), where an item's few rows are averaged in passing.
-	// Without sets, values that are no number are of no use and stay in
-	// the database.
+	// Each value comes as it is, in item order, and is averaged here as
+	// its item's rows go by: grouping the labels by item and rubric item
+	// in PostgreSQL hashes or sorts them all (millions on a large
+	// project), where an item's few rows are averaged in passing.
 	rows, err := db.pool.Query(ctx, `
-		SELECT v.item_id, coalesce(i.meta ->> $4, ''), v.side, v.who, v.key, v.value, v.x
+		SELECT v.item_id, coalesce(i.meta ->> $4, ''), v.key, v.judge, v.x
 		FROM (
-			SELECT l.item_id, CASE WHEN r.kind = 'judge' THEN 0 ELSE 1 END AS side, l.rater_id AS who,
-			       l.rubric_item_key AS key, l.value, `+valueNumber("l.value")+` AS x
+			SELECT l.item_id, l.rubric_item_key AS key, r.kind = 'judge' AS judge, `+valueNumber("l.value")+` AS x
 			FROM labels l JOIN raters r ON r.id = l.rater_id
-			WHERE l.project_id = $1 AND ($2::text[] IS NULL OR l.rubric_item_key = ANY ($2::text[]))
+			WHERE l.project_id = $1 AND l.rubric_item_key = ANY ($2::text[])
 			  AND ((r.kind = 'human' AND NOT $5) OR l.rater_id = ANY ($3::bigint[]))
 			UNION ALL
-			SELECT g.item_id, 2, 0, g.rubric_item_key, g.value, `+valueNumber("g.value")+`
+			SELECT g.item_id, g.rubric_item_key, false, `+valueNumber("g.value")+`
 			FROM gold_labels g
-			WHERE $5 AND g.project_id = $1 AND ($2::text[] IS NULL OR g.rubric_item_key = ANY ($2::text[]))
+			WHERE $5 AND g.project_id = $1 AND g.rubric_item_key = ANY ($2::text[])
 		) v JOIN items i ON i.id = v.item_id
-		WHERE $6 OR v.x IS NOT NULL
-		ORDER BY v.item_id, v.side, v.who`, q.ProjectID, keys, raters, q.SystemKey, q.Gold, sets != nil)
+		WHERE v.x IS NOT NULL
+		ORDER BY v.item_id`, q.ProjectID, keys, raters, q.SystemKey, q.Gold)
 	if err != nil {
-		return nil, mapErr(err, "estimate: values", "")
+		return nil, mapErr(err, "estimate: rubric item values", "")
 	}
 	defer rows.Close()
 	// The sums of the item being read, by rubric item.
@@ -123,71 +105,40 @@ func (db *DB) ReadEstimates(ctx context.Context, q EstimateRead, keys []string, 
 		pending = map[string]*sums{}
 		used    []string
 		spare   []*sums
-		cur     *EstimateSets
-		set     map[string]string
 	)
 	// Systems are few and repeat on every row: each is kept once.
 	systems := map[string]string{}
-	flush := func() error {
+	flush := func() {
 		for _, k := range used {
 			s := pending[k]
-			if s.judges > 0 && out != nil {
+			if s.judges > 0 {
 				e := EstimateRow{ItemID: item, System: system, Judge: s.judge / float64(s.judges)}
 				if s.humans > 0 {
 					e.Human, e.Labelled = s.human/float64(s.humans), true
 				}
-				if _, ok := out[k]; ok {
-					out[k] = append(out[k], e)
-				}
+				out[k] = append(out[k], e)
 			}
 			delete(pending, k)
 			*s = sums{}
 			spare = append(spare, s)
 		}
 		used = used[:0]
-		if cur != nil && len(cur.Judge) > 0 {
-			return sets(cur)
-		}
-		return nil
 	}
-	var id, who, lastWho int64
-	var side, lastSide int
-	var sys, key, value string
-	var x *float64
+	var id int64
+	var sys, key string
+	var judge bool
+	var x float64
 	for rows.Next() {
-		if err := rows.Scan(&id, &sys, &side, &who, &key, &value, &x); err != nil {
-			return nil, mapErr(err, "estimate: values", "")
+		if err := rows.Scan(&id, &sys, &key, &judge, &x); err != nil {
+			return nil, mapErr(err, "estimate: rubric item values", "")
 		}
 		if id != item {
-			if err := flush(); err != nil {
-				return nil, err
-			}
+			flush()
 			item = id
 			if system = systems[sys]; system != sys {
 				system = sys
 				systems[sys] = sys
 			}
-			if sets != nil {
-				cur, set = &EstimateSets{ItemID: id, System: system}, nil
-			}
-		}
-		if sets != nil {
-			if set == nil || side != lastSide || who != lastWho {
-				set = map[string]string{}
-				switch side {
-				case 0:
-					cur.Judge = append(cur.Judge, set)
-				case 1:
-					cur.People = append(cur.People, set)
-				default:
-					cur.Gold = set
-				}
-				lastSide, lastWho = side, who
-			}
-			set[key] = value
-		}
-		if x == nil {
-			continue
 		}
 		s := pending[key]
 		if s == nil {
@@ -199,20 +150,18 @@ func (db *DB) ReadEstimates(ctx context.Context, q EstimateRead, keys []string, 
 			pending[key] = s
 			used = append(used, key)
 		}
-		if side == 0 {
-			s.judge += *x
+		if judge {
+			s.judge += x
 			s.judges++
 		} else {
-			s.human += *x
+			s.human += x
 			s.humans++
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, mapErr(err, "estimate: values", "")
+		return nil, mapErr(err, "estimate: rubric item values", "")
 	}
-	if err := flush(); err != nil {
-		return nil, err
-	}
+	flush()
 	return out, nil
 }
 
@@ -242,8 +191,73 @@ type EstimateSets struct {
 // It holds one item at a time. An error of fn stops the stream and is
 // returned as it is.
 func (db *DB) StreamEstimateSets(ctx context.Context, q EstimateRead, fn func(*EstimateSets) error) error {
-	_, err := db.ReadEstimates(ctx, q, nil, fn)
-	return err
+	raters, err := db.judgeRaters(ctx, q.ProjectID, q.Judge)
+	if err != nil {
+		return err
+	}
+	// Each answer set (and each item's gold) is one row, its labels
+	// written key US value, separated by RS, as the report reads them;
+	// rows come item by item, the judge's first for an item, so an item
+	// the judge did not answer can be passed over as it streams.
+	rows, err := db.pool.Query(ctx, `
+		WITH s AS (
+			SELECT l.item_id, CASE WHEN r.kind = 'judge' THEN 0 ELSE 1 END AS side, l.rater_id AS who,
+			       string_agg(l.rubric_item_key || chr(31) || l.value, chr(30)) AS labels
+			FROM labels l JOIN raters r ON r.id = l.rater_id
+			WHERE l.project_id = $1
+			  AND ((r.kind = 'human' AND NOT $4) OR l.rater_id = ANY ($2::bigint[]))
+			GROUP BY l.item_id, l.rater_id, r.kind
+			UNION ALL
+			SELECT g.item_id, 2, 0, string_agg(g.rubric_item_key || chr(31) || g.value, chr(30))
+			FROM gold_labels g
+			WHERE $4 AND g.project_id = $1
+			GROUP BY g.item_id
+		)
+		SELECT s.item_id, coalesce(i.meta ->> $3, ''), s.side, s.labels
+		FROM s JOIN items i ON i.id = s.item_id
+		ORDER BY s.item_id, s.side, s.who`, q.ProjectID, raters, q.SystemKey, q.Gold)
+	if err != nil {
+		return mapErr(err, "estimate: answer sets", "")
+	}
+	defer rows.Close()
+	var cur *EstimateSets
+	flush := func() error {
+		if cur == nil || len(cur.Judge) == 0 {
+			return nil
+		}
+		return fn(cur)
+	}
+	for rows.Next() {
+		var id int64
+		var system, labels string
+		var side int
+		if err := rows.Scan(&id, &system, &side, &labels); err != nil {
+			return mapErr(err, "estimate: answer sets", "")
+		}
+		if cur == nil || cur.ItemID != id {
+			if err := flush(); err != nil {
+				return err
+			}
+			cur = &EstimateSets{ItemID: id, System: system}
+		}
+		set := map[string]string{}
+		for pair := range strings.SplitSeq(labels, "\x1e") {
+			k, v, _ := strings.Cut(pair, "\x1f")
+			set[k] = v
+		}
+		switch side {
+		case 0:
+			cur.Judge = append(cur.Judge, set)
+		case 1:
+			cur.People = append(cur.People, set)
+		default:
+			cur.Gold = set
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return mapErr(err, "estimate: answer sets", "")
+	}
+	return flush()
 }
 
 // EstimateJudges names every judge with answers in the project as
