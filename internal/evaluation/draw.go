@@ -103,20 +103,6 @@ func ParseSeed(s string) (uint64, error) {
 	return v, nil
 }
 
-// withSample puts on est the sentence that says on what its intervals
-// rest (sampleOf); an error of the estimate passes through.
-func withSample(ctx context.Context, src DrawLister, projectID int64, rows []store.EstimateRow, est ppi.SystemEstimates, err error) (ppi.SystemEstimates, error) {
-	if err != nil {
-		return est, err
-	}
-	draws, err := src.ListDraws(ctx, projectID)
-	if err != nil {
-		return ppi.SystemEstimates{}, err
-	}
-	est.Sample = sampleOf(draws, rows)
-	return est, nil
-}
-
 // sampleOf says on what estimates over rows rest: when at least one item
 // is labelled and every labelled item was drawn by attune, which draws
 // (and seeds) made the sample and how many of the drawn items people have

@@ -83,6 +83,7 @@ type Source interface {
 	FindProjectByID(ctx context.Context, id int64) (*attune.Project, error)
 	FindRubricByID(ctx context.Context, id int64) (*rubric.Definition, error)
 	EstimateRubricItem(ctx context.Context, q store.EstimateRead) ([]store.EstimateRow, error)
+	EstimateRubricItems(ctx context.Context, q store.EstimateRead, keys []string) (map[string][]store.EstimateRow, error)
 	StreamEstimateSets(ctx context.Context, q store.EstimateRead, fn func(*store.EstimateSets) error) error
 	DrawLister
 }
@@ -136,10 +137,21 @@ func estimate(ctx context.Context, src Source, p *attune.Project, def *rubric.De
 	if err != nil {
 		return Estimates{}, err
 	}
-	est, err := bySystem(ctx, src, q.ProjectID, rows)
+	draws, err := src.ListDraws(ctx, q.ProjectID)
 	if err != nil {
 		return Estimates{}, err
 	}
+	return estimateRows(ctx, src, def, q, rows, draws, safety)
+}
+
+// estimateRows is estimate once q's rows and the project's draws are
+// read.
+func estimateRows(ctx context.Context, src Source, def *rubric.Definition, q Query, rows []store.EstimateRow, draws []store.Draw, safety *ppi.Conclusion) (Estimates, error) {
+	est, err := ppi.BySystem(rated(rows), ppi.Options{})
+	if err != nil {
+		return Estimates{}, err
+	}
+	est.Sample = sampleOf(draws, rows)
 	out := Estimates{RubricItem: q.RubricItem, Outcome: q.Outcome, Human: q.Human, SystemKey: q.SystemKey, SystemEstimates: est, Conclusion: ppi.Conclude(est)}
 	if hasGate(def) && q.Outcome != OutcomeSafety {
 		if safety == nil {
@@ -213,21 +225,24 @@ func rated(rows []store.EstimateRow) []ppi.Rated {
 	return out
 }
 
-// bySystem estimates rows per system and says on what they rest.
-func bySystem(ctx context.Context, src DrawLister, projectID int64, rows []store.EstimateRow) (ppi.SystemEstimates, error) {
-	est, err := ppi.BySystem(rated(rows), ppi.Options{})
-	return withSample(ctx, src, projectID, rows, est, err)
-}
-
 // EstimateEvery estimates, for one judge against the people, every rubric
 // item of the project's rubric in the rubric's order, as the report
-// carries them; the safety gate's conclusion is worked out once for all.
+// carries them. The values of every rubric item are read at once, and
+// the safety gate's conclusion and the draws once for all.
 func EstimateEvery(ctx context.Context, src Source, p *attune.Project, def *rubric.Definition, judge string) ([]Estimates, error) {
 	q := Query{ProjectID: p.ID, Judge: judge}
 	if err := Check(Query{Judge: judge, Outcome: OutcomeFinal}); err != nil {
 		return nil, err
 	}
 	q.SystemKey, q.Human = DefaultSystemKey, HumanPeople
+	keys := make([]string, len(def.Items))
+	for i, it := range def.Items {
+		keys[i] = it.Key
+	}
+	byKey, err := src.EstimateRubricItems(ctx, store.EstimateRead{ProjectID: q.ProjectID, Judge: q.Judge, SystemKey: q.SystemKey, Gold: q.Human == HumanGold}, keys)
+	if err != nil {
+		return nil, err
+	}
 	var safety *ppi.Conclusion
 	if hasGate(def) {
 		c, err := safetyConclusion(ctx, src, def, q)
@@ -236,10 +251,14 @@ func EstimateEvery(ctx context.Context, src Source, p *attune.Project, def *rubr
 		}
 		safety = &c
 	}
+	draws, err := src.ListDraws(ctx, q.ProjectID)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]Estimates, 0, len(def.Items))
-	for _, it := range def.Items {
-		q.RubricItem = it.Key
-		e, err := estimate(ctx, src, p, def, q, safety)
+	for _, k := range keys {
+		q.RubricItem = k
+		e, err := estimateRows(ctx, src, def, q, byKey[k], draws, safety)
 		if err != nil {
 			return nil, err
 		}

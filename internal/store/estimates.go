@@ -28,59 +28,141 @@ type EstimateRow struct {
 type EstimateRead struct {
 	ProjectID  int64
 	Judge      string
-	RubricItem string // EstimateRubricItem only
+	RubricItem string // EstimateRubricItem only; EstimateRubricItems is given its keys
 	SystemKey  string
 	Gold       bool
 }
 
 // EstimateRubricItem reads, for one rubric item of the project, every item
 // the judge answered with a value: its system (items.meta ->> systemKey),
-// the judge's value and the human value. A value is its number on a scale
-// item, 1 for YES and 0 for NO; NA, ERROR and anything else are left out.
-// The judge is a rater id or a judge's name (every rater of that judge, or
-// of that name, counts, their values averaged). The human value is the
-// mean of the people's values, so on YES/NO the share of YES; an item is
-// labelled when at least one person gave a value. With Gold the human
-// value is the item's gold answer instead, and an item without a gold
-// value is unlabelled. Rows come in item order. A judge with no raters
-// answering in the project is attune.ErrNotFound, with a message naming
-// it.
+// the judge's value and the human value, as EstimateRubricItems reads
+// them for many rubric items at once. A rubric item nobody answered gives
+// no rows, and no error.
 func (db *DB) EstimateRubricItem(ctx context.Context, q EstimateRead) ([]EstimateRow, error) {
+	byKey, err := db.EstimateRubricItems(ctx, q, []string{q.RubricItem})
+	if err != nil {
+		return nil, err
+	}
+	return byKey[q.RubricItem], nil
+}
+
+// EstimateRubricItems reads, for each of the rubric items keys of the
+// project (q.RubricItem is not read), every item the judge answered with
+// a value: its system (items.meta ->> q.SystemKey), the judge's value and
+// the human value. A value is its number on a scale item, 1 for YES and 0
+// for NO; NA, ERROR and anything else are left out. The judge is a rater
+// id or a judge's name (every rater of that judge, or of that name,
+// counts, their values averaged). The human value is the mean of the
+// people's values, so on YES/NO the share of YES; an item is labelled
+// when at least one person gave a value. With Gold the human value is the
+// item's gold answer instead, and an item without a gold value is
+// unlabelled. Every key asked for is in the map, with its rows in item
+// order (none, not nil, for a key nobody answered). A judge with no
+// raters answering in the project is attune.ErrNotFound, with a message
+// naming it.
+//
+// It is one pass over the project's labels for every key, so that a
+// report of every rubric item reads the labels once, not once per item.
+func (db *DB) EstimateRubricItems(ctx context.Context, q EstimateRead, keys []string) (map[string][]EstimateRow, error) {
 	raters, err := db.judgeRaters(ctx, q.ProjectID, q.Judge)
 	if err != nil {
 		return nil, err
 	}
+	out := make(map[string][]EstimateRow, len(keys))
+	for _, k := range keys {
+		out[k] = []EstimateRow{}
+	}
+	// Each value comes as it is, in item order, and is averaged here as
+	// its item's rows go by: grouping the labels by item and rubric item
+	// in PostgreSQL hashes or sorts them all (millions on a large
+	// project), where an item's few rows are averaged in passing.
 	rows, err := db.pool.Query(ctx, `
-		WITH v AS (
-			SELECT l.item_id, r.kind::text AS kind, `+valueNumber("l.value")+` AS x
+		SELECT v.item_id, coalesce(i.meta ->> $4, ''), v.key, v.judge, v.x
+		FROM (
+			SELECT l.item_id, l.rubric_item_key AS key, r.kind = 'judge' AS judge, `+valueNumber("l.value")+` AS x
 			FROM labels l JOIN raters r ON r.id = l.rater_id
-			WHERE l.project_id = $1 AND l.rubric_item_key = $2
+			WHERE l.project_id = $1 AND l.rubric_item_key = ANY ($2::text[])
 			  AND ((r.kind = 'human' AND NOT $5) OR l.rater_id = ANY ($3::bigint[]))
 			UNION ALL
-			SELECT g.item_id, 'human', `+valueNumber("g.value")+`
+			SELECT g.item_id, g.rubric_item_key, false, `+valueNumber("g.value")+`
 			FROM gold_labels g
-			WHERE $5 AND g.project_id = $1 AND g.rubric_item_key = $2
-		)
-		SELECT i.id, coalesce(i.meta ->> $4, ''),
-		       avg(v.x) FILTER (WHERE v.kind = 'judge'),
-		       avg(v.x) FILTER (WHERE v.kind = 'human')
-		FROM v JOIN items i ON i.id = v.item_id
-		GROUP BY i.id
-		HAVING avg(v.x) FILTER (WHERE v.kind = 'judge') IS NOT NULL
-		ORDER BY i.id`, q.ProjectID, q.RubricItem, raters, q.SystemKey, q.Gold)
+			WHERE $5 AND g.project_id = $1 AND g.rubric_item_key = ANY ($2::text[])
+		) v JOIN items i ON i.id = v.item_id
+		WHERE v.x IS NOT NULL
+		ORDER BY v.item_id`, q.ProjectID, keys, raters, q.SystemKey, q.Gold)
 	if err != nil {
 		return nil, mapErr(err, "estimate: rubric item values", "")
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (EstimateRow, error) {
-		var e EstimateRow
-		var human *float64
-		err := r.Scan(&e.ItemID, &e.System, &e.Judge, &human)
-		if human != nil {
-			e.Human, e.Labelled = *human, true
+	defer rows.Close()
+	// The sums of the item being read, by rubric item.
+	type sums struct {
+		judge, human   float64
+		judges, humans int
+	}
+	var (
+		item    int64
+		system  string
+		pending = map[string]*sums{}
+		used    []string
+		spare   []*sums
+	)
+	// Systems are few and repeat on every row: each is kept once.
+	systems := map[string]string{}
+	flush := func() {
+		for _, k := range used {
+			s := pending[k]
+			if s.judges > 0 {
+				e := EstimateRow{ItemID: item, System: system, Judge: s.judge / float64(s.judges)}
+				if s.humans > 0 {
+					e.Human, e.Labelled = s.human/float64(s.humans), true
+				}
+				out[k] = append(out[k], e)
+			}
+			delete(pending, k)
+			*s = sums{}
+			spare = append(spare, s)
 		}
-		return e, err
-	})
-	return out, mapErr(err, "estimate: rubric item values", "")
+		used = used[:0]
+	}
+	var id int64
+	var sys, key string
+	var judge bool
+	var x float64
+	for rows.Next() {
+		if err := rows.Scan(&id, &sys, &key, &judge, &x); err != nil {
+			return nil, mapErr(err, "estimate: rubric item values", "")
+		}
+		if id != item {
+			flush()
+			item = id
+			if system = systems[sys]; system != sys {
+				system = sys
+				systems[sys] = sys
+			}
+		}
+		s := pending[key]
+		if s == nil {
+			if n := len(spare); n > 0 {
+				s, spare = spare[n-1], spare[:n-1]
+			} else {
+				s = &sums{}
+			}
+			pending[key] = s
+			used = append(used, key)
+		}
+		if judge {
+			s.judge += x
+			s.judges++
+		} else {
+			s.human += x
+			s.humans++
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, mapErr(err, "estimate: rubric item values", "")
+	}
+	flush()
+	return out, nil
 }
 
 // valueNumber is the SQL of a label's value as a number: a scale's
