@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/calibration"
 	"github.com/attune/attune/internal/labeling"
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/store"
@@ -156,5 +157,43 @@ func TestEvidenceEdit(t *testing.T) {
 	}
 	if got := f.ownEvidence(t, f.ann, h.Item.ID); len(got) != 0 {
 		t.Errorf("an edit without turns left %v", got)
+	}
+}
+
+// TestEvidenceCalibrationRetry: a calibration answer is checked with its
+// turns like any other but keeps none, so a retry with the same turns is
+// the same submission, not a different one.
+func TestEvidenceCalibrationRetry(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t)
+	var itemID int64
+	if err := f.db.Pool().QueryRow(ctx, `SELECT id FROM items WHERE project_id = $1 AND source_id = 'a'`, f.p.ID).Scan(&itemID); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.db.Adjudicate(ctx, store.Adjudication{ProjectID: f.p.ID, ItemID: itemID, ActorID: f.lead.ID, Answers: likert}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.db.AddCalibration(ctx, &f.lead.ID, f.p.ID, "a", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.db.SetCalibrationPolicy(ctx, &f.lead.ID, f.p.ID, calibration.Policy{Qualify: 1, PassPercent: 80}); err != nil {
+		t.Fatal(err)
+	}
+	h := f.next(t, f.ann)
+	if h.Key == nil {
+		t.Fatalf("the first item %d is not the calibration item", h.Item.ID)
+	}
+	failing := maps.Clone(likert)
+	failing["emotion"] = "2"
+	if _, err := f.flow.Submit(ctx, f.ann, h, labeling.Input{Answers: failing, Evidence: rubric.Evidence{"emotion": {5}}}, false); !refusedNaming(err, "emotion") {
+		t.Fatalf("a calibration answer naming a turn past the end: %v", err)
+	}
+	in := labeling.Input{Answers: failing, Evidence: rubric.Evidence{"emotion": {1}}}
+	if res, err := f.flow.Submit(ctx, f.ann, h, in, false); err != nil || !res.Created || !res.Calibration {
+		t.Fatalf("calibration submit: %+v, %v", res, err)
+	}
+	if res, err := f.flow.Submit(ctx, f.ann, h, in, false); err != nil || res.Created || res.Different {
+		t.Errorf("the same calibration answer again: %+v, %v; want it taken as a retry", res, err)
 	}
 }

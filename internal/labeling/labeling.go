@@ -267,7 +267,13 @@ func (f *Flow) Submit(ctx context.Context, u *attune.User, h Held, in Input, nex
 	if h.Key != nil && res.Created {
 		f.announceCalibrationAlert(ctx, def, h.Project, u, h.Key.PassPercent)
 	}
-	return Submitted{SubmitResult: res, Score: score, Rubric: def, Different: !res.Created && !SameAsStored(res.Stored, in)}, nil
+	same := in
+	if h.Key != nil {
+		// A calibration answer keeps no turns (it is graded on its
+		// answers alone): a retry is told apart by what was kept.
+		same.Evidence = nil
+	}
+	return Submitted{SubmitResult: res, Score: score, Rubric: def, Different: !res.Created && !SameAsStored(res.Stored, same)}, nil
 }
 
 // SubmitAssignment is Find then Submit, for a caller that has only the
