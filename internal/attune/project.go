@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/attune/attune/internal/rubric"
 )
 
 // Project pairs a dataset with one rubric version for its whole life.
@@ -17,9 +19,13 @@ type Project struct {
 	Lease           time.Duration
 	// Epsilon is the alt-test's ε, chosen by who the annotators are
 	// (AnnotatorPools); the report uses it unless asked for another.
-	Epsilon   float64
-	Status    ProjectStatus
-	CreatedAt time.Time
+	Epsilon float64
+	// EvidencePolicy says whether a failing answer may or must name the
+	// turns where it fails (rubric.Definition.ValidateEvidence); empty is
+	// the default, rubric.EvidenceOptional.
+	EvidencePolicy rubric.EvidencePolicy
+	Status         ProjectStatus
+	CreatedAt      time.Time
 }
 
 // MemberRole is what a person does in one project.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/attune/attune/internal/rubric"
 )
 
 // Limits and defaults of a project's settings. Every path that creates or
@@ -25,6 +27,8 @@ var (
 	msgProjectName = "Enter a name for the project."
 	msgOverlap     = fmt.Sprintf("Enter a whole number of annotators from 1 to %d.", MaxOverlap)
 	msgLease       = fmt.Sprintf("Enter a whole number of minutes from 1 to %d.", int(MaxLease/time.Minute))
+	// The settings are rubric.ParseEvidencePolicy's.
+	msgEvidencePolicy = "Choose off, optional or required for turn evidence."
 )
 
 // ProjectFieldMessage is the message of a project's field that could not
@@ -45,9 +49,10 @@ func ProjectFieldMessage(field string) string {
 // Validate checks a project's settings: a name of at most MaxProjectName
 // characters without direction controls (NameProblem), instructions of at most MaxInstructions, an overlap from 1
 // to MaxOverlap, a lease of whole minutes from one to MaxLease and an
-// alt-test ε strictly between 0 and 1. It returns nil or a
-// *ValidationError with a message per field (name, instructions, overlap,
-// lease, epsilon). The store calls it inside the
+// alt-test ε strictly between 0 and 1, and a turn evidence setting
+// rubric.ParseEvidencePolicy reads (empty being the default). It returns
+// nil or a *ValidationError with a message per field (name, instructions,
+// overlap, lease, epsilon, evidence_policy). The store calls it inside the
 // transaction that writes the project.
 func (p *Project) Validate() error {
 	errs := map[string]string{}
@@ -77,6 +82,9 @@ func (p *Project) Validate() error {
 	}
 	if !(p.Epsilon > 0 && p.Epsilon < 1) {
 		errs["epsilon"] = msgEpsilon
+	}
+	if _, err := rubric.ParseEvidencePolicy(string(p.EvidencePolicy)); err != nil {
+		errs["evidence_policy"] = msgEvidencePolicy
 	}
 	if len(errs) > 0 {
 		return &ValidationError{Fields: errs}

@@ -3,7 +3,8 @@
 // call Submit, Edit, Skip and OpenNote, so that each refuses the same input
 // with the same verdict and message and stores the same rows. The rules
 // themselves stay in the pure packages: the rubric's checks
-// (rubric.Definition.Validate), the engine's score (scoring.Score), the
+// (rubric.Definition.Validate, and ValidateEvidence for the turns a
+// failing answer names), the engine's score (scoring.Score), the
 // grading of a calibration answer (calibration.GradeAnswers), the flags of
 // a skip (attune.CheckSkipFlag) and the content note (rubric.Facts.BehindNote);
 // the flow reads what they need once, calls them, and stores through one
@@ -16,6 +17,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/attune/attune/internal/attune"
@@ -58,9 +60,13 @@ var ErrNothingToEdit = attune.Conflict("there are no submitted labels of yours o
 // the API both receive them. Answers and notes are cleaned by the flow
 // (CleanAnswers, CleanNote): an empty field is no answer.
 type Input struct {
-	Answers         map[string]string // rubric item key → value
-	Rationales      map[string]string // rubric item key → note
-	Rationale       string            // a note on the whole dialogue
+	Answers    map[string]string // rubric item key → value
+	Rationales map[string]string // rubric item key → note
+	// Evidence is the turns (from 1) where each failing answer fails, as
+	// the project's policy allows or requires (CleanEvidence).
+	Evidence rubric.Evidence
+
+	Rationale       string // a note on the whole dialogue
 	ActiveMS        int64
 	ConfirmWarnings bool // the person has seen the rubric's warnings and stands by the answers
 	Next            bool // also claim the next item (Submit only)
@@ -76,7 +82,22 @@ func (in Input) clean() Input {
 		}
 	}
 	in.Rationales, in.Rationale = notes, CleanNote(in.Rationale)
+	in.Evidence = CleanEvidence(in.Evidence)
 	return in
+}
+
+// CleanEvidence drops the items that name no turn (an empty list is no
+// evidence) and puts each item's turns in order, on a copy: the order a
+// rater marked them in says nothing. Repeats stay, for the rubric to
+// refuse.
+func CleanEvidence(in rubric.Evidence) rubric.Evidence {
+	out := make(rubric.Evidence, len(in))
+	for k, turns := range in {
+		if len(turns) > 0 {
+			out[k] = slices.Sorted(slices.Values(turns))
+		}
+	}
+	return out
 }
 
 // CleanAnswers trims answers and drops empty ones: an empty form field is
@@ -97,7 +118,8 @@ func CleanNote(s string) string { return strings.TrimSpace(strings.ReplaceAll(s,
 
 // SameAsStored reports whether a submission repeats the answers stored
 // first for its assignment (a double click, a retry) rather than bringing
-// different ones (a second tab). Empty answers and notes count as none.
+// different ones (a second tab). Empty answers, notes and turn lists count
+// as none.
 func SameAsStored(stored *store.AnswerSet, in Input) bool {
 	if stored == nil {
 		return true
@@ -105,6 +127,7 @@ func SameAsStored(stored *store.AnswerSet, in Input) bool {
 	in = in.clean()
 	return maps.Equal(in.Answers, CleanAnswers(stored.Answers)) &&
 		maps.Equal(in.Rationales, CleanAnswers(stored.Rationales)) &&
+		maps.EqualFunc(in.Evidence, CleanEvidence(stored.Evidence), slices.Equal[[]int]) &&
 		in.Rationale == strings.TrimSpace(stored.Rationale)
 }
 
@@ -143,15 +166,18 @@ func FactsOf(item *attune.Item) rubric.Facts {
 }
 
 // Check validates answers (cleaned) against def as a person's (ERROR is a
-// judge's value only) and scores them. Errors always block (*Problems);
-// warnings block until confirmed; a note on an item def does not have is
-// an ErrInvalid error on rationales.
-func Check(def *rubric.Definition, facts rubric.Facts, in Input) (scoring.Result, error) {
+// judge's value only), with their turn evidence under the project's
+// policy (rubric.Definition.ValidateEvidence), and scores them. Errors
+// always block (*Problems), those of the answers and of the turns in one
+// list; warnings block until confirmed; a note on an item def does not
+// have is an ErrInvalid error on rationales.
+func Check(def *rubric.Definition, facts rubric.Facts, policy rubric.EvidencePolicy, in Input) (scoring.Result, error) {
 	answers := make(rubric.Answers, len(in.Answers))
 	for k, v := range in.Answers {
 		answers[k] = rubric.Value(v)
 	}
-	switch verdict, issues := def.Validate(answers, facts, rubric.Options{}).Verdict(in.ConfirmWarnings); verdict {
+	all := append(def.Validate(answers, facts, rubric.Options{}), def.ValidateEvidence(answers, in.Evidence, facts, policy)...)
+	switch verdict, issues := all.Verdict(in.ConfirmWarnings); verdict {
 	case rubric.Refused:
 		return scoring.Result{}, &Problems{Issues: issues}
 	case rubric.NeedsConfirmation:
@@ -206,8 +232,9 @@ type Submitted struct {
 	Different bool
 }
 
-// Submit is the one way a person's labels are stored: the answers checked
-// against the project's rubric with the item's facts and scored, a
+// Submit is the one way a person's labels are stored: the answers and
+// their turns checked against the project's rubric with the item's facts
+// and the project's evidence policy, and scored, a
 // calibration item's graded against its gold, then one store transaction
 // (answers stored, assignment closed, the next claimed with in.Next, its
 // workspace read with nextWorkspace). The rubric is read once. The store
@@ -220,13 +247,13 @@ func (f *Flow) Submit(ctx context.Context, u *attune.User, h Held, in Input, nex
 		return Submitted{}, err
 	}
 	facts := FactsOf(h.Item)
-	score, err := Check(def, facts, in)
+	score, err := Check(def, facts, h.Project.EvidencePolicy, in)
 	if err != nil {
 		return Submitted{}, err
 	}
 	sub := store.Submission{
 		AssignmentID: h.AssignmentID, ProjectID: h.Project.ID, UserID: u.ID, Answers: in.Answers, Rationales: in.Rationales,
-		Rationale: in.Rationale, ActiveMS: in.ActiveMS, ClaimNext: in.Next, NextWorkspace: in.Next && nextWorkspace,
+		Evidence: in.Evidence, Rationale: in.Rationale, ActiveMS: in.ActiveMS, ClaimNext: in.Next, NextWorkspace: in.Next && nextWorkspace,
 		NoteRequired: facts.BehindNote(),
 	}
 	if h.Key != nil {
@@ -240,7 +267,13 @@ func (f *Flow) Submit(ctx context.Context, u *attune.User, h Held, in Input, nex
 	if h.Key != nil && res.Created {
 		f.announceCalibrationAlert(ctx, def, h.Project, u, h.Key.PassPercent)
 	}
-	return Submitted{SubmitResult: res, Score: score, Rubric: def, Different: !res.Created && !SameAsStored(res.Stored, in)}, nil
+	same := in
+	if h.Key != nil {
+		// A calibration answer keeps no turns (it is graded on its
+		// answers alone): a retry is told apart by what was kept.
+		same.Evidence = nil
+	}
+	return Submitted{SubmitResult: res, Score: score, Rubric: def, Different: !res.Created && !SameAsStored(res.Stored, same)}, nil
 }
 
 // SubmitAssignment is Find then Submit, for a caller that has only the
@@ -290,7 +323,8 @@ type Edited struct {
 // Edit is the one way a person changes their submitted labels for an item
 // of project p, wk being the item with the person's assignment and answers
 // as store.FindOwnItem reads it: checked and scored as a submission is,
-// the earlier values kept in the history. An item the person was never
+// the earlier values kept in the history. The turns given replace the
+// stored ones: an edit without them clears them. An item the person was never
 // given (or gave back) is attune.ErrNotFound, as it is on the page; one
 // they hold without having submitted it is ErrNothingToEdit.
 func (f *Flow) Edit(ctx context.Context, u *attune.User, p *attune.Project, wk *store.Workspace, in Input) (Edited, error) {
@@ -306,12 +340,12 @@ func (f *Flow) Edit(ctx context.Context, u *attune.User, p *attune.Project, wk *
 		return Edited{}, err
 	}
 	facts := FactsOf(&wk.Item)
-	score, err := Check(def, facts, in)
+	score, err := Check(def, facts, p.EvidencePolicy, in)
 	if err != nil {
 		return Edited{}, err
 	}
 	_, rev, err := f.db.UpdateLabels(ctx, store.LabelEdit{ProjectID: p.ID, ItemID: wk.Item.ID, UserID: u.ID,
-		Answers: in.Answers, Rationales: in.Rationales, Rationale: in.Rationale, ActiveMS: in.ActiveMS,
+		Answers: in.Answers, Rationales: in.Rationales, Evidence: in.Evidence, Rationale: in.Rationale, ActiveMS: in.ActiveMS,
 		NoteRequired: facts.BehindNote()})
 	if errors.Is(err, attune.ErrNotFound) {
 		// The answers were read above; only a lead's removal of them

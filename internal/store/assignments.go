@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/rubric"
 )
 
 const assignmentColumns = `a.id, a.project_id, a.item_id, a.rater_id, a.state, a.assigned_at, a.lease_expires_at, a.calibration`
@@ -471,9 +474,13 @@ type Submission struct {
 	UserID     int64
 	Answers    map[string]string // rubric item key → value, already validated
 	Rationales map[string]string // rubric item key → rationale (optional)
-	Rationale  string            // about the dialogue as a whole
-	ActiveMS   int64             // time actively spent on the item
-	ClaimNext  bool              // also claim the next item in the same transaction
+	// Evidence is the turns each failing answer fails at, already
+	// validated (rubric.Definition.ValidateEvidence); a key without an
+	// answer is not stored.
+	Evidence  rubric.Evidence
+	Rationale string // about the dialogue as a whole
+	ActiveMS  int64  // time actively spent on the item
+	ClaimNext bool   // also claim the next item in the same transaction
 	// NextWorkspace also reads the next item's Workspace (as FindWorkspace
 	// does), when one was claimed, right after the transaction commits.
 	NextWorkspace bool
@@ -538,7 +545,7 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 	if err := attune.CheckActiveMS("active_ms", s.ActiveMS); err != nil {
 		return res, err
 	}
-	keys, values, notes := answerColumns(s.Answers, s.Rationales)
+	keys, values, notes, turns := answerColumns(s.Answers, s.Rationales, s.Evidence)
 	projectID := s.ProjectID
 	if s.ClaimNext && projectID == 0 {
 		if err := db.pool.QueryRow(ctx, `SELECT project_id FROM assignments WHERE id = $1`, s.AssignmentID).Scan(&projectID); err != nil {
@@ -592,9 +599,9 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 				FROM a JOIN counted ON counted.item_id = a.item_id
 				RETURNING id, item_id, rater_id, rubric_version_id),
 			labelled AS (
-				INSERT INTO labels (answer_set_id, item_id, rater_id, rubric_version_id, rubric_item_key, value, rationale)
-				SELECT stored.id, stored.item_id, stored.rater_id, stored.rubric_version_id, k, v, n
-				FROM stored, unnest($6::text[], $7::text[], $8::text[]) AS t(k, v, n)),
+				INSERT INTO labels (answer_set_id, item_id, rater_id, rubric_version_id, rubric_item_key, value, rationale, evidence)
+				SELECT stored.id, stored.item_id, stored.rater_id, stored.rubric_version_id, k, v, n, e::int[]
+				FROM stored, unnest($6::text[], $7::text[], $8::text[], $9::text[]) AS t(k, v, n, e)),
 			-- The item has its overlap of labels (or more: a lead may
 			-- have lowered the overlap while it was held): the settler
 			-- applies the consensus rule after the commit (settle.go).
@@ -606,7 +613,7 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 			UPDATE assignments x SET state = 'submitted', finished_at = now(), answer_set_id = stored.id
 			FROM stored WHERE x.id = $1
 			RETURNING stored.id`,
-			s.AssignmentID, s.UserID, s.NoteRequired, s.Rationale, s.ActiveMS, keys, values, notes)
+			s.AssignmentID, s.UserID, s.NoteRequired, s.Rationale, s.ActiveMS, keys, values, notes, turns)
 		// A calibration item's answers, graded, go to calibration_answers
 		// instead: no answer set, no label, no count moved.
 		answersJSON, _ := json.Marshal(nonNil(s.Answers))
@@ -789,17 +796,31 @@ func readCalibrationAnswer(ctx context.Context, tx pgx.Tx, assignmentID int64) (
 	return s, err
 }
 
-// answerColumns lays answers out as the columns labels are inserted from.
-func answerColumns(answers, rationales map[string]string) (keys, values, notes []string) {
+// answerColumns lays answers out as the columns labels are inserted from,
+// in one statement with unnest: parallel arrays, the turns of each as an
+// int[] literal ("{2,5}"), since unnest cannot take an array of arrays of
+// different lengths.
+func answerColumns(answers, rationales map[string]string, evidence rubric.Evidence) (keys, values, notes, turns []string) {
 	keys = make([]string, 0, len(answers))
 	values = make([]string, 0, len(answers))
 	notes = make([]string, 0, len(answers))
+	turns = make([]string, 0, len(answers))
 	for k, v := range answers {
 		keys = append(keys, k)
 		values = append(values, v)
 		notes = append(notes, rationales[k])
+		turns = append(turns, turnsLiteral(evidence[k]))
 	}
-	return keys, values, notes
+	return keys, values, notes, turns
+}
+
+// turnsLiteral writes turns as a PostgreSQL int[] literal.
+func turnsLiteral(turns []int) string {
+	parts := make([]string, len(turns))
+	for i, t := range turns {
+		parts[i] = strconv.Itoa(t)
+	}
+	return "{" + strings.Join(parts, ",") + "}"
 }
 
 // ErrSkipLabelled refuses a skip of an item the person labelled already
@@ -852,8 +873,11 @@ type LabelEdit struct {
 	UserID     int64
 	Answers    map[string]string // already validated
 	Rationales map[string]string
-	Rationale  string
-	ActiveMS   int64 // further time spent, added to the total
+	// Evidence is the turns of each failing answer, already validated;
+	// an answer without any has its stored turns cleared.
+	Evidence  rubric.Evidence
+	Rationale string
+	ActiveMS  int64 // further time spent, added to the total
 	// NoteRequired says the item is behind a content note: the edit is
 	// refused (ErrNoteUnopened) unless the person opened it.
 	NoteRequired bool
@@ -887,18 +911,18 @@ func (db *DB) UpdateLabels(ctx context.Context, e LabelEdit) (answerSetID int64,
 				return err
 			}
 		}
-		keys := make([]string, 0, len(e.Answers))
-		values := make([]string, 0, len(e.Answers))
-		notes := make([]string, 0, len(e.Answers))
-		for k, v := range e.Answers {
-			keys, values, notes = append(keys, k), append(values, v), append(notes, e.Rationales[k])
-		}
+		keys, values, notes, turns := answerColumns(e.Answers, e.Rationales, e.Evidence)
+		// The turns are written with the label they explain, in the same
+		// statement; a change of turns alone updates the row, and
+		// keep_label_history keeps only earlier values and notes.
 		if _, err := tx.Exec(ctx, `
-			INSERT INTO labels (answer_set_id, item_id, rater_id, rubric_version_id, rubric_item_key, value, rationale)
-			SELECT $1, $2, $3, $4, k, v, n FROM unnest($5::text[], $6::text[], $7::text[]) AS t(k, v, n)
-			ON CONFLICT (answer_set_id, rubric_item_key) DO UPDATE SET value = EXCLUDED.value, rationale = EXCLUDED.rationale
-			WHERE labels.value IS DISTINCT FROM EXCLUDED.value OR labels.rationale IS DISTINCT FROM EXCLUDED.rationale`,
-			answerSetID, e.ItemID, raterID, rvID, keys, values, notes); err != nil {
+			INSERT INTO labels (answer_set_id, item_id, rater_id, rubric_version_id, rubric_item_key, value, rationale, evidence)
+			SELECT $1, $2, $3, $4, k, v, n, e::int[] FROM unnest($5::text[], $6::text[], $7::text[], $8::text[]) AS t(k, v, n, e)
+			ON CONFLICT (answer_set_id, rubric_item_key) DO UPDATE
+			SET value = EXCLUDED.value, rationale = EXCLUDED.rationale, evidence = EXCLUDED.evidence
+			WHERE labels.value IS DISTINCT FROM EXCLUDED.value OR labels.rationale IS DISTINCT FROM EXCLUDED.rationale
+			   OR labels.evidence IS DISTINCT FROM EXCLUDED.evidence`,
+			answerSetID, e.ItemID, raterID, rvID, keys, values, notes, turns); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM labels WHERE answer_set_id = $1 AND NOT (rubric_item_key = ANY($2))`, answerSetID, keys); err != nil {
@@ -927,11 +951,19 @@ type AnswerSet struct {
 	ItemID     int64
 	Answers    map[string]string
 	Rationales map[string]string
-	Rationale  string
-	ActiveMS   int64
-	Revision   int
-	Submitted  time.Time
+	// Evidence is the turns marked on each failing answer; answers without
+	// any are left out.
+	Evidence  rubric.Evidence
+	Rationale string
+	ActiveMS  int64
+	Revision  int
+	Submitted time.Time
 }
+
+// evidenceAgg reads the turns of an answer set's labels l, by item key, as
+// the JSON object rubric.Evidence scans from; labels without turns are left
+// out.
+const evidenceAgg = `coalesce(jsonb_object_agg(l.rubric_item_key, l.evidence) FILTER (WHERE cardinality(l.evidence) > 0), '{}')`
 
 // readAnswerSet reads one answer set with its labels; notes that are
 // empty are left out of Rationales.
@@ -940,9 +972,11 @@ func readAnswerSet(ctx context.Context, tx pgx.Tx, id int64) (*AnswerSet, error)
 	err := tx.QueryRow(ctx, `
 		SELECT s.item_id, s.rationale, s.active_ms, s.revision, s.submitted_at,
 		       coalesce(jsonb_object_agg(l.rubric_item_key, l.value) FILTER (WHERE l.id IS NOT NULL), '{}'),
-		       coalesce(jsonb_object_agg(l.rubric_item_key, l.rationale) FILTER (WHERE l.rationale <> ''), '{}')
+		       coalesce(jsonb_object_agg(l.rubric_item_key, l.rationale) FILTER (WHERE l.rationale <> ''), '{}'),
+		       `+evidenceAgg+`
 		FROM answer_sets s LEFT JOIN labels l ON l.answer_set_id = s.id
-		WHERE s.id = $1 GROUP BY s.id`, id).Scan(&s.ItemID, &s.Rationale, &s.ActiveMS, &s.Revision, &s.Submitted, &s.Answers, &s.Rationales)
+		WHERE s.id = $1 GROUP BY s.id`, id).Scan(&s.ItemID, &s.Rationale, &s.ActiveMS, &s.Revision, &s.Submitted, &s.Answers, &s.Rationales,
+		&s.Evidence)
 	if err != nil {
 		return nil, err
 	}
@@ -951,7 +985,7 @@ func readAnswerSet(ctx context.Context, tx pgx.Tx, id int64) (*AnswerSet, error)
 
 // FindOwnAnswerSet returns the answers a person submitted for an item.
 func (db *DB) FindOwnAnswerSet(ctx context.Context, projectID, itemID, userID int64) (*AnswerSet, error) {
-	s := &AnswerSet{Answers: map[string]string{}, Rationales: map[string]string{}}
+	s := &AnswerSet{Answers: map[string]string{}, Rationales: map[string]string{}, Evidence: rubric.Evidence{}}
 	err := db.pool.QueryRow(ctx, `
 		SELECT s.id, s.item_id, s.rationale, s.active_ms, s.revision, s.submitted_at
 		FROM answer_sets s JOIN raters r ON r.id = s.rater_id
@@ -960,19 +994,23 @@ func (db *DB) FindOwnAnswerSet(ctx context.Context, projectID, itemID, userID in
 	if err != nil {
 		return nil, mapErr(err, "find answers", "")
 	}
-	rows, err := db.pool.Query(ctx, `SELECT rubric_item_key, value, rationale FROM labels WHERE answer_set_id = $1`, s.ID)
+	rows, err := db.pool.Query(ctx, `SELECT rubric_item_key, value, rationale, evidence FROM labels WHERE answer_set_id = $1`, s.ID)
 	if err != nil {
 		return nil, mapErr(err, "find answers", "")
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var k, v, n string
-		if err := rows.Scan(&k, &v, &n); err != nil {
+		var turns []int
+		if err := rows.Scan(&k, &v, &n, &turns); err != nil {
 			return nil, mapErr(err, "find answers", "")
 		}
 		s.Answers[k] = v
 		if n != "" {
 			s.Rationales[k] = n
+		}
+		if len(turns) > 0 {
+			s.Evidence[k] = turns
 		}
 	}
 	return s, mapErr(rows.Err(), "find answers", "")

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/rubric"
 )
 
 // NewProject is what CreateProject needs.
@@ -22,6 +23,9 @@ type NewProject struct {
 	// Epsilon is the alt-test's ε (attune.AnnotatorPools); zero means
 	// attune.DefaultEpsilon.
 	Epsilon float64
+	// EvidencePolicy is the project's turn evidence setting; empty means
+	// rubric.EvidenceOptional.
+	EvidencePolicy rubric.EvidencePolicy
 }
 
 // ProjectChanges are the fields a lead may edit after creation. The rubric
@@ -33,15 +37,18 @@ type ProjectChanges struct {
 	Lease        time.Duration
 	// Epsilon is the alt-test's ε; zero leaves the stored one.
 	Epsilon float64
+	// EvidencePolicy is the turn evidence setting; empty leaves the
+	// stored one.
+	EvidencePolicy rubric.EvidencePolicy
 }
 
 const projectColumns = `p.id, p.name, p.instructions, p.rubric_version_id, rv.key || '@' || rv.version,
-	p.overlap, p.lease_seconds, p.alt_epsilon, p.status, p.created_at`
+	p.overlap, p.lease_seconds, p.alt_epsilon, p.evidence_policy, p.status, p.created_at`
 
 func scanProject(row pgx.Row) (*attune.Project, error) {
 	var p attune.Project
 	var leaseSeconds int
-	err := row.Scan(&p.ID, &p.Name, &p.Instructions, &p.RubricVersionID, &p.RubricRef, &p.Overlap, &leaseSeconds, &p.Epsilon, &p.Status, &p.CreatedAt)
+	err := row.Scan(&p.ID, &p.Name, &p.Instructions, &p.RubricVersionID, &p.RubricRef, &p.Overlap, &leaseSeconds, &p.Epsilon, &p.EvidencePolicy, &p.Status, &p.CreatedAt)
 	p.Lease = time.Duration(leaseSeconds) * time.Second
 	return &p, err
 }
@@ -56,14 +63,17 @@ func (db *DB) CreateProject(ctx context.Context, creatorID *int64, np NewProject
 		if np.Epsilon == 0 {
 			np.Epsilon = attune.DefaultEpsilon
 		}
-		check := attune.Project{Name: np.Name, Instructions: np.Instructions, Overlap: np.Overlap, Lease: np.Lease, Epsilon: np.Epsilon}
+		check := attune.Project{Name: np.Name, Instructions: np.Instructions, Overlap: np.Overlap, Lease: np.Lease, Epsilon: np.Epsilon,
+			EvidencePolicy: np.EvidencePolicy}
 		if err := check.Validate(); err != nil {
 			return err
 		}
+		// Valid, so it parses: empty becomes the default.
+		policy, _ := rubric.ParseEvidencePolicy(string(np.EvidencePolicy))
 		var id int64
-		err := tx.QueryRow(ctx, `INSERT INTO projects (name, instructions, rubric_version_id, overlap, lease_seconds, alt_epsilon, created_by)
-			VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
-			np.Name, np.Instructions, np.RubricVersionID, np.Overlap, int(np.Lease.Seconds()), np.Epsilon, creatorID).Scan(&id)
+		err := tx.QueryRow(ctx, `INSERT INTO projects (name, instructions, rubric_version_id, overlap, lease_seconds, alt_epsilon, evidence_policy, created_by)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
+			np.Name, np.Instructions, np.RubricVersionID, np.Overlap, int(np.Lease.Seconds()), np.Epsilon, policy, creatorID).Scan(&id)
 		if err != nil {
 			return err
 		}
@@ -77,7 +87,8 @@ func (db *DB) CreateProject(ctx context.Context, creatorID *int64, np NewProject
 			return err
 		}
 		return audit(ctx, tx, attune.AuditEvent{ActorID: creatorID, Action: "project.create", ProjectID: &id, Subject: np.Name,
-			Details: map[string]string{"rubric": p.RubricRef, "overlap": fmt.Sprint(np.Overlap), "epsilon": fmt.Sprint(np.Epsilon)}})
+			Details: map[string]string{"rubric": p.RubricRef, "overlap": fmt.Sprint(np.Overlap), "epsilon": fmt.Sprint(np.Epsilon),
+				"evidence_policy": string(policy)}})
 	})
 	if err != nil {
 		return nil, mapErr(err, "create project", fmt.Sprintf("a project named %q already exists", np.Name))
@@ -90,7 +101,9 @@ func (db *DB) CreateProject(ctx context.Context, creatorID *int64, np NewProject
 // nothing). actorID 0 is the command line, which has no account.
 func (db *DB) UpdateProject(ctx context.Context, actorID, projectID int64, c ProjectChanges) error {
 	err := db.inTx(ctx, func(tx pgx.Tx) error {
-		check := attune.Project{Name: c.Name, Instructions: c.Instructions, Overlap: c.Overlap, Lease: c.Lease, Epsilon: c.Epsilon}
+		// An empty EvidencePolicy is valid: it keeps the stored one.
+		check := attune.Project{Name: c.Name, Instructions: c.Instructions, Overlap: c.Overlap, Lease: c.Lease, Epsilon: c.Epsilon,
+			EvidencePolicy: c.EvidencePolicy}
 		if c.Epsilon == 0 {
 			// Checked against a valid ε: the stored one stays as it is.
 			check.Epsilon = attune.DefaultEpsilon
@@ -99,8 +112,9 @@ func (db *DB) UpdateProject(ctx context.Context, actorID, projectID int64, c Pro
 			return err
 		}
 		tag, err := tx.Exec(ctx, `UPDATE projects SET name = $2, instructions = $3, overlap = $4, lease_seconds = $5,
-			alt_epsilon = COALESCE(NULLIF($6::double precision, 0), alt_epsilon), updated_at = now()
-			WHERE id = $1`, projectID, c.Name, c.Instructions, c.Overlap, int(c.Lease.Seconds()), c.Epsilon)
+			alt_epsilon = COALESCE(NULLIF($6::double precision, 0), alt_epsilon),
+			evidence_policy = COALESCE(NULLIF($7::text, ''), evidence_policy), updated_at = now()
+			WHERE id = $1`, projectID, c.Name, c.Instructions, c.Overlap, int(c.Lease.Seconds()), c.Epsilon, string(c.EvidencePolicy))
 		if err != nil {
 			return err
 		}
@@ -112,7 +126,8 @@ func (db *DB) UpdateProject(ctx context.Context, actorID, projectID int64, c Pro
 			actor = &actorID
 		}
 		return audit(ctx, tx, attune.AuditEvent{ActorID: actor, Action: "project.update", ProjectID: &projectID, Subject: c.Name,
-			Details: map[string]string{"overlap": fmt.Sprint(c.Overlap), "lease": c.Lease.String(), "epsilon": fmt.Sprint(c.Epsilon)}})
+			Details: map[string]string{"overlap": fmt.Sprint(c.Overlap), "lease": c.Lease.String(), "epsilon": fmt.Sprint(c.Epsilon),
+				"evidence_policy": string(c.EvidencePolicy)}})
 	})
 	return mapErr(err, "update project", fmt.Sprintf("a project named %q already exists", c.Name))
 }

@@ -156,7 +156,8 @@ func queueWorkspace(b *pgx.Batch, projectID, itemID, userID int64, full bool) {
 		WHERE a.item_id = $1 AND a.project_id = $2 AND a.rater_id = `+me, itemID, projectID, userID)
 	b.Queue(`SELECT s.id, s.rationale, s.active_ms, s.revision, s.submitted_at, s.updated_at,
 		       coalesce(jsonb_object_agg(l.rubric_item_key, l.value) FILTER (WHERE l.id IS NOT NULL), '{}'),
-		       coalesce(jsonb_object_agg(l.rubric_item_key, l.rationale) FILTER (WHERE l.rationale <> ''), '{}')
+		       coalesce(jsonb_object_agg(l.rubric_item_key, l.rationale) FILTER (WHERE l.rationale <> ''), '{}'),
+		       `+evidenceAgg+`
 		FROM answer_sets s LEFT JOIN labels l ON l.answer_set_id = s.id
 		WHERE s.item_id = $1 AND s.project_id = $2 AND s.rater_id = `+me+`
 		GROUP BY s.id`, itemID, projectID, userID)
@@ -188,7 +189,7 @@ func scanWorkspace(br pgx.BatchResults, itemID int64, full bool) (*Workspace, er
 			return err
 		}
 		s := &AnswerSet{ItemID: itemID}
-		err = br.QueryRow().Scan(&s.ID, &s.Rationale, &s.ActiveMS, &s.Revision, &s.Submitted, &w.AnswersUpdated, &s.Answers, &s.Rationales)
+		err = br.QueryRow().Scan(&s.ID, &s.Rationale, &s.ActiveMS, &s.Revision, &s.Submitted, &w.AnswersUpdated, &s.Answers, &s.Rationales, &s.Evidence)
 		switch {
 		case err == nil:
 			w.Answers = s

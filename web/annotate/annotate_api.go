@@ -77,17 +77,20 @@ func (ws *Handler) APINext(r *http.Request, u *attune.User) (int, any, error) {
 
 // apiLabels is the body of a submission or an edit.
 type apiLabels struct {
-	Answers         map[string]string `json:"answers"`
-	Rationales      map[string]string `json:"rationales"`
-	Rationale       string            `json:"rationale"`
-	ActiveMS        int64             `json:"active_ms"`
-	ConfirmWarnings bool              `json:"confirm_warnings"`
-	Next            bool              `json:"next"`
+	Answers    map[string]string `json:"answers"`
+	Rationales map[string]string `json:"rationales"`
+	// Evidence is the turns where each failing answer fails, by item
+	// key, held to the project's policy by the labeling flow.
+	Evidence        rubric.Evidence `json:"evidence"`
+	Rationale       string          `json:"rationale"`
+	ActiveMS        int64           `json:"active_ms"`
+	ConfirmWarnings bool            `json:"confirm_warnings"`
+	Next            bool            `json:"next"`
 }
 
 func (b apiLabels) input() labeling.Input {
-	return labeling.Input{Answers: b.Answers, Rationales: b.Rationales, Rationale: b.Rationale, ActiveMS: b.ActiveMS,
-		ConfirmWarnings: b.ConfirmWarnings, Next: b.Next}
+	return labeling.Input{Answers: b.Answers, Rationales: b.Rationales, Evidence: b.Evidence, Rationale: b.Rationale,
+		ActiveMS: b.ActiveMS, ConfirmWarnings: b.ConfirmWarnings, Next: b.Next}
 }
 
 type apiSubmitted struct {
@@ -141,6 +144,7 @@ type apiOwn struct {
 	ItemID     int64             `json:"item_id"`
 	Answers    map[string]string `json:"answers"`
 	Rationales map[string]string `json:"rationales"`
+	Evidence   rubric.Evidence   `json:"evidence"` // the turns marked on failing answers
 	Rationale  string            `json:"rationale"`
 	Revision   int               `json:"revision"`
 	Score      scoring.Result    `json:"score"`
@@ -177,7 +181,8 @@ func (ws *Handler) APIOwnLabels(r *http.Request, u *attune.User) (int, any, erro
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, apiOwn{itemID, set.Answers, set.Rationales, set.Rationale, set.Revision, score}, nil
+	return http.StatusOK, apiOwn{ItemID: itemID, Answers: set.Answers, Rationales: set.Rationales, Evidence: set.Evidence,
+		Rationale: set.Rationale, Revision: set.Revision, Score: score}, nil
 }
 
 // APIUpdateLabels edits the caller's own submitted labels for an item,
