@@ -17,7 +17,11 @@ type Project struct {
 	Lease           time.Duration
 	// Epsilon is the alt-test's ε, chosen by who the annotators are
 	// (AnnotatorPools); the report uses it unless asked for another.
-	Epsilon   float64
+	Epsilon float64
+	// SystemKey is the item meta key that names the dialogue system that
+	// produced an item's assistant turns (DefaultSystemKey unless set);
+	// estimates, draws and failure maps read it when a query names none.
+	SystemKey string
 	Status    ProjectStatus
 	CreatedAt time.Time
 }
@@ -133,4 +137,17 @@ type AnnotatorProgress struct {
 	Skipped      int
 	LastHour     int
 	MedianActive time.Duration // median active time per submitted item
+}
+
+// SystemKeyOr is the system key a query reads: key when it names one,
+// otherwise the project's setting (DefaultSystemKey for a project value
+// made without one).
+func (p *Project) SystemKeyOr(key string) string {
+	switch {
+	case key != "":
+		return key
+	case p.SystemKey != "":
+		return p.SystemKey
+	}
+	return DefaultSystemKey
 }

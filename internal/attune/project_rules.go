@@ -18,6 +18,10 @@ const (
 	MaxLease        = 24 * time.Hour
 	DefaultOverlap  = 3
 	DefaultLease    = 30 * time.Minute
+	// DefaultSystemKey is the item meta key that names an item's system
+	// in a project that was not given another.
+	DefaultSystemKey = "system"
+	MaxSystemKey     = 64 // characters
 )
 
 // The messages of a project's fields.
@@ -25,6 +29,7 @@ var (
 	msgProjectName = "Enter a name for the project."
 	msgOverlap     = fmt.Sprintf("Enter a whole number of annotators from 1 to %d.", MaxOverlap)
 	msgLease       = fmt.Sprintf("Enter a whole number of minutes from 1 to %d.", int(MaxLease/time.Minute))
+	msgSystemKey   = fmt.Sprintf("Enter the item meta key that names an item's system (such as %q), at most %d characters.", DefaultSystemKey, MaxSystemKey)
 )
 
 // ProjectFieldMessage is the message of a project's field that could not
@@ -45,9 +50,10 @@ func ProjectFieldMessage(field string) string {
 // Validate checks a project's settings: a name of at most MaxProjectName
 // characters without direction controls (NameProblem), instructions of at most MaxInstructions, an overlap from 1
 // to MaxOverlap, a lease of whole minutes from one to MaxLease and an
-// alt-test ε strictly between 0 and 1. It returns nil or a
-// *ValidationError with a message per field (name, instructions, overlap,
-// lease, epsilon). The store calls it inside the
+// alt-test ε strictly between 0 and 1 and a system key of 1 to
+// MaxSystemKey characters. It returns nil or a *ValidationError with a
+// message per field (name, instructions, overlap, lease, epsilon,
+// system_key). The store calls it inside the
 // transaction that writes the project.
 func (p *Project) Validate() error {
 	errs := map[string]string{}
@@ -77,6 +83,11 @@ func (p *Project) Validate() error {
 	}
 	if !(p.Epsilon > 0 && p.Epsilon < 1) {
 		errs["epsilon"] = msgEpsilon
+	}
+	if problem := TextProblem(p.SystemKey); problem != "" {
+		errs["system_key"] = "The system key " + problem + "."
+	} else if n := utf8.RuneCountInString(p.SystemKey); strings.TrimSpace(p.SystemKey) == "" || n > MaxSystemKey {
+		errs["system_key"] = msgSystemKey
 	}
 	if len(errs) > 0 {
 		return &ValidationError{Fields: errs}

@@ -22,6 +22,9 @@ type NewProject struct {
 	// Epsilon is the alt-test's ε (attune.AnnotatorPools); zero means
 	// attune.DefaultEpsilon.
 	Epsilon float64
+	// SystemKey is the item meta key naming an item's system; "" means
+	// attune.DefaultSystemKey.
+	SystemKey string
 }
 
 // ProjectChanges are the fields a lead may edit after creation. The rubric
@@ -33,15 +36,18 @@ type ProjectChanges struct {
 	Lease        time.Duration
 	// Epsilon is the alt-test's ε; zero leaves the stored one.
 	Epsilon float64
+	// SystemKey is the item meta key naming an item's system; "" leaves
+	// the stored one.
+	SystemKey string
 }
 
 const projectColumns = `p.id, p.name, p.instructions, p.rubric_version_id, rv.key || '@' || rv.version,
-	p.overlap, p.lease_seconds, p.alt_epsilon, p.status, p.created_at`
+	p.overlap, p.lease_seconds, p.alt_epsilon, p.system_key, p.status, p.created_at`
 
 func scanProject(row pgx.Row) (*attune.Project, error) {
 	var p attune.Project
 	var leaseSeconds int
-	err := row.Scan(&p.ID, &p.Name, &p.Instructions, &p.RubricVersionID, &p.RubricRef, &p.Overlap, &leaseSeconds, &p.Epsilon, &p.Status, &p.CreatedAt)
+	err := row.Scan(&p.ID, &p.Name, &p.Instructions, &p.RubricVersionID, &p.RubricRef, &p.Overlap, &leaseSeconds, &p.Epsilon, &p.SystemKey, &p.Status, &p.CreatedAt)
 	p.Lease = time.Duration(leaseSeconds) * time.Second
 	return &p, err
 }
@@ -56,14 +62,17 @@ func (db *DB) CreateProject(ctx context.Context, creatorID *int64, np NewProject
 		if np.Epsilon == 0 {
 			np.Epsilon = attune.DefaultEpsilon
 		}
-		check := attune.Project{Name: np.Name, Instructions: np.Instructions, Overlap: np.Overlap, Lease: np.Lease, Epsilon: np.Epsilon}
+		if np.SystemKey == "" {
+			np.SystemKey = attune.DefaultSystemKey
+		}
+		check := attune.Project{Name: np.Name, Instructions: np.Instructions, Overlap: np.Overlap, Lease: np.Lease, Epsilon: np.Epsilon, SystemKey: np.SystemKey}
 		if err := check.Validate(); err != nil {
 			return err
 		}
 		var id int64
-		err := tx.QueryRow(ctx, `INSERT INTO projects (name, instructions, rubric_version_id, overlap, lease_seconds, alt_epsilon, created_by)
-			VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
-			np.Name, np.Instructions, np.RubricVersionID, np.Overlap, int(np.Lease.Seconds()), np.Epsilon, creatorID).Scan(&id)
+		err := tx.QueryRow(ctx, `INSERT INTO projects (name, instructions, rubric_version_id, overlap, lease_seconds, alt_epsilon, system_key, created_by)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
+			np.Name, np.Instructions, np.RubricVersionID, np.Overlap, int(np.Lease.Seconds()), np.Epsilon, np.SystemKey, creatorID).Scan(&id)
 		if err != nil {
 			return err
 		}
@@ -77,7 +86,7 @@ func (db *DB) CreateProject(ctx context.Context, creatorID *int64, np NewProject
 			return err
 		}
 		return audit(ctx, tx, attune.AuditEvent{ActorID: creatorID, Action: "project.create", ProjectID: &id, Subject: np.Name,
-			Details: map[string]string{"rubric": p.RubricRef, "overlap": fmt.Sprint(np.Overlap), "epsilon": fmt.Sprint(np.Epsilon)}})
+			Details: map[string]string{"rubric": p.RubricRef, "overlap": fmt.Sprint(np.Overlap), "epsilon": fmt.Sprint(np.Epsilon), "system_key": np.SystemKey}})
 	})
 	if err != nil {
 		return nil, mapErr(err, "create project", fmt.Sprintf("a project named %q already exists", np.Name))
@@ -90,17 +99,22 @@ func (db *DB) CreateProject(ctx context.Context, creatorID *int64, np NewProject
 // nothing). actorID 0 is the command line, which has no account.
 func (db *DB) UpdateProject(ctx context.Context, actorID, projectID int64, c ProjectChanges) error {
 	err := db.inTx(ctx, func(tx pgx.Tx) error {
-		check := attune.Project{Name: c.Name, Instructions: c.Instructions, Overlap: c.Overlap, Lease: c.Lease, Epsilon: c.Epsilon}
+		check := attune.Project{Name: c.Name, Instructions: c.Instructions, Overlap: c.Overlap, Lease: c.Lease, Epsilon: c.Epsilon, SystemKey: c.SystemKey}
 		if c.Epsilon == 0 {
 			// Checked against a valid ε: the stored one stays as it is.
 			check.Epsilon = attune.DefaultEpsilon
+		}
+		if c.SystemKey == "" {
+			// Likewise: the stored key stays.
+			check.SystemKey = attune.DefaultSystemKey
 		}
 		if err := check.Validate(); err != nil {
 			return err
 		}
 		tag, err := tx.Exec(ctx, `UPDATE projects SET name = $2, instructions = $3, overlap = $4, lease_seconds = $5,
-			alt_epsilon = COALESCE(NULLIF($6::double precision, 0), alt_epsilon), updated_at = now()
-			WHERE id = $1`, projectID, c.Name, c.Instructions, c.Overlap, int(c.Lease.Seconds()), c.Epsilon)
+			alt_epsilon = COALESCE(NULLIF($6::double precision, 0), alt_epsilon),
+			system_key = COALESCE(NULLIF($7::text, ''), system_key), updated_at = now()
+			WHERE id = $1`, projectID, c.Name, c.Instructions, c.Overlap, int(c.Lease.Seconds()), c.Epsilon, c.SystemKey)
 		if err != nil {
 			return err
 		}
@@ -112,7 +126,7 @@ func (db *DB) UpdateProject(ctx context.Context, actorID, projectID int64, c Pro
 			actor = &actorID
 		}
 		return audit(ctx, tx, attune.AuditEvent{ActorID: actor, Action: "project.update", ProjectID: &projectID, Subject: c.Name,
-			Details: map[string]string{"overlap": fmt.Sprint(c.Overlap), "lease": c.Lease.String(), "epsilon": fmt.Sprint(c.Epsilon)}})
+			Details: map[string]string{"overlap": fmt.Sprint(c.Overlap), "lease": c.Lease.String(), "epsilon": fmt.Sprint(c.Epsilon), "system_key": c.SystemKey}})
 	})
 	return mapErr(err, "update project", fmt.Sprintf("a project named %q already exists", c.Name))
 }

@@ -86,7 +86,7 @@ func (s *Handler) APIFailures(r *http.Request, u *attune.User) (int, any, error)
 	}
 	q := r.URL.Query()
 	m, err := evaluation.Failures(r.Context(), s.DB, evaluation.FailureQuery{
-		ProjectID: p.ID, Judge: q.Get("judge"), RubricItem: q.Get("rubric_item"), SystemKey: q.Get("system_key"),
+		ProjectID: p.ID, Judge: q.Get("judge"), RubricItem: q.Get("rubric_item"), SystemKey: p.SystemKeyOr(q.Get("system_key")),
 	})
 	if err != nil {
 		return 0, nil, err
