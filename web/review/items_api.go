@@ -24,18 +24,21 @@ func (s *Handler) apiBrowserProject(r *http.Request, u *attune.User) (*attune.Pr
 }
 
 type apiItemRow struct {
-	ID        int64           `json:"id"`
-	SourceID  string          `json:"source_id"`
-	Kind      string          `json:"kind"`
-	Turns     int             `json:"turns"`
-	Opening   string          `json:"opening"`
-	Meta      json.RawMessage `json:"meta"`
-	People    int             `json:"people"`
-	Judges    int             `json:"judges"`
-	Gold      *string         `json:"gold"`
-	Flags     int             `json:"flags"`
-	InPool    bool            `json:"in_pool"`
-	CreatedAt time.Time       `json:"created_at"`
+	ID       int64           `json:"id"`
+	SourceID string          `json:"source_id"`
+	Kind     string          `json:"kind"`
+	Turns    int             `json:"turns"`
+	Opening  string          `json:"opening"`
+	Meta     json.RawMessage `json:"meta"`
+	// System is the item's meta under the project's system key, as text;
+	// null when it names none.
+	System    *string   `json:"system"`
+	People    int       `json:"people"`
+	Judges    int       `json:"judges"`
+	Gold      *string   `json:"gold"`
+	Flags     int       `json:"flags"`
+	InPool    bool      `json:"in_pool"`
+	CreatedAt time.Time `json:"created_at"`
 }
 
 type apiItemPage struct {
@@ -72,6 +75,10 @@ func (s *Handler) APIItems(r *http.Request, u *attune.User) (int, any, error) {
 		if it.Gold != "" {
 			g := it.Gold
 			row.Gold = &g
+		}
+		// Whole: no value is longer than the meta that holds it.
+		if sys, ok := itemSystem(it.Meta, p.SystemKey, len(it.Meta)); ok {
+			row.System = &sys
 		}
 		out.Items = append(out.Items, row)
 	}
