@@ -3,7 +3,9 @@ package web_test
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -149,4 +151,44 @@ func TestEstimatesReadProjectSystemKey(t *testing.T) {
 	r := c.get(projectPath(p, "/browse?id=r3"))
 	wantStatus(t, r, http.StatusOK)
 	wantContains(t, r, `data-testid="browse-system-col">System <span class="muted">(<code>arm</code>)`, `<td class="meta-cell" data-testid="browse-system">b</td>`)
+}
+
+// TestProjectSystemKeyForm: the create form offers the default key and
+// stores the one typed; the edit form shows the stored key, refuses an
+// empty or overlong one under its field and changes nothing then, saves
+// another, and keeps it when a form without the field is posted; the
+// project page shows it.
+func TestProjectSystemKeyForm(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	lead := a.user("lee@example.org", attune.RoleLead)
+	c := a.client()
+	c.mustSignIn(lead)
+	wantContains(t, c.get("/projects/new"), `name="system_key" value="system"`)
+	r := c.post("/projects", url.Values{"name": {"Arms"}, "rubric": {strconv.FormatInt(a.rubricID("coaching-conversation@2.0"), 10)},
+		"overlap": {"2"}, "lease": {"30"}, "annotators": {"trained"}, "system_key": {" arm "}})
+	wantStatus(t, r, http.StatusSeeOther)
+	p, err := a.db.FindProjectByName(t.Context(), "Arms")
+	if err != nil || p.SystemKey != "arm" {
+		t.Fatalf("created: %+v, %v", p, err)
+	}
+	wantContains(t, c.get(projectPath(p, "")), `data-testid="project-system-key"><code>arm</code>`)
+	wantContains(t, c.get(projectPath(p, "/edit")), `name="system_key" value="arm"`)
+	form := func(key ...string) url.Values {
+		v := url.Values{"name": {"Arms"}, "overlap": {"2"}, "lease": {"30"}, "annotators": {"trained"}}
+		if len(key) > 0 {
+			v.Set("system_key", key[0])
+		}
+		return v
+	}
+	for _, bad := range []string{"", strings.Repeat("k", attune.MaxSystemKey+1)} {
+		r = c.post(projectPath(p, "/edit"), form(bad))
+		wantStatus(t, r, http.StatusUnprocessableEntity)
+		wantContains(t, r, `data-testid="error-system_key"`, "the item meta key that names an item&#39;s system")
+	}
+	wantStatus(t, c.post(projectPath(p, "/edit"), form("model")), http.StatusSeeOther)
+	wantStatus(t, c.post(projectPath(p, "/edit"), form()), http.StatusSeeOther)
+	if got, err := a.db.FindProjectByID(t.Context(), p.ID); err != nil || got.SystemKey != "model" {
+		t.Fatalf("after the edits: %+v, %v", got, err)
+	}
 }

@@ -192,6 +192,7 @@ func (s *Handler) ProjectPage(r *http.Request, p *attune.Project, role attune.Me
 		// and marked as the report marks one asked for with
 		// alt_unusual_epsilon=1.
 		Epsilon:    kit.AltEpsilonLabel(p.Epsilon, !agreement.AltEpsilonUsual(p.Epsilon)),
+		SystemKey:  p.SystemKey,
 		IsLead:     role == attune.MemberLead,
 		MemberForm: project.MemberForm{Role: string(attune.MemberAnnotator)},
 	}
