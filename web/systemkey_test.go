@@ -143,6 +143,13 @@ func TestEstimatesReadProjectSystemKey(t *testing.T) {
 			t.Errorf("r%d: system %v, want %v", i, g, want)
 		}
 	}
+	for _, it := range body["items"].([]any) {
+		it := it.(map[string]any)
+		status, detail := api.call("GET", fmt.Sprintf("/api/v1/projects/%d/items/%v", p.ID, it["id"]), nil)
+		if sys, ok := detail["system"]; status != http.StatusOK || !ok || sys != it["system"] {
+			t.Errorf("item %v: %d, system %v, want %v as in the list", it["source_id"], status, detail["system"], it["system"])
+		}
+	}
 
 	lead := a.user("lee@example.org", attune.RoleLead)
 	a.member(p, lead, attune.MemberLead)
@@ -151,6 +158,20 @@ func TestEstimatesReadProjectSystemKey(t *testing.T) {
 	r := c.get(projectPath(p, "/browse?id=r3"))
 	wantStatus(t, r, http.StatusOK)
 	wantContains(t, r, `data-testid="browse-system-col">System <span class="muted">(<code>arm</code>)`, `<td class="meta-cell" data-testid="browse-system">b</td>`)
+
+	// The systems page starts from the project's key; a draw asked for
+	// without one is recorded under it.
+	r = c.get(projectPath(p, "/systems"))
+	wantStatus(t, r, http.StatusOK)
+	wantContains(t, r, `name="system_key" value="arm"`)
+	wantLacks(t, r, `name="system_key" value="system"`)
+	status, body = api.call("POST", fmt.Sprintf("/api/v1/projects/%d/draws", p.ID), map[string]any{"k": 1, "system": "b"})
+	if status != http.StatusCreated || body["system_key"] != "arm" {
+		t.Fatalf("draw: %d %v, want it made under arm", status, body)
+	}
+	if items := body["items"].([]any); len(items) != 1 || items[0].(map[string]any)["source_id"] != "r5" {
+		t.Errorf("drew %v, want r5, b's only judge-only item", items)
+	}
 }
 
 // TestProjectSystemKeyForm: the create form offers the default key and

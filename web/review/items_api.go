@@ -135,6 +135,7 @@ type apiItemDetail struct {
 	Turns         int               `json:"turns"`
 	Messages      []attune.Message  `json:"messages"`
 	Meta          json.RawMessage   `json:"meta"`
+	System        *string           `json:"system"` // as in apiItemRow
 	Sensitive     bool              `json:"sensitive"`
 	AnswerSets    []apiAnswerSet    `json:"answer_sets"`
 	Gold          *apiItemGold      `json:"gold"`
@@ -161,6 +162,9 @@ func (s *Handler) APIItem(r *http.Request, u *attune.User) (int, any, error) {
 	it := d.item
 	out := apiItemDetail{ID: it.ID, SourceID: it.SourceID, Kind: it.Kind, Turns: it.Turns, Messages: it.Messages, Meta: it.Meta,
 		Sensitive: it.Sensitive, AnswerSets: []apiAnswerSet{}, Adjudications: []apiAdjudication{}, Flags: []apiFlag{}, History: []apiItemEvent{}}
+	if sys, ok := itemSystem(it.Meta, p.SystemKey, len(it.Meta)); ok {
+		out.System = &sys
+	}
 	for i, a := range d.sets {
 		out.AnswerSets = append(out.AnswerSets, apiAnswerSet{RaterID: a.RaterID, Kind: a.Kind, Name: a.Name, Email: a.Email, Model: a.Model,
 			Answers: a.Answers, Rationales: a.Rationales, Methods: a.Methods, Rationale: a.Rationale, SubmittedAt: a.Submitted.UTC(),
