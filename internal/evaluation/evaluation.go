@@ -124,7 +124,7 @@ func Estimate(ctx context.Context, src Source, q Query) (Estimates, error) {
 // the same judge, human and system key.
 func estimate(ctx context.Context, src Source, p *attune.Project, def *rubric.Definition, q Query, safety *ppi.Conclusion) (Estimates, error) {
 	if q.SystemKey == "" {
-		q.SystemKey = p.SystemKey
+		q.SystemKey = p.SystemKeyOr("")
 	}
 	if q.Human == "" {
 		q.Human = HumanPeople
@@ -227,7 +227,7 @@ func EstimateEvery(ctx context.Context, src Source, p *attune.Project, def *rubr
 	if err := Check(Query{Judge: judge, Outcome: OutcomeFinal}); err != nil {
 		return nil, err
 	}
-	q.SystemKey, q.Human = p.SystemKey, HumanPeople
+	q.SystemKey, q.Human = p.SystemKeyOr(""), HumanPeople
 	var safety *ppi.Conclusion
 	if hasGate(def) {
 		c, err := safetyConclusion(ctx, src, def, q)
