@@ -60,3 +60,21 @@ func writeIndentedJSON(w *bufio.Writer, v any) error {
 	}
 	return w.Flush()
 }
+
+// systemKeyFlag declares --system-key, whose default "" means the
+// project's setting (attune.Project.SystemKey).
+func systemKeyFlag(fs *flag.FlagSet) {
+	fs.String("system-key", "", "the item meta key that names an item's system; left out, the project's system key (attune project update --system-key)")
+}
+
+// checkSystemKeyFlag refuses a --system-key given empty: left out, the
+// project's key is read, but given it must name a meta key.
+func checkSystemKeyFlag(fs *flag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "system-key" && strings.TrimSpace(f.Value.String()) == "" {
+			err = fmt.Errorf("%w: --system-key must name a meta key; leave it out for the project's", errUsage)
+		}
+	})
+	return err
+}

@@ -17,7 +17,7 @@ func drawFlags(fs *flag.FlagSet) {
 	fs.String("project", "", "project name (required)")
 	fs.String("k", "", "how many items to send to people (required)")
 	fs.String("system", "", "draw only items of this system ((none) for items naming none)")
-	fs.String("system-key", evaluation.DefaultSystemKey, "the item meta key that names an item's system")
+	systemKeyFlag(fs)
 	fs.String("seed", "", "the seed, to repeat a draw; left out, a fresh one is made and printed")
 }
 
@@ -45,6 +45,9 @@ func runDraw(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return flagErrors(err, drawFlagOf)
 	}
+	if err := checkSystemKeyFlag(fs); err != nil {
+		return err
+	}
 	q := evaluation.DrawQuery{K: k, System: get("system"), SystemKey: get("system-key"), Seed: seed}
 	if err := evaluation.CheckDraw(q); err != nil {
 		return flagErrors(err, drawFlagOf)
@@ -58,7 +61,7 @@ func runDraw(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	q.ProjectID = p.ID
+	q.ProjectID, q.SystemKey = p.ID, p.SystemKeyOr(q.SystemKey)
 	d, err := evaluation.Draw(ctx, db, q)
 	if err != nil {
 		return flagErrors(err, drawFlagOf)

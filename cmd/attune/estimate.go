@@ -24,7 +24,7 @@ func estimateFlags(fs *flag.FlagSet) {
 	fs.String("rubric-item", "", "the rubric item to estimate, by key (this or --outcome)")
 	fs.String("outcome", "", "final, pass or safety: the scoring engine's final score, pass rate or safety-gate failure rate instead of a rubric item")
 	fs.String("human", evaluation.HumanPeople, "the human value of an item: people (the mean of the people's answers) or gold (its gold answer)")
-	fs.String("system-key", evaluation.DefaultSystemKey, "the item meta key that names an item's system")
+	systemKeyFlag(fs)
 	fs.String("format", "json", "json or text")
 }
 
@@ -44,8 +44,8 @@ func runEstimate(ctx context.Context, e env, args []string) error {
 	if get("project") == "" {
 		return fmt.Errorf("%w: --project is required: attune estimate --project P --judge J (--rubric-item K | --outcome final|pass|safety) [--human people|gold] [--system-key KEY] [--format json|text]", errUsage)
 	}
-	if get("system-key") == "" {
-		return fmt.Errorf("%w: --system-key must name a meta key", errUsage)
+	if err := checkSystemKeyFlag(fs); err != nil {
+		return err
 	}
 	format := get("format")
 	if format != "json" && format != "text" {

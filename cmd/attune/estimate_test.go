@@ -116,6 +116,28 @@ func TestEstimateCommand(t *testing.T) {
 		t.Errorf("text:\n%s", text)
 	}
 
+	// Left out, --system-key is the project's setting: set to a key no
+	// item names, every item is of (none); given, the flag wins. A set of
+	// the key alone leaves the ε as it was; an empty key is refused.
+	if out := must("project", "set", "--project", "Pilot", "--annotators", "experts"); !strings.Contains(out, `system key "system"`) {
+		t.Errorf("set ε: %s", out)
+	}
+	if out := must("project", "set", "--project", "Pilot", "--system-key", "arm"); !strings.Contains(out, `system key "arm"`) || !strings.Contains(out, "ε 0.2 ") {
+		t.Errorf("set the key: %s", out)
+	}
+	if _, err := runCmd(t, env, "", "project", "set", "--project", "Pilot", "--system-key", ""); err == nil || !strings.Contains(err.Error(), "--system-key: ") {
+		t.Errorf("an empty key: %v, want it refused on --system-key", err)
+	}
+	if text := must("estimate", "--project", "Pilot", "--judge", "@gpt", "--rubric-item", "emotion", "--format", "text"); !strings.Contains(text, `systems by meta key "arm"`) || strings.Contains(text, "v1") {
+		t.Errorf("text by the project's key:\n%s", text)
+	}
+	if text := must("estimate", "--project", "Pilot", "--judge", "@gpt", "--rubric-item", "emotion", "--system-key", "system", "--format", "text"); !strings.Contains(text, "v1 − v2 (independent)") {
+		t.Errorf("text by --system-key system:\n%s", text)
+	}
+	if out := must("project", "show", "Pilot"); !strings.Contains(out, `system key "arm"`) || !strings.Contains(out, "ε 0.2 ") {
+		t.Errorf("show: %s", out)
+	}
+
 	for _, c := range []struct {
 		args []string
 		want string

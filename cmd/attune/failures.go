@@ -14,7 +14,7 @@ func failuresFlags(fs *flag.FlagSet) {
 	fs.String("project", "", "project name (required)")
 	fs.String("judge", "", "the judge: a rater id or a judge's name (required)")
 	fs.String("rubric-item", "", "the rubric item to map, by key (required)")
-	fs.String("system-key", evaluation.DefaultSystemKey, "the item meta key that names an item's system")
+	systemKeyFlag(fs)
 	fs.String("format", "text", "text or json")
 }
 
@@ -34,6 +34,9 @@ func runFailures(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkSystemKeyFlag(fs); err != nil {
+		return err
+	}
 	q := evaluation.FailureQuery{Judge: get("judge"), RubricItem: get("rubric-item"), SystemKey: get("system-key")}
 	if err := evaluation.CheckFailures(q); err != nil {
 		return flagErrors(err, estimateFlagOf)
@@ -43,7 +46,7 @@ func runFailures(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	q.ProjectID = p.ID
+	q.ProjectID, q.SystemKey = p.ID, p.SystemKeyOr(q.SystemKey)
 	m, err := evaluation.Failures(ctx, db, q)
 	if err != nil {
 		return flagErrors(err, estimateFlagOf)

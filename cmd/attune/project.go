@@ -26,6 +26,7 @@ func projectFlagsHelp(fs *flag.FlagSet) {
 	fs.String("lease", attune.DefaultLease.String(), "how long an annotator holds an item before it goes back, whole minutes from 1m to 24h (create)")
 	fs.String("annotators", attune.PoolOfEpsilon(attune.DefaultEpsilon).Key, "who the annotators are, which sets the alt-test's ε: experts (0.2), trained (0.15), crowd (0.1) or custom with --epsilon (create, set)")
 	fs.String("epsilon", "", "a custom alt-test ε between 0 and 1, with --annotators custom or alone (create, set)")
+	fs.String("system-key", "", fmt.Sprintf("the item meta key that names an item's system, at most %d characters (create, set; default %s)", attune.MaxSystemKey, attune.DefaultSystemKey))
 	fs.String("instructions-file", "", "Markdown file of instructions for annotators (create)")
 	fs.String("lead", "", "email of a lead to put in charge (create)")
 	fs.String("project", "", "project name (set, add-member, remove-member, people, requalify)")
@@ -35,14 +36,18 @@ func projectFlagsHelp(fs *flag.FlagSet) {
 	fs.Bool("json", false, "print JSON (list, show, people)")
 }
 
-const projectUsage = `attune project create --name N --rubric KEY@VERSION [--overlap K] [--lease 30m] [--annotators experts|trained|crowd|custom] [--epsilon E] [--instructions-file F] [--lead EMAIL]
-attune project set --project N [--annotators experts|trained|crowd|custom] [--epsilon E]
+const projectUsage = `attune project create --name N --rubric KEY@VERSION [--overlap K] [--lease 30m] [--annotators experts|trained|crowd|custom] [--epsilon E] [--system-key KEY] [--instructions-file F] [--lead EMAIL]
+attune project set --project N [--annotators experts|trained|crowd|custom] [--epsilon E] [--system-key KEY]
 attune project list [--json]
 attune project show NAME [--json]
 attune project add-member --project N --email E [--role annotator|lead]
 attune project remove-member --project N --email E
 attune project people --project N [--json]
 attune project requalify --project N --email E [--attempt N]`
+
+// projectFlagOf names the flag of a project setting whose field name is
+// not the flag's.
+var projectFlagOf = map[string]string{"system_key": "system-key"}
 
 func runProject(ctx context.Context, e env, args []string) error {
 	if len(args) == 0 {
@@ -55,6 +60,8 @@ func runProject(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	get := func(name string) string { return fs.Lookup(name).Value.String() }
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	switch verb {
 	case "create", "set", "list", "show", "add-member", "remove-member", "people", "requalify":
 	default:
@@ -106,14 +113,18 @@ func runProject(ctx context.Context, e env, args []string) error {
 		}
 		// Checked here as well as by the store, which reads a zero ε as
 		// the default: a --epsilon 0 must be refused, not replaced.
-		check := attune.Project{Name: strings.TrimSpace(get("name")), Instructions: instructions, Overlap: overlap, Lease: lease, Epsilon: epsilon}
+		systemKey := attune.DefaultSystemKey
+		if given["system-key"] {
+			systemKey = strings.TrimSpace(get("system-key"))
+		}
+		check := attune.Project{Name: strings.TrimSpace(get("name")), Instructions: instructions, Overlap: overlap, Lease: lease, Epsilon: epsilon, SystemKey: systemKey}
 		if err := check.Validate(); err != nil || len(unread) > 0 {
 			var v *attune.ValidationError
 			if !errors.As(err, &v) {
 				v = &attune.ValidationError{Fields: map[string]string{}}
 			}
 			maps.Copy(v.Fields, unread)
-			return flagErrors(v, nil)
+			return flagErrors(v, projectFlagOf)
 		}
 		var lead *int64
 		if email := get("lead"); email != "" {
@@ -124,7 +135,7 @@ func runProject(ctx context.Context, e env, args []string) error {
 			lead = &u.ID
 		}
 		p, err := db.CreateProject(ctx, lead, store.NewProject{Name: strings.TrimSpace(get("name")), Instructions: instructions,
-			RubricVersionID: rv.ID, Overlap: overlap, Lease: lease, Epsilon: epsilon})
+			RubricVersionID: rv.ID, Overlap: overlap, Lease: lease, Epsilon: epsilon, SystemKey: systemKey})
 		if err != nil {
 			return flagErrors(err, nil)
 		}
@@ -137,22 +148,31 @@ func runProject(ctx context.Context, e env, args []string) error {
 		if err != nil {
 			return err
 		}
-		epsilon, ok, msg := readEpsilonFlags(fs)
-		if !ok {
-			return flagErrors(&attune.ValidationError{Fields: map[string]string{"epsilon": msg}}, nil)
-		}
-		// The store reads a zero ε as "leave it": check it here.
+		// Only what is given changes; a set naming neither setting sets
+		// the ε of --annotators' default, as it did before there were two.
+		setEpsilon := given["annotators"] || given["epsilon"] || !given["system-key"]
 		check := *p
-		check.Epsilon = epsilon
+		if setEpsilon {
+			epsilon, ok, msg := readEpsilonFlags(fs)
+			if !ok {
+				return flagErrors(&attune.ValidationError{Fields: map[string]string{"epsilon": msg}}, nil)
+			}
+			check.Epsilon = epsilon
+		}
+		if given["system-key"] {
+			check.SystemKey = strings.TrimSpace(get("system-key"))
+		}
+		// The store reads a zero ε and an empty key as "leave it": check
+		// them here.
 		if err := check.Validate(); err != nil {
-			return flagErrors(err, nil)
+			return flagErrors(err, projectFlagOf)
 		}
 		err = db.UpdateProject(ctx, 0, p.ID, store.ProjectChanges{Name: p.Name, Instructions: p.Instructions,
-			Overlap: p.Overlap, Lease: p.Lease, Epsilon: epsilon})
+			Overlap: p.Overlap, Lease: p.Lease, Epsilon: check.Epsilon, SystemKey: check.SystemKey})
 		if err != nil {
-			return flagErrors(err, nil)
+			return flagErrors(err, projectFlagOf)
 		}
-		fmt.Fprintf(e.stdout, "project %q: alt-test ε %s (%s)\n", p.Name, strconv.FormatFloat(epsilon, 'f', -1, 64), attune.PoolOfEpsilon(epsilon).Label)
+		fmt.Fprintf(e.stdout, "project %q: alt-test ε %s (%s), system key %q\n", p.Name, strconv.FormatFloat(check.Epsilon, 'f', -1, 64), attune.PoolOfEpsilon(check.Epsilon).Label, check.SystemKey)
 	case "list":
 		ps, err := db.ListAllProjects(ctx)
 		if err != nil {
@@ -352,10 +372,11 @@ type projectJSON struct {
 	Lease   string `json:"lease"`
 	// Epsilon is the alt-test's ε and Pool who it says the annotators
 	// are (experts, trained, crowd or custom).
-	Epsilon  float64 `json:"epsilon"`
-	Pool     string  `json:"annotator_pool"`
-	Items    int     `json:"items"`
-	Complete int     `json:"complete"`
+	Epsilon   float64 `json:"epsilon"`
+	Pool      string  `json:"annotator_pool"`
+	SystemKey string  `json:"system_key"`
+	Items     int     `json:"items"`
+	Complete  int     `json:"complete"`
 	// ItemsByLabels[n] is how many items have n human labels, n = 0..overlap.
 	ItemsByLabels []int `json:"items_by_labels"`
 	InProgress    int   `json:"in_progress"`
@@ -390,7 +411,7 @@ func showProject(ctx context.Context, e env, db *store.DB, p *attune.Project, as
 		return err
 	}
 	out := projectJSON{ID: p.ID, Name: p.Name, Rubric: p.RubricRef, Status: string(p.Status), Overlap: p.Overlap,
-		Lease: p.Lease.String(), Epsilon: p.Epsilon, Pool: attune.PoolOfEpsilon(p.Epsilon).Key, Items: pr.Items, Complete: pr.Complete, ItemsByLabels: pr.ByLabels, InProgress: pr.Active,
+		Lease: p.Lease.String(), Epsilon: p.Epsilon, Pool: attune.PoolOfEpsilon(p.Epsilon).Key, SystemKey: p.SystemKey, Items: pr.Items, Complete: pr.Complete, ItemsByLabels: pr.ByLabels, InProgress: pr.Active,
 		LastHour: pr.LastHour, OutOfPool: pr.Pulled, Members: []memberJSON{}, Annotators: []annotatorJSON{}}
 	for _, m := range members {
 		out.Members = append(out.Members, memberJSON{m.Email, string(m.Role)})
@@ -401,8 +422,8 @@ func showProject(ctx context.Context, e env, db *store.DB, p *attune.Project, as
 	if asJSON {
 		return writeJSON(e, out)
 	}
-	fmt.Fprintf(e.stdout, "%s (id %d)\n  rubric %s · %s · %d per item · lease %s · alt-test ε %s (%s)\n  %d items, %d complete, %d in progress, %d labels in the last hour\n",
-		p.Name, p.ID, p.RubricRef, p.Status, p.Overlap, p.Lease, strconv.FormatFloat(p.Epsilon, 'f', -1, 64), attune.PoolOfEpsilon(p.Epsilon).Label, pr.Items, pr.Complete, pr.Active, pr.LastHour)
+	fmt.Fprintf(e.stdout, "%s (id %d)\n  rubric %s · %s · %d per item · lease %s · alt-test ε %s (%s) · system key %q\n  %d items, %d complete, %d in progress, %d labels in the last hour\n",
+		p.Name, p.ID, p.RubricRef, p.Status, p.Overlap, p.Lease, strconv.FormatFloat(p.Epsilon, 'f', -1, 64), attune.PoolOfEpsilon(p.Epsilon).Label, p.SystemKey, pr.Items, pr.Complete, pr.Active, pr.LastHour)
 	if pr.Pulled > 0 {
 		fmt.Fprintf(e.stdout, "  %d out of the pool (not counted above)\n", pr.Pulled)
 	}

@@ -80,7 +80,7 @@ func TestSettingsCorpusCLI(t *testing.T) {
 			lease = v["lease"]
 		}
 		args := []string{"project", "create", "--name", v["name"], "--rubric", "empathetic-understanding@1",
-			"--overlap", v["overlap"], "--lease", lease, "--instructions-file", instr, "--annotators", v["annotators"]}
+			"--overlap", v["overlap"], "--lease", lease, "--instructions-file", instr, "--annotators", v["annotators"], "--system-key", v["system_key"]}
 		if v["epsilon"] != "" {
 			args = append(args, "--epsilon", v["epsilon"])
 		}
@@ -110,6 +110,9 @@ func TestSettingsCorpusCLI(t *testing.T) {
 
 func flagName(field string) string {
 	if f, ok := judgeFlagOf[field]; ok {
+		return f
+	}
+	if f, ok := projectFlagOf[field]; ok {
 		return f
 	}
 	return field

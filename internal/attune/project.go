@@ -24,8 +24,12 @@ type Project struct {
 	// turns where it fails (rubric.Definition.ValidateEvidence); empty is
 	// the default, rubric.EvidenceOptional.
 	EvidencePolicy rubric.EvidencePolicy
-	Status         ProjectStatus
-	CreatedAt      time.Time
+	// SystemKey is the item meta key that names the dialogue system that
+	// produced an item's assistant turns (DefaultSystemKey unless set);
+	// estimates, draws and failure maps read it when a query names none.
+	SystemKey string
+	Status    ProjectStatus
+	CreatedAt time.Time
 }
 
 // MemberRole is what a person does in one project.
@@ -139,4 +143,17 @@ type AnnotatorProgress struct {
 	Skipped      int
 	LastHour     int
 	MedianActive time.Duration // median active time per submitted item
+}
+
+// SystemKeyOr is the system key a query reads: key when it names one,
+// otherwise the project's setting (DefaultSystemKey for a project value
+// made without one).
+func (p *Project) SystemKeyOr(key string) string {
+	switch {
+	case key != "":
+		return key
+	case p.SystemKey != "":
+		return p.SystemKey
+	}
+	return DefaultSystemKey
 }

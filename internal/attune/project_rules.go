@@ -20,6 +20,10 @@ const (
 	MaxLease        = 24 * time.Hour
 	DefaultOverlap  = 3
 	DefaultLease    = 30 * time.Minute
+	// DefaultSystemKey is the item meta key that names an item's system
+	// in a project that was not given another.
+	DefaultSystemKey = "system"
+	MaxSystemKey     = 64 // characters
 )
 
 // The messages of a project's fields.
@@ -29,6 +33,7 @@ var (
 	msgLease       = fmt.Sprintf("Enter a whole number of minutes from 1 to %d.", int(MaxLease/time.Minute))
 	// The settings are rubric.ParseEvidencePolicy's.
 	msgEvidencePolicy = "Choose off, optional or required for turn evidence."
+	msgSystemKey      = fmt.Sprintf("Enter the item meta key that names an item's system (such as %q), at most %d characters.", DefaultSystemKey, MaxSystemKey)
 )
 
 // ProjectFieldMessage is the message of a project's field that could not
@@ -49,10 +54,11 @@ func ProjectFieldMessage(field string) string {
 // Validate checks a project's settings: a name of at most MaxProjectName
 // characters without direction controls (NameProblem), instructions of at most MaxInstructions, an overlap from 1
 // to MaxOverlap, a lease of whole minutes from one to MaxLease and an
-// alt-test ε strictly between 0 and 1, and a turn evidence setting
-// rubric.ParseEvidencePolicy reads (empty being the default). It returns
-// nil or a *ValidationError with a message per field (name, instructions,
-// overlap, lease, epsilon, evidence_policy). The store calls it inside the
+// alt-test ε strictly between 0 and 1, a turn evidence setting
+// rubric.ParseEvidencePolicy reads (empty being the default) and a system
+// key of 1 to MaxSystemKey characters. It returns nil or a
+// *ValidationError with a message per field (name, instructions, overlap,
+// lease, epsilon, evidence_policy, system_key). The store calls it inside the
 // transaction that writes the project.
 func (p *Project) Validate() error {
 	errs := map[string]string{}
@@ -85,6 +91,11 @@ func (p *Project) Validate() error {
 	}
 	if _, err := rubric.ParseEvidencePolicy(string(p.EvidencePolicy)); err != nil {
 		errs["evidence_policy"] = msgEvidencePolicy
+	}
+	if problem := TextProblem(p.SystemKey); problem != "" {
+		errs["system_key"] = "The system key " + problem + "."
+	} else if n := utf8.RuneCountInString(p.SystemKey); strings.TrimSpace(p.SystemKey) == "" || n > MaxSystemKey {
+		errs["system_key"] = msgSystemKey
 	}
 	if len(errs) > 0 {
 		return &ValidationError{Fields: errs}

@@ -37,7 +37,7 @@ func TestProjectLeadRule(t *testing.T) {
 
 func TestProjectEpsilon(t *testing.T) {
 	t.Parallel()
-	base := Project{Name: "p", Overlap: 2, Lease: DefaultLease}
+	base := Project{Name: "p", Overlap: 2, Lease: DefaultLease, SystemKey: DefaultSystemKey}
 	for _, tc := range []struct {
 		annotators, custom string
 		want               float64
@@ -107,5 +107,33 @@ func TestNamesRefuseDirectionControls(t *testing.T) {
 		if (err != nil) != (tc.want != "") || err != nil && !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("project %q: Validate = %v", tc.name, err)
 		}
+	}
+}
+
+// TestProjectSystemKeyRule: Validate takes a system key of 1 to
+// MaxSystemKey characters (counted as characters, not bytes) and refuses
+// an empty, blank or longer one under system_key alone.
+func TestProjectSystemKeyRule(t *testing.T) {
+	base := Project{Name: "p", Overlap: 2, Lease: DefaultLease, Epsilon: DefaultEpsilon}
+	for key, valid := range map[string]bool{
+		"system": true, "arm": true, strings.Repeat("é", MaxSystemKey): true,
+		"": false, "   ": false, strings.Repeat("k", MaxSystemKey+1): false, "a\x00b": false,
+	} {
+		p := base
+		p.SystemKey = key
+		err := p.Validate()
+		var v *ValidationError
+		if valid != (err == nil) || (err != nil && (!errors.As(err, &v) || v.Fields["system_key"] == "" || len(v.Fields) != 1)) {
+			t.Errorf("Validate with system key %q: %v, want valid %v", key, err, valid)
+		}
+	}
+	if got := (&Project{}).SystemKeyOr(""); got != DefaultSystemKey {
+		t.Errorf("the key of a project value without one: %q", got)
+	}
+	if got := (&Project{SystemKey: "arm"}).SystemKeyOr(""); got != "arm" {
+		t.Errorf("the project's key: %q", got)
+	}
+	if got := (&Project{SystemKey: "arm"}).SystemKeyOr("model"); got != "model" {
+		t.Errorf("the key asked for: %q", got)
 	}
 }

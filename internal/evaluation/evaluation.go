@@ -16,9 +16,9 @@ import (
 	"github.com/attune/attune/internal/store"
 )
 
-// DefaultSystemKey is the item meta key that names an item's system when
-// the query names none.
-const DefaultSystemKey = "system"
+// DefaultSystemKey is the system key of a project that was not given
+// another; a query that names none reads the project's.
+const DefaultSystemKey = attune.DefaultSystemKey
 
 // The engine's outputs an estimate may be of, by their Query.Outcome: the
 // final score, the share of answer sets that pass, and the share that
@@ -59,8 +59,8 @@ const (
 )
 
 // Check says what is wrong with q, as an attune.ValidationError naming
-// the field, or nil. An empty SystemKey is not a problem: it means
-// DefaultSystemKey. Whether the rubric has the outcome asked for is
+// the field, or nil. An empty SystemKey is not a problem: it means the
+// project's (attune.Project.SystemKey). Whether the rubric has the outcome asked for is
 // checked by Estimate, which reads the rubric.
 func Check(q Query) error {
 	switch {
@@ -125,7 +125,7 @@ func Estimate(ctx context.Context, src Source, q Query) (Estimates, error) {
 // the same judge, human and system key.
 func estimate(ctx context.Context, src Source, p *attune.Project, def *rubric.Definition, q Query, safety *ppi.Conclusion) (Estimates, error) {
 	if q.SystemKey == "" {
-		q.SystemKey = DefaultSystemKey
+		q.SystemKey = p.SystemKeyOr("")
 	}
 	if q.Human == "" {
 		q.Human = HumanPeople
@@ -234,7 +234,7 @@ func EstimateEvery(ctx context.Context, src Source, p *attune.Project, def *rubr
 	if err := Check(Query{Judge: judge, Outcome: OutcomeFinal}); err != nil {
 		return nil, err
 	}
-	q.SystemKey, q.Human = DefaultSystemKey, HumanPeople
+	q.SystemKey, q.Human = p.SystemKeyOr(""), HumanPeople
 	keys := make([]string, len(def.Items))
 	for i, it := range def.Items {
 		keys[i] = it.Key

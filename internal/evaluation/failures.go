@@ -15,7 +15,7 @@ type FailureQuery struct {
 	ProjectID  int64
 	Judge      string
 	RubricItem string
-	SystemKey  string // "" means DefaultSystemKey
+	SystemKey  string // "" means DefaultSystemKey; adapters pass the project's (attune.Project.SystemKeyOr)
 }
 
 // FailureSource is what the failure map needs of the database; *store.DB

@@ -97,7 +97,7 @@ func (c Corpus) WantJudge(v map[string]string) map[string]string {
 // Project is a project case read as numbers; ok is false when overlap or
 // lease is not a number or the ε cannot be read (attune.ReadEpsilon).
 func Project(v map[string]string) (p attune.Project, ok bool) {
-	p = attune.Project{Name: strings.TrimSpace(v["name"]), Instructions: v["instructions"]}
+	p = attune.Project{Name: strings.TrimSpace(v["name"]), Instructions: v["instructions"], SystemKey: strings.TrimSpace(v["system_key"])}
 	overlap, err1 := strconv.Atoi(v["overlap"])
 	lease, err2 := strconv.Atoi(v["lease"])
 	p.Overlap, p.Lease = overlap, time.Duration(lease)*time.Minute

@@ -26,6 +26,9 @@ type NewProject struct {
 	// EvidencePolicy is the project's turn evidence setting; empty means
 	// rubric.EvidenceOptional.
 	EvidencePolicy rubric.EvidencePolicy
+	// SystemKey is the item meta key naming an item's system; "" means
+	// attune.DefaultSystemKey.
+	SystemKey string
 }
 
 // ProjectChanges are the fields a lead may edit after creation. The rubric
@@ -40,15 +43,18 @@ type ProjectChanges struct {
 	// EvidencePolicy is the turn evidence setting; empty leaves the
 	// stored one.
 	EvidencePolicy rubric.EvidencePolicy
+	// SystemKey is the item meta key naming an item's system; "" leaves
+	// the stored one.
+	SystemKey string
 }
 
 const projectColumns = `p.id, p.name, p.instructions, p.rubric_version_id, rv.key || '@' || rv.version,
-	p.overlap, p.lease_seconds, p.alt_epsilon, p.evidence_policy, p.status, p.created_at`
+	p.overlap, p.lease_seconds, p.alt_epsilon, p.evidence_policy, p.system_key, p.status, p.created_at`
 
 func scanProject(row pgx.Row) (*attune.Project, error) {
 	var p attune.Project
 	var leaseSeconds int
-	err := row.Scan(&p.ID, &p.Name, &p.Instructions, &p.RubricVersionID, &p.RubricRef, &p.Overlap, &leaseSeconds, &p.Epsilon, &p.EvidencePolicy, &p.Status, &p.CreatedAt)
+	err := row.Scan(&p.ID, &p.Name, &p.Instructions, &p.RubricVersionID, &p.RubricRef, &p.Overlap, &leaseSeconds, &p.Epsilon, &p.EvidencePolicy, &p.SystemKey, &p.Status, &p.CreatedAt)
 	p.Lease = time.Duration(leaseSeconds) * time.Second
 	return &p, err
 }
@@ -63,17 +69,20 @@ func (db *DB) CreateProject(ctx context.Context, creatorID *int64, np NewProject
 		if np.Epsilon == 0 {
 			np.Epsilon = attune.DefaultEpsilon
 		}
+		if np.SystemKey == "" {
+			np.SystemKey = attune.DefaultSystemKey
+		}
 		check := attune.Project{Name: np.Name, Instructions: np.Instructions, Overlap: np.Overlap, Lease: np.Lease, Epsilon: np.Epsilon,
-			EvidencePolicy: np.EvidencePolicy}
+			EvidencePolicy: np.EvidencePolicy, SystemKey: np.SystemKey}
 		if err := check.Validate(); err != nil {
 			return err
 		}
 		// Valid, so it parses: empty becomes the default.
 		policy, _ := rubric.ParseEvidencePolicy(string(np.EvidencePolicy))
 		var id int64
-		err := tx.QueryRow(ctx, `INSERT INTO projects (name, instructions, rubric_version_id, overlap, lease_seconds, alt_epsilon, evidence_policy, created_by)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
-			np.Name, np.Instructions, np.RubricVersionID, np.Overlap, int(np.Lease.Seconds()), np.Epsilon, policy, creatorID).Scan(&id)
+		err := tx.QueryRow(ctx, `INSERT INTO projects (name, instructions, rubric_version_id, overlap, lease_seconds, alt_epsilon, evidence_policy, system_key, created_by)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
+			np.Name, np.Instructions, np.RubricVersionID, np.Overlap, int(np.Lease.Seconds()), np.Epsilon, policy, np.SystemKey, creatorID).Scan(&id)
 		if err != nil {
 			return err
 		}
@@ -88,7 +97,7 @@ func (db *DB) CreateProject(ctx context.Context, creatorID *int64, np NewProject
 		}
 		return audit(ctx, tx, attune.AuditEvent{ActorID: creatorID, Action: "project.create", ProjectID: &id, Subject: np.Name,
 			Details: map[string]string{"rubric": p.RubricRef, "overlap": fmt.Sprint(np.Overlap), "epsilon": fmt.Sprint(np.Epsilon),
-				"evidence_policy": string(policy)}})
+				"evidence_policy": string(policy), "system_key": np.SystemKey}})
 	})
 	if err != nil {
 		return nil, mapErr(err, "create project", fmt.Sprintf("a project named %q already exists", np.Name))
@@ -103,18 +112,23 @@ func (db *DB) UpdateProject(ctx context.Context, actorID, projectID int64, c Pro
 	err := db.inTx(ctx, func(tx pgx.Tx) error {
 		// An empty EvidencePolicy is valid: it keeps the stored one.
 		check := attune.Project{Name: c.Name, Instructions: c.Instructions, Overlap: c.Overlap, Lease: c.Lease, Epsilon: c.Epsilon,
-			EvidencePolicy: c.EvidencePolicy}
+			EvidencePolicy: c.EvidencePolicy, SystemKey: c.SystemKey}
 		if c.Epsilon == 0 {
 			// Checked against a valid ε: the stored one stays as it is.
 			check.Epsilon = attune.DefaultEpsilon
+		}
+		if c.SystemKey == "" {
+			// Likewise: the stored key stays.
+			check.SystemKey = attune.DefaultSystemKey
 		}
 		if err := check.Validate(); err != nil {
 			return err
 		}
 		tag, err := tx.Exec(ctx, `UPDATE projects SET name = $2, instructions = $3, overlap = $4, lease_seconds = $5,
 			alt_epsilon = COALESCE(NULLIF($6::double precision, 0), alt_epsilon),
-			evidence_policy = COALESCE(NULLIF($7::text, ''), evidence_policy), updated_at = now()
-			WHERE id = $1`, projectID, c.Name, c.Instructions, c.Overlap, int(c.Lease.Seconds()), c.Epsilon, string(c.EvidencePolicy))
+			evidence_policy = COALESCE(NULLIF($7::text, ''), evidence_policy),
+			system_key = COALESCE(NULLIF($8::text, ''), system_key), updated_at = now()
+			WHERE id = $1`, projectID, c.Name, c.Instructions, c.Overlap, int(c.Lease.Seconds()), c.Epsilon, string(c.EvidencePolicy), c.SystemKey)
 		if err != nil {
 			return err
 		}
@@ -127,7 +141,7 @@ func (db *DB) UpdateProject(ctx context.Context, actorID, projectID int64, c Pro
 		}
 		return audit(ctx, tx, attune.AuditEvent{ActorID: actor, Action: "project.update", ProjectID: &projectID, Subject: c.Name,
 			Details: map[string]string{"overlap": fmt.Sprint(c.Overlap), "lease": c.Lease.String(), "epsilon": fmt.Sprint(c.Epsilon),
-				"evidence_policy": string(c.EvidencePolicy)}})
+				"evidence_policy": string(c.EvidencePolicy), "system_key": c.SystemKey}})
 	})
 	return mapErr(err, "update project", fmt.Sprintf("a project named %q already exists", c.Name))
 }

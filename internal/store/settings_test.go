@@ -58,7 +58,7 @@ func TestSettingsCorpus(t *testing.T) {
 			p.Name = fmt.Sprintf("%s %d", p.Name, i)
 		}
 		_, err := db.CreateProject(ctx, nil, store.NewProject{Name: p.Name, Instructions: p.Instructions, RubricVersionID: rv.ID,
-			Overlap: p.Overlap, Lease: p.Lease, Epsilon: p.Epsilon})
+			Overlap: p.Overlap, Lease: p.Lease, Epsilon: p.Epsilon, SystemKey: p.SystemKey})
 		compare(t, "project "+k.Name, err, want)
 	}
 	// Nothing refused was stored.

@@ -33,6 +33,7 @@ type projectInput struct {
 	overlap      int
 	lease        time.Duration
 	epsilon      float64
+	systemKey    string // "" when the form has no such field: the stored or default key
 }
 
 // readProjectForm reads the fields the create and edit forms share and
@@ -46,11 +47,19 @@ func readProjectForm(r *http.Request) (project.Form, projectInput, map[string]st
 		LeaseMinutes: strings.TrimSpace(r.PostFormValue("lease")),
 		Annotators:   strings.TrimSpace(r.PostFormValue("annotators")),
 		Epsilon:      strings.TrimSpace(r.PostFormValue("epsilon")),
+		SystemKey:    strings.TrimSpace(r.PostFormValue("system_key")),
 		// Browsers send textarea line ends as CRLF; store what people typed.
 		Instructions: strings.ReplaceAll(r.PostFormValue("instructions"), "\r\n", "\n"),
 	}
-	in := projectInput{name: f.Name, instructions: f.Instructions}
+	in := projectInput{name: f.Name, instructions: f.Instructions, systemKey: f.SystemKey}
 	unread := map[string]string{}
+	// A form without the field (one that predates the setting) keeps the
+	// key; one that sends it empty is refused by Validate.
+	_, sent := r.PostForm["system_key"]
+	checkKey := f.SystemKey
+	if !sent {
+		checkKey = attune.DefaultSystemKey
+	}
 	if v, err := strconv.Atoi(f.Overlap); err != nil {
 		unread["overlap"] = attune.ProjectFieldMessage("overlap")
 	} else {
@@ -66,7 +75,7 @@ func readProjectForm(r *http.Request) (project.Form, projectInput, map[string]st
 	} else {
 		in.epsilon = v
 	}
-	p := attune.Project{Name: in.name, Instructions: in.instructions, Overlap: in.overlap, Lease: in.lease, Epsilon: in.epsilon}
+	p := attune.Project{Name: in.name, Instructions: in.instructions, Overlap: in.overlap, Lease: in.lease, Epsilon: in.epsilon, SystemKey: checkKey}
 	errs := kit.FieldErrors(p.Validate())
 	for k, m := range unread {
 		errs[k] = m
@@ -88,7 +97,7 @@ func annotatorPools() []project.Pool {
 func (s *Handler) NewProjectPage(w http.ResponseWriter, r *http.Request) error {
 	return s.renderNewProject(w, r, http.StatusOK, project.Form{
 		Overlap: strconv.Itoa(attune.DefaultOverlap), LeaseMinutes: strconv.Itoa(int(attune.DefaultLease / time.Minute)),
-		Annotators: attune.PoolOfEpsilon(attune.DefaultEpsilon).Key,
+		Annotators: attune.PoolOfEpsilon(attune.DefaultEpsilon).Key, SystemKey: attune.DefaultSystemKey,
 	}, nil)
 }
 
@@ -125,6 +134,7 @@ func (s *Handler) CreateProject(w http.ResponseWriter, r *http.Request) error {
 	actor := kit.UserFrom(ctx).ID
 	p, err := s.DB.CreateProject(ctx, &actor, store.NewProject{
 		Name: in.name, Instructions: in.instructions, RubricVersionID: rubricID, Overlap: in.overlap, Lease: in.lease, Epsilon: in.epsilon,
+		SystemKey: in.systemKey,
 	})
 	if errors.Is(err, attune.ErrConflict) {
 		return s.renderNewProject(w, r, http.StatusConflict, form, map[string]string{"name": kit.Capitalize(attune.PublicMessage(err)) + "; choose another name."})
@@ -182,6 +192,7 @@ func (s *Handler) ProjectPage(r *http.Request, p *attune.Project, role attune.Me
 		// and marked as the report marks one asked for with
 		// alt_unusual_epsilon=1.
 		Epsilon:    kit.AltEpsilonLabel(p.Epsilon, !agreement.AltEpsilonUsual(p.Epsilon)),
+		SystemKey:  p.SystemKey,
 		IsLead:     role == attune.MemberLead,
 		MemberForm: project.MemberForm{Role: string(attune.MemberAnnotator)},
 	}
@@ -359,6 +370,7 @@ func (s *Handler) EditProjectPage(w http.ResponseWriter, r *http.Request) error 
 		Name: p.Name, Instructions: p.Instructions,
 		Overlap: strconv.Itoa(p.Overlap), LeaseMinutes: strconv.Itoa(int(p.Lease / time.Minute)),
 		Annotators: attune.PoolOfEpsilon(p.Epsilon).Key, Epsilon: strconv.FormatFloat(p.Epsilon, 'f', -1, 64),
+		SystemKey: p.SystemKey,
 	}
 	s.renderEditProject(w, r, http.StatusOK, p, form, nil)
 	return nil
@@ -386,6 +398,7 @@ func (s *Handler) UpdateProject(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	err = s.DB.UpdateProject(ctx, kit.UserFrom(ctx).ID, p.ID, store.ProjectChanges{
 		Name: in.name, Instructions: in.instructions, Overlap: in.overlap, Lease: in.lease, Epsilon: in.epsilon,
+		SystemKey: in.systemKey,
 	})
 	if errors.Is(err, attune.ErrConflict) {
 		s.renderEditProject(w, r, http.StatusConflict, p, form, map[string]string{"name": kit.Capitalize(attune.PublicMessage(err)) + "; choose another name."})

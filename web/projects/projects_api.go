@@ -31,6 +31,8 @@ type apiProjectInput struct {
 	Annotators *string  `json:"annotators"`
 	Epsilon    *float64 `json:"epsilon"`
 	Status     *string  `json:"status"` // active, paused or archived; only when changing
+	// SystemKey is the item meta key that names an item's system.
+	SystemKey *string `json:"system_key"`
 }
 
 // apply checks the input laid over p (the defaults of a new project, or
@@ -45,6 +47,9 @@ func (in apiProjectInput) apply(p attune.Project) (attune.Project, error) {
 	}
 	if in.Overlap != nil {
 		p.Overlap = *in.Overlap
+	}
+	if in.SystemKey != nil {
+		p.SystemKey = strings.TrimSpace(*in.SystemKey)
 	}
 	if in.LeaseSeconds != nil {
 		// Out of attune.MaxLease's range it is refused by Validate, as
@@ -118,12 +123,13 @@ func (s *Handler) APICreateProject(r *http.Request, u *attune.User) (int, any, e
 	if err != nil {
 		return 0, nil, err
 	}
-	p, err := in.apply(attune.Project{Overlap: attune.DefaultOverlap, Lease: attune.DefaultLease, Epsilon: attune.DefaultEpsilon})
+	p, err := in.apply(attune.Project{Overlap: attune.DefaultOverlap, Lease: attune.DefaultLease, Epsilon: attune.DefaultEpsilon,
+		SystemKey: attune.DefaultSystemKey})
 	if err != nil {
 		return 0, nil, err
 	}
 	created, err := s.DB.CreateProject(ctx, &u.ID, store.NewProject{Name: p.Name, Instructions: p.Instructions,
-		RubricVersionID: rv.ID, Overlap: p.Overlap, Lease: p.Lease, Epsilon: p.Epsilon})
+		RubricVersionID: rv.ID, Overlap: p.Overlap, Lease: p.Lease, Epsilon: p.Epsilon, SystemKey: p.SystemKey})
 	if err != nil {
 		return 0, nil, err
 	}
@@ -160,7 +166,7 @@ func (s *Handler) APIUpdateProject(r *http.Request, u *attune.User) (int, any, e
 		return 0, nil, err
 	}
 	if err := s.DB.UpdateProject(ctx, u.ID, p.ID, store.ProjectChanges{Name: next.Name, Instructions: next.Instructions,
-		Overlap: next.Overlap, Lease: next.Lease, Epsilon: next.Epsilon}); err != nil {
+		Overlap: next.Overlap, Lease: next.Lease, Epsilon: next.Epsilon, SystemKey: next.SystemKey}); err != nil {
 		return 0, nil, err
 	}
 	if status != "" && status != p.Status {
@@ -411,6 +417,7 @@ type apiProjectDetail struct {
 	apiProjectSummary
 	Instructions string      `json:"instructions"`
 	LeaseSeconds int         `json:"lease_seconds"`
+	SystemKey    string      `json:"system_key"`
 	Progress     apiProgress `json:"progress"`
 }
 
@@ -437,7 +444,7 @@ func (s *Handler) projectBody(ctx context.Context, p *attune.Project, role attun
 	}
 	out := &apiProjectDetail{
 		apiProjectSummary: apiProjectSummary{p.ID, p.Name, p.RubricRef, string(p.Status), p.Overlap, pr.Items, pr.Complete, string(role)},
-		Instructions:      p.Instructions, LeaseSeconds: int(p.Lease.Seconds()),
+		Instructions:      p.Instructions, LeaseSeconds: int(p.Lease.Seconds()), SystemKey: p.SystemKey,
 		Progress: apiProgress{Items: pr.Items, Complete: pr.Complete, ItemsByLabels: pr.ByLabels, InProgress: pr.Active,
 			LastHour: pr.LastHour, OutOfPool: pr.Pulled, Annotators: []apiAnnotator{}},
 	}

@@ -69,7 +69,7 @@ func (s *Handler) APICreateDraw(r *http.Request, u *attune.User) (int, any, erro
 		return 0, nil, err
 	}
 	d, err := evaluation.Draw(r.Context(), s.DB, evaluation.DrawQuery{ProjectID: p.ID, ActorID: &u.ID, K: *in.K,
-		System: in.System, SystemKey: in.SystemKey, Seed: seed})
+		System: in.System, SystemKey: p.SystemKeyOr(in.SystemKey), Seed: seed})
 	if err != nil {
 		return 0, nil, err
 	}

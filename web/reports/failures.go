@@ -55,7 +55,7 @@ func (s *Handler) FailuresPage(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	page.Target, page.Alpha = q.Get("target"), q.Get("alpha")
-	m, err := evaluation.Failures(ctx, s.DB, evaluation.FailureQuery{ProjectID: p.ID, Judge: page.Judge, RubricItem: page.Item})
+	m, err := evaluation.Failures(ctx, s.DB, evaluation.FailureQuery{ProjectID: p.ID, Judge: page.Judge, RubricItem: page.Item, SystemKey: p.SystemKeyOr("")})
 	if err == nil {
 		var target, alpha float64
 		if target, alpha, err = evaluation.ParseTrustTerms(page.Target, page.Alpha); err == nil {
@@ -86,7 +86,7 @@ func (s *Handler) APIFailures(r *http.Request, u *attune.User) (int, any, error)
 	}
 	q := r.URL.Query()
 	m, err := evaluation.Failures(r.Context(), s.DB, evaluation.FailureQuery{
-		ProjectID: p.ID, Judge: q.Get("judge"), RubricItem: q.Get("rubric_item"), SystemKey: q.Get("system_key"),
+		ProjectID: p.ID, Judge: q.Get("judge"), RubricItem: q.Get("rubric_item"), SystemKey: p.SystemKeyOr(q.Get("system_key")),
 	})
 	if err != nil {
 		return 0, nil, err

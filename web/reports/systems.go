@@ -111,7 +111,7 @@ func (s *Handler) CreateDraw(w http.ResponseWriter, r *http.Request) error {
 			return store.Draw{}, err
 		}
 		return evaluation.Draw(r.Context(), s.DB, evaluation.DrawQuery{ProjectID: p.ID, ActorID: &u.ID, K: k,
-			System: f.Get("system"), SystemKey: f.Get("system_key"), Seed: seed})
+			System: f.Get("system"), SystemKey: p.SystemKeyOr(strings.TrimSpace(f.Get("system_key"))), Seed: seed})
 	}()
 	var v *attune.ValidationError
 	if errors.As(err, &v) {
@@ -159,9 +159,7 @@ func (s *Handler) systemsEstimateConcluded(r *http.Request, p *attune.Project, v
 	if q.rubricItem == "" && len(def.Items) > 0 {
 		q.rubricItem = def.Items[0].Key
 	}
-	if q.systemKey == "" {
-		q.systemKey = evaluation.DefaultSystemKey
-	}
+	q.systemKey = p.SystemKeyOr(q.systemKey)
 	for _, j := range judges {
 		opts[0] = append(opts[0], sview.Option{Value: j, Label: j, Selected: j == q.judge})
 	}

@@ -224,7 +224,7 @@ func (s *Handler) BrowseItems(w http.ResponseWriter, r *http.Request) error {
 		Chrome:      s.Chrome(r, "Items · "+p.Name, "home"),
 		ProjectName: p.Name, ProjectURL: templ.SafeURL(kit.ProjectPath(p.ID)),
 		ReadFrom:   readFrom,
-		TextSearch: strings.TrimSpace(search.Text) != "", Columns: bq.cols,
+		TextSearch: strings.TrimSpace(search.Text) != "", Columns: bq.cols, SystemKey: p.SystemKey,
 	}
 	// The form shows what was asked, a refused value too, so that it can
 	// be mended where it stands.
@@ -258,6 +258,7 @@ func (s *Handler) BrowseItems(w http.ResponseWriter, r *http.Request) error {
 			row.Snippet = append(row.Snippet, browse.Mark{Text: m.Text, Match: m.Match})
 		}
 		row.Cells, row.Meta, row.MetaMore = metaFields(it.Meta, bq.cols, seen)
+		row.System, _ = itemSystem(it.Meta, p.SystemKey, browseCellValue)
 		page.Rows = append(page.Rows, row)
 	}
 	offered := slices.Clone(bq.cols)
@@ -341,6 +342,21 @@ func metaFields(meta []byte, cols []string, seen map[string]bool) ([]string, []b
 		rest = append(rest, browse.MetaField{Key: k, Value: metaValue(obj[k], browseMetaValue)})
 	}
 	return cells, rest, more
+}
+
+// itemSystem is the system an item's meta names under key, as the items
+// browser shows meta values (metaValue, cut to limit bytes), and whether
+// it names one: a missing or null field names none.
+func itemSystem(meta []byte, key string, limit int) (string, bool) {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(meta, &obj) != nil {
+		return "", false
+	}
+	raw, ok := obj[key]
+	if !ok || string(raw) == "null" {
+		return "", false
+	}
+	return metaValue(raw, limit), true
 }
 
 // metaValue is a meta value as text: a string as it is, anything else as

@@ -24,18 +24,21 @@ func (s *Handler) apiBrowserProject(r *http.Request, u *attune.User) (*attune.Pr
 }
 
 type apiItemRow struct {
-	ID        int64           `json:"id"`
-	SourceID  string          `json:"source_id"`
-	Kind      string          `json:"kind"`
-	Turns     int             `json:"turns"`
-	Opening   string          `json:"opening"`
-	Meta      json.RawMessage `json:"meta"`
-	People    int             `json:"people"`
-	Judges    int             `json:"judges"`
-	Gold      *string         `json:"gold"`
-	Flags     int             `json:"flags"`
-	InPool    bool            `json:"in_pool"`
-	CreatedAt time.Time       `json:"created_at"`
+	ID       int64           `json:"id"`
+	SourceID string          `json:"source_id"`
+	Kind     string          `json:"kind"`
+	Turns    int             `json:"turns"`
+	Opening  string          `json:"opening"`
+	Meta     json.RawMessage `json:"meta"`
+	// System is the item's meta under the project's system key, as text;
+	// null when it names none.
+	System    *string   `json:"system"`
+	People    int       `json:"people"`
+	Judges    int       `json:"judges"`
+	Gold      *string   `json:"gold"`
+	Flags     int       `json:"flags"`
+	InPool    bool      `json:"in_pool"`
+	CreatedAt time.Time `json:"created_at"`
 }
 
 type apiItemPage struct {
@@ -72,6 +75,10 @@ func (s *Handler) APIItems(r *http.Request, u *attune.User) (int, any, error) {
 		if it.Gold != "" {
 			g := it.Gold
 			row.Gold = &g
+		}
+		// Whole: no value is longer than the meta that holds it.
+		if sys, ok := itemSystem(it.Meta, p.SystemKey, len(it.Meta)); ok {
+			row.System = &sys
 		}
 		out.Items = append(out.Items, row)
 	}
@@ -128,6 +135,7 @@ type apiItemDetail struct {
 	Turns         int               `json:"turns"`
 	Messages      []attune.Message  `json:"messages"`
 	Meta          json.RawMessage   `json:"meta"`
+	System        *string           `json:"system"` // as in apiItemRow
 	Sensitive     bool              `json:"sensitive"`
 	AnswerSets    []apiAnswerSet    `json:"answer_sets"`
 	Gold          *apiItemGold      `json:"gold"`
@@ -154,6 +162,9 @@ func (s *Handler) APIItem(r *http.Request, u *attune.User) (int, any, error) {
 	it := d.item
 	out := apiItemDetail{ID: it.ID, SourceID: it.SourceID, Kind: it.Kind, Turns: it.Turns, Messages: it.Messages, Meta: it.Meta,
 		Sensitive: it.Sensitive, AnswerSets: []apiAnswerSet{}, Adjudications: []apiAdjudication{}, Flags: []apiFlag{}, History: []apiItemEvent{}}
+	if sys, ok := itemSystem(it.Meta, p.SystemKey, len(it.Meta)); ok {
+		out.System = &sys
+	}
 	for i, a := range d.sets {
 		out.AnswerSets = append(out.AnswerSets, apiAnswerSet{RaterID: a.RaterID, Kind: a.Kind, Name: a.Name, Email: a.Email, Model: a.Model,
 			Answers: a.Answers, Rationales: a.Rationales, Methods: a.Methods, Rationale: a.Rationale, SubmittedAt: a.Submitted.UTC(),

@@ -31,10 +31,13 @@ type SearchPage struct {
 	TextSearch bool
 	// Columns are the meta keys the lead chose to see as columns, in the
 	// order chosen; the rows' other meta fields fold into one cell.
-	Columns  []string
-	Rows     []Row
-	NextURL  templ.SafeURL // "" on the last page
-	FirstURL templ.SafeURL // the first page, when this is a later one
+	Columns []string
+	// SystemKey is the project's system key: the System column shows each
+	// item's meta under it.
+	SystemKey string
+	Rows      []Row
+	NextURL   templ.SafeURL // "" on the last page
+	FirstURL  templ.SafeURL // the first page, when this is a later one
 }
 
 // Form is the search form; every field is a query parameter of a GET.
@@ -101,11 +104,14 @@ type Row struct {
 	Cells    []string
 	Meta     []MetaField
 	MetaMore int
-	People   int
-	Judges   int
-	Gold     string // "automatic", "adjudicated" or ""
-	Flags    int
-	Pulled   bool
+	// System is the item's meta under the project's system key, as text;
+	// "" when the item names no system.
+	System string
+	People int
+	Judges int
+	Gold   string // "automatic", "adjudicated" or ""
+	Flags  int
+	Pulled bool
 }
 
 // Mark is a run of a snippet's text; Match marks what the query matched.
