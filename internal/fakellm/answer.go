@@ -29,6 +29,8 @@ type question struct {
 	sample string
 	// oracle is Options.Answer.
 	oracle func(prompt string, allowed []string) (string, bool)
+	// turns is Options.Turns.
+	turns func(prompt, answer string) []int
 	// forced is the answer the X-Fake-Answer header asks for, given
 	// whether or not the question allows it; "" lets the hash choose.
 	forced string
@@ -96,10 +98,15 @@ func (q *question) answer(garbage bool) reply {
 	r := reply{value: v, alternatives: distribution(allowed, i, unit(mix(h, 2)))}
 	switch {
 	case structured:
+		var turns []int
+		if q.turns != nil && takesTurns(q.schema) {
+			turns = q.turns(q.lastUser(), v)
+		}
 		b, _ := json.Marshal(struct {
 			Reasoning string `json:"reasoning"`
 			Answer    string `json:"answer"`
-		}{reasoning, v})
+			Turns     []int  `json:"turns,omitempty"`
+		}{reasoning, v, turns})
 		r.text = string(b)
 	case only.MatchString(instruction):
 		r.text = v
@@ -195,6 +202,22 @@ func fromLine(l string) []string {
 		}
 	}
 	return nil
+}
+
+// takesTurns reports whether a reply may carry "turns": any JSON object
+// may, but a schema (which structured output follows) must list it.
+func takesTurns(schema json.RawMessage) bool {
+	if len(schema) == 0 {
+		return true
+	}
+	var doc struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if json.Unmarshal(schema, &doc) != nil {
+		return false
+	}
+	_, ok := doc.Properties["turns"]
+	return ok
 }
 
 // enum finds the allowed answers in a JSON schema: the enum of the

@@ -131,6 +131,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 
 	q.oracle = s.opts.Answer
+	q.turns = s.opts.Turns
 	rep := q.answer(fail == failGarbage)
 	finish := "stop"
 	limit := 0

@@ -67,6 +67,13 @@ type Options struct {
 	// judge that reads its dialogues plausibly. It must be safe for
 	// concurrent use.
 	Answer func(prompt string, allowed []string) (string, bool)
+	// Turns, if set, is asked for the turn evidence of each structured
+	// answer, given the prompt as Answer gets it and the answer chosen;
+	// what it returns is sent beside the answer as "turns", where a judge
+	// names the turns an answer fails at. It may return turns a judge
+	// should not give (on a passing answer, past the dialogue's end), as a
+	// model may. nil sends no "turns". It must be safe for concurrent use.
+	Turns func(prompt, answer string) []int
 }
 
 // Outcomes of a completion request, as Stats counts them and the

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -489,5 +490,33 @@ func TestForcedAnswer(t *testing.T) {
 	resp := ask(t, judge.NewOpenAI(url+"/v1", "", nil), judge.Request{Model: "fake-judge", Messages: pr.Messages})
 	if a, err := judge.Parse(d, it, resp.Text, false); err != nil || a.Value == rubric.NA {
 		t.Errorf("unforced: %q → %+v, %v", resp.Text, a, err)
+	}
+}
+
+// TestTurns: Options.Turns puts turn evidence beside a structured answer,
+// over both APIs, where the schema asks for it, and nowhere else.
+func TestTurns(t *testing.T) {
+	t.Parallel()
+	_, url := start(t, fakellm.Options{
+		Answer: func(string, []string) (string, bool) { return "NO", true },
+		Turns:  func(_, answer string) []int { return map[string][]int{"NO": {2}}[answer] },
+	})
+	d, _ := rubric.Builtin("coaching-conversation@2.0")
+	it, _ := d.Item("CQ1")
+	pr, err := judge.Render(d, it, dialogue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := judge.SchemaFor(d, it)
+	bare := judge.Schema{Name: "answer_bare", JSON: json.RawMessage(`{"type":"object","properties":{"reasoning":{"type":"string"},"answer":{"type":"string","enum":["YES","NO","NA"]}}}`)}
+	for name, p := range map[string]judge.Provider{"openai": judge.NewOpenAI(url+"/v1", "", nil), "anthropic": judge.NewAnthropic(url, "", nil)} {
+		resp := ask(t, p, judge.Request{Model: "fake-judge", Messages: pr.Messages, MaxTokens: 200, Schema: &schema})
+		if a, err := judge.Parse(d, it, resp.Text, true); err != nil || a.Value != rubric.No || !slices.Equal(a.Turns, []int{2}) {
+			t.Errorf("%s: %q → %+v, %v; want NO at turn 2", name, resp.Text, a, err)
+		}
+		resp = ask(t, p, judge.Request{Model: "fake-judge", Messages: pr.Messages, MaxTokens: 200, Schema: &bare})
+		if strings.Contains(resp.Text, "turns") {
+			t.Errorf("%s: turns sent where the schema has none: %q", name, resp.Text)
+		}
 	}
 }

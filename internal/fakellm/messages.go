@@ -130,6 +130,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	}
 
 	q.oracle = s.opts.Answer
+	q.turns = s.opts.Turns
 	rep := q.answer(fail == failGarbage)
 	var content []map[string]any
 	stop := "end_turn"

@@ -207,6 +207,9 @@ func (r *Runner) answer(ctx context.Context, w *itemWork, q *question, keys []st
 	structured := r.settings(w, numeric, false).Structured
 	var values []rubric.Value
 	var methods []string
+	// turns are the turn evidence of the samples answered, by index in
+	// values.
+	turns := map[int][]int{}
 	var reasoning, raw string
 	// why is what made the last ERROR sample one, kept with an ERROR
 	// answer for the lead to read.
@@ -248,6 +251,7 @@ func (r *Runner) answer(ctx context.Context, w *itemWork, q *question, keys []st
 			return store.JudgeLabel{}, perr
 		}
 		values, methods = append(values, ans.Value), append(methods, ans.Method)
+		turns[len(values)-1] = ans.Turns
 		if reasoning == "" {
 			reasoning = ans.Reasoning
 		}
@@ -271,10 +275,20 @@ func (r *Runner) answer(ctx context.Context, w *itemWork, q *question, keys []st
 		if l.Method == "error" {
 			l.Reason = why
 		}
+		l.Evidence = turns[0]
 		return l, nil
 	}
 	v, spread := Aggregate(numeric, values)
 	l.Value, l.Method, l.Spread = string(v), "sampled", &spread
+	// The evidence of the first sample that gave the value kept, valid
+	// for it as it was for that sample; none when the value is an
+	// aggregate no sample gave (a median between two).
+	for i, x := range values {
+		if x == v {
+			l.Evidence = turns[i]
+			break
+		}
+	}
 	for _, x := range values {
 		l.Samples = append(l.Samples, string(x))
 	}

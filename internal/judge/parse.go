@@ -47,6 +47,14 @@ type Answer struct {
 	// does not allow (NA where NA is invalid): it is what the model
 	// answered, which ReadAnswer then refuses (rubric.JudgeRefuses).
 	Note string
+	// Turns is the turn evidence the reply gave with the answer (a
+	// "turns" array beside it in a JSON object): the dialogue's turns,
+	// from 1, where a failing answer fails. nil when it gave none, which
+	// is always allowed (rubric.EvidenceOptional).
+	Turns []int
+	// turnsProblem says why a "turns" field is not a list of turn
+	// numbers; Parse turns it into a ParseError.
+	turnsProblem string
 }
 
 // ParseError says why no answer could be read from a reply. Problem is
@@ -77,7 +85,27 @@ func (e *ParseError) Error() string { return "judge: unreadable answer: " + e.Pr
 // Answer.Note says so; ReadAnswer, which the runner and a try use, refuses
 // it by the rule on a judge's answers. When nothing valid is found
 // Parse returns a *ParseError naming the problem.
+//
+// The "turns" beside an answer in a JSON object are its turn evidence,
+// held to the rule a person's turns are (rubric.Definition.ValidateEvidence
+// with rubric.EvidenceOptional: never required, but refused on an answer
+// that does not fail, below 1 or named twice). Parse knows no dialogue, so
+// only ReadAnswer also refuses a turn past the dialogue's end. Turns that
+// break the rule make the reply unreadable as an answer outside the
+// rubric's does: a *ParseError, which the runner re-asks once and then
+// records as an ERROR with the problem.
 func Parse(def *rubric.Definition, item *rubric.Item, text string, structured bool) (Answer, error) {
+	a, err := parse(def, item, text, structured)
+	if err != nil {
+		return Answer{}, err
+	}
+	if err := checkTurns(def, item, a, rubric.Facts{}); err != nil {
+		return Answer{}, err
+	}
+	return a, nil
+}
+
+func parse(def *rubric.Definition, item *rubric.Item, text string, structured bool) (Answer, error) {
 	p := &parser{def: def, item: item, allowed: def.Allowed(item)}
 	t := strings.TrimSpace(text)
 	if t == "" {
@@ -85,19 +113,36 @@ func Parse(def *rubric.Definition, item *rubric.Item, text string, structured bo
 	}
 	if structured {
 		if a, ok := p.object([]byte(t), "answer"); ok {
-			return p.done(a, MethodStructured), nil
+			return p.done(a, MethodStructured)
 		}
 	}
 	if v, ok := p.strict(t); ok {
-		return p.done(Answer{Value: v}, MethodParsed), nil
+		return p.done(Answer{Value: v}, MethodParsed)
 	}
 	if a, ok := p.object([]byte(t), answerFields...); ok {
-		return p.done(a, MethodParsed), nil
+		return p.done(a, MethodParsed)
 	}
 	if a, ok := p.tolerant(t); ok {
-		return p.done(a, MethodTolerant), nil
+		return p.done(a, MethodTolerant)
 	}
 	return Answer{}, p.fail("")
+}
+
+// checkTurns holds a's turns to the rule on turn evidence, with the facts
+// of the labelled item (the zero Facts when the turn count is unknown).
+func checkTurns(def *rubric.Definition, item *rubric.Item, a Answer, f rubric.Facts) *ParseError {
+	if len(a.Turns) == 0 {
+		return nil
+	}
+	issues := def.ValidateEvidence(rubric.Answers{item.Key: a.Value}, rubric.Evidence{item.Key: a.Turns}, f, rubric.EvidenceOptional)
+	if len(issues) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(issues))
+	for i, is := range issues {
+		msgs[i] = is.Message
+	}
+	return &ParseError{Problem: "the turns cannot be accepted: " + strings.Join(msgs, "; ")}
 }
 
 // answerFields are the JSON fields that may hold an answer, in order of
@@ -128,14 +173,17 @@ func (p *parser) fail(problem string) *ParseError {
 	}
 }
 
-func (p *parser) done(a Answer, method string) Answer {
+func (p *parser) done(a Answer, method string) (Answer, error) {
+	if a.turnsProblem != "" {
+		return Answer{}, &ParseError{Problem: a.turnsProblem}
+	}
 	a.Method = method
 	a.Reasoning = strings.TrimSpace(a.Reasoning)
 	if !p.def.Allows(p.item, a.Value) {
 		a.Note = fmt.Sprintf("%s is not an allowed answer on %s (allowed: %s); it scores as a failure",
 			a.Value, p.item.Key, orList(p.allowed))
 	}
-	return a
+	return a, nil
 }
 
 // scaleValue returns the rubric answer s spells, comparing letters without
@@ -204,6 +252,11 @@ func (p *parser) fields(obj map[string]json.RawMessage, fields []string) (Answer
 			continue
 		}
 		a := Answer{Value: v}
+		if raw, ok := obj["turns"]; ok && string(raw) != "null" {
+			if json.Unmarshal(raw, &a.Turns) != nil {
+				a.turnsProblem = fmt.Sprintf("turns must be a list of turn numbers such as [2, 3]; I found %s", raw)
+			}
+		}
 		for _, r := range reasoningFields {
 			if json.Unmarshal(obj[r], &a.Reasoning) == nil && a.Reasoning != "" {
 				break

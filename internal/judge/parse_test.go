@@ -13,6 +13,35 @@ import (
 
 func TestSchemaFor(t *testing.T) {
 	t.Parallel()
+	type prop struct {
+		Type  string         `json:"type"`
+		Enum  []rubric.Value `json:"enum"`
+		Items *struct {
+			Type    string `json:"type"`
+			Minimum int    `json:"minimum"`
+		} `json:"items"`
+	}
+	type doc struct {
+		Type                 string          `json:"type"`
+		Properties           map[string]prop `json:"properties"`
+		Required             []string        `json:"required"`
+		AdditionalProperties *bool           `json:"additionalProperties"`
+	}
+	decode := func(t *testing.T, s judge.Schema) doc {
+		t.Helper()
+		var d doc
+		if err := json.Unmarshal(s.JSON, &d); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	// turnsOK: the turn evidence is an array of turn numbers from 1, and
+	// required, since strict structured output takes no optional property.
+	turnsOK := func(d doc) bool {
+		tp, ok := d.Properties["turns"]
+		return ok && tp.Type == "array" && tp.Items != nil && tp.Items.Type == "integer" && tp.Items.Minimum == 1 &&
+			slices.Equal(d.Required, []string{"reasoning", "answer", "turns"})
+	}
 	d := builtin(t, "coaching-conversation@2.0")
 	for _, tc := range []struct {
 		key  string
@@ -26,31 +55,33 @@ func TestSchemaFor(t *testing.T) {
 		if s.Name != "answer_"+tc.key {
 			t.Errorf("%s: name %q", tc.key, s.Name)
 		}
-		var doc struct {
-			Type       string `json:"type"`
-			Properties map[string]struct {
-				Type string         `json:"type"`
-				Enum []rubric.Value `json:"enum"`
-			} `json:"properties"`
-			Required             []string `json:"required"`
-			AdditionalProperties *bool    `json:"additionalProperties"`
-		}
-		if err := json.Unmarshal(s.JSON, &doc); err != nil {
-			t.Fatal(err)
-		}
-		if doc.Type != "object" || len(doc.Properties) != 2 || doc.Properties["reasoning"].Type != "string" ||
-			!slices.Equal(doc.Properties["answer"].Enum, tc.enum) || !slices.Equal(doc.Required, []string{"reasoning", "answer"}) ||
+		doc := decode(t, s)
+		if doc.Type != "object" || len(doc.Properties) != 3 || doc.Properties["reasoning"].Type != "string" ||
+			!slices.Equal(doc.Properties["answer"].Enum, tc.enum) || !turnsOK(doc) ||
 			doc.AdditionalProperties == nil || *doc.AdditionalProperties {
 			t.Errorf("%s: schema %s", tc.key, s.JSON)
 		}
-		// The model writes properties in the schema's order: reasoning first.
-		if r, a := strings.Index(string(s.JSON), `"reasoning":{`), strings.Index(string(s.JSON), `"answer":{`); r < 0 || a < r {
-			t.Errorf("%s: reasoning must come before answer: %s", tc.key, s.JSON)
+		// The model writes properties in the schema's order: reasoning
+		// first, the turns after the answer they go with.
+		r, a, tu := strings.Index(string(s.JSON), `"reasoning":{`), strings.Index(string(s.JSON), `"answer":{`), strings.Index(string(s.JSON), `"turns":{`)
+		if r < 0 || a < r || tu < a {
+			t.Errorf("%s: reasoning, answer, turns must come in that order: %s", tc.key, s.JSON)
+		}
+		if !strings.Contains(string(s.JSON), "Only when your answer is NO") {
+			t.Errorf("%s: the turns' description does not say which answer takes them: %s", tc.key, s.JSON)
 		}
 	}
 	likert := builtin(t, "empathetic-dialogue@2")
-	if s := judge.SchemaFor(likert, item(t, likert, "overall")); !strings.Contains(string(s.JSON), `"enum":["1","2","3","4","5"]`) {
+	s := judge.SchemaFor(likert, item(t, likert, "overall"))
+	if !strings.Contains(string(s.JSON), `"enum":["1","2","3","4","5"]`) || !turnsOK(decode(t, s)) ||
+		!strings.Contains(string(s.JSON), "Only when your answer is 1 or 2") {
 		t.Errorf("likert schema %s", s.JSON)
+	}
+	// A single-question rubric takes no evidence: no turns are asked for.
+	single := builtin(t, "empathetic-understanding@1")
+	sd := decode(t, judge.SchemaFor(single, &single.Items[0]))
+	if _, ok := sd.Properties["turns"]; ok || !slices.Equal(sd.Required, []string{"reasoning", "answer"}) {
+		t.Errorf("single schema %+v", sd)
 	}
 }
 
@@ -68,6 +99,7 @@ func TestParse(t *testing.T) {
 		method     string
 		reasoning  string
 		note       bool
+		turns      []int
 		// problem is a part of the ParseError's problem when want is "".
 		problem string
 	}{
@@ -97,6 +129,17 @@ func TestParse(t *testing.T) {
 		{name: "likert out of range", def: likert, key: "emotion", text: "7", problem: `the answer must be one of 1, 2, 3, 4, 5; I found "7"`},
 		{name: "likert yes", def: likert, key: "emotion", text: "Yes", problem: "I found none"},
 		{name: "likert prose", def: likert, key: "emotion", text: "The reply is warm and specific.", problem: "I found none"},
+		// Turn evidence goes with a failing answer only, as a person's does.
+		{name: "turns on NO", def: crit, key: "CQ1", text: `{"reasoning":"r","answer":"NO","turns":[2,1]}`, structured: true, want: "NO", method: "structured", turns: []int{2, 1}},
+		{name: "turns on likert 2", def: likert, key: "emotion", text: `{"answer":"2","turns":[3]}`, structured: true, want: "2", method: "structured", turns: []int{3}},
+		{name: "no turns on NO", def: crit, key: "CQ1", text: `{"reasoning":"r","answer":"NO","turns":[]}`, structured: true, want: "NO", method: "structured"},
+		{name: "null turns", def: crit, key: "CQ1", text: `{"answer":"NO","turns":null}`, structured: true, want: "NO", method: "structured"},
+		{name: "turns in tolerant JSON", def: crit, key: "CQ1", text: "Here:\n{\"answer\": \"NO\", \"turns\": [1]}", want: "NO", method: "tolerant", turns: []int{1}},
+		{name: "turns on YES", def: crit, key: "CQ1", text: `{"reasoning":"r","answer":"YES","turns":[2]}`, structured: true, problem: "turn evidence goes only with NO"},
+		{name: "turns on likert 3", def: likert, key: "emotion", text: `{"answer":"3","turns":[1]}`, structured: true, problem: "level of 2 or less"},
+		{name: "turn 0", def: crit, key: "CQ1", text: `{"answer":"NO","turns":[0]}`, structured: true, problem: "turn 0 does not exist"},
+		{name: "turn twice", def: crit, key: "CQ1", text: `{"answer":"NO","turns":[2,2]}`, structured: true, problem: "turn 2 is named twice"},
+		{name: "turns not numbers", def: crit, key: "CQ1", text: `{"answer":"NO","turns":["two"]}`, structured: true, problem: "turns must be a list of turn numbers"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, err := judge.Parse(tc.def, item(t, tc.def, tc.key), tc.text, tc.structured)
@@ -110,8 +153,9 @@ func TestParse(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if a.Value != tc.want || a.Method != tc.method || (tc.reasoning != "" && a.Reasoning != tc.reasoning) || (a.Note != "") != tc.note {
-				t.Errorf("Parse = %+v; want %s by %s, reasoning %q, note %v", a, tc.want, tc.method, tc.reasoning, tc.note)
+			if a.Value != tc.want || a.Method != tc.method || (tc.reasoning != "" && a.Reasoning != tc.reasoning) || (a.Note != "") != tc.note ||
+				!slices.Equal(a.Turns, tc.turns) {
+				t.Errorf("Parse = %+v; want %s by %s, reasoning %q, note %v, turns %v", a, tc.want, tc.method, tc.reasoning, tc.note, tc.turns)
 			}
 		})
 	}

@@ -30,11 +30,17 @@ func (e *RuleError) Error() string { return "judge: answer refused: " + e.Reason
 // (rubric.Definition.JudgeRefuses) with the facts of the labelled item. It
 // returns a *ParseError when no answer can be read and a *RuleError when
 // the answer read is one a judge may not give here; either is a reply
-// that is not an answer, to be re-asked (ReAskAfter).
+// that is not an answer, to be re-asked (ReAskAfter). Turns past the end
+// of the dialogue are a *ParseError, as other turns that break the rule
+// on evidence are in Parse.
 func ReadAnswer(def *rubric.Definition, item *rubric.Item, text string, structured bool, f rubric.Facts) (Answer, error) {
 	a, err := Parse(def, item, text, structured)
 	if err != nil {
 		return a, err
+	}
+	// Parse knew no dialogue: the turns are held to its length here.
+	if perr := checkTurns(def, item, a, f); perr != nil {
+		return Answer{}, perr
 	}
 	if reason, refused := def.JudgeRefuses(item, a.Value, f); refused {
 		return a, &RuleError{Value: a.Value, Reason: reason, Permitted: def.Permitted(item, f)}

@@ -569,6 +569,9 @@ type JudgeLabel struct {
 	// Reason says why an ERROR is one (a failed call, an unreadable reply,
 	// an answer the rubric forbids for the dialogue); "" otherwise.
 	Reason string
+	// Evidence is the turns (from 1) the judge named where a failing
+	// answer fails, held to the rule on evidence before it is stored.
+	Evidence []int
 }
 
 // WriteJudgeAnswers stores a judge's answers for an item as its answer set
@@ -584,12 +587,13 @@ func (db *DB) WriteJudgeAnswers(ctx context.Context, run *attune.JudgeRun, itemI
 	n := len(labels)
 	keys, values, notes := make([]string, n), make([]string, n), make([]string, n)
 	methods, hashes, raws := make([]string, n), make([]string, n), make([]string, n)
-	reasons := make([]string, n)
+	reasons, turns := make([]string, n), make([]string, n)
 	weighted, spreads := make([]*float64, n), make([]*float64, n)
 	dists, samples := make([]*string, n), make([]*string, n)
 	for i, l := range labels {
 		keys[i], values[i], notes[i] = l.Key, l.Value, l.Rationale
 		methods[i], hashes[i], raws[i], reasons[i] = l.Method, l.PromptHash, l.Raw, l.Reason
+		turns[i] = turnsLiteral(l.Evidence)
 		weighted[i], spreads[i] = l.WeightedScore, l.Spread
 		if l.Distribution != nil {
 			b, _ := json.Marshal(l.Distribution)
@@ -616,9 +620,9 @@ func (db *DB) WriteJudgeAnswers(ctx context.Context, run *attune.JudgeRun, itemI
 			ON CONFLICT (item_id, rater_id) DO NOTHING
 			RETURNING id, project_id, item_id, rater_id, rubric_version_id),
 		l AS (
-			INSERT INTO labels (answer_set_id, project_id, item_id, rater_id, rubric_version_id, rubric_item_key, value, rationale)
-			SELECT s.id, s.project_id, s.item_id, s.rater_id, s.rubric_version_id, k, v, n
-			FROM s, unnest($6::text[], $7::text[], $8::text[]) AS t(k, v, n)
+			INSERT INTO labels (answer_set_id, project_id, item_id, rater_id, rubric_version_id, rubric_item_key, value, rationale, evidence)
+			SELECT s.id, s.project_id, s.item_id, s.rater_id, s.rubric_version_id, k, v, n, e::int[]
+			FROM s, unnest($6::text[], $7::text[], $8::text[], $17::text[]) AS t(k, v, n, e)
 			RETURNING id, rubric_item_key),
 		d AS (
 			INSERT INTO judge_label_details (label_id, run_id, method, prompt_hash, weighted_score, distribution, samples, spread, raw, reason)
@@ -631,7 +635,7 @@ func (db *DB) WriteJudgeAnswers(ctx context.Context, run *attune.JudgeRun, itemI
 			RETURNING items_done >= items_total AND status = 'running' AS last)
 		SELECT EXISTS (SELECT 1 FROM s), coalesce((SELECT last FROM r), false)`,
 		run.ProjectID, itemID, run.RaterID, activeMS, run.ID,
-		keys, values, notes, methods, hashes, weighted, dists, samples, spreads, raws, reasons)
+		keys, values, notes, methods, hashes, weighted, dists, samples, spreads, raws, reasons, turns)
 	err = db.inBatchTx(ctx, b, func(tx pgx.Tx, br pgx.BatchResults) error {
 		var last bool
 		err := br.QueryRow().Scan(&written, &last)
