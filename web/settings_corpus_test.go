@@ -68,6 +68,7 @@ func TestSettingsCorpusWeb(t *testing.T) {
 		wantLacks(t, r, "hunter2-secret", "Zq81mN0pLkQ7vB2xC4dE6fG8hJ")
 	}
 	rubricID := strconv.FormatInt(a.rubricID("empathetic-understanding@1"), 10)
+	stored := map[string]map[string]string{} // the accepted cases by name
 	for i, k := range c.Projects {
 		v := c.Values(c.ProjectBase, k)
 		want := c.WantProject(v)
@@ -79,6 +80,9 @@ func TestSettingsCorpusWeb(t *testing.T) {
 			form.Set(f, x)
 		}
 		check("project "+k.Name, cl.post("/projects", form), want)
+		if len(want) == 0 {
+			stored[v["name"]] = v
+		}
 	}
 	js, err := a.db.ListJudges(context.Background())
 	if err != nil {
@@ -93,6 +97,16 @@ func TestSettingsCorpusWeb(t *testing.T) {
 	}
 	if n := acceptedCases(c.Projects); len(ps) != n {
 		t.Errorf("%d projects stored, want %d", len(ps), n)
+	}
+	for name, v := range stored {
+		p, err := a.db.FindProjectByName(context.Background(), name)
+		if err != nil {
+			t.Errorf("project %q: %v", name, err)
+			continue
+		}
+		if d := settingscorpus.StoredDiffers(v, p); len(d) > 0 {
+			t.Errorf("project %q: stored %v unlike the case: %+v", name, d, p)
+		}
 	}
 }
 

@@ -27,6 +27,7 @@ func projectFlagsHelp(fs *flag.FlagSet) {
 	fs.String("annotators", attune.PoolOfEpsilon(attune.DefaultEpsilon).Key, "who the annotators are, which sets the alt-test's ε: experts (0.2), trained (0.15), crowd (0.1) or custom with --epsilon (create, set)")
 	fs.String("epsilon", "", "a custom alt-test ε between 0 and 1, with --annotators custom or alone (create, set)")
 	fs.String("system-key", "", fmt.Sprintf("the item meta key that names an item's system, at most %d characters (create, set; default %s)", attune.MaxSystemKey, attune.DefaultSystemKey))
+	fs.String("evidence", "", "turn evidence: off (no turns are marked), optional (a person may mark the turns where a failing answer fails) or required (every failing answer names at least one turn) (create, set; default optional)")
 	fs.String("instructions-file", "", "Markdown file of instructions for annotators (create)")
 	fs.String("lead", "", "email of a lead to put in charge (create)")
 	fs.String("project", "", "project name (set, add-member, remove-member, people, requalify)")
@@ -36,8 +37,8 @@ func projectFlagsHelp(fs *flag.FlagSet) {
 	fs.Bool("json", false, "print JSON (list, show, people)")
 }
 
-const projectUsage = `attune project create --name N --rubric KEY@VERSION [--overlap K] [--lease 30m] [--annotators experts|trained|crowd|custom] [--epsilon E] [--system-key KEY] [--instructions-file F] [--lead EMAIL]
-attune project set --project N [--annotators experts|trained|crowd|custom] [--epsilon E] [--system-key KEY]
+const projectUsage = `attune project create --name N --rubric KEY@VERSION [--overlap K] [--lease 30m] [--annotators experts|trained|crowd|custom] [--epsilon E] [--system-key KEY] [--evidence off|optional|required] [--instructions-file F] [--lead EMAIL]
+attune project set --project N [--annotators experts|trained|crowd|custom] [--epsilon E] [--system-key KEY] [--evidence off|optional|required]
 attune project list [--json]
 attune project show NAME [--json]
 attune project add-member --project N --email E [--role annotator|lead]
@@ -47,7 +48,7 @@ attune project requalify --project N --email E [--attempt N]`
 
 // projectFlagOf names the flag of a project setting whose field name is
 // not the flag's.
-var projectFlagOf = map[string]string{"system_key": "system-key"}
+var projectFlagOf = map[string]string{"system_key": "system-key", "evidence_policy": "evidence"}
 
 func runProject(ctx context.Context, e env, args []string) error {
 	if len(args) == 0 {
@@ -117,7 +118,12 @@ func runProject(ctx context.Context, e env, args []string) error {
 		if given["system-key"] {
 			systemKey = strings.TrimSpace(get("system-key"))
 		}
-		check := attune.Project{Name: strings.TrimSpace(get("name")), Instructions: instructions, Overlap: overlap, Lease: lease, Epsilon: epsilon, SystemKey: systemKey}
+		evidence, err := evidenceFlag(fs, given)
+		if err != nil {
+			unread["evidence_policy"] = err.Error()
+		}
+		check := attune.Project{Name: strings.TrimSpace(get("name")), Instructions: instructions, Overlap: overlap, Lease: lease, Epsilon: epsilon, SystemKey: systemKey,
+			EvidencePolicy: evidence}
 		if err := check.Validate(); err != nil || len(unread) > 0 {
 			var v *attune.ValidationError
 			if !errors.As(err, &v) {
@@ -135,7 +141,8 @@ func runProject(ctx context.Context, e env, args []string) error {
 			lead = &u.ID
 		}
 		p, err := db.CreateProject(ctx, lead, store.NewProject{Name: strings.TrimSpace(get("name")), Instructions: instructions,
-			RubricVersionID: rv.ID, Overlap: overlap, Lease: lease, Epsilon: epsilon, SystemKey: systemKey})
+			RubricVersionID: rv.ID, Overlap: overlap, Lease: lease, Epsilon: epsilon, SystemKey: systemKey,
+			EvidencePolicy: evidence})
 		if err != nil {
 			return flagErrors(err, nil)
 		}
@@ -150,7 +157,7 @@ func runProject(ctx context.Context, e env, args []string) error {
 		}
 		// Only what is given changes; a set naming neither setting sets
 		// the ε of --annotators' default, as it did before there were two.
-		setEpsilon := given["annotators"] || given["epsilon"] || !given["system-key"]
+		setEpsilon := given["annotators"] || given["epsilon"] || !(given["system-key"] || given["evidence"])
 		check := *p
 		if setEpsilon {
 			epsilon, ok, msg := readEpsilonFlags(fs)
@@ -162,17 +169,25 @@ func runProject(ctx context.Context, e env, args []string) error {
 		if given["system-key"] {
 			check.SystemKey = strings.TrimSpace(get("system-key"))
 		}
+		if given["evidence"] {
+			evidence, err := evidenceFlag(fs, given)
+			if err != nil {
+				return flagErrors(&attune.ValidationError{Fields: map[string]string{"evidence_policy": err.Error()}}, projectFlagOf)
+			}
+			check.EvidencePolicy = evidence
+		}
 		// The store reads a zero ε and an empty key as "leave it": check
 		// them here.
 		if err := check.Validate(); err != nil {
 			return flagErrors(err, projectFlagOf)
 		}
 		err = db.UpdateProject(ctx, 0, p.ID, store.ProjectChanges{Name: p.Name, Instructions: p.Instructions,
-			Overlap: p.Overlap, Lease: p.Lease, Epsilon: check.Epsilon, SystemKey: check.SystemKey})
+			Overlap: p.Overlap, Lease: p.Lease, Epsilon: check.Epsilon, SystemKey: check.SystemKey,
+			EvidencePolicy: check.EvidencePolicy})
 		if err != nil {
 			return flagErrors(err, projectFlagOf)
 		}
-		fmt.Fprintf(e.stdout, "project %q: alt-test ε %s (%s), system key %q\n", p.Name, strconv.FormatFloat(check.Epsilon, 'f', -1, 64), attune.PoolOfEpsilon(check.Epsilon).Label, check.SystemKey)
+		fmt.Fprintf(e.stdout, "project %q: alt-test ε %s (%s), system key %q, turn evidence %s\n", p.Name, strconv.FormatFloat(check.Epsilon, 'f', -1, 64), attune.PoolOfEpsilon(check.Epsilon).Label, check.SystemKey, check.Evidence())
 	case "list":
 		ps, err := db.ListAllProjects(ctx)
 		if err != nil {
@@ -375,8 +390,11 @@ type projectJSON struct {
 	Epsilon   float64 `json:"epsilon"`
 	Pool      string  `json:"annotator_pool"`
 	SystemKey string  `json:"system_key"`
-	Items     int     `json:"items"`
-	Complete  int     `json:"complete"`
+	// EvidencePolicy is the turn evidence setting: off, optional or
+	// required.
+	EvidencePolicy string `json:"evidence_policy"`
+	Items          int    `json:"items"`
+	Complete       int    `json:"complete"`
 	// ItemsByLabels[n] is how many items have n human labels, n = 0..overlap.
 	ItemsByLabels []int `json:"items_by_labels"`
 	InProgress    int   `json:"in_progress"`
@@ -411,7 +429,7 @@ func showProject(ctx context.Context, e env, db *store.DB, p *attune.Project, as
 		return err
 	}
 	out := projectJSON{ID: p.ID, Name: p.Name, Rubric: p.RubricRef, Status: string(p.Status), Overlap: p.Overlap,
-		Lease: p.Lease.String(), Epsilon: p.Epsilon, Pool: attune.PoolOfEpsilon(p.Epsilon).Key, SystemKey: p.SystemKey, Items: pr.Items, Complete: pr.Complete, ItemsByLabels: pr.ByLabels, InProgress: pr.Active,
+		Lease: p.Lease.String(), Epsilon: p.Epsilon, Pool: attune.PoolOfEpsilon(p.Epsilon).Key, SystemKey: p.SystemKey, EvidencePolicy: string(p.Evidence()), Items: pr.Items, Complete: pr.Complete, ItemsByLabels: pr.ByLabels, InProgress: pr.Active,
 		LastHour: pr.LastHour, OutOfPool: pr.Pulled, Members: []memberJSON{}, Annotators: []annotatorJSON{}}
 	for _, m := range members {
 		out.Members = append(out.Members, memberJSON{m.Email, string(m.Role)})
@@ -422,8 +440,8 @@ func showProject(ctx context.Context, e env, db *store.DB, p *attune.Project, as
 	if asJSON {
 		return writeJSON(e, out)
 	}
-	fmt.Fprintf(e.stdout, "%s (id %d)\n  rubric %s · %s · %d per item · lease %s · alt-test ε %s (%s) · system key %q\n  %d items, %d complete, %d in progress, %d labels in the last hour\n",
-		p.Name, p.ID, p.RubricRef, p.Status, p.Overlap, p.Lease, strconv.FormatFloat(p.Epsilon, 'f', -1, 64), attune.PoolOfEpsilon(p.Epsilon).Label, p.SystemKey, pr.Items, pr.Complete, pr.Active, pr.LastHour)
+	fmt.Fprintf(e.stdout, "%s (id %d)\n  rubric %s · %s · %d per item · lease %s · alt-test ε %s (%s) · system key %q · turn evidence %s\n  %d items, %d complete, %d in progress, %d labels in the last hour\n",
+		p.Name, p.ID, p.RubricRef, p.Status, p.Overlap, p.Lease, strconv.FormatFloat(p.Epsilon, 'f', -1, 64), attune.PoolOfEpsilon(p.Epsilon).Label, p.SystemKey, p.Evidence(), pr.Items, pr.Complete, pr.Active, pr.LastHour)
 	if pr.Pulled > 0 {
 		fmt.Fprintf(e.stdout, "  %d out of the pool (not counted above)\n", pr.Pulled)
 	}
@@ -599,4 +617,19 @@ func runToken(ctx context.Context, e env, args []string) error {
 		fmt.Fprintf(e.stdout, "token %d revoked\n", id)
 	}
 	return nil
+}
+
+// evidenceFlag reads --evidence: left out, "" (the store's default on
+// create, the stored setting on set); given, it must be a setting, which
+// Validate checks, and given empty it is refused with Validate's message
+// rather than read as "leave it".
+func evidenceFlag(fs *flag.FlagSet, given map[string]bool) (rubric.EvidencePolicy, error) {
+	if !given["evidence"] {
+		return "", nil
+	}
+	v := rubric.EvidencePolicy(strings.TrimSpace(fs.Lookup("evidence").Value.String()))
+	if v == "" {
+		return "", errors.New(attune.ProjectFieldMessage("evidence_policy"))
+	}
+	return v, nil
 }

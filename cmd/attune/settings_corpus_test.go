@@ -65,6 +65,7 @@ func TestSettingsCorpusCLI(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
+	stored := map[string]map[string]string{} // the accepted cases by name
 	for i, k := range c.Projects {
 		v := c.Values(c.ProjectBase, k)
 		want := c.WantProject(v)
@@ -80,12 +81,16 @@ func TestSettingsCorpusCLI(t *testing.T) {
 			lease = v["lease"]
 		}
 		args := []string{"project", "create", "--name", v["name"], "--rubric", "empathetic-understanding@1",
-			"--overlap", v["overlap"], "--lease", lease, "--instructions-file", instr, "--annotators", v["annotators"], "--system-key", v["system_key"]}
+			"--overlap", v["overlap"], "--lease", lease, "--instructions-file", instr, "--annotators", v["annotators"], "--system-key", v["system_key"],
+			"--evidence", v["evidence_policy"]}
 		if v["epsilon"] != "" {
 			args = append(args, "--epsilon", v["epsilon"])
 		}
 		_, err := runCmd(t, env, "", args...)
 		check("project "+k.Name, err, want)
+		if len(want) == 0 {
+			stored[v["name"]] = v
+		}
 	}
 	db, err := store.Open(context.Background(), dbURL)
 	if err != nil {
@@ -105,6 +110,23 @@ func TestSettingsCorpusCLI(t *testing.T) {
 	}
 	if n := acceptedCases(c.Projects); len(ps) != n {
 		t.Errorf("%d projects stored, want %d", len(ps), n)
+	}
+	checkStoredProjects(t, db, stored)
+}
+
+// checkStoredProjects holds each accepted project case's stored project
+// to the case's settings.
+func checkStoredProjects(t *testing.T, db *store.DB, cases map[string]map[string]string) {
+	t.Helper()
+	for name, v := range cases {
+		p, err := db.FindProjectByName(context.Background(), name)
+		if err != nil {
+			t.Errorf("project %q: %v", name, err)
+			continue
+		}
+		if d := settingscorpus.StoredDiffers(v, p); len(d) > 0 {
+			t.Errorf("project %q: stored %v unlike the case: %+v", name, d, p)
+		}
 	}
 }
 

@@ -145,6 +145,15 @@ type AnnotatorProgress struct {
 	MedianActive time.Duration // median active time per submitted item
 }
 
+// Evidence is the project's turn evidence setting, the default
+// (rubric.EvidenceOptional) for a project value made without one.
+func (p *Project) Evidence() rubric.EvidencePolicy {
+	if policy, err := rubric.ParseEvidencePolicy(string(p.EvidencePolicy)); err == nil {
+		return policy
+	}
+	return p.EvidencePolicy
+}
+
 // SystemKeyOr is the system key a query reads: key when it names one,
 // otherwise the project's setting (DefaultSystemKey for a project value
 // made without one).

@@ -47,6 +47,8 @@ func ProjectFieldMessage(field string) string {
 		return msgLease
 	case "epsilon":
 		return msgEpsilon
+	case "evidence_policy":
+		return msgEvidencePolicy
 	}
 	return ""
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/attune/attune/internal/rubric"
 )
 
 func TestProjectLeadRule(t *testing.T) {
@@ -135,5 +137,22 @@ func TestProjectSystemKeyRule(t *testing.T) {
 	}
 	if got := (&Project{SystemKey: "arm"}).SystemKeyOr("model"); got != "model" {
 		t.Errorf("the key asked for: %q", got)
+	}
+}
+
+// TestProjectEvidence: a project value without a turn evidence setting
+// reads the default, one with a setting reads it, and an unknown one is
+// read as it is (Validate refuses it) rather than as the default.
+func TestProjectEvidence(t *testing.T) {
+	for stored, want := range map[rubric.EvidencePolicy]rubric.EvidencePolicy{
+		"": rubric.EvidenceOptional, rubric.EvidenceOff: rubric.EvidenceOff,
+		rubric.EvidenceRequired: rubric.EvidenceRequired, "sometimes": "sometimes",
+	} {
+		if got := (&Project{EvidencePolicy: stored}).Evidence(); got != want {
+			t.Errorf("Evidence of %q: %q, want %q", stored, got, want)
+		}
+	}
+	if ProjectFieldMessage("evidence_policy") != msgEvidencePolicy {
+		t.Errorf("the message for evidence_policy: %q", ProjectFieldMessage("evidence_policy"))
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/rubric"
 )
 
 //go:embed corpus.json
@@ -97,7 +98,8 @@ func (c Corpus) WantJudge(v map[string]string) map[string]string {
 // Project is a project case read as numbers; ok is false when overlap or
 // lease is not a number or the ε cannot be read (attune.ReadEpsilon).
 func Project(v map[string]string) (p attune.Project, ok bool) {
-	p = attune.Project{Name: strings.TrimSpace(v["name"]), Instructions: v["instructions"], SystemKey: strings.TrimSpace(v["system_key"])}
+	p = attune.Project{Name: strings.TrimSpace(v["name"]), Instructions: v["instructions"], SystemKey: strings.TrimSpace(v["system_key"]),
+		EvidencePolicy: rubric.EvidencePolicy(strings.TrimSpace(v["evidence_policy"]))}
 	overlap, err1 := strconv.Atoi(v["overlap"])
 	lease, err2 := strconv.Atoi(v["lease"])
 	p.Overlap, p.Lease = overlap, time.Duration(lease)*time.Minute
@@ -125,6 +127,21 @@ func fields(err error) map[string]string {
 	out := map[string]string{}
 	if v, ok := err.(*attune.ValidationError); ok {
 		maps.Copy(out, v.Fields)
+	}
+	return out
+}
+
+// StoredDiffers names the text settings of an accepted project case that
+// the project stored from it does not hold as given: the turn evidence
+// setting and the system key (each path's own tests check the numbers).
+func StoredDiffers(v map[string]string, p *attune.Project) []string {
+	want, _ := Project(v)
+	var out []string
+	if p.Evidence() != want.Evidence() {
+		out = append(out, "evidence_policy")
+	}
+	if p.SystemKey != want.SystemKey {
+		out = append(out, "system_key")
 	}
 	return out
 }

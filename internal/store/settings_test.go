@@ -58,8 +58,17 @@ func TestSettingsCorpus(t *testing.T) {
 			p.Name = fmt.Sprintf("%s %d", p.Name, i)
 		}
 		_, err := db.CreateProject(ctx, nil, store.NewProject{Name: p.Name, Instructions: p.Instructions, RubricVersionID: rv.ID,
-			Overlap: p.Overlap, Lease: p.Lease, Epsilon: p.Epsilon, SystemKey: p.SystemKey})
+			Overlap: p.Overlap, Lease: p.Lease, Epsilon: p.Epsilon, SystemKey: p.SystemKey, EvidencePolicy: p.EvidencePolicy})
 		compare(t, "project "+k.Name, err, want)
+		if len(want) == 0 {
+			got, err := db.FindProjectByName(ctx, p.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := settingscorpus.StoredDiffers(v, got); len(d) > 0 {
+				t.Errorf("project %s: stored %v unlike the case: %+v", k.Name, d, got)
+			}
+		}
 	}
 	// Nothing refused was stored.
 	js, err := db.ListJudges(ctx)

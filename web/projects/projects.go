@@ -20,6 +20,7 @@ import (
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/calibration"
 	"github.com/attune/attune/internal/importer"
+	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/store"
 	"github.com/attune/attune/web/kit"
 	flagview "github.com/attune/attune/web/views/flag"
@@ -34,6 +35,9 @@ type projectInput struct {
 	lease        time.Duration
 	epsilon      float64
 	systemKey    string // "" when the form has no such field: the stored or default key
+	// evidence is "" when the form has no such field: the stored or
+	// default setting (the store reads "" so).
+	evidence rubric.EvidencePolicy
 }
 
 // readProjectForm reads the fields the create and edit forms share and
@@ -48,10 +52,11 @@ func readProjectForm(r *http.Request) (project.Form, projectInput, map[string]st
 		Annotators:   strings.TrimSpace(r.PostFormValue("annotators")),
 		Epsilon:      strings.TrimSpace(r.PostFormValue("epsilon")),
 		SystemKey:    strings.TrimSpace(r.PostFormValue("system_key")),
+		Evidence:     strings.TrimSpace(r.PostFormValue("evidence_policy")),
 		// Browsers send textarea line ends as CRLF; store what people typed.
 		Instructions: strings.ReplaceAll(r.PostFormValue("instructions"), "\r\n", "\n"),
 	}
-	in := projectInput{name: f.Name, instructions: f.Instructions, systemKey: f.SystemKey}
+	in := projectInput{name: f.Name, instructions: f.Instructions, systemKey: f.SystemKey, evidence: rubric.EvidencePolicy(f.Evidence)}
 	unread := map[string]string{}
 	// A form without the field (one that predates the setting) keeps the
 	// key; one that sends it empty is refused by Validate.
@@ -59,6 +64,11 @@ func readProjectForm(r *http.Request) (project.Form, projectInput, map[string]st
 	checkKey := f.SystemKey
 	if !sent {
 		checkKey = attune.DefaultSystemKey
+	}
+	// Likewise a form without the evidence field keeps the setting (the
+	// store reads "" so), and one that sends it empty is refused.
+	if _, sent := r.PostForm["evidence_policy"]; sent && f.Evidence == "" {
+		unread["evidence_policy"] = attune.ProjectFieldMessage("evidence_policy")
 	}
 	if v, err := strconv.Atoi(f.Overlap); err != nil {
 		unread["overlap"] = attune.ProjectFieldMessage("overlap")
@@ -75,7 +85,8 @@ func readProjectForm(r *http.Request) (project.Form, projectInput, map[string]st
 	} else {
 		in.epsilon = v
 	}
-	p := attune.Project{Name: in.name, Instructions: in.instructions, Overlap: in.overlap, Lease: in.lease, Epsilon: in.epsilon, SystemKey: checkKey}
+	p := attune.Project{Name: in.name, Instructions: in.instructions, Overlap: in.overlap, Lease: in.lease, Epsilon: in.epsilon, SystemKey: checkKey,
+		EvidencePolicy: in.evidence}
 	errs := kit.FieldErrors(p.Validate())
 	for k, m := range unread {
 		errs[k] = m
@@ -93,11 +104,30 @@ func annotatorPools() []project.Pool {
 	return append(out, project.Pool{Key: attune.AnnotatorsCustom, Label: "custom ε (below)"})
 }
 
+// evidenceChoices are the turn evidence settings the project form offers,
+// each with what it means for the people labelling.
+var evidenceChoices = []project.Evidence{
+	{Value: string(rubric.EvidenceOff), Label: "Off", Help: "No turns are marked."},
+	{Value: string(rubric.EvidenceOptional), Label: "Optional", Help: "A person may mark the turns where a failing answer fails."},
+	{Value: string(rubric.EvidenceRequired), Label: "Required", Help: "Every failing answer names at least one turn."},
+}
+
+// evidenceLabel names a project's turn evidence setting as the form does.
+func evidenceLabel(p *attune.Project) string {
+	for _, c := range evidenceChoices {
+		if c.Value == string(p.Evidence()) {
+			return c.Label
+		}
+	}
+	return string(p.Evidence())
+}
+
 // NewProjectPage shows the form that makes a project, with the defaults filled in.
 func (s *Handler) NewProjectPage(w http.ResponseWriter, r *http.Request) error {
 	return s.renderNewProject(w, r, http.StatusOK, project.Form{
 		Overlap: strconv.Itoa(attune.DefaultOverlap), LeaseMinutes: strconv.Itoa(int(attune.DefaultLease / time.Minute)),
 		Annotators: attune.PoolOfEpsilon(attune.DefaultEpsilon).Key, SystemKey: attune.DefaultSystemKey,
+		Evidence: string(rubric.EvidenceOptional),
 	}, nil)
 }
 
@@ -106,7 +136,7 @@ func (s *Handler) renderNewProject(w http.ResponseWriter, r *http.Request, statu
 	if err != nil {
 		return err
 	}
-	form.Pools = annotatorPools()
+	form.Pools, form.Evidences = annotatorPools(), evidenceChoices
 	page := project.NewPage{Chrome: s.Chrome(r, "New project", "home"), Form: form, Errors: errs}
 	for _, rv := range rubrics {
 		page.Rubrics = append(page.Rubrics, project.RubricOption{ID: rv.ID, Label: rv.Ref.String() + " — " + rv.Title})
@@ -134,7 +164,7 @@ func (s *Handler) CreateProject(w http.ResponseWriter, r *http.Request) error {
 	actor := kit.UserFrom(ctx).ID
 	p, err := s.DB.CreateProject(ctx, &actor, store.NewProject{
 		Name: in.name, Instructions: in.instructions, RubricVersionID: rubricID, Overlap: in.overlap, Lease: in.lease, Epsilon: in.epsilon,
-		SystemKey: in.systemKey,
+		SystemKey: in.systemKey, EvidencePolicy: in.evidence,
 	})
 	if errors.Is(err, attune.ErrConflict) {
 		return s.renderNewProject(w, r, http.StatusConflict, form, map[string]string{"name": kit.Capitalize(attune.PublicMessage(err)) + "; choose another name."})
@@ -193,6 +223,7 @@ func (s *Handler) ProjectPage(r *http.Request, p *attune.Project, role attune.Me
 		// alt_unusual_epsilon=1.
 		Epsilon:    kit.AltEpsilonLabel(p.Epsilon, !agreement.AltEpsilonUsual(p.Epsilon)),
 		SystemKey:  p.SystemKey,
+		Evidence:   evidenceLabel(p),
 		IsLead:     role == attune.MemberLead,
 		MemberForm: project.MemberForm{Role: string(attune.MemberAnnotator)},
 	}
@@ -370,14 +401,14 @@ func (s *Handler) EditProjectPage(w http.ResponseWriter, r *http.Request) error 
 		Name: p.Name, Instructions: p.Instructions,
 		Overlap: strconv.Itoa(p.Overlap), LeaseMinutes: strconv.Itoa(int(p.Lease / time.Minute)),
 		Annotators: attune.PoolOfEpsilon(p.Epsilon).Key, Epsilon: strconv.FormatFloat(p.Epsilon, 'f', -1, 64),
-		SystemKey: p.SystemKey,
+		SystemKey: p.SystemKey, Evidence: string(p.Evidence()),
 	}
 	s.renderEditProject(w, r, http.StatusOK, p, form, nil)
 	return nil
 }
 
 func (s *Handler) renderEditProject(w http.ResponseWriter, r *http.Request, status int, p *attune.Project, form project.Form, errs map[string]string) {
-	form.Pools = annotatorPools()
+	form.Pools, form.Evidences = annotatorPools(), evidenceChoices
 	s.Render(w, r, status, project.Edit(project.EditPage{
 		Chrome: s.Chrome(r, "Edit "+p.Name, "home"),
 		ID:     p.ID, Name: p.Name, Rubric: p.RubricRef, Form: form, Errors: errs,
@@ -398,7 +429,7 @@ func (s *Handler) UpdateProject(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	err = s.DB.UpdateProject(ctx, kit.UserFrom(ctx).ID, p.ID, store.ProjectChanges{
 		Name: in.name, Instructions: in.instructions, Overlap: in.overlap, Lease: in.lease, Epsilon: in.epsilon,
-		SystemKey: in.systemKey,
+		SystemKey: in.systemKey, EvidencePolicy: in.evidence,
 	})
 	if errors.Is(err, attune.ErrConflict) {
 		s.renderEditProject(w, r, http.StatusConflict, p, form, map[string]string{"name": kit.Capitalize(attune.PublicMessage(err)) + "; choose another name."})

@@ -33,6 +33,9 @@ type apiProjectInput struct {
 	Status     *string  `json:"status"` // active, paused or archived; only when changing
 	// SystemKey is the item meta key that names an item's system.
 	SystemKey *string `json:"system_key"`
+	// EvidencePolicy is the turn evidence setting: off, optional or
+	// required.
+	EvidencePolicy *string `json:"evidence_policy"`
 }
 
 // apply checks the input laid over p (the defaults of a new project, or
@@ -50,6 +53,14 @@ func (in apiProjectInput) apply(p attune.Project) (attune.Project, error) {
 	}
 	if in.SystemKey != nil {
 		p.SystemKey = strings.TrimSpace(*in.SystemKey)
+	}
+	if in.EvidencePolicy != nil {
+		// Given empty it is refused, not read as "keep": Validate reads
+		// an empty setting as the default, which a PATCH would keep.
+		p.EvidencePolicy = rubric.EvidencePolicy(strings.TrimSpace(*in.EvidencePolicy))
+		if p.EvidencePolicy == "" {
+			errs["evidence_policy"] = attune.ProjectFieldMessage("evidence_policy")
+		}
 	}
 	if in.LeaseSeconds != nil {
 		// Out of attune.MaxLease's range it is refused by Validate, as
@@ -129,7 +140,8 @@ func (s *Handler) APICreateProject(r *http.Request, u *attune.User) (int, any, e
 		return 0, nil, err
 	}
 	created, err := s.DB.CreateProject(ctx, &u.ID, store.NewProject{Name: p.Name, Instructions: p.Instructions,
-		RubricVersionID: rv.ID, Overlap: p.Overlap, Lease: p.Lease, Epsilon: p.Epsilon, SystemKey: p.SystemKey})
+		RubricVersionID: rv.ID, Overlap: p.Overlap, Lease: p.Lease, Epsilon: p.Epsilon, SystemKey: p.SystemKey,
+		EvidencePolicy: p.EvidencePolicy})
 	if err != nil {
 		return 0, nil, err
 	}
@@ -166,7 +178,8 @@ func (s *Handler) APIUpdateProject(r *http.Request, u *attune.User) (int, any, e
 		return 0, nil, err
 	}
 	if err := s.DB.UpdateProject(ctx, u.ID, p.ID, store.ProjectChanges{Name: next.Name, Instructions: next.Instructions,
-		Overlap: next.Overlap, Lease: next.Lease, Epsilon: next.Epsilon, SystemKey: next.SystemKey}); err != nil {
+		Overlap: next.Overlap, Lease: next.Lease, Epsilon: next.Epsilon, SystemKey: next.SystemKey,
+		EvidencePolicy: next.EvidencePolicy}); err != nil {
 		return 0, nil, err
 	}
 	if status != "" && status != p.Status {
@@ -415,10 +428,13 @@ type apiAnnotator struct {
 
 type apiProjectDetail struct {
 	apiProjectSummary
-	Instructions string      `json:"instructions"`
-	LeaseSeconds int         `json:"lease_seconds"`
-	SystemKey    string      `json:"system_key"`
-	Progress     apiProgress `json:"progress"`
+	Instructions string `json:"instructions"`
+	LeaseSeconds int    `json:"lease_seconds"`
+	SystemKey    string `json:"system_key"`
+	// EvidencePolicy is the turn evidence setting: off, optional or
+	// required.
+	EvidencePolicy string      `json:"evidence_policy"`
+	Progress       apiProgress `json:"progress"`
 }
 
 // APIProject returns a project and its progress. Annotators see their own
@@ -445,6 +461,7 @@ func (s *Handler) projectBody(ctx context.Context, p *attune.Project, role attun
 	out := &apiProjectDetail{
 		apiProjectSummary: apiProjectSummary{p.ID, p.Name, p.RubricRef, string(p.Status), p.Overlap, pr.Items, pr.Complete, string(role)},
 		Instructions:      p.Instructions, LeaseSeconds: int(p.Lease.Seconds()), SystemKey: p.SystemKey,
+		EvidencePolicy: string(p.Evidence()),
 		Progress: apiProgress{Items: pr.Items, Complete: pr.Complete, ItemsByLabels: pr.ByLabels, InProgress: pr.Active,
 			LastHour: pr.LastHour, OutOfPool: pr.Pulled, Annotators: []apiAnnotator{}},
 	}
