@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/attune/attune/internal/attune"
-	"github.com/attune/attune/internal/calibration"
 	"github.com/attune/attune/internal/labeling"
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/store"
@@ -167,19 +166,7 @@ func TestEvidenceCalibrationRetry(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
-	var itemID int64
-	if err := f.db.Pool().QueryRow(ctx, `SELECT id FROM items WHERE project_id = $1 AND source_id = 'a'`, f.p.ID).Scan(&itemID); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.db.Adjudicate(ctx, store.Adjudication{ProjectID: f.p.ID, ItemID: itemID, ActorID: f.lead.ID, Answers: likert}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.db.AddCalibration(ctx, &f.lead.ID, f.p.ID, "a", nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.db.SetCalibrationPolicy(ctx, &f.lead.ID, f.p.ID, calibration.Policy{Qualify: 1, PassPercent: 80}); err != nil {
-		t.Fatal(err)
-	}
+	f.calibrationItem(t)
 	h := f.next(t, f.ann)
 	if h.Key == nil {
 		t.Fatalf("the first item %d is not the calibration item", h.Item.ID)

@@ -389,19 +389,7 @@ func TestCalibrationSubmitReadsTheRubricOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
-	var itemID int64
-	if err := f.db.Pool().QueryRow(ctx, `SELECT id FROM items WHERE project_id = $1 AND source_id = 'a'`, f.p.ID).Scan(&itemID); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.db.Adjudicate(ctx, store.Adjudication{ProjectID: f.p.ID, ItemID: itemID, ActorID: f.lead.ID, Answers: likert}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.db.AddCalibration(ctx, &f.lead.ID, f.p.ID, "a", nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.db.SetCalibrationPolicy(ctx, &f.lead.ID, f.p.ID, calibration.Policy{Qualify: 1, PassPercent: 80}); err != nil {
-		t.Fatal(err)
-	}
+	itemID := f.calibrationItem(t)
 	h := f.next(t, f.ann)
 	if h.Key == nil || h.Item.ID != itemID {
 		t.Fatalf("the first item is %d (key %v), want the calibration item %d", h.Item.ID, h.Key, itemID)
@@ -430,4 +418,26 @@ func TestCalibrationSubmitReadsTheRubricOnce(t *testing.T) {
 	if sets, _ := f.stored(t, itemID); sets != 0 {
 		t.Fatalf("a calibration answer stored %d answer sets", sets)
 	}
+}
+
+// calibrationItem makes item "a" the project's calibration item, its gold
+// the likert answers, with a policy that qualifies annotators on it: the
+// annotator's next item is it. It returns the item's id.
+func (f *fixture) calibrationItem(t *testing.T) int64 {
+	t.Helper()
+	ctx := context.Background()
+	var itemID int64
+	if err := f.db.Pool().QueryRow(ctx, `SELECT id FROM items WHERE project_id = $1 AND source_id = 'a'`, f.p.ID).Scan(&itemID); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.db.Adjudicate(ctx, store.Adjudication{ProjectID: f.p.ID, ItemID: itemID, ActorID: f.lead.ID, Answers: likert}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.db.AddCalibration(ctx, &f.lead.ID, f.p.ID, "a", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.db.SetCalibrationPolicy(ctx, &f.lead.ID, f.p.ID, calibration.Policy{Qualify: 1, PassPercent: 80}); err != nil {
+		t.Fatal(err)
+	}
+	return itemID
 }
