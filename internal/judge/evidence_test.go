@@ -8,6 +8,7 @@ import (
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/fakellm"
+	"github.com/attune/attune/internal/rubric"
 )
 
 // threeTurns is one conversation of three turns.
@@ -53,6 +54,7 @@ func TestJudgeTurnEvidence(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		settings attune.JudgeSettings
+		policy   rubric.EvidencePolicy
 		answer   string
 		turns    func(prompt string) []int
 		// value and evidence are what every label must hold; reason is a
@@ -76,10 +78,13 @@ func TestJudgeTurnEvidence(t *testing.T) {
 		// Samples that agree give the value and the turns of the first.
 		{name: "sampled", settings: attune.JudgeSettings{Samples: 3}, answer: "NO", turns: func(string) []int { return []int{1, 3} },
 			value: "NO", method: "sampled", evidence: []int{1, 3}},
+		// A project that takes no evidence keeps none of the judge's.
+		{name: "project takes none", policy: rubric.EvidenceOff, answer: "NO", turns: func(string) []int { return []int{2} },
+			value: "NO", method: "structured"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t, setup{rubric: "coaching-conversation@2.0", data: threeTurns, settings: tc.settings, fake: fakellm.Options{
+			f := newFixture(t, setup{rubric: "coaching-conversation@2.0", data: threeTurns, settings: tc.settings, evidence: tc.policy, fake: fakellm.Options{
 				Answer: func(prompt string, allowed []string) (string, bool) { return tc.answer, true },
 				Turns:  func(prompt, _ string) []int { return tc.turns(prompt) },
 			}})

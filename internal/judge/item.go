@@ -37,6 +37,9 @@ type itemWork struct {
 	// facts are the labelled item's (rubric.FactsOf), which an answer is
 	// held to as a person's is.
 	facts rubric.Facts
+	// noTurns: the project takes no turn evidence, so the turns a judge
+	// names (its schema asks for them on every project) are not stored.
+	noTurns bool
 }
 
 // workItems answers the job's items not answered yet, one after another,
@@ -120,7 +123,7 @@ func (r *Runner) askItem(ctx context.Context, run *attune.JudgeRun, itemID int64
 		return nil, err
 	}
 	w := &itemWork{run: run, judge: j, rubricVersion: rc.project.RubricVersionID, limiter: r.limits.get(j.ID, max(run.Settings.Concurrency, 1)),
-		fresh: fresh}
+		fresh: fresh, noTurns: rc.project.Evidence() == rubric.EvidenceOff}
 	if w.prov, w.endpoint, err = r.provider(j); err != nil {
 		return nil, err
 	}
@@ -265,6 +268,9 @@ func (r *Runner) answer(ctx context.Context, w *itemWork, q *question, keys []st
 				}
 			}
 		}
+	}
+	if w.noTurns {
+		clear(turns)
 	}
 	l := store.JudgeLabel{Key: it.Key, Rationale: reasoning, PromptHash: prompt.Hash, WeightedScore: weighted, Distribution: dist, Raw: raw}
 	if len(values) == 1 {

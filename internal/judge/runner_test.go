@@ -74,6 +74,7 @@ type setup struct {
 	wrap     func(http.Handler) http.Handler
 	keyEnv   string // default ATTUNE_TEST_KEY, holding runnerKey
 	opts     judge.RunnerOptions
+	evidence rubric.EvidencePolicy // the project's turn evidence setting; "" the default
 }
 
 func newFixture(t *testing.T, s setup) *fixture { return newFixtureTB(t, s) }
@@ -90,7 +91,7 @@ func newFixtureTB(t testing.TB, s setup) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := db.CreateProject(ctx, nil, store.NewProject{Name: "judged", RubricVersionID: rv.ID, Overlap: 3, Lease: time.Hour})
+	p, err := db.CreateProject(ctx, nil, store.NewProject{Name: "judged", RubricVersionID: rv.ID, Overlap: 3, Lease: time.Hour, EvidencePolicy: s.evidence})
 	if err != nil {
 		t.Fatal(err)
 	}
