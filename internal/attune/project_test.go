@@ -104,7 +104,7 @@ func TestNamesRefuseDirectionControls(t *testing.T) {
 		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
 			t.Errorf("NameProblem(%q) = %q, want %q", tc.name, got, tc.want)
 		}
-		p := Project{Name: tc.name, Overlap: 2, Lease: DefaultLease, Epsilon: DefaultEpsilon}
+		p := Project{Name: tc.name, Overlap: 2, Lease: DefaultLease, Epsilon: DefaultEpsilon, SystemKey: DefaultSystemKey}
 		err := p.Validate()
 		if (err != nil) != (tc.want != "") || err != nil && !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("project %q: Validate = %v", tc.name, err)
