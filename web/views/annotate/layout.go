@@ -1,6 +1,7 @@
 package annotate
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -10,7 +11,6 @@ import (
 	"github.com/attune/attune/internal/dataset"
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/wellbeing"
-	"github.com/attune/attune/web/kit"
 )
 
 // The rubric pane and the dialogue as the workspace lays them out, from
@@ -121,7 +121,7 @@ func RubricBase(def *rubric.Definition) Rubric {
 	var worked map[string]rubric.AssessedAnswer
 	if len(def.Examples) > 0 {
 		ex := def.Examples[0]
-		w := &Worked{Title: kit.OrDefault(ex.Title, "Worked example"),
+		w := &Worked{Title: cmp.Or(ex.Title, "Worked example"),
 			Result: "Score: " + scoreText(ex.Score) + " → " + passWord(ex.Pass)}
 		for i, t := range ex.Turns {
 			w.Turns = append(w.Turns, Message{Turn: i + 1, Role: "user", Who: "User", Text: t.User},
