@@ -16,8 +16,8 @@ import (
 var features = []string{"account", "annotate", "judging", "projects", "reports", "review"}
 
 // TestFeaturesImportNoOtherFeature: a feature of the web layer imports kit,
-// the views and the internal packages, and never another feature; kit and
-// the views import no feature at all. Only package web, which composes the
+// the views and the internal packages, and never another feature; kit
+// imports no feature, and the views import no other package of web. Only package web, which composes the
 // route table, imports them. Where one feature shows another's part (the
 // project page's judges), it is handed a function when the table is built.
 func TestFeaturesImportNoOtherFeature(t *testing.T) {
@@ -45,6 +45,9 @@ func TestFeaturesImportNoOtherFeature(t *testing.T) {
 				continue
 			}
 			to, _, _ := strings.Cut(rest, "/")
+			if top == "views" && to != "views" {
+				t.Errorf("%s imports %s: a view imports only other views", path, p)
+			}
 			if slices.Contains(features, to) && to != top {
 				t.Errorf("%s imports %s: a %s may not import the feature %s", path, p, kindOf(top), to)
 			}
