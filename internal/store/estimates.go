@@ -72,10 +72,11 @@ func (db *DB) EstimateRubricItems(ctx context.Context, q EstimateRead, keys []st
 	for _, k := range keys {
 		out[k] = []EstimateRow{}
 	}
-	// Each value comes as it is, in item order, and is averaged here as
-	// its item's rows go by: grouping the labels by item and rubric item
-	// in PostgreSQL hashes or sorts them all (millions on a large
-	// project), where an item's few rows are averaged in passing.
+	// Each value comes as it is, in item and rubric item order, and is
+	// averaged here as its item's rows go by: grouping the labels by item
+	// and rubric item in PostgreSQL hashes or sorts them into groups all
+	// at once (millions on a large project), where an item's few rows are
+	// averaged in passing.
 	rows, err := db.pool.Query(ctx, `
 		SELECT v.item_id, coalesce(i.meta ->> $4, ''), v.key, v.judge, v.x
 		FROM (
@@ -89,73 +90,55 @@ func (db *DB) EstimateRubricItems(ctx context.Context, q EstimateRead, keys []st
 			WHERE $5 AND g.project_id = $1 AND g.rubric_item_key = ANY ($2::text[])
 		) v JOIN items i ON i.id = v.item_id
 		WHERE v.x IS NOT NULL
-		ORDER BY v.item_id`, q.ProjectID, keys, raters, q.SystemKey, q.Gold)
+		ORDER BY v.item_id, v.key`, q.ProjectID, keys, raters, q.SystemKey, q.Gold)
 	if err != nil {
 		return nil, mapErr(err, "estimate: rubric item values", "")
 	}
 	defer rows.Close()
-	// The sums of the item being read, by rubric item.
-	type sums struct {
+	// The item and rubric item being summed, and their sums.
+	var (
+		cur            EstimateRow
+		curKey         string
 		judge, human   float64
 		judges, humans int
-	}
-	var (
-		item    int64
-		system  string
-		pending = map[string]*sums{}
-		used    []string
-		spare   []*sums
 	)
+	flush := func() {
+		if judges > 0 {
+			e := cur
+			e.Judge = judge / float64(judges)
+			if humans > 0 {
+				e.Human, e.Labelled = human/float64(humans), true
+			}
+			out[curKey] = append(out[curKey], e)
+		}
+		judge, human, judges, humans = 0, 0, 0, 0
+	}
 	// Systems are few and repeat on every row: each is kept once.
 	systems := map[string]string{}
-	flush := func() {
-		for _, k := range used {
-			s := pending[k]
-			if s.judges > 0 {
-				e := EstimateRow{ItemID: item, System: system, Judge: s.judge / float64(s.judges)}
-				if s.humans > 0 {
-					e.Human, e.Labelled = s.human/float64(s.humans), true
-				}
-				out[k] = append(out[k], e)
-			}
-			delete(pending, k)
-			*s = sums{}
-			spare = append(spare, s)
-		}
-		used = used[:0]
-	}
 	var id int64
 	var sys, key string
-	var judge bool
+	var byJudge bool
 	var x float64
 	for rows.Next() {
-		if err := rows.Scan(&id, &sys, &key, &judge, &x); err != nil {
+		if err := rows.Scan(&id, &sys, &key, &byJudge, &x); err != nil {
 			return nil, mapErr(err, "estimate: rubric item values", "")
 		}
-		if id != item {
+		if id != cur.ItemID || key != curKey {
 			flush()
-			item = id
-			if system = systems[sys]; system != sys {
-				system = sys
-				systems[sys] = sys
+			if id != cur.ItemID {
+				if _, ok := systems[sys]; !ok {
+					systems[sys] = sys
+				}
+				cur = EstimateRow{ItemID: id, System: systems[sys]}
 			}
+			curKey = key
 		}
-		s := pending[key]
-		if s == nil {
-			if n := len(spare); n > 0 {
-				s, spare = spare[n-1], spare[:n-1]
-			} else {
-				s = &sums{}
-			}
-			pending[key] = s
-			used = append(used, key)
-		}
-		if judge {
-			s.judge += x
-			s.judges++
+		if byJudge {
+			judge += x
+			judges++
 		} else {
-			s.human += x
-			s.humans++
+			human += x
+			humans++
 		}
 	}
 	if err := rows.Err(); err != nil {
