@@ -247,7 +247,7 @@ func (f *Flow) Submit(ctx context.Context, u *attune.User, h Held, in Input, nex
 		return Submitted{}, err
 	}
 	facts := FactsOf(h.Item)
-	score, err := Check(def, facts, h.Project.EvidencePolicy, in)
+	score, err := Check(def, facts, h.Project.Evidence(), in)
 	if err != nil {
 		return Submitted{}, err
 	}
@@ -340,7 +340,7 @@ func (f *Flow) Edit(ctx context.Context, u *attune.User, p *attune.Project, wk *
 		return Edited{}, err
 	}
 	facts := FactsOf(&wk.Item)
-	score, err := Check(def, facts, p.EvidencePolicy, in)
+	score, err := Check(def, facts, p.Evidence(), in)
 	if err != nil {
 		return Edited{}, err
 	}
