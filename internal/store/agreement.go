@@ -92,6 +92,9 @@ type AnswerSetLabels struct {
 // ErrReadsBusy when every slot is taken and with a *ReadTimeoutError when
 // its query ran longer than the report timeout.
 func (db *DB) StreamAnswerSets(ctx context.Context, projectID int64, f AgreementFilter, fn func(*AnswerSetLabels) error) error {
+	if _, err := db.currentLabels(ctx, projectID); err != nil { // answer sets submitted a moment ago (pending.go)
+		return err
+	}
 	return db.StreamAnswerSetParts(ctx, projectID, []AgreementFilter{f}, func(_ int, as *AnswerSetLabels) error { return fn(as) })
 }
 
@@ -103,6 +106,9 @@ func (db *DB) StreamAnswerSets(ctx context.Context, projectID int64, f Agreement
 // and may be called from several goroutines at once, never at once for
 // one part. The first error stops every part and is returned.
 func (db *DB) StreamAnswerSetParts(ctx context.Context, projectID int64, parts []AgreementFilter, fn func(part int, as *AnswerSetLabels) error) error {
+	if _, err := db.currentLabels(ctx, projectID); err != nil { // answer sets submitted a moment ago (pending.go)
+		return err
+	}
 	if len(parts) == 0 {
 		return nil
 	}

@@ -13,6 +13,9 @@ import (
 // (migration 00038, read by the dataset export) differs from their labels.
 func answerCopiesBehind(t *testing.T, db *store.DB) int {
 	t.Helper()
+	if err := store.WriteQueuedLabels(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
 	return countRows(t, db, `
 		SELECT count(*) FROM answer_sets s
 		WHERE s.answers::jsonb IS DISTINCT FROM
@@ -113,6 +116,9 @@ func TestAnswerCopiesUnderConcurrentEdits(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.submit(t, a, ann)
+	if err := store.WriteQueuedLabels(ctx, f.db); err != nil {
+		t.Fatal(err)
+	}
 	keys := make([]string, 0, len(fullAnswers))
 	for k := range fullAnswers {
 		keys = append(keys, k)

@@ -527,8 +527,10 @@ type SubmitResult struct {
 const submitAttempts = 4
 
 // SubmitLabels stores the answers of an assignment in one transaction:
-// the answer set and one label per answer, the assignment closed, the
-// item's counters moved, and — with ClaimNext — the next item claimed.
+// the answer set (its answers, notes and turns written once, on the set:
+// its label rows follow after the commit, pending.go), the assignment
+// closed, the item's counters moved, and — with ClaimNext — the next item
+// claimed.
 // A submission that gives an item its overlap of labels queues it for the
 // consensus rule, which a Settler applies after the commit, within
 // SettleBound (settle.go): gold when its people agree, else a place in
@@ -590,18 +592,19 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 				FROM a WHERE c.item_id = a.item_id AND (a.state = 'active' OR c.filled < a.overlap)
 				RETURNING c.item_id, c.done),
 			stored AS (
-				-- The copy of the answers (00038) is written with the set,
-				-- as the labels' trigger would make it: the trigger then
-				-- finds it the same and writes the set no second time.
-				INSERT INTO answer_sets (project_id, item_id, rater_id, rubric_version_id, rationale, active_ms, answers)
-				SELECT a.project_id, a.item_id, a.rater_id, a.rubric_version_id, $4, $5,
-				       coalesce((SELECT json_object_agg(k, v ORDER BY k) FROM unnest($6::text[], $7::text[]) AS t(k, v)), '{}')
-				FROM a JOIN counted ON counted.item_id = a.item_id
-				RETURNING id, item_id, rater_id, rubric_version_id),
-			labelled AS (
-				INSERT INTO labels (answer_set_id, item_id, rater_id, rubric_version_id, rubric_item_key, value, rationale, evidence)
-				SELECT stored.id, stored.item_id, stored.rater_id, stored.rubric_version_id, k, v, n, e::int[]
-				FROM stored, unnest($6::text[], $7::text[], $8::text[], $9::text[]) AS t(k, v, n, e)),
+				-- The answers, their notes and their turns are written
+				-- once, on the set, as the labels' trigger would make
+				-- them (00055); the label rows come after the commit.
+				INSERT INTO answer_sets (project_id, item_id, rater_id, rubric_version_id, rationale, active_ms, answers, rationales, evidence)
+				SELECT a.project_id, a.item_id, a.rater_id, a.rubric_version_id, $4, $5, t.answers, t.rationales, t.evidence
+				FROM a JOIN counted ON counted.item_id = a.item_id,
+				     (SELECT coalesce(json_object_agg(k, v ORDER BY k), '{}') AS answers,
+				             coalesce(json_object_agg(k, n ORDER BY k) FILTER (WHERE n <> ''), '{}') AS rationales,
+				             coalesce(json_object_agg(k, e::int[] ORDER BY k) FILTER (WHERE e <> '{}'), '{}') AS evidence
+				      FROM unnest($6::text[], $7::text[], $8::text[], $9::text[]) AS u(k, v, n, e)) t
+				RETURNING id, project_id),
+			pending AS (
+				INSERT INTO labels_pending (project_id, answer_set_id) SELECT project_id, id FROM stored),
 			-- The item has its overlap of labels (or more: a lead may
 			-- have lowered the overlap while it was held): the settler
 			-- applies the consensus rule after the commit (settle.go).
@@ -911,6 +914,11 @@ func (db *DB) UpdateLabels(ctx context.Context, e LabelEdit) (answerSetID int64,
 				return err
 			}
 		}
+		// Labels not yet written from the set are written first, so that
+		// the edit below changes them and keeps the earlier values.
+		if err := deriveSet(ctx, tx, e.ProjectID, answerSetID); err != nil {
+			return err
+		}
 		keys, values, notes, turns := answerColumns(e.Answers, e.Rationales, e.Evidence)
 		// The turns are written with the label they explain, in the same
 		// statement; a change of turns alone updates the row, and
@@ -960,22 +968,18 @@ type AnswerSet struct {
 	Submitted time.Time
 }
 
-// evidenceAgg reads the turns of an answer set's labels l, by item key, as
-// the JSON object rubric.Evidence scans from; labels without turns are left
-// out.
-const evidenceAgg = `coalesce(jsonb_object_agg(l.rubric_item_key, l.evidence) FILTER (WHERE cardinality(l.evidence) > 0), '{}')`
+// answerSetValues reads an answer set s's answers, notes and turns as the
+// set keeps them (00055): written with it by a person's submit, kept equal
+// to its labels after every other write.
+const answerSetValues = `s.answers, s.rationales, s.evidence`
 
-// readAnswerSet reads one answer set with its labels; notes that are
+// readAnswerSet reads one answer set with its answers; notes that are
 // empty are left out of Rationales.
 func readAnswerSet(ctx context.Context, tx pgx.Tx, id int64) (*AnswerSet, error) {
 	s := &AnswerSet{ID: id}
 	err := tx.QueryRow(ctx, `
-		SELECT s.item_id, s.rationale, s.active_ms, s.revision, s.submitted_at,
-		       coalesce(jsonb_object_agg(l.rubric_item_key, l.value) FILTER (WHERE l.id IS NOT NULL), '{}'),
-		       coalesce(jsonb_object_agg(l.rubric_item_key, l.rationale) FILTER (WHERE l.rationale <> ''), '{}'),
-		       `+evidenceAgg+`
-		FROM answer_sets s LEFT JOIN labels l ON l.answer_set_id = s.id
-		WHERE s.id = $1 GROUP BY s.id`, id).Scan(&s.ItemID, &s.Rationale, &s.ActiveMS, &s.Revision, &s.Submitted, &s.Answers, &s.Rationales,
+		SELECT s.item_id, s.rationale, s.active_ms, s.revision, s.submitted_at, `+answerSetValues+`
+		FROM answer_sets s WHERE s.id = $1`, id).Scan(&s.ItemID, &s.Rationale, &s.ActiveMS, &s.Revision, &s.Submitted, &s.Answers, &s.Rationales,
 		&s.Evidence)
 	if err != nil {
 		return nil, err
@@ -985,33 +989,14 @@ func readAnswerSet(ctx context.Context, tx pgx.Tx, id int64) (*AnswerSet, error)
 
 // FindOwnAnswerSet returns the answers a person submitted for an item.
 func (db *DB) FindOwnAnswerSet(ctx context.Context, projectID, itemID, userID int64) (*AnswerSet, error) {
-	s := &AnswerSet{Answers: map[string]string{}, Rationales: map[string]string{}, Evidence: rubric.Evidence{}}
+	s := &AnswerSet{}
 	err := db.pool.QueryRow(ctx, `
-		SELECT s.id, s.item_id, s.rationale, s.active_ms, s.revision, s.submitted_at
+		SELECT s.id, s.item_id, s.rationale, s.active_ms, s.revision, s.submitted_at, `+answerSetValues+`
 		FROM answer_sets s JOIN raters r ON r.id = s.rater_id
 		WHERE s.project_id = $1 AND s.item_id = $2 AND r.user_id = $3`, projectID, itemID, userID).
-		Scan(&s.ID, &s.ItemID, &s.Rationale, &s.ActiveMS, &s.Revision, &s.Submitted)
+		Scan(&s.ID, &s.ItemID, &s.Rationale, &s.ActiveMS, &s.Revision, &s.Submitted, &s.Answers, &s.Rationales, &s.Evidence)
 	if err != nil {
 		return nil, mapErr(err, "find answers", "")
 	}
-	rows, err := db.pool.Query(ctx, `SELECT rubric_item_key, value, rationale, evidence FROM labels WHERE answer_set_id = $1`, s.ID)
-	if err != nil {
-		return nil, mapErr(err, "find answers", "")
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var k, v, n string
-		var turns []int
-		if err := rows.Scan(&k, &v, &n, &turns); err != nil {
-			return nil, mapErr(err, "find answers", "")
-		}
-		s.Answers[k] = v
-		if n != "" {
-			s.Rationales[k] = n
-		}
-		if len(turns) > 0 {
-			s.Evidence[k] = turns
-		}
-	}
-	return s, mapErr(rows.Err(), "find answers", "")
+	return s, nil
 }

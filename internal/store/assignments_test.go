@@ -160,6 +160,10 @@ func TestSubmitIsIdempotent(t *testing.T) {
 	if !r1.Created || r2.Created || r1.AnswerSetID != r2.AnswerSetID {
 		t.Fatalf("double submit: %+v then %+v", r1, r2)
 	}
+	// The labels are written from the set after the commit, once.
+	if err := store.WriteQueuedLabels(ctx, f.db); err != nil {
+		t.Fatal(err)
+	}
 	var sets, labels, done int
 	if err := f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM answer_sets`).Scan(&sets); err != nil {
 		t.Fatal(err)
@@ -427,6 +431,9 @@ func TestSubmitIsSentAgainAfterADeadlock(t *testing.T) {
 	}
 	if !o.res.Created {
 		t.Fatalf("the submission stored nothing: %+v", o.res)
+	}
+	if err := store.WriteQueuedLabels(ctx, f.db); err != nil {
+		t.Fatal(err)
 	}
 	var sets, labels, counted int
 	if err := f.db.Pool().QueryRow(ctx, `SELECT count(*) FROM answer_sets WHERE item_id = $1`, a.ItemID).Scan(&sets); err != nil {

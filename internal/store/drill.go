@@ -125,6 +125,9 @@ func (a *drillArgs) add(v any) string {
 // never compared. A page looks through at most DrillScan of the project's
 // items.
 func (db *DB) DrillItems(ctx context.Context, projectID int64, f DrillFilter) (DrillPage, error) {
+	if _, err := db.currentLabels(ctx, projectID); err != nil { // answer sets submitted a moment ago (pending.go)
+		return DrillPage{}, err
+	}
 	if f.Limit < 1 || f.Limit > MaxDrillPage {
 		f.Limit = MaxDrillPage
 	}
@@ -356,6 +359,9 @@ func (db *DB) GoldSets(ctx context.Context, projectID, minItem, maxItem int64) (
 // DrillDialogues returns the dialogues of the project's items of ids, in
 // the order of ids, without labels.
 func (db *DB) DrillDialogues(ctx context.Context, projectID int64, ids []int64) ([]DrillItem, error) {
+	if _, err := db.currentLabels(ctx, projectID); err != nil { // answer sets submitted a moment ago (pending.go)
+		return nil, err
+	}
 	return db.drillDetails(ctx, projectID, "", ids)
 }
 

@@ -64,6 +64,9 @@ func (db *DB) EstimateRubricItem(ctx context.Context, q EstimateRead) ([]Estimat
 // It is one pass over the project's labels for every key, so that a
 // report of every rubric item reads the labels once, not once per item.
 func (db *DB) EstimateRubricItems(ctx context.Context, q EstimateRead, keys []string) (map[string][]EstimateRow, error) {
+	if _, err := db.currentLabels(ctx, q.ProjectID); err != nil { // answer sets submitted a moment ago (pending.go)
+		return nil, err
+	}
 	raters, err := db.judgeRaters(ctx, q.ProjectID, q.Judge)
 	if err != nil {
 		return nil, err
@@ -174,6 +177,9 @@ type EstimateSets struct {
 // It holds one item at a time. An error of fn stops the stream and is
 // returned as it is.
 func (db *DB) StreamEstimateSets(ctx context.Context, q EstimateRead, fn func(*EstimateSets) error) error {
+	if _, err := db.currentLabels(ctx, q.ProjectID); err != nil { // answer sets submitted a moment ago (pending.go)
+		return err
+	}
 	raters, err := db.judgeRaters(ctx, q.ProjectID, q.Judge)
 	if err != nil {
 		return err

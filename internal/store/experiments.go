@@ -48,6 +48,9 @@ func (db *DB) JudgeVariantRater(ctx context.Context, projectID int64, judgeName 
 // Usage sums each variant's calls on those items. It fills the input's
 // Items, Humans and Usage.
 func (db *DB) ExperimentItems(ctx context.Context, projectID int64, variants []int64) (in experiment.Input, humanRaters []int64, err error) {
+	if _, err := db.currentLabels(ctx, projectID); err != nil { // answer sets submitted a moment ago (pending.go)
+		return in, nil, err
+	}
 	var items []experiment.Item
 	var humans []string
 	var usage []experiment.Usage

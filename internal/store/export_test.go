@@ -29,3 +29,22 @@ func SetSettleHook(db *DB, hook func(context.Context, pgx.Tx) error) { db.settle
 // SetSettleBatch makes a settling take at most n queue rows of a project
 // per transaction (0: the default).
 func SetSettleBatch(db *DB, n int) { db.settleBatch = n }
+
+// WriteQueuedLabels writes the labels of every answer set still queued for
+// them (pending.go), as a read of each project's labels would first.
+func WriteQueuedLabels(ctx context.Context, db *DB) error {
+	rows, err := db.pool.Query(ctx, `SELECT DISTINCT project_id FROM labels_pending`)
+	if err != nil {
+		return err
+	}
+	projects, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return err
+	}
+	for _, p := range projects {
+		if _, err := db.currentLabels(ctx, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}

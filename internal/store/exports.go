@@ -42,6 +42,9 @@ const exportLabelsQuery = `
 // people before judges, each rater's labels in rubric order. It returns how
 // many labels it emitted.
 func (db *DB) ExportLabels(ctx context.Context, projectID int64, emit func(*export.Label) error) (int, error) {
+	if _, err := db.currentLabels(ctx, projectID); err != nil { // answer sets submitted a moment ago (pending.go)
+		return 0, err
+	}
 	n := 0
 	err := db.leadRead(ctx, ReadExport, func(tx pgx.Tx) error {
 		rows, err := openCursor(ctx, tx, "export_labels", exportLabelsQuery, projectID)
@@ -121,6 +124,9 @@ func (db *DB) ExportJudgeCalls(ctx context.Context, projectID int64, emit func(*
 // computes no statistic. For automatic gold the note lists the rule's
 // reason on each rubric item.
 func (db *DB) ExportGold(ctx context.Context, projectID int64, withRaters bool, begin func([]export.Rater) error, emit func(*export.GoldItem) error) (int, error) {
+	if _, err := db.currentLabels(ctx, projectID); err != nil { // answer sets submitted a moment ago (pending.go)
+		return 0, err
+	}
 	n := 0
 	err := db.leadRead(ctx, ReadExport, func(tx pgx.Tx) error {
 		var raters []export.Rater

@@ -28,6 +28,9 @@ type FailureRow struct {
 // rubric item, with the people's answers to it. The judge is named as
 // EstimateRubricItem names it. Rows come in item order.
 func (db *DB) FailureRows(ctx context.Context, projectID int64, judge, rubricItem, systemKey string) ([]FailureRow, error) {
+	if _, err := db.currentLabels(ctx, projectID); err != nil { // answer sets submitted a moment ago (pending.go)
+		return nil, err
+	}
 	raters, err := db.judgeRaters(ctx, projectID, judge)
 	if err != nil {
 		return nil, err
@@ -78,6 +81,9 @@ type TrustRow struct {
 // (its earliest rater's when it has several), with the people's. ERROR
 // answers are left out. Rows come in item order.
 func (db *DB) TrustRows(ctx context.Context, projectID int64, judge, rubricItem string) ([]TrustRow, error) {
+	if _, err := db.currentLabels(ctx, projectID); err != nil { // answer sets submitted a moment ago (pending.go)
+		return nil, err
+	}
 	raters, err := db.judgeRaters(ctx, projectID, judge)
 	if err != nil {
 		return nil, err

@@ -303,6 +303,11 @@ func (db *DB) decide(ctx context.Context, tx pgx.Tx, projectID int64, ids []int6
 	if len(ids) == 0 {
 		return v, nil
 	}
+	// The rule reads the items' labels: those of answer sets still
+	// queued are written first, in this transaction (pending.go).
+	if err := deriveItems(ctx, tx, projectID, ids); err != nil {
+		return nil, err
+	}
 	b := &pgx.Batch{}
 	b.Queue(`SELECT item_id FROM item_counts WHERE item_id = ANY($1) ORDER BY item_id FOR NO KEY UPDATE`, ids)
 	b.Queue(`SELECT rubric_version_id, gold_max_spread FROM projects WHERE id = $1`, projectID)
@@ -697,6 +702,9 @@ type ItemAnswerSet struct {
 // ItemAnswerSets returns every rater's answer set on an item of the project:
 // people first, then judges, each by name.
 func (db *DB) ItemAnswerSets(ctx context.Context, projectID, itemID int64) ([]ItemAnswerSet, error) {
+	if _, err := db.currentLabels(ctx, projectID); err != nil { // answer sets submitted a moment ago (pending.go)
+		return nil, err
+	}
 	rows, err := db.pool.Query(ctx, `
 		SELECT s.id, r.id, r.kind, coalesce(nullif(btrim(u.name), ''), u.email, r.name), coalesce(u.email, ''), coalesce(j.model, ''),
 		       s.rationale, s.active_ms, s.submitted_at

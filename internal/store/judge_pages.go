@@ -366,6 +366,9 @@ type RaterAnswers struct {
 // project, by rater name. It is for leads: annotators never see each
 // other's answers.
 func (db *DB) HumanAnswerSets(ctx context.Context, projectID, itemID int64) ([]RaterAnswers, error) {
+	if _, err := db.currentLabels(ctx, projectID); err != nil { // answer sets submitted a moment ago (pending.go)
+		return nil, err
+	}
 	rows, err := db.pool.Query(ctx, `
 		SELECT r.id, r.name, s.updated_at, l.rubric_item_key, l.value
 		FROM answer_sets s JOIN raters r ON r.id = s.rater_id JOIN labels l ON l.answer_set_id = s.id

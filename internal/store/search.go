@@ -206,6 +206,9 @@ const humanSets = `(SELECT count(*) FROM answer_sets hs JOIN raters hr ON hr.id 
 // ErrReadsBusy when they are all taken and with ErrReadTimeout when it ran
 // longer than the search timeout.
 func (db *DB) SearchItems(ctx context.Context, projectID int64, s ItemSearch) (ItemPage, error) {
+	if _, err := db.currentLabels(ctx, projectID); err != nil { // answer sets submitted a moment ago (pending.go)
+		return ItemPage{}, err
+	}
 	if err := CheckSearchText(s.Text); err != nil {
 		return ItemPage{}, err
 	}
@@ -489,6 +492,9 @@ const (
 // automatic gold, and the times it was taken out of the pool or put back.
 // It returns attune.ErrNotFound for an item not in the project.
 func (db *DB) ItemHistory(ctx context.Context, projectID, itemID int64) ([]ItemEvent, error) {
+	if _, err := db.currentLabels(ctx, projectID); err != nil { // answer sets submitted a moment ago (pending.go)
+		return nil, err
+	}
 	rows, err := db.pool.Query(ctx, `
 		WITH it AS (SELECT id, source_id, created_at FROM items WHERE id = $2 AND project_id = $1),
 		who AS (SELECT r.id, coalesce(nullif(btrim(u.name), ''), u.email, r.name) AS name

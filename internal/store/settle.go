@@ -46,12 +46,13 @@ const SettledChannel = "attune_settled"
 // short transactions.
 const settleBatchSize = 2000
 
-// SettleQueued settles the items queued by submits when it starts, project
-// by project, and returns how many queue rows it took. It waits for a
+// SettleQueued writes the labels of the answer sets submits queued and
+// settles the items they queued when it starts, project by project, and
+// returns how many queue rows it took (of both queues). It waits for a
 // settler working on the same project elsewhere, never for a submit. Any
 // number may run at once, in any number of processes.
 func (db *DB) SettleQueued(ctx context.Context) (int, error) {
-	rows, err := db.pool.Query(ctx, `SELECT DISTINCT project_id FROM settle_queue ORDER BY 1`)
+	rows, err := db.pool.Query(ctx, `SELECT project_id FROM settle_queue UNION SELECT project_id FROM labels_pending ORDER BY 1`)
 	if err != nil {
 		return 0, mapErr(err, "settle queued", "")
 	}
@@ -64,6 +65,14 @@ func (db *DB) SettleQueued(ctx context.Context) (int, error) {
 	total := 0
 	var errs []error
 	for _, p := range projects {
+		// The answer sets' labels first, which the rule reads and which
+		// every lead's read waits for otherwise (pending.go).
+		n, err := db.currentLabels(ctx, p)
+		total += n
+		if err != nil {
+			errs = append(errs, fmt.Errorf("project %d: %w", p, err))
+			continue
+		}
 		for {
 			n, more, err := db.settleProject(ctx, p)
 			for attempt := 1; isDeadlock(err) && attempt < submitAttempts; attempt++ {

@@ -278,8 +278,8 @@ func TestSettleQueueOfDeletedProject(t *testing.T) {
 	if _, err := db.SubmitLabels(ctx, store.Submission{AssignmentID: a.ID, UserID: f.annotators[0].ID, Answers: likert("4", "4", "3", "4", "4"), ActiveMS: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := db.SettleQueued(ctx); err != nil || n != 2 {
-		t.Fatalf("took %d rows, %v; want the live project's and the deleted one's", n, err)
+	if n, err := db.SettleQueued(ctx); err != nil || n != 3 {
+		t.Fatalf("took %d rows, %v; want the answer set's labels, the live project's item and the deleted one's", n, err)
 	}
 	if verdictAt(t, db, f.itemID(t, "item-000")).IsZero() {
 		t.Fatal("the live project's item was not judged")

@@ -154,13 +154,9 @@ func queueWorkspace(b *pgx.Batch, projectID, itemID, userID int64, full bool) {
 		FROM items WHERE id = $1 AND project_id = $2`, itemID, projectID)
 	b.Queue(`SELECT `+assignmentColumns+`, `+calibrationKeyColumns+` FROM assignments a
 		WHERE a.item_id = $1 AND a.project_id = $2 AND a.rater_id = `+me, itemID, projectID, userID)
-	b.Queue(`SELECT s.id, s.rationale, s.active_ms, s.revision, s.submitted_at, s.updated_at,
-		       coalesce(jsonb_object_agg(l.rubric_item_key, l.value) FILTER (WHERE l.id IS NOT NULL), '{}'),
-		       coalesce(jsonb_object_agg(l.rubric_item_key, l.rationale) FILTER (WHERE l.rationale <> ''), '{}'),
-		       `+evidenceAgg+`
-		FROM answer_sets s LEFT JOIN labels l ON l.answer_set_id = s.id
-		WHERE s.item_id = $1 AND s.project_id = $2 AND s.rater_id = `+me+`
-		GROUP BY s.id`, itemID, projectID, userID)
+	b.Queue(`SELECT s.id, s.rationale, s.active_ms, s.revision, s.submitted_at, s.updated_at, `+answerSetValues+`
+		FROM answer_sets s
+		WHERE s.item_id = $1 AND s.project_id = $2 AND s.rater_id = `+me, itemID, projectID, userID)
 	b.Queue(`SELECT EXISTS (SELECT 1 FROM content_notes_opened o JOIN items i ON i.id = o.item_id
 		WHERE o.item_id = $1 AND i.project_id = $2 AND o.rater_id = `+me+`)`, itemID, projectID, userID)
 	if full {

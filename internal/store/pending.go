@@ -1,0 +1,93 @@
+package store
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// A person's submit stores their answer set once (answers, notes and
+// turns as JSON values on the set) and queues it in labels_pending; the
+// label rows every read of a project's labels uses are written from it
+// afterwards, by the settler within SettleBound or by the first such read
+// that comes sooner (currentLabels). Migration 00055 says why.
+
+// deriveBatchSize is the most answer sets one statement turns into
+// labels: a backlog is worked through in short statements.
+const deriveBatchSize = 500
+
+// deriveLabels writes the labels of up to limit of the project's queued
+// answer sets and takes them off the queue, in the transaction tx, and
+// returns how many it took. It waits for a deriving of the same sets under
+// way elsewhere (whose commit takes them), never for a submit.
+func deriveLabels(ctx context.Context, tx pgx.Tx, projectID int64, limit int) (int, error) {
+	var n int
+	err := tx.QueryRow(ctx, `
+		WITH taken AS (
+			DELETE FROM labels_pending WHERE project_id = $1 AND answer_set_id IN (
+				SELECT answer_set_id FROM labels_pending WHERE project_id = $1 ORDER BY answer_set_id LIMIT $2 FOR UPDATE)
+			RETURNING answer_set_id),
+		written AS (`+deriveInsert+`)
+		SELECT count(*) FROM taken`, projectID, limit).Scan(&n)
+	return n, err
+}
+
+// deriveItems writes the labels of the project's queued answer sets of
+// the items: what the consensus rule reads of them, in its transaction.
+func deriveItems(ctx context.Context, tx pgx.Tx, projectID int64, items []int64) error {
+	_, err := tx.Exec(ctx, `
+		WITH taken AS (
+			DELETE FROM labels_pending WHERE project_id = $1 AND answer_set_id IN (
+				SELECT p.answer_set_id FROM labels_pending p JOIN answer_sets s ON s.id = p.answer_set_id
+				WHERE p.project_id = $1 AND s.item_id = ANY($2) ORDER BY p.answer_set_id FOR UPDATE OF p)
+			RETURNING answer_set_id)
+		`+deriveInsert, projectID, items)
+	return err
+}
+
+// deriveSet writes the labels of one answer set if it is still queued.
+func deriveSet(ctx context.Context, tx pgx.Tx, projectID, answerSetID int64) error {
+	_, err := tx.Exec(ctx, `
+		WITH taken AS (
+			DELETE FROM labels_pending WHERE project_id = $1 AND answer_set_id = $2
+			RETURNING answer_set_id)
+		`+deriveInsert, projectID, answerSetID)
+	return err
+}
+
+// deriveInsert writes a label per answer of the answer sets in taken,
+// with its note and turns; labels already there stay as they are.
+const deriveInsert = `
+	INSERT INTO labels (answer_set_id, project_id, item_id, rater_id, rubric_version_id, rubric_item_key, value, rationale, evidence)
+	SELECT s.id, s.project_id, s.item_id, s.rater_id, s.rubric_version_id, a.key, a.value,
+	       coalesce(s.rationales ->> a.key, ''),
+	       coalesce(ARRAY(SELECT t.turn::int FROM json_array_elements_text(s.evidence -> a.key) WITH ORDINALITY AS t(turn, n) ORDER BY t.n), '{}')
+	FROM taken JOIN answer_sets s ON s.id = taken.answer_set_id CROSS JOIN LATERAL json_each_text(s.answers) AS a
+	ON CONFLICT DO NOTHING`
+
+// currentLabels writes the labels of every answer set of the project
+// still queued, so that a read after it sees every submit committed
+// before it. With nothing queued, the usual case outside the second
+// after a submit, it is one probe of an index. It returns how many sets
+// it took.
+func (db *DB) currentLabels(ctx context.Context, projectID int64) (int, error) {
+	var queued bool
+	if err := db.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM labels_pending WHERE project_id = $1)`, projectID).Scan(&queued); err != nil {
+		return 0, mapErr(err, "derive labels", "")
+	}
+	total := 0
+	for queued {
+		var n int
+		err := db.inTx(ctx, func(tx pgx.Tx) error {
+			var err error
+			n, err = deriveLabels(ctx, tx, projectID, deriveBatchSize)
+			return err
+		})
+		if err != nil {
+			return total, mapErr(err, "derive labels", "")
+		}
+		total += n
+		queued = n == deriveBatchSize
+	}
+	return total, nil
+}
