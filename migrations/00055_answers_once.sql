@@ -34,6 +34,11 @@ CREATE TABLE labels_pending (
 -- +goose StatementBegin
 CREATE OR REPLACE FUNCTION answer_sets_copy_labels() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+    -- Labels written from their set's values (store's deriveLabels,
+    -- which says so for its own statement) are those values already.
+    IF current_setting('attune.labels_from_sets', true) = 'on' THEN
+        RETURN NULL;
+    END IF;
     -- The sets are locked first, in one order, so that the copy below is
     -- read after any other transaction writing the same sets has ended:
     -- under READ COMMITTED each statement takes a new snapshot.

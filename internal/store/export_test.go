@@ -48,3 +48,9 @@ func WriteQueuedLabels(ctx context.Context, db *DB) error {
 	}
 	return nil
 }
+
+// DeriveLabels is deriveLabels, for a test that kills the transaction
+// writing labels before it commits.
+func DeriveLabels(ctx context.Context, tx pgx.Tx, projectID int64, limit int) (int, error) {
+	return deriveLabels(ctx, tx, projectID, limit)
+}

@@ -21,6 +21,9 @@ const deriveBatchSize = 500
 // returns how many it took. It waits for a deriving of the same sets under
 // way elsewhere (whose commit takes them), never for a submit.
 func deriveLabels(ctx context.Context, tx pgx.Tx, projectID int64, limit int) (int, error) {
+	if err := fromSets(ctx, tx); err != nil {
+		return 0, err
+	}
 	var n int
 	err := tx.QueryRow(ctx, `
 		WITH taken AS (
@@ -29,12 +32,32 @@ func deriveLabels(ctx context.Context, tx pgx.Tx, projectID int64, limit int) (i
 			RETURNING answer_set_id),
 		written AS (`+deriveInsert+`)
 		SELECT count(*) FROM taken`, projectID, limit).Scan(&n)
-	return n, err
+	if err != nil {
+		return 0, err
+	}
+	return n, fromSetsDone(ctx, tx)
+}
+
+// fromSets tells the labels' copy trigger (00055) that the labels the
+// transaction writes next are written from their sets' values, which it
+// need not copy back; fromSetsDone ends that before anything else is
+// written.
+func fromSets(ctx context.Context, tx pgx.Tx) error {
+	_, err := tx.Exec(ctx, `SELECT set_config('attune.labels_from_sets', 'on', true)`)
+	return err
+}
+
+func fromSetsDone(ctx context.Context, tx pgx.Tx) error {
+	_, err := tx.Exec(ctx, `SELECT set_config('attune.labels_from_sets', 'off', true)`)
+	return err
 }
 
 // deriveItems writes the labels of the project's queued answer sets of
 // the items: what the consensus rule reads of them, in its transaction.
 func deriveItems(ctx context.Context, tx pgx.Tx, projectID int64, items []int64) error {
+	if err := fromSets(ctx, tx); err != nil {
+		return err
+	}
 	_, err := tx.Exec(ctx, `
 		WITH taken AS (
 			DELETE FROM labels_pending WHERE project_id = $1 AND answer_set_id IN (
@@ -42,17 +65,26 @@ func deriveItems(ctx context.Context, tx pgx.Tx, projectID int64, items []int64)
 				WHERE p.project_id = $1 AND s.item_id = ANY($2) ORDER BY p.answer_set_id FOR UPDATE OF p)
 			RETURNING answer_set_id)
 		`+deriveInsert, projectID, items)
-	return err
+	if err != nil {
+		return err
+	}
+	return fromSetsDone(ctx, tx)
 }
 
 // deriveSet writes the labels of one answer set if it is still queued.
 func deriveSet(ctx context.Context, tx pgx.Tx, projectID, answerSetID int64) error {
+	if err := fromSets(ctx, tx); err != nil {
+		return err
+	}
 	_, err := tx.Exec(ctx, `
 		WITH taken AS (
 			DELETE FROM labels_pending WHERE project_id = $1 AND answer_set_id = $2
 			RETURNING answer_set_id)
 		`+deriveInsert, projectID, answerSetID)
-	return err
+	if err != nil {
+		return err
+	}
+	return fromSetsDone(ctx, tx)
 }
 
 // deriveInsert writes a label per answer of the answer sets in taken,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"sync"
@@ -57,6 +58,14 @@ func saturateSQL(b *testing.B, annotators int) {
 		}
 		b.StartTimer()
 
+		// The settler runs as a server runs it: it writes the label rows
+		// of the answer sets submitted (and settles gold), and the round
+		// ends when it has caught up, so what the submits leave to it is
+		// timed with them.
+		settleCtx, stopSettler := context.WithCancel(ctx)
+		settler := db.NewSettler(slog.New(slog.DiscardHandler))
+		settled := make(chan struct{})
+		go func() { defer close(settled); settler.Run(settleCtx) }()
 		var submits atomic.Int64
 		start := time.Now()
 		var wg sync.WaitGroup
@@ -81,7 +90,19 @@ func saturateSQL(b *testing.B, annotators int) {
 			})
 		}
 		wg.Wait()
+		for {
+			var queued bool
+			if err := db.Pool().QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM labels_pending) OR EXISTS (SELECT 1 FROM settle_queue)`).Scan(&queued); err != nil {
+				b.Fatal(err)
+			}
+			if !queued {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
 		rates = append(rates, float64(submits.Load())/time.Since(start).Seconds())
+		stopSettler()
+		<-settled
 		b.StopTimer()
 		var wrong int
 		if err := db.Pool().QueryRow(ctx, `SELECT count(*) FROM (
@@ -91,6 +112,14 @@ func saturateSQL(b *testing.B, annotators int) {
 		}
 		if wrong != 0 {
 			b.Fatalf("%d items without exactly %d answer sets", wrong, overlap)
+		}
+		if err := db.Pool().QueryRow(ctx, `SELECT count(*) FROM answer_sets s
+			WHERE s.project_id = $1 AND (SELECT count(*) FROM labels l WHERE l.answer_set_id = s.id) <> $2`,
+			f.project.ID, len(fullAnswers)).Scan(&wrong); err != nil {
+			b.Fatal(err)
+		}
+		if wrong != 0 {
+			b.Fatalf("%d answer sets without exactly %d labels", wrong, len(fullAnswers))
 		}
 		// The round's connections go before the next round opens its own.
 		db.Close()
