@@ -109,7 +109,7 @@ func annotatorPools() []project.Pool {
 var evidenceChoices = []project.Evidence{
 	{Value: string(rubric.EvidenceOff), Label: "Off", Help: "No turns are marked."},
 	{Value: string(rubric.EvidenceOptional), Label: "Optional", Help: "A person may mark the turns where a failing answer fails, on the annotators' page or through the API."},
-	{Value: string(rubric.EvidenceRequired), Label: "Required", Help: "Every failing answer names at least one turn: the annotators' page asks for the turns with each failing answer, and refuses it without them."},
+	{Value: string(rubric.EvidenceRequired), Label: "Required", Help: "Every failing answer names at least one turn. The annotators' page asks for the turns with each failing answer, and refuses it without them."},
 }
 
 // evidenceLabel names a project's turn evidence setting as the form does.
