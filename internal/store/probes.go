@@ -197,3 +197,16 @@ func (db *DB) SetProbeThresholds(ctx context.Context, actorID *int64, projectID 
 	})
 	return mapErr(err, "set probe thresholds", "")
 }
+
+// LatestProbes returns the latest completed probe of each judge and
+// prompt version (each rater) on a project.
+func (db *DB) LatestProbes(ctx context.Context, projectID int64) ([]*attune.JudgeRun, error) {
+	rows, err := db.pool.Query(ctx, `SELECT DISTINCT ON (r.rater_id) `+runColumns+runFrom+`
+		WHERE r.project_id = $1 AND r.kind = 'probe' AND r.status = 'completed'
+		ORDER BY r.rater_id, r.finished_at DESC, r.id DESC`, projectID)
+	if err != nil {
+		return nil, mapErr(err, "latest probes", "")
+	}
+	rs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*attune.JudgeRun, error) { return scanRun(r) })
+	return rs, mapErr(err, "latest probes", "")
+}
