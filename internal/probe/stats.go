@@ -244,6 +244,27 @@ type Summary struct {
 	Length       []LengthResult  `json:"length"`
 }
 
+// For is the part of s on one criterion.
+func (s Summary) For(criterion string) Summary {
+	out := Summary{}
+	for _, r := range s.Retest {
+		if r.Criterion == criterion {
+			out.Retest = append(out.Retest, r)
+		}
+	}
+	for _, p := range s.Perturbation {
+		if p.Criterion == criterion {
+			out.Perturbation = append(out.Perturbation, p)
+		}
+	}
+	for _, l := range s.Length {
+		if l.Criterion == criterion {
+			out.Length = append(out.Length, l)
+		}
+	}
+	return out
+}
+
 // Unstable reports whether any probe failed its threshold. A probe with
 // too few items does not fail: it says nothing either way, and the page
 // says so beside it.
