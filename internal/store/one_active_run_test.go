@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"io"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/dbtest"
