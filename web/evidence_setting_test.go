@@ -92,7 +92,8 @@ func TestProjectEvidencePolicyForm(t *testing.T) {
 	c.mustSignIn(lead)
 	wantContains(t, c.get("/projects/new"), `value="optional" checked`, `value="off"`, `value="required"`,
 		"No turns are marked.", "A person may mark the turns where a failing answer fails", "Every failing answer names at least one turn.",
-		"page cannot mark turns yet", "use this only for work done through the API")
+		"on the annotators&#39; page or through the API", "The annotators&#39; page asks for the turns with each failing answer")
+	wantLacks(t, c.get("/projects/new"), "cannot mark turns", "through the API for now")
 	r := c.post("/projects", url.Values{"name": {"Marked"}, "rubric": {strconv.FormatInt(a.rubricID("coaching-conversation@2.0"), 10)},
 		"overlap": {"2"}, "lease": {"30"}, "annotators": {"trained"}, "system_key": {"system"}, "evidence_policy": {"required"}})
 	wantStatus(t, r, http.StatusSeeOther)

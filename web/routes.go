@@ -247,6 +247,10 @@ func (s *Server) table() []route {
 		{"GET /projects/{id}/judges/{judge}/prompts/new", runLeads, jd.NewPromptPage, nil},
 		{"POST /projects/{id}/judges/{judge}/prompts", runLeads, jd.CreatePrompt, nil},
 		{"GET /projects/{id}/judges/{judge}/prompts/{version}", runLeads, jd.PromptPage, nil},
+		// A judge's certification: the alt-test beside its robustness
+		// probes, and the start of a probe.
+		{"GET /projects/{id}/judges/{judge}/certification", runLeads, jd.CertificationPage, nil},
+		{"POST /projects/{id}/judges/{judge}/probes", runLeads, jd.StartProbe, nil},
 		{"GET /api/v1/judges", tokenJudges, nil, jd.APIJudges},
 		{"POST /api/v1/judges", tokenJudges, nil, jd.APICreateJudge},
 		{"GET /api/v1/judges/{id}", tokenJudges, nil, jd.APIJudge},
@@ -255,6 +259,9 @@ func (s *Server) table() []route {
 		{"GET /api/v1/projects/{id}/judges/{judge}/prompts", tokenRunLeads, nil, jd.APIPrompts},
 		{"POST /api/v1/projects/{id}/judges/{judge}/prompts", tokenRunLeads, nil, jd.APICreatePrompt},
 		{"GET /api/v1/projects/{id}/judges/{judge}/prompts/{version}", tokenRunLeads, nil, jd.APIPrompt},
+		{"GET /api/v1/projects/{id}/judges/{judge}/probes", tokenRunLeads, nil, jd.APIProbes},
+		{"POST /api/v1/projects/{id}/judges/{judge}/probes", tokenRunLeads, nil, jd.APIStartProbe},
+		{"PUT /api/v1/projects/{id}/probe-thresholds", tokenLeads, nil, jd.APIProbeThresholds},
 		{"POST /api/v1/projects/{id}/runs/estimate", tokenRunLeads, nil, jd.APIEstimateRun},
 		{"POST /api/v1/projects/{id}/runs", tokenRunLeads, nil, jd.APIStartRun},
 		{"GET /api/v1/projects/{id}/runs", tokenRunLeads, nil, jd.APIRuns},

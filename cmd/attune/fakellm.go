@@ -22,6 +22,7 @@ func fakeLLMFlags(fs *flag.FlagSet) {
 	fs.Duration("retry-after", time.Second, "the Retry-After sent with a 429")
 	fs.String("api-key", "", "when set, requests with another key get 401")
 	fs.Int64("seed", 1, "seed of the failure injection")
+	fs.String("behaviour", "", "how the fake reads a dialogue, for the robustness probes: hash (default: the whole prompt), stable, random (at temperature above 0), length or names")
 }
 
 func runFakeLLM(ctx context.Context, e env, args []string) error {
@@ -44,7 +45,11 @@ func runFakeLLM(ctx context.Context, e env, args []string) error {
 		}
 	}
 	seed, _ := strconv.ParseInt(fs.Lookup("seed").Value.String(), 10, 64)
-	srv := fakellm.New(fakellm.Options{
+	behaviour, ok := fakellm.ParseBehaviour(fs.Lookup("behaviour").Value.String())
+	if !ok {
+		return fmt.Errorf("%w: --behaviour must be hash, stable, random, length or names", errUsage)
+	}
+	srv := fakellm.New(fakellm.Options{Behaviour: behaviour,
 		Latency: d("latency"), Rate429: f("rate-429"), Rate500: f("rate-500"), RateTimeout: f("rate-timeout"), RateGarbage: f("rate-garbage"),
 		RetryAfter: d("retry-after"), APIKey: fs.Lookup("api-key").Value.String(), Seed: seed,
 	})

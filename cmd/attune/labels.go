@@ -20,8 +20,9 @@ func labelsFlags(fs *flag.FlagSet) {
 }
 
 const labelsUsage = `attune labels import --project NAME [--confirm-warnings] FILE.csv
-  FILE.csv has the header ` + dataset.LabelsHeader + ` (rationale optional);
-  rater_kind is human or judge. A person's answer set the rubric warns
+  FILE.csv has the header ` + dataset.LabelsHeader + ` (rationale and
+  evidence optional); rater_kind is human or judge; evidence is the turns
+  where a failing answer fails, joined by ; (2;5). A person's answer set the rubric warns
   about is refused unless --confirm-warnings confirms the warnings.`
 
 // runLabels is `attune labels import`: labels made elsewhere brought into a

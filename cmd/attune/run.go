@@ -51,6 +51,7 @@ func commands() []command {
 		{name: "import", args: "--project NAME [--update] [--format jsonl|csv] FILE", summary: "import dialogues into a project, all or nothing", run: runImport, flags: importFlags},
 		{name: "token", args: "create|list|revoke --email E", summary: "manage a user's API tokens (create prints the token once)", run: runToken, flags: tokenFlags},
 		{name: "judge", args: "add|list|run|status|pause|resume|cancel", summary: "LLM judges and their runs (see `attune help judge`)", run: runJudge, flags: judgeFlagsHelp},
+		{name: "probe", args: "[start|results|thresholds] --project P [--judge J] [--k 3] …", summary: "a judge's robustness probes on the project's calibration items: retest, neutral rewrites and reply length (see `attune help probe`)", run: runProbe, flags: probeFlags},
 		{name: "labels", args: "import --project NAME FILE.csv", summary: "bring labels made elsewhere (an earlier round, judges run elsewhere) into a project, all or nothing", run: runLabels, flags: labelsFlags},
 		{name: "report", args: "--project NAME [--format json|csv] [--na-missing] …", summary: "print a project's agreement report", run: runReport, flags: reportFlags},
 		{name: "estimate", args: "--project P --judge J --rubric-item K [--system-key KEY] [--format json|text]", summary: "prediction-powered estimates of a rubric item per system and overall, with the differences between systems", run: runEstimate, flags: estimateFlags},

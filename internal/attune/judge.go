@@ -80,11 +80,23 @@ type JudgeRun struct {
 	// RaterID is the rater the run's answers go to: the judge's own for
 	// version 1, the version's own rater for a later one, so that
 	// agreement tells the judge's prompts apart.
-	RaterID    int64
+	RaterID int64
+	// Kind is RunLabel for a run that labels the project's items, RunProbe
+	// for a robustness probe over its calibration items, whose answers are
+	// no labels; ProbeK is a probe's asks of each item as it is (0 for a
+	// run that labels).
+	Kind       string
+	ProbeK     int
 	CreatedAt  time.Time
 	StartedAt  *time.Time
 	FinishedAt *time.Time
 }
+
+// The kinds of a judge run.
+const (
+	RunLabel = "label"
+	RunProbe = "probe"
+)
 
 // RunProgress is how far a run has come.
 type RunProgress struct {

@@ -7,18 +7,20 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/rubric"
 )
 
-// LabelsHeader is the header a labels file carries (rationale may be left
-// out, and the columns may come in any order).
-const LabelsHeader = "item,rater,rater_kind,rubric_item,value,rationale"
+// LabelsHeader is the header a labels file carries (rationale and evidence
+// may be left out, and the columns may come in any order).
+const LabelsHeader = "item,rater,rater_kind,rubric_item,value,rationale,evidence"
 
-// labelsColumns are the columns of a labels file; rationale is optional.
-var labelsColumns = []string{"item", "rater", "rater_kind", "rubric_item", "value", "rationale"}
+// labelsColumns are the columns of a labels file; rationale and evidence
+// are optional.
+var labelsColumns = []string{"item", "rater", "rater_kind", "rubric_item", "value", "rationale", "evidence"}
 
 // MaxLabelErrors bounds the problems ReadLabels lists before it only
 // counts them.
@@ -41,6 +43,11 @@ type Label struct {
 	Key       string
 	Value     string
 	Rationale string
+	// Evidence is the turns (from 1) the line names where a failing
+	// answer fails, in order; a number that is not a whole number is
+	// refused here, the rest of the rule (rubric.Definition.ValidateEvidence)
+	// needs the item and is the store's.
+	Evidence []int
 }
 
 // ReadLabels reads a labels file — CSV in long form with the header
@@ -194,11 +201,15 @@ func readLabels(r io.Reader, def *rubric.Definition, problems *labelProblems, em
 			// rule a run's are held to. Both need the item, so the store
 			// checks them.
 		}
+		turns, problem := ParseTurns(field(rec, "evidence"))
+		if problem != "" {
+			bad("evidence", "%s", problem)
+		}
 		if !ok {
 			continue
 		}
 		batch = append(batch, Label{Line: line, Item: item, Rater: rater, Kind: kind, Key: key, Value: string(v),
-			Rationale: field(rec, "rationale")})
+			Rationale: field(rec, "rationale"), Evidence: turns})
 		if len(batch) == labelsBatch {
 			if err := flush(); err != nil {
 				return n, err
@@ -206,6 +217,44 @@ func readLabels(r io.Reader, def *rubric.Definition, problems *labelProblems, em
 		}
 	}
 	return n, flush()
+}
+
+// TurnsSeparator joins the turns of one answer's evidence in a CSV cell,
+// in a labels file and in the exports: "2;5".
+const TurnsSeparator = ";"
+
+// ParseTurns reads a CSV cell of turn evidence: whole numbers joined by
+// TurnsSeparator, spaces around them ignored; empty is no evidence. The
+// turns come back sorted, repeats kept, so that the rule on evidence can
+// name a turn given twice. problem names what is wrong, or is empty.
+func ParseTurns(cell string) (turns []int, problem string) {
+	cell = strings.TrimSpace(cell)
+	if cell == "" {
+		return nil, ""
+	}
+	for _, part := range strings.Split(cell, TurnsSeparator) {
+		part = strings.TrimSpace(part)
+		n, err := strconv.Atoi(part)
+		if err != nil {
+			return nil, fmt.Sprintf("%q is not a turn number; give the turns where the answer fails as whole numbers joined by %s, such as 2;5", part, TurnsSeparator)
+		}
+		turns = append(turns, n)
+	}
+	slices.Sort(turns)
+	return turns, ""
+}
+
+// FormatTurns writes turn evidence as a CSV cell, the form ParseTurns
+// reads: "2;5", empty for none.
+func FormatTurns(turns []int) string {
+	var b strings.Builder
+	for i, t := range turns {
+		if i > 0 {
+			b.WriteString(TurnsSeparator)
+		}
+		b.WriteString(strconv.Itoa(t))
+	}
+	return b.String()
 }
 
 // csvLabelsProblem records a malformed CSV record as the file's problem;

@@ -48,12 +48,23 @@ type Label struct {
 	ActiveMS   int64 // time the rater spent on the whole item, in milliseconds
 	CreatedAt  time.Time
 	Method     string // how a judge reached the value; "" for people
+	// Evidence is the turns (from 1) the rater marked where a failing
+	// answer fails, in order; none on other answers.
+	Evidence []int
 }
 
 // LabelColumns are the columns of the labels export, in order.
 var LabelColumns = []Column{
 	{"item_id", Text}, {"rater", Text}, {"rater_kind", Text}, {"rubric_item", Text}, {"value", Text},
-	{"rationale", Text}, {"active_ms", Number}, {"created_at", Text}, {"method", Text},
+	{"rationale", Text}, {"active_ms", Number}, {"created_at", Text}, {"method", Text}, {"evidence", Numbers},
+}
+
+// numberCells appends each number of ns to out as text, for a Numbers cell.
+func numberCells(out []string, ns []int) []string {
+	for _, n := range ns {
+		out = append(out, strconv.Itoa(n))
+	}
+	return out
 }
 
 // LabelWriter writes the labels export.
@@ -76,6 +87,7 @@ func (lw *LabelWriter) Write(l *Label) error {
 	c := lw.cells
 	c[0], c[1], c[2], c[3], c[4] = Cell{S: l.ItemID}, Cell{S: l.Rater}, Cell{S: l.RaterKind}, Cell{S: l.RubricItem}, Cell{S: l.Value}
 	c[5], c[6], c[7], c[8] = Cell{S: l.Rationale}, intCell(l.ActiveMS), timeCell(l.CreatedAt), textOrNull(l.Method)
+	c[9] = Cell{L: numberCells(c[9].L[:0], l.Evidence)}
 	return lw.t.Write(c)
 }
 

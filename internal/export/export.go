@@ -72,6 +72,9 @@ const (
 	// List cells hold a list of strings: joined by ";" in CSV, a JSON
 	// array in JSONL.
 	List
+	// Numbers cells hold a list of whole numbers, as text: joined by ";"
+	// in CSV, a JSON array of numbers in JSONL.
+	Numbers
 )
 
 // Column is one column of a table.
@@ -185,6 +188,8 @@ func csvCell(k Kind, c Cell) string {
 		return c.S
 	case k == List:
 		return Neutralise(strings.Join(c.L, ";"))
+	case k == Numbers:
+		return strings.Join(c.L, ";")
 	}
 	return Neutralise(c.S)
 }
@@ -202,6 +207,15 @@ func appendJSONCell(b []byte, k Kind, c Cell) []byte {
 				b = append(b, ',')
 			}
 			b = appendJSONString(b, s)
+		}
+		return append(b, ']')
+	case k == Numbers:
+		b = append(b, '[')
+		for i, s := range c.L {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, s...)
 		}
 		return append(b, ']')
 	}

@@ -6,11 +6,13 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
+	"github.com/attune/attune/internal/dataset"
 	"github.com/attune/attune/internal/export"
 	"github.com/attune/attune/internal/rubric"
 )
@@ -93,6 +95,9 @@ func labels() []export.Label {
 	}
 	out = append(out, export.Label{ItemID: "j1", Rater: "=judge", RaterKind: "judge", RubricItem: "CQ8", Value: "ERROR",
 		Rationale: "-1", ActiveMS: 0, CreatedAt: at, Method: "error"})
+	out = append(out, export.Label{ItemID: "j2", Rater: "ann@example.org", RaterKind: "human", RubricItem: "CQ8", Value: "NO",
+		CreatedAt: at, Evidence: []int{2, 5}}, export.Label{ItemID: "j2", Rater: "judge", RaterKind: "judge", RubricItem: "CQ8", Value: "NO",
+		CreatedAt: at, Method: "structured", Evidence: []int{3}})
 	return out
 }
 
@@ -123,7 +128,7 @@ func TestLabelsCSVReadsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(recs[0], ","); got != "item_id,rater,rater_kind,rubric_item,value,rationale,active_ms,created_at,method" {
+	if got := strings.Join(recs[0], ","); got != "item_id,rater,rater_kind,rubric_item,value,rationale,active_ms,created_at,method,evidence" {
 		t.Fatalf("header = %s", got)
 	}
 	for i, rec := range recs[1:] {
@@ -132,15 +137,19 @@ func TestLabelsCSVReadsBack(t *testing.T) {
 		if err != nil || !created.Equal(l.CreatedAt) {
 			t.Errorf("row %d created_at %q = %v, %v; want %v", i, rec[7], created, err, l.CreatedAt)
 		}
-		got := []string{export.Restore(rec[0]), export.Restore(rec[1]), rec[2], rec[3], rec[4], export.Restore(rec[5]), rec[6], rec[8]}
-		wantRec := []string{l.ItemID, l.Rater, l.RaterKind, l.RubricItem, l.Value, l.Rationale, itoa(l.ActiveMS), l.Method}
+		got := []string{export.Restore(rec[0]), export.Restore(rec[1]), rec[2], rec[3], rec[4], export.Restore(rec[5]), rec[6], rec[8], rec[9]}
+		turns, problem := dataset.ParseTurns(rec[9])
+		if problem != "" || !slices.Equal(turns, l.Evidence) {
+			t.Errorf("row %d evidence %q reads as %v (%s), want %v", i, rec[9], turns, problem, l.Evidence)
+		}
+		wantRec := []string{l.ItemID, l.Rater, l.RaterKind, l.RubricItem, l.Value, l.Rationale, itoa(l.ActiveMS), l.Method, dataset.FormatTurns(l.Evidence)}
 		if strings.Join(got, "|") != strings.Join(wantRec, "|") {
 			t.Errorf("row %d = %q, want %q", i, got, wantRec)
 		}
 	}
 	// The payloads reach a spreadsheet as text; a plain negative number as
 	// a number.
-	last := recs[len(recs)-1]
+	last := recs[len(recs)-3]
 	if last[1] != "'=judge" || last[5] != "-1" {
 		t.Fatalf("rater %q, rationale %q: want the formula neutralised and the number kept", last[1], last[5])
 	}
@@ -181,6 +190,7 @@ func TestLabelsJSONL(t *testing.T) {
 			ActiveMS  int64   `json:"active_ms"`
 			CreatedAt string  `json:"created_at"`
 			Method    *string `json:"method"`
+			Evidence  []int   `json:"evidence"`
 		}
 		var all map[string]any
 		if err := json.Unmarshal(sc.Bytes(), &all); err != nil {
@@ -193,6 +203,9 @@ func TestLabelsJSONL(t *testing.T) {
 		l := want[i]
 		if got.ItemID != l.ItemID || got.Rater != l.Rater || got.Rationale != l.Rationale || got.ActiveMS != l.ActiveMS {
 			t.Errorf("line %d = %+v, want %+v", i+1, got, l)
+		}
+		if got.Evidence == nil || !slices.Equal(got.Evidence, l.Evidence) && len(l.Evidence) > 0 {
+			t.Errorf("line %d evidence = %v, want %v (an empty list when none)", i+1, got.Evidence, l.Evidence)
 		}
 		if (l.Method == "") != (got.Method == nil) {
 			t.Errorf("line %d method = %v, want %q (null when empty)", i+1, got.Method, l.Method)

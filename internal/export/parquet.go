@@ -51,10 +51,16 @@ func RecordType(keys []string, soft bool) reflect.Type {
 			Tag: reflect.StructTag(fmt.Sprintf(`parquet:%q json:%q`, k+",optional", k))}
 	}
 	valuesType := reflect.StructOf(values)
+	turns := make([]reflect.StructField, len(keys))
+	for i, k := range keys {
+		turns[i] = reflect.StructField{Name: "V" + strconv.Itoa(i), Type: reflect.TypeFor[[]int64](),
+			Tag: reflect.StructTag(fmt.Sprintf(`parquet:%q json:%q`, k+",list", k))}
+	}
 	rating := reflect.StructOf([]reflect.StructField{
 		{Name: "Rater", Type: reflect.TypeFor[string](), Tag: `parquet:"rater" json:"rater"`},
 		{Name: "Kind", Type: reflect.TypeFor[string](), Tag: `parquet:"kind" json:"kind"`},
 		{Name: "Answers", Type: valuesType, Tag: `parquet:"answers" json:"answers"`},
+		{Name: "Evidence", Type: reflect.StructOf(turns), Tag: `parquet:"evidence" json:"evidence"`},
 	})
 	fields := []reflect.StructField{
 		{Name: "ID", Type: reflect.TypeFor[string](), Tag: `parquet:"id" json:"id"`},
@@ -88,6 +94,7 @@ type parquetColumns struct {
 	decided, score, pass, gate, failed               int
 	rater, kind                                      int
 	answers                                          []int
+	evidence                                         []int
 	softValue, softCount, softShare                  []int
 	numColumns                                       int
 	failedMaxDef, answersMaxDef, goldMaxDef, roleDef int
@@ -114,6 +121,7 @@ func lookupColumns(s *parquet.Schema, keys []string, soft bool) (parquetColumns,
 	for _, k := range keys {
 		c.gold = append(c.gold, col("gold", k))
 		c.answers = append(c.answers, col("ratings", "list", "element", "answers", k))
+		c.evidence = append(c.evidence, col("ratings", "list", "element", "evidence", k, "list", "element"))
 		if soft {
 			c.softValue = append(c.softValue, col("soft", k, "list", "element", "value"))
 			c.softCount = append(c.softCount, col("soft", k, "list", "element", "count"))
@@ -130,8 +138,9 @@ func lookupColumns(s *parquet.Schema, keys []string, soft bool) (parquetColumns,
 	// The levels below are written by hand; the schema must agree.
 	c.roleDef, c.failedMaxDef, c.goldMaxDef = def("messages", "list", "element", "role"), def("failed_checks", "list", "element"), def("gold", keys[0])
 	c.answersMaxDef = def("ratings", "list", "element", "answers", keys[0])
-	if c.roleDef != 1 || c.failedMaxDef != 2 || c.goldMaxDef != 1 || c.answersMaxDef != 2 {
-		return c, fmt.Errorf("export: unexpected parquet levels %d %d %d %d", c.roleDef, c.failedMaxDef, c.goldMaxDef, c.answersMaxDef)
+	evidenceDef := def("ratings", "list", "element", "evidence", keys[0], "list", "element")
+	if c.roleDef != 1 || c.failedMaxDef != 2 || c.goldMaxDef != 1 || c.answersMaxDef != 2 || evidenceDef != 2 {
+		return c, fmt.Errorf("export: unexpected parquet levels %d %d %d %d %d", c.roleDef, c.failedMaxDef, c.goldMaxDef, c.answersMaxDef, evidenceDef)
 	}
 	return c, nil
 }
@@ -285,6 +294,9 @@ func (p *recordParquet) Write(rec *Record) error {
 		for _, col := range c.answers {
 			p.add(col, 0, 0, parquet.NullValue())
 		}
+		for _, col := range c.evidence {
+			p.add(col, 0, 0, parquet.NullValue())
+		}
 	}
 	for i, rt := range rec.Ratings {
 		rep := min(i, 1)
@@ -292,6 +304,25 @@ func (p *recordParquet) Write(rec *Record) error {
 		p.add(c.kind, rep, 1, parquet.ByteArrayValue(bytesOf(rt.Rater.Kind)))
 		for k, v := range rt.Values {
 			p.optionalText(c.answers[k], rep, 2, v)
+		}
+		// A rating's turns on a rubric item are a list inside the
+		// ratings' list: an empty one is defined to the rating (1), a
+		// turn after the first repeats at the inner list's level (2).
+		for k, col := range c.evidence {
+			var turns []int
+			if k < len(rt.Evidence) {
+				turns = rt.Evidence[k]
+			}
+			if len(turns) == 0 {
+				p.add(col, rep, 1, parquet.NullValue())
+			}
+			for j, t := range turns {
+				r := rep
+				if j > 0 {
+					r = 2
+				}
+				p.add(col, r, 2, parquet.Int64Value(int64(t)))
+			}
 		}
 	}
 	if b.opts.Soft {

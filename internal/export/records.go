@@ -103,6 +103,10 @@ type Rating struct {
 	// Values holds the answer on each rubric item, in rubric order; "" where
 	// the rater gave none. A judge's failed call is ERROR.
 	Values []string
+	// Evidence holds the turns (from 1) the rater marked on each rubric
+	// item, in rubric order, where a failing answer fails; empty where
+	// none. nil is no evidence on any rubric item.
+	Evidence [][]int
 }
 
 // SoftAnswer is one answer's share of the people who answered a rubric
@@ -412,6 +416,8 @@ func (b *recordBuilder) appendRest(out []byte, rec *Record) []byte {
 		out = appendJSONString(out, r.Rater.Kind)
 		out = append(out, `,"answers":`...)
 		out = b.appendValues(out, r.Values)
+		out = append(out, `,"evidence":`...)
+		out = b.appendEvidence(out, r.Evidence)
 		out = append(out, '}')
 	}
 	out = append(out, ']')
@@ -457,6 +463,29 @@ func (b *recordBuilder) appendValues(out []byte, vals []string) []byte {
 		} else {
 			out = appendJSONString(out, vals[i])
 		}
+	}
+	return append(out, '}')
+}
+
+// appendEvidence appends each rubric item's turns as a JSON object of
+// arrays of numbers, an empty array where the rater marked none.
+func (b *recordBuilder) appendEvidence(out []byte, ev [][]int) []byte {
+	out = append(out, '{')
+	for i, k := range b.keys {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = appendJSONString(out, k)
+		out = append(out, ':', '[')
+		if i < len(ev) {
+			for j, t := range ev[i] {
+				if j > 0 {
+					out = append(out, ',')
+				}
+				out = strconv.AppendInt(out, int64(t), 10)
+			}
+		}
+		out = append(out, ']')
 	}
 	return append(out, '}')
 }

@@ -50,11 +50,11 @@ func recordFixture(t *testing.T) (*rubric.Definition, []*export.Record) {
 	recs := []*export.Record{
 		{ItemID: "c-1", Messages: []byte(`[{"role": "user", "content": "I lost my job.\nAnd my \"dog\"."}, {"role": "assistant", "content": "That is a lot — ünïcödé 😀 \u2028 \\ end"}]`),
 			Meta: []byte(`{"source": "pilot", "n": 1}`), Gold: values(pass), Decided: "automatic",
-			Ratings: []export.Rating{{ann1, values(pass)}, {ann2, values(pass, "CQ3", "NO")}, {ann3, values(pass, "CQ3", "NO", "CP1", "")},
-				{judge, values(pass, "CQ8", "ERROR")}}},
+			Ratings: []export.Rating{{ann1, values(pass), nil}, {ann2, values(pass, "CQ3", "NO"), nil}, {ann3, values(pass, "CQ3", "NO", "CP1", ""), nil},
+				{judge, values(pass, "CQ8", "ERROR"), nil}}},
 		{ItemID: "c-2", Messages: []byte(`[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]`),
 			Meta: []byte(`{}`), Gold: values(pass, "CQ8", "NO"), Decided: "adjudicated",
-			Ratings: []export.Rating{{ann1, values(pass, "CQ8", "NO")}}},
+			Ratings: []export.Rating{{ann1, values(pass, "CQ8", "NO"), nil}}},
 		{ItemID: "c-3", Messages: []byte(`[{"role": "user", "content": "x"}, {"role": "assistant", "content": "y"}]`),
 			Meta: []byte(`{"tags": ["a"]}`), Gold: values(nil), Ratings: nil},
 	}
@@ -288,7 +288,7 @@ func TestRecordsFloatsStayFloats(t *testing.T) {
 	human := &export.Rater{ID: 1, Kind: "human", Name: "a"}
 	out, _ := writeRecords(t, export.JSONL, def, export.RecordOptions{Which: export.WhichGold, Soft: true}, []*export.Record{
 		{ItemID: "x", Messages: []byte(`[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]`), Meta: []byte(`{}`),
-			Gold: gold, Decided: "automatic", Ratings: []export.Rating{{human, gold}}}})
+			Gold: gold, Decided: "automatic", Ratings: []export.Rating{{human, gold, nil}}}})
 	for _, want := range []string{`"score":4.0,`, `"share":1.0}`} {
 		if !bytes.Contains(out, []byte(want)) {
 			t.Errorf("no %s in %s", want, out)

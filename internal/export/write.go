@@ -135,6 +135,8 @@ type recordBatch struct {
 	bytes   []byte
 	values  []string
 	ratings []Rating
+	turns   []int   // the turn evidence's numbers
+	lists   [][]int // the turn evidence's lists, one per rubric item
 }
 
 // batchRecords is how many records travel from reader to writer at once:
@@ -157,7 +159,7 @@ func (b *recordBatch) add(rec *Record) {
 	}
 	at := len(b.ratings)
 	for _, r := range rec.Ratings {
-		b.ratings = append(b.ratings, Rating{Rater: r.Rater, Values: strs(r.Values)})
+		b.ratings = append(b.ratings, Rating{Rater: r.Rater, Values: strs(r.Values), Evidence: b.evidence(r.Evidence)})
 	}
 	b.records = append(b.records, Record{
 		ItemID:   rec.ItemID,
@@ -169,9 +171,30 @@ func (b *recordBatch) add(rec *Record) {
 	})
 }
 
+// evidence copies a rating's turn evidence into the batch's arenas; nil
+// when it names no turn, as most ratings do.
+func (b *recordBatch) evidence(ev [][]int) [][]int {
+	marked := false
+	for _, ts := range ev {
+		marked = marked || len(ts) > 0
+	}
+	if !marked {
+		return nil
+	}
+	at := len(b.lists)
+	for _, ts := range ev {
+		start := len(b.turns)
+		b.turns = append(b.turns, ts...)
+		b.lists = append(b.lists, b.turns[start:len(b.turns):len(b.turns)])
+	}
+	return b.lists[at:len(b.lists):len(b.lists)]
+}
+
 func (b *recordBatch) reset() {
 	clear(b.records) // let go of the old arenas' records
+	clear(b.lists)
 	b.records, b.bytes, b.values, b.ratings = b.records[:0], b.bytes[:0], b.values[:0], b.ratings[:0]
+	b.turns, b.lists = b.turns[:0], b.lists[:0]
 }
 
 // pipeRecords runs read, which hands records to its emit, on one goroutine

@@ -34,6 +34,12 @@ type question struct {
 	// forced is the answer the X-Fake-Answer header asks for, given
 	// whether or not the question allows it; "" lets the hash choose.
 	forced string
+	// behaviour is Options.Behaviour; temperature the request's (0 when
+	// it sets none); draw a number of this request alone, for the random
+	// behaviour.
+	behaviour   Behaviour
+	temperature float64
+	draw        uint64
 }
 
 // reply is the fake's answer to a question.
@@ -79,6 +85,9 @@ func (q *question) answer(garbage bool) reply {
 	}
 	i := choose(allowed, unit(mix(h, 1)))
 	how := "chosen from a hash of the %d-character prompt without reading it"
+	if k, why, ok := q.behave(allowed); ok {
+		i, how = k, why
+	}
 	if q.oracle != nil {
 		if v, ok := q.oracle(q.lastUser(), allowed); ok {
 			if k := slices.Index(allowed, v); k >= 0 {

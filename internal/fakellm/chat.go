@@ -131,6 +131,10 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 
 	q.oracle = s.opts.Answer
+	q.behaviour, q.draw = s.opts.Behaviour, mix(uint64(s.opts.Seed), n^0x5eed)
+	if req.Temperature != nil {
+		q.temperature = *req.Temperature
+	}
 	q.turns = s.opts.Turns
 	rep := q.answer(fail == failGarbage)
 	finish := "stop"

@@ -74,6 +74,10 @@ type Options struct {
 	// should not give (on a passing answer, past the dialogue's end), as a
 	// model may. nil sends no "turns". It must be safe for concurrent use.
 	Turns func(prompt, answer string) []int
+	// Behaviour is how the fake reads a dialogue (BehaveStable,
+	// BehaveRandom, BehaveLength, BehaveNames); "" answers from a hash of
+	// the whole prompt. Answer and the X-Fake-Answer header come first.
+	Behaviour Behaviour
 }
 
 // Outcomes of a completion request, as Stats counts them and the

@@ -93,6 +93,11 @@ func (r *Runner) settings(w *itemWork, numeric, reask bool) callSettings {
 // cacheKey is the cache key of one sample of q, or of its re-ask.
 func (r *Runner) cacheKey(w *itemWork, q *question, sample int, reask bool) string {
 	key := CacheKey(w.endpoint, w.judge.Model, r.settings(w, q.numeric, reask), sample, q.prompt.Hash)
+	if w.tag != "" {
+		// A probe's call: its own run's and variant's, never another's.
+		sum := sha256.Sum256([]byte(fmt.Sprintf("probe %d %s %s", w.run.ID, w.tag, key)))
+		return hex.EncodeToString(sum[:])
+	}
 	if w.fresh {
 		// A sentinel's call is kept under a key of its own run: the
 		// record of a call paid for, never served from the cache nor

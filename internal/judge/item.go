@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -34,6 +35,8 @@ type itemWork struct {
 	limiter       *aimd
 	// fresh asks without the cache: a sentinel (see askItem).
 	fresh bool
+	// tag keys the calls to the run and the tag (variant.tag).
+	tag string
 	// facts are the labelled item's (rubric.FactsOf), which an answer is
 	// held to as a person's is.
 	facts rubric.Facts
@@ -113,26 +116,56 @@ func (r *Runner) workItem(ctx context.Context, run *attune.JudgeRun, itemID int6
 // prompt, model and settings) are reused, unless fresh: a sentinel asks
 // afresh, since a model changed behind its name answers differently.
 func (r *Runner) askItem(ctx context.Context, run *attune.JudgeRun, itemID int64, fresh bool) ([]store.JudgeLabel, error) {
+	item, err := r.db.FindItem(ctx, run.ProjectID, itemID)
+	if err != nil {
+		return nil, err
+	}
+	return r.askDialogue(ctx, run, item, variant{fresh: fresh})
+}
+
+// variant is how askDialogue asks an item: as it is, or (for a probe) as
+// rewritten, under cache keys of its own.
+type variant struct {
+	// fresh asks without the cache (a sentinel).
+	fresh bool
+	// tag, when set, keys the calls to this run and tag alone (a probe's
+	// variant and ask), so that they are never served from another's
+	// answers nor serve another; a probe's job run again reuses its own.
+	tag string
+	// messages, when set, are asked instead of the item's own (the turns
+	// rewritten, as many and with the same roles); user and assistant,
+	// when set, are the speaker names the prompt writes.
+	messages        []attune.Message
+	user, assistant string
+}
+
+// askDialogue is askItem on the item as v asks it.
+func (r *Runner) askDialogue(ctx context.Context, run *attune.JudgeRun, item *attune.Item, v variant) ([]store.JudgeLabel, error) {
 	rc, err := r.context(ctx, run)
 	if err != nil {
 		return nil, err
 	}
 	j, def := rc.judge, rc.def
-	item, err := r.db.FindItem(ctx, run.ProjectID, itemID)
-	if err != nil {
-		return nil, err
+	if v.user != "" || v.assistant != "" {
+		d := *def
+		d.Judge.User, d.Judge.Assistant = cmp.Or(v.user, d.Judge.User), cmp.Or(v.assistant, d.Judge.Assistant)
+		def = &d
 	}
 	w := &itemWork{run: run, judge: j, rubricVersion: rc.project.RubricVersionID, limiter: r.limits.get(j.ID, max(run.Settings.Concurrency, 1)),
-		fresh: fresh, noTurns: rc.project.Evidence() == rubric.EvidenceOff}
+		fresh: v.fresh, tag: v.tag, noTurns: rc.project.Evidence() == rubric.EvidenceOff}
 	if w.prov, w.endpoint, err = r.provider(j); err != nil {
 		return nil, err
 	}
 	if len(run.Capabilities) > 0 {
 		json.Unmarshal(run.Capabilities, &w.caps)
 	}
-	dialogue := make([]Message, len(item.Messages))
-	texts := make([]string, len(item.Messages))
-	for i, m := range item.Messages {
+	msgs := item.Messages
+	if v.messages != nil {
+		msgs = v.messages
+	}
+	dialogue := make([]Message, len(msgs))
+	texts := make([]string, len(msgs))
+	for i, m := range msgs {
 		dialogue[i] = Message{Role: m.Role, Content: m.Content}
 		texts[i] = m.Content
 	}

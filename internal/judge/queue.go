@@ -188,6 +188,9 @@ func (r *Runner) workStart(ctx context.Context, job *river.Job[startArgs]) error
 		// before it had queued every item: queue what is left. A job
 		// queued already is not queued twice, and items answered meanwhile
 		// are not left to do.
+		if run.Kind == attune.RunProbe {
+			return r.queueProbe(ctx, run)
+		}
 		return r.queueSentinel(ctx, run)
 	default:
 		return nil // paused or cancelled before it started
@@ -219,6 +222,9 @@ func (r *Runner) workStart(ctx context.Context, job *river.Job[startArgs]) error
 	run, err = r.db.FindRun(ctx, run.ID)
 	if err != nil {
 		return err
+	}
+	if run.Kind == attune.RunProbe {
+		return r.queueProbe(ctx, run)
 	}
 	if _, err := r.db.StartRunItems(ctx, run); err != nil {
 		return err

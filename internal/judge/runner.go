@@ -245,6 +245,7 @@ func NewRunner(db Store, opts RunnerOptions) (*Runner, error) {
 	river.AddWorker(workers, river.WorkFunc(guarded(r, r.workStart)))
 	river.AddWorker(workers, river.WorkFunc(guarded(r, r.workItems)))
 	river.AddWorker(workers, river.WorkFunc(guarded(r, r.workSentinel)))
+	river.AddWorker(workers, river.WorkFunc(guarded(r, r.workProbe)))
 	queues := map[string]river.QueueConfig{queue: {MaxWorkers: r.opts.Workers}}
 	for _, add := range r.opts.Also {
 		name, cfg := add(workers)

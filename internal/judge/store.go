@@ -45,6 +45,10 @@ type queueStore interface {
 	SentinelItems(ctx context.Context, run *attune.JudgeRun) ([]store.SentinelItem, error)
 	CountSentinelItems(ctx context.Context, projectID int64) (int, error)
 	WriteSentinel(ctx context.Context, run *attune.JudgeRun, itemID int64, answers, gold map[string]string) error
+
+	ProbeItems(ctx context.Context, projectID int64) ([]int64, error)
+	ProbeAnswers(ctx context.Context, runID int64) ([]store.ProbeAnswer, error)
+	WriteProbeAnswers(ctx context.Context, a store.ProbeAnswer, runID int64) error
 }
 
 // itemStore is what answering one item uses: what the run asks with, the

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/attune/attune/internal/agreement"
+	"github.com/attune/attune/internal/failmap"
 )
 
 // Thresholds decide when a probe calls a judge unstable. They are set per
@@ -20,6 +21,11 @@ type Thresholds struct {
 	// MinItems is the fewest items a probe judges on: below it a share says
 	// more about the few items than about the judge.
 	MinItems int `json:"min_items"`
+	// LengthSlope is the largest difference, per doubling of the reply's
+	// length, between the judge's slope and the people's that the length
+	// probe lets pass: it fails when the difference's 95 % interval lies
+	// wholly beyond it on one side.
+	LengthSlope float64 `json:"length_slope"`
 }
 
 // The documented defaults (docs/judges.md, "Robustness probes"): one item
@@ -28,6 +34,7 @@ const (
 	DefaultRetestChange = 0.10
 	DefaultPerturbMove  = 0.10
 	DefaultMinItems     = 10
+	DefaultLengthSlope  = 0.10
 	// MinRetestK is the fewest asks of one prompt a retest takes: with two,
 	// one odd answer and a changed answer cannot be told apart from a
 	// judge that splits its answers evenly.
@@ -36,7 +43,7 @@ const (
 
 // DefaultThresholds are the thresholds of a project that set none.
 func DefaultThresholds() Thresholds {
-	return Thresholds{RetestChange: DefaultRetestChange, PerturbMove: DefaultPerturbMove, MinItems: DefaultMinItems}
+	return Thresholds{RetestChange: DefaultRetestChange, PerturbMove: DefaultPerturbMove, MinItems: DefaultMinItems, LengthSlope: DefaultLengthSlope}
 }
 
 // Validate says which threshold is out of range.
@@ -48,6 +55,8 @@ func (t Thresholds) Validate() error {
 		return fmt.Errorf("probe: the perturbation threshold must be a share from 0 up to (not including) 1, not %v", t.PerturbMove)
 	case t.MinItems < 2:
 		return fmt.Errorf("probe: the fewest items must be at least 2, not %d", t.MinItems)
+	case !(t.LengthSlope >= 0 && t.LengthSlope <= 10):
+		return fmt.Errorf("probe: the length threshold must be a difference of slopes from 0 to 10 per doubling, not %v", t.LengthSlope)
 	}
 	return nil
 }
@@ -198,10 +207,62 @@ func Perturbation(criterion string, r Rewrite, pairs []Pair, t Thresholds) (Pert
 	return res, nil
 }
 
+// LengthResult is the length probe of one criterion: the judge's and the
+// people's slopes of the answer on the reply's length (failmap.LengthBias)
+// and the verdict against the threshold.
+type LengthResult struct {
+	Criterion string         `json:"criterion"`
+	Length    failmap.Length `json:"length"`
+	Threshold float64        `json:"threshold"`
+	Verdict   Verdict        `json:"verdict"`
+}
+
+// LengthProbe regresses, for one criterion, the judge's answers and the
+// people's on the replies' lengths. The verdict is Unstable when the 95 %
+// interval of the difference of the slopes lies wholly above
+// t.LengthSlope or wholly below −t.LengthSlope; TooFew when the slopes are
+// undefined (too few items, or replies all of one length).
+func LengthProbe(criterion string, items []failmap.Item, t Thresholds) (LengthResult, error) {
+	if err := t.Validate(); err != nil {
+		return LengthResult{}, err
+	}
+	l := failmap.LengthBias(items)
+	res := LengthResult{Criterion: criterion, Length: l, Threshold: t.LengthSlope, Verdict: Stable}
+	switch {
+	case !l.Defined:
+		res.Verdict = TooFew
+	case *l.Low > t.LengthSlope || *l.High < -t.LengthSlope:
+		res.Verdict = Unstable
+	}
+	return res, nil
+}
+
 // Summary is every probe of one judge and prompt version.
 type Summary struct {
 	Retest       []RetestResult  `json:"retest"`
 	Perturbation []PerturbResult `json:"perturbation"`
+	Length       []LengthResult  `json:"length"`
+}
+
+// For is the part of s on one criterion.
+func (s Summary) For(criterion string) Summary {
+	out := Summary{}
+	for _, r := range s.Retest {
+		if r.Criterion == criterion {
+			out.Retest = append(out.Retest, r)
+		}
+	}
+	for _, p := range s.Perturbation {
+		if p.Criterion == criterion {
+			out.Perturbation = append(out.Perturbation, p)
+		}
+	}
+	for _, l := range s.Length {
+		if l.Criterion == criterion {
+			out.Length = append(out.Length, l)
+		}
+	}
+	return out
 }
 
 // Unstable reports whether any probe failed its threshold. A probe with
@@ -215,6 +276,11 @@ func (s Summary) Unstable() bool {
 	}
 	for _, p := range s.Perturbation {
 		if p.Verdict == Unstable {
+			return true
+		}
+	}
+	for _, l := range s.Length {
+		if l.Verdict == Unstable {
 			return true
 		}
 	}
@@ -233,6 +299,11 @@ func (s Summary) Failed() []string {
 	for _, p := range s.Perturbation {
 		if p.Verdict == Unstable {
 			out = append(out, string(p.Rewrite)+" of "+p.Criterion)
+		}
+	}
+	for _, l := range s.Length {
+		if l.Verdict == Unstable {
+			out = append(out, "length of "+l.Criterion)
 		}
 	}
 	return out

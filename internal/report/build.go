@@ -6,12 +6,15 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/attune/attune/internal/agreement"
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/calibration"
 	"github.com/attune/attune/internal/evaluation"
+	"github.com/attune/attune/internal/probe"
+	"github.com/attune/attune/internal/probes"
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/store"
 )
@@ -112,6 +115,11 @@ func Build(ctx context.Context, db *store.DB, p *attune.Project, opts Options) (
 	close(next)
 	wg.Wait()
 	r.Engine = f.engineReport(opts.Bootstrap)
+	latest, err := probes.Latest(ctx, db, p)
+	if err != nil {
+		return nil, err
+	}
+	Certify(r, latest)
 	history, err := db.CalibrationHistory(ctx, p.ID)
 	if err != nil {
 		return nil, err
@@ -709,4 +717,25 @@ func (f *fold) outcome(name string, labels []string, units *patterns, pairs, con
 			Consensus: Consensus{N: c.N(), Agreement: stat(es[0]), CohenKappa: stat(es[1]), Confusion: c.Counts()}})
 	}
 	return out
+}
+
+// Certify sets each judge's certification on each rubric item: the
+// alt-test's word joined with its latest probe there (latest, by rater),
+// and says in the verdict which probes failed.
+func Certify(r *Report, latest map[int64]*probes.Result) {
+	for k := range r.RubricItems {
+		it := &r.RubricItems[k]
+		for j := range it.Judges {
+			ji := &it.Judges[j]
+			var s *probe.Summary
+			if res, ok := latest[ji.Rater]; ok {
+				sub := res.Summary.For(it.Key)
+				s, ji.Probes, ji.ProbeRun = &sub, &sub, res.Run.ID
+				if failed := sub.Failed(); len(failed) > 0 {
+					ji.Verdict += fmt.Sprintf(" Its latest robustness probe (run %d) failed: %s.", res.Run.ID, strings.Join(failed, ", "))
+				}
+			}
+			ji.Certification = probe.Certify(ji.AltTest.Passed, AltWord(ji.AltTest), s)
+		}
+	}
 }

@@ -12,11 +12,13 @@
 package report
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/attune/attune/internal/agreement"
 	"github.com/attune/attune/internal/calibration"
 	"github.com/attune/attune/internal/evaluation"
+	"github.com/attune/attune/internal/probe"
 )
 
 // Options choose what a report covers.
@@ -344,8 +346,45 @@ type JudgeItem struct {
 	// headline verdict.
 	AltTest AltTest `json:"alt_test"`
 	// Verdict says the alt-test's answer in words, with alpha with and
-	// without the judge.
+	// without the judge, and the probes' when one failed.
 	Verdict string `json:"verdict"`
+	// Probes are the judge's latest completed robustness probe on this
+	// rubric item (docs/judges.md, "Robustness probes"), with ProbeRun its
+	// run; nil when the judge and prompt version have none.
+	Probes   *probe.Summary `json:"probes,omitempty"`
+	ProbeRun int64          `json:"probe_run,omitempty"`
+	// Certification is the alt-test's verdict in a word (AltWord) joined
+	// with the probes by probe.Certify: a pass with a probe that failed
+	// its threshold is "passed, but unstable".
+	Certification string `json:"certification"`
+}
+
+// AltWord says a judge's alternative annotator test on one rubric item in
+// a word: without a winning rate there was too little in common with the
+// people to tell. With one or two annotators tested the test gives no
+// verdict ("cannot tell", with the progress towards one) unless the lead
+// allowed one, and then it says what it rests on.
+func AltWord(a AltTest) string {
+	switch {
+	case (a.WinningRate.Value == nil || a.Result == "cannot_tell") && a.Progress != "":
+		return "cannot tell: " + a.Progress
+	case a.WinningRate.Value == nil, a.Result == "cannot_tell":
+		return "cannot tell"
+	case a.Passed && a.FewHumans:
+		return fmt.Sprintf("passed, but on %d %s", a.Tested, annotatorWord(a.Tested))
+	case a.Passed:
+		return "passed"
+	case a.FewHumans:
+		return fmt.Sprintf("failed, on %d %s", a.Tested, annotatorWord(a.Tested))
+	}
+	return "failed"
+}
+
+func annotatorWord(n int) string {
+	if n == 1 {
+		return "annotator"
+	}
+	return "annotators"
 }
 
 // AltTest is one judge's alternative annotator test on one rubric item

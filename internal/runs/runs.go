@@ -49,6 +49,8 @@ type Store interface {
 	ListRuns(ctx context.Context, projectID int64) ([]*attune.JudgeRun, error)
 	CreateRun(ctx context.Context, actorID *int64, nr store.NewRun) (*attune.JudgeRun, error)
 	SetRunStatus(ctx context.Context, id int64, from []attune.RunStatus, to attune.RunStatus, reason string, capabilities []byte) (bool, error)
+	ProbeItems(ctx context.Context, projectID int64) ([]int64, error)
+	CreateProbe(ctx context.Context, actorID *int64, np store.NewProbe) (*attune.JudgeRun, error)
 }
 
 // Runner is what the flow needs of the judge runner; *judge.Runner

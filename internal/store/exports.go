@@ -28,7 +28,7 @@ import (
 const exportLabelsQuery = `
 		SELECT i.source_id, coalesce(u.email, r.name), r.kind, l.rubric_item_key, l.value, l.rationale,
 		       s.active_ms, l.created_at,
-		       coalesce((SELECT d.method FROM judge_label_details d WHERE d.label_id = l.id), '')
+		       coalesce((SELECT d.method FROM judge_label_details d WHERE d.label_id = l.id), ''), l.evidence
 		FROM labels l
 		JOIN items i ON i.id = l.item_id AND i.project_id = $1
 		JOIN answer_sets s ON s.id = l.answer_set_id AND s.project_id = $1
@@ -55,7 +55,7 @@ func (db *DB) ExportLabels(ctx context.Context, projectID int64, emit func(*expo
 		var l export.Label
 		for rows.Next() {
 			if err := rows.Scan(&l.ItemID, &l.Rater, &l.RaterKind, &l.RubricItem, &l.Value, &l.Rationale,
-				&l.ActiveMS, &l.CreatedAt, &l.Method); err != nil {
+				&l.ActiveMS, &l.CreatedAt, &l.Method, &l.Evidence); err != nil {
 				return err
 			}
 			if err := emit(&l); err != nil {

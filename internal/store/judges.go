@@ -192,7 +192,7 @@ func (db *DB) FindJudgeByName(ctx context.Context, name string) (*attune.Judge, 
 
 const runColumns = `r.id, r.judge_id, j.name, r.project_id, r.status, r.reason, r.item_limit, r.budget_usd::float8, r.estimate_usd::float8,
 	r.spent_usd::float8, r.items_total, r.capabilities, r.settings, r.generation, r.created_at, r.started_at, r.finished_at,
-	r.prompt_id, coalesce(jp.version, 0), r.rater_id`
+	r.prompt_id, coalesce(jp.version, 0), r.rater_id, r.kind, coalesce(r.probe_k, 0)`
 
 // runFrom joins a run to its judge and its prompt version.
 const runFrom = ` FROM judge_runs r JOIN judges j ON j.id = r.judge_id LEFT JOIN judge_prompts jp ON jp.id = r.prompt_id`
@@ -202,7 +202,7 @@ func scanRun(row pgx.Row) (*attune.JudgeRun, error) {
 	var settings []byte
 	err := row.Scan(&r.ID, &r.JudgeID, &r.JudgeName, &r.ProjectID, &r.Status, &r.Reason, &r.ItemLimit, &r.BudgetUSD, &r.EstimateUSD,
 		&r.SpentUSD, &r.ItemsTotal, &r.Capabilities, &settings, &r.Generation, &r.CreatedAt, &r.StartedAt, &r.FinishedAt,
-		&r.PromptID, &r.PromptVersion, &r.RaterID)
+		&r.PromptID, &r.PromptVersion, &r.RaterID, &r.Kind, &r.ProbeK)
 	if err != nil {
 		return nil, err
 	}
@@ -274,10 +274,11 @@ func (db *DB) FindRun(ctx context.Context, id int64) (*attune.JudgeRun, error) {
 	return r, mapErr(err, "find run", "")
 }
 
-// ListRuns returns a project's runs, newest first.
+// ListRuns returns a project's runs that label, newest first; probes are
+// ListProbes'.
 func (db *DB) ListRuns(ctx context.Context, projectID int64) ([]*attune.JudgeRun, error) {
 	rows, err := db.pool.Query(ctx, `SELECT `+runColumns+runFrom+`
-		WHERE r.project_id = $1 ORDER BY r.created_at DESC, r.id DESC`, projectID)
+		WHERE r.project_id = $1 AND r.kind = 'label' ORDER BY r.created_at DESC, r.id DESC`, projectID)
 	if err != nil {
 		return nil, mapErr(err, "list runs", "")
 	}
@@ -297,7 +298,7 @@ func (db *DB) RunPage(ctx context.Context, projectID int64, cursor string, limit
 		return nil, "", err
 	}
 	rows, err := db.pool.Query(ctx, `SELECT `+runColumns+runFrom+`
-		WHERE r.project_id = $1 AND ($2::timestamptz IS NULL OR (r.created_at, r.id) < ($2, $3))
+		WHERE r.project_id = $1 AND r.kind = 'label' AND ($2::timestamptz IS NULL OR (r.created_at, r.id) < ($2, $3))
 		ORDER BY r.created_at DESC, r.id DESC LIMIT $4`, projectID, at, afterID, limit+1)
 	if err != nil {
 		return nil, "", mapErr(err, "list runs", "")
@@ -696,7 +697,7 @@ const unfinishedRunJobs = `EXISTS (
 // any time; the runner does at start and with each rescue.
 func (db *DB) CompleteFinishedRuns(ctx context.Context, queue string) ([]int64, error) {
 	rows, err := db.pool.Query(ctx, `SELECT `+runColumns+runFrom+`
-		WHERE r.status = 'running' AND NOT `+unfinishedRunJobs+` ORDER BY r.id`, queue)
+		WHERE r.status = 'running' AND r.kind = 'label' AND NOT `+unfinishedRunJobs+` ORDER BY r.id`, queue)
 	if err != nil {
 		return nil, mapErr(err, "complete finished runs", "")
 	}

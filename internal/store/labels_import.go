@@ -45,6 +45,7 @@ type ImportLabel struct {
 	Key       string
 	Value     string
 	Rationale string
+	Evidence  []int // the turns where a failing answer fails, from 1
 }
 
 // maxLabelErrors bounds the problems a refused labels import lists before
@@ -71,7 +72,10 @@ const maxLabelErrors = 50
 // an item whose turn condition holds are refused; a set the rubric warns
 // about, such as NA on CQ9 in a dialogue with crisis signals, is refused
 // unless opts.ConfirmWarnings); a judge's answers are held to the rule a
-// run's are. An answer set may leave rubric items out: an earlier round may
+// run's are. Each answer's turn evidence is held to
+// rubric.Definition.ValidateEvidence with the item's facts, under the
+// project's policy for a person's and as never required for a judge's, and
+// stored with its label. An answer set may leave rubric items out: an earlier round may
 // have labelled only some. Imported people's answer sets count as done for
 // the item, like an annotator's.
 //
@@ -99,7 +103,7 @@ func (db *DB) ImportLabels(ctx context.Context, projectID int64, opts LabelsImpo
 		}
 		if _, err := tx.Exec(ctx, `CREATE TEMP TABLE import_labels (
 			line int NOT NULL, item text NOT NULL, rater text NOT NULL, kind text NOT NULL,
-			key text NOT NULL, value text NOT NULL, rationale text NOT NULL) ON COMMIT DROP`); err != nil {
+			key text NOT NULL, value text NOT NULL, rationale text NOT NULL, evidence int[] NOT NULL) ON COMMIT DROP`); err != nil {
 			return err
 		}
 		problems := &lineProblems{}
@@ -125,7 +129,7 @@ func (db *DB) ImportLabels(ctx context.Context, projectID int64, opts LabelsImpo
 		if _, err := tx.Exec(ctx, `ANALYZE import_labels`); err != nil {
 			return err
 		}
-		if err := checkLabels(ctx, tx, p.ID, def, opts.ConfirmWarnings, problems); err != nil {
+		if err := checkLabels(ctx, tx, p.ID, def, p.Evidence(), opts.ConfirmWarnings, problems); err != nil {
 			return err
 		}
 		if problems.any() {
@@ -234,9 +238,13 @@ func copyLabels(ctx context.Context, tx pgx.Tx, read func(emit func([]ImportLabe
 	err := read(func(batch []ImportLabel) error {
 		rows = rows[:0]
 		for _, l := range batch {
-			rows = append(rows, []any{l.Line, l.Item, l.Rater, l.Kind, l.Key, l.Value, l.Rationale})
+			turns := l.Evidence
+			if turns == nil {
+				turns = []int{}
+			}
+			rows = append(rows, []any{l.Line, l.Item, l.Rater, l.Kind, l.Key, l.Value, l.Rationale, turns})
 		}
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"import_labels"}, []string{"line", "item", "rater", "kind", "key", "value", "rationale"},
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"import_labels"}, []string{"line", "item", "rater", "kind", "key", "value", "rationale", "evidence"},
 			pgx.CopyFromRows(rows)); err != nil {
 			return err
 		}
@@ -257,8 +265,8 @@ func copyLabels(ctx context.Context, tx pgx.Tx, read func(emit func([]ImportLabe
 // checkLabels runs the checks that need the whole file or the database:
 // unknown items, repeated labels, a name both a person and a judge,
 // answers that exist already, and people's answer sets as the engine
-// validates them.
-func checkLabels(ctx context.Context, tx pgx.Tx, projectID int64, def *rubric.Definition, confirmed bool, problems *lineProblems) error {
+// validates them, with their turn evidence under the project's policy.
+func checkLabels(ctx context.Context, tx pgx.Tx, projectID int64, def *rubric.Definition, policy rubric.EvidencePolicy, confirmed bool, problems *lineProblems) error {
 	type check struct {
 		sql  string
 		emit func(rows pgx.Rows) error
@@ -335,19 +343,24 @@ func checkLabels(ctx context.Context, tx pgx.Tx, projectID int64, def *rubric.De
 			return err
 		}
 	}
-	if err := validateHumanSets(ctx, tx, projectID, def, confirmed, problems); err != nil {
+	if err := validateHumanSets(ctx, tx, projectID, def, policy, confirmed, problems); err != nil {
 		return err
 	}
-	return refuseJudgeAnswers(ctx, tx, projectID, def, problems)
+	return refuseJudgeAnswers(ctx, tx, projectID, def, policy, problems)
 }
 
 // refuseJudgeAnswers holds each imported judge's answer to the rule a run's
 // answers are held to (rubric.Definition.JudgeRefuses), with the item's
 // facts: an answer a run would re-ask and record as ERROR is not stored
-// from a file either. It reads each item's messages once.
-func refuseJudgeAnswers(ctx context.Context, tx pgx.Tx, projectID int64, def *rubric.Definition, problems *lineProblems) error {
+// from a file either. Its turns are held to the rule a run's are
+// (rubric.Definition.ValidateEvidence, never required), and refused on a
+// project that takes no evidence. It reads each item's messages once.
+func refuseJudgeAnswers(ctx context.Context, tx pgx.Tx, projectID int64, def *rubric.Definition, policy rubric.EvidencePolicy, problems *lineProblems) error {
+	if policy != rubric.EvidenceOff {
+		policy = rubric.EvidenceOptional
+	}
 	rows, err := tx.Query(ctx, `
-		SELECT t.item, i.turns, i.sensitive, t.line, t.key, t.value,
+		SELECT t.item, i.turns, i.sensitive, t.line, t.key, t.value, t.evidence,
 		       CASE WHEN row_number() OVER (PARTITION BY t.item ORDER BY t.line) = 1 THEN i.messages END
 		FROM import_labels t
 		JOIN items i ON i.project_id = $1 AND i.source_id = t.item
@@ -364,7 +377,8 @@ func refuseJudgeAnswers(ctx context.Context, tx pgx.Tx, projectID int64, def *ru
 		var turns, line int
 		var sensitive bool
 		var msgs []byte
-		if err := rows.Scan(&it, &turns, &sensitive, &line, &key, &v, &msgs); err != nil {
+		var evidence []int
+		if err := rows.Scan(&it, &turns, &sensitive, &line, &key, &v, &evidence, &msgs); err != nil {
 			return err
 		}
 		if it != item {
@@ -379,6 +393,11 @@ func refuseJudgeAnswers(ctx context.Context, tx pgx.Tx, projectID int64, def *ru
 		}
 		if reason, refused := def.JudgeRefuses(ri, rubric.Value(v), facts); refused {
 			problems.add(line, "value", "%s (a judge's answer is held to the rule a run's is)", reason)
+		}
+		if len(evidence) > 0 {
+			for _, is := range def.ValidateEvidence(rubric.Answers{key: rubric.Value(v)}, rubric.Evidence{key: evidence}, facts, policy) {
+				problems.add(line, "evidence", "%s", is.Message)
+			}
 		}
 	}
 	return rows.Err()
@@ -395,11 +414,13 @@ func queryArgs(sql string, projectID int64) []any {
 // validateHumanSets validates each person's answer set as the engine
 // validates an annotator's, with the item's facts (rubric.FactsOf), and
 // accepts rubric items left out: a set the rubric refuses is refused, and
-// one it warns about is refused unless the warnings are confirmed. It
+// one it warns about is refused unless the warnings are confirmed. Its
+// turn evidence is held to the rule a submission's is
+// (rubric.Definition.ValidateEvidence) under the project's policy. It
 // reads one answer set at a time, and each item's messages once.
-func validateHumanSets(ctx context.Context, tx pgx.Tx, projectID int64, def *rubric.Definition, confirmed bool, problems *lineProblems) error {
+func validateHumanSets(ctx context.Context, tx pgx.Tx, projectID int64, def *rubric.Definition, policy rubric.EvidencePolicy, confirmed bool, problems *lineProblems) error {
 	rows, err := tx.Query(ctx, `
-		SELECT t.item, t.rater, i.turns, i.sensitive, t.line, t.key, t.value,
+		SELECT t.item, t.rater, i.turns, i.sensitive, t.line, t.key, t.value, t.evidence,
 		       CASE WHEN row_number() OVER (PARTITION BY t.item ORDER BY t.rater, t.line) = 1 THEN i.messages END
 		FROM import_labels t
 		JOIN items i ON i.project_id = $1 AND i.source_id = t.item
@@ -412,6 +433,7 @@ func validateHumanSets(ctx context.Context, tx pgx.Tx, projectID int64, def *rub
 	var item, rater string
 	var facts rubric.Facts
 	answers := rubric.Answers{}
+	evidence := rubric.Evidence{}
 	lines := map[string]int{}
 	flush := func() {
 		if len(answers) == 0 {
@@ -431,7 +453,15 @@ func validateHumanSets(ctx context.Context, tx pgx.Tx, projectID int64, def *rub
 				problems.add(lines[is.Item], "value", "%s", is.Message)
 			}
 		}
+		// A rubric item left out has no answer and so no evidence to
+		// require: the rule names only the lines of the file.
+		for _, is := range def.ValidateEvidence(answers, evidence, facts, policy) {
+			if l, ok := lines[is.Item]; ok {
+				problems.add(l, "evidence", "%s", is.Message)
+			}
+		}
 		clear(answers)
+		clear(evidence)
 		clear(lines)
 	}
 	for rows.Next() {
@@ -439,7 +469,8 @@ func validateHumanSets(ctx context.Context, tx pgx.Tx, projectID int64, def *rub
 		var turns, line int
 		var sensitive bool
 		var msgs []byte
-		if err := rows.Scan(&it, &r, &turns, &sensitive, &line, &key, &v, &msgs); err != nil {
+		var marked []int
+		if err := rows.Scan(&it, &r, &turns, &sensitive, &line, &key, &v, &marked, &msgs); err != nil {
 			return err
 		}
 		if it != item || r != rater {
@@ -453,6 +484,9 @@ func validateHumanSets(ctx context.Context, tx pgx.Tx, projectID int64, def *rub
 			item, rater = it, r
 		}
 		answers[key] = rubric.Value(v)
+		if len(marked) > 0 {
+			evidence[key] = marked
+		}
 		lines[key] = line
 	}
 	if err := rows.Err(); err != nil {
@@ -517,8 +551,8 @@ func storeLabels(ctx context.Context, tx pgx.Tx, p *attune.Project, opts LabelsI
 			JOIN who w ON w.rater = t.rater AND w.kind = t.kind
 			RETURNING id, item_id, rater_id),
 		labels AS (
-			INSERT INTO labels (answer_set_id, project_id, item_id, rater_id, rubric_version_id, rubric_item_key, value, rationale)
-			SELECT s.id, $1, s.item_id, s.rater_id, $2, t.key, t.value, t.rationale
+			INSERT INTO labels (answer_set_id, project_id, item_id, rater_id, rubric_version_id, rubric_item_key, value, rationale, evidence)
+			SELECT s.id, $1, s.item_id, s.rater_id, $2, t.key, t.value, t.rationale, t.evidence
 			FROM import_labels t
 			JOIN items i ON i.project_id = $1 AND i.source_id = t.item
 			JOIN who w ON w.rater = t.rater AND w.kind = t.kind

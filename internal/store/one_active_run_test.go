@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"testing"
+	"time"
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/dbtest"
@@ -45,11 +46,18 @@ func TestOneActiveRunMigration(t *testing.T) {
 		}
 	}
 	downTo(43)
+	// The runs are written as the schema of then holds them: today's
+	// CreateRun reads columns added since.
 	var runs [3]*attune.JudgeRun
 	for i := range runs {
-		if runs[i], err = db.CreateRun(ctx, nil, store.NewRun{JudgeID: j.ID, ProjectID: f.project.ID}); err != nil {
+		runs[i] = &attune.JudgeRun{}
+		if err := db.Pool().QueryRow(ctx, `
+			INSERT INTO judge_runs (judge_id, project_id, settings, rater_id)
+			SELECT j.id, $2, j.settings, r.id FROM judges j JOIN raters r ON r.judge_id = j.id AND r.prompt_id IS NULL WHERE j.id = $1
+			RETURNING id`, j.ID, f.project.ID).Scan(&runs[i].ID); err != nil {
 			t.Fatalf("run %d without the rule: %v", i, err)
 		}
+		time.Sleep(time.Millisecond) // created_at orders them
 	}
 	if ok, err := db.SetRunStatus(ctx, runs[1].ID, []attune.RunStatus{attune.RunQueued}, attune.RunRunning, "", nil); err != nil || !ok {
 		t.Fatalf("start run 1: %v %v", ok, err)

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -69,8 +71,15 @@ const (
 		ORDER BY g.item_id`
 	// Each answer set's copy of its labels (migration 00038): one row per
 	// rater and item. Raters are put in order per item as they are read.
+	// The turn evidence of the set's labels comes beside it, as
+	// "KEY:2;5 KEY:3" (rubric item keys hold no space or colon), or null:
+	// a probe of the index of the few labels with evidence (migration
+	// 00051), which finds nothing for most sets.
 	recordAnswersSQL = `
-		SELECT s.item_id, s.rater_id, s.answers
+		SELECT s.item_id, s.rater_id, s.answers,
+		       (SELECT string_agg(l.rubric_item_key || ':' || array_to_string(l.evidence, ';'), ' ')
+		        FROM labels l
+		        WHERE l.project_id = $1 AND l.item_id = s.item_id AND l.rater_id = s.rater_id AND cardinality(l.evidence) > 0)
 		FROM answer_sets s
 		WHERE s.project_id = $1
 		ORDER BY s.item_id`
@@ -251,7 +260,7 @@ func (db *DB) exportRecords(ctx context.Context, projectID int64, keys []string,
 			if len(rec.Ratings) < len(pool) {
 				rec.Ratings = append(rec.Ratings, pool[len(rec.Ratings)])
 			} else {
-				rec.Ratings = append(rec.Ratings, export.Rating{Values: make([]string, len(keys))})
+				rec.Ratings = append(rec.Ratings, export.Rating{Values: make([]string, len(keys)), Evidence: make([][]int, len(keys))})
 				pool = append(pool, rec.Ratings[len(rec.Ratings)-1])
 			}
 			last := &rec.Ratings[len(rec.Ratings)-1]
@@ -259,6 +268,12 @@ func (db *DB) exportRecords(ctx context.Context, projectID int64, keys []string,
 			clear(last.Values)
 			for _, a := range kv {
 				last.Values[a.key] = a.value
+			}
+			for k := range last.Evidence {
+				last.Evidence[k] = last.Evidence[k][:0]
+			}
+			if len(raw) > 3 && raw[3] != nil {
+				return readEvidence(raw[3], keyIndex, last.Evidence)
 			}
 			return nil
 		}); err != nil {
@@ -275,6 +290,27 @@ func (db *DB) exportRecords(ctx context.Context, projectID int64, keys []string,
 		return n, err
 	}
 	return n, errors.Join(gold.rows.Err(), labels.rows.Err())
+}
+
+// readEvidence reads an answer set's turn evidence as recordAnswersSQL
+// writes it ("KEY:2;5 KEY:3") into ev, by the rubric item's place in the
+// export's keys; a rubric item not among them is skipped.
+func readEvidence(text []byte, keyIndex map[string]int, ev [][]int) error {
+	for _, entry := range strings.Fields(string(text)) {
+		key, turns, ok := strings.Cut(entry, ":")
+		k, known := keyIndex[key]
+		if !ok || !known {
+			continue
+		}
+		for _, part := range strings.Split(turns, ";") {
+			t, err := strconv.Atoi(part)
+			if err != nil {
+				return fmt.Errorf("turn evidence %q: %w", text, err)
+			}
+			ev[k] = append(ev[k], t)
+		}
+	}
+	return nil
 }
 
 // recordRater is a rater of the project with its place in the order the

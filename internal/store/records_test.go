@@ -40,6 +40,7 @@ type recordsWant struct {
 type wantRating struct {
 	rater, kind string
 	answers     map[string]string
+	evidence    map[string][]int // the turns on failing answers
 }
 
 func changed(base map[string]string, changes ...string) map[string]string {
@@ -53,7 +54,8 @@ func changed(base map[string]string, changes ...string) map[string]string {
 // recordsFixture labels three coaching items whose dialogues carry what
 // JSON must escape: item-000 gets gold by the rule, item-001 is settled by
 // a lead with a failing safety gate, item-002 stays open; a judge answers
-// item-000 with one failed call.
+// item-000 with one failed call. The second annotator's NO answers name
+// turns.
 func recordsFixture(t *testing.T) (*fixture, map[string]*recordsWant) {
 	t.Helper()
 	ctx := context.Background()
@@ -98,12 +100,28 @@ func recordsFixture(t *testing.T) (*fixture, map[string]*recordsWant) {
 	want["item-000"].gold, want["item-000"].decided = fullAnswers, export.DecidedAutomatic
 	want["item-001"].gold, want["item-001"].decided = settled, export.DecidedAdjudicated
 	want["item-002"].decided = export.DecidedOpen
-	for id, w := range want {
-		for a, u := range f.annotators {
-			w.ratings = append(w.ratings, wantRating{u.Email, "human", answers[id][a]})
+	// The turns go straight onto the stored labels: the export reads
+	// what is stored, whichever path stored it.
+	turns := map[string]map[string][]int{"item-001": {"CQ3": {1, 2}}, "item-002": {"CQ1": {2}}}
+	for id, byKey := range turns {
+		for key, ts := range byKey {
+			tag, err := f.db.Pool().Exec(ctx, `UPDATE labels SET evidence = $1 WHERE item_id = $2 AND rater_id = (SELECT id FROM raters WHERE user_id = $3) AND rubric_item_key = $4`,
+				ts, f.itemID(t, id), f.annotators[1].ID, key)
+			if err != nil || tag.RowsAffected() != 1 {
+				t.Fatalf("evidence on %s %s: %v, %d labels", id, key, err, tag.RowsAffected())
+			}
 		}
 	}
-	want["item-000"].ratings = append(want["item-000"].ratings, wantRating{"a-judge", "judge", judged})
+	for id, w := range want {
+		for a, u := range f.annotators {
+			var ev map[string][]int
+			if a == 1 {
+				ev = turns[id]
+			}
+			w.ratings = append(w.ratings, wantRating{u.Email, "human", answers[id][a], ev})
+		}
+	}
+	want["item-000"].ratings = append(want["item-000"].ratings, wantRating{"a-judge", "judge", judged, nil})
 	return f, want
 }
 
@@ -228,9 +246,17 @@ func checkRecordLine(t *testing.T, def *rubric.Definition, w *recordsWant, got m
 			t.Errorf("%s: rating %d by %v (%v), want %s (%s)", id, i, r["rater"], r["kind"], wr.rater, wr.kind)
 		}
 		ans := r["answers"].(map[string]any)
+		ev, _ := r["evidence"].(map[string]any)
 		for _, it := range def.Items {
 			if ans[it.Key] != wr.answers[it.Key] {
 				t.Errorf("%s: %s's %s = %v, want %s", id, wr.rater, it.Key, ans[it.Key], wr.answers[it.Key])
+			}
+			turns := []any{}
+			for _, x := range wr.evidence[it.Key] {
+				turns = append(turns, float64(x))
+			}
+			if !reflect.DeepEqual(ev[it.Key], turns) {
+				t.Errorf("%s: %s's turns on %s = %v, want %v", id, wr.rater, it.Key, ev[it.Key], turns)
 			}
 		}
 	}

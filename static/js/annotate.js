@@ -1,5 +1,5 @@
 // The annotator's workspace: keyboard shortcuts, drafts that autosave,
-// active time, and the content note. Everything here improves a page that
+// active time, the content note, and the turns a failing answer names. Everything here improves a page that
 // works without it (radio buttons and plain form posts); htmx swaps the
 // next item in after a submit, and this script sets up each one it swaps.
 (function () {
@@ -44,6 +44,8 @@
       saveTimer: 0,
       busy: false,
       gone: false,
+      evidence: ws.dataset.evidence || "off",
+      marks: null,
       status: $("[data-testid=draft-status]", ws),
       answered: $("[data-answered]", ws)
     };
@@ -59,7 +61,7 @@
     // restore.
     if (!$("[data-testid=problems]", ws)) { restoreLocal(st); }
     form.addEventListener("change", function (e) { changed(st, e); });
-    form.addEventListener("input", function (e) { if (e.target.tagName === "TEXTAREA") { changed(st, e); } });
+    form.addEventListener("input", function (e) { if (e.target.tagName === "TEXTAREA" || isTurns(e.target)) { changed(st, e); } });
     form.addEventListener("focusin", function (e) {
       var fs = e.target.closest && e.target.closest("fieldset.ritem");
       if (fs) { setCurrent(st, st.items.indexOf(fs), false); }
@@ -85,6 +87,8 @@
       reveal.addEventListener("submit", function (e) { e.preventDefault(); openNote(st, reveal); });
     }
     countAnswered(st);
+    st.items.forEach(function (fs) { syncEvidence(st, fs, false); });
+    setupMarks(st);
     var first = firstUnanswered(st);
     // On load nothing has moved under the reader: the pane stays at its
     // top, title in view, though the category's notes open above the item.
@@ -188,6 +192,7 @@
     var top = fs.getBoundingClientRect().top;
     st.items.forEach(function (f, j) { f.classList.toggle("current", j === i); });
     st.index = i;
+    refreshMarks(st);
     if (focus) { focusItem(st); } else if (!onLoad) { keepPlace(st, fs, top); }
   }
 
@@ -259,12 +264,151 @@
     }
     input.checked = true;
     input.dispatchEvent(new Event("change", { bubbles: true }));
+    // Where the project requires the turns of a failing answer, they are
+    // asked for at once: the field takes the focus, and Enter goes on.
+    var turns = turnsInput(fs);
+    if (turns && st.evidence === "required" && input.hasAttribute("data-fails")) {
+      turns.focus();
+      say(st, "Type the turns where " + fs.dataset.key + " fails, such as 2, 5, then press Enter.");
+      return true;
+    }
+    moveOn(st);
+    return true;
+  }
+
+  // moveOn goes from the current item to the next, or after the last to
+  // the first still unanswered, or to the submit button.
+  function moveOn(st) {
     if (st.index < st.items.length - 1) {
       setCurrent(st, st.index + 1, true);
     } else {
       var gap = firstUnanswered(st);
       if (gap >= 0) { setCurrent(st, gap, true); } else { $("[data-testid=submit]", st.ws).focus(); }
     }
+  }
+
+  // ---- Turn evidence --------------------------------------------------------
+  // A failing answer may name the turns where the item fails: the server
+  // marks which answers fail (data-fails, from the rubric's rule) and
+  // decides whether the turns given are right. Here the turns are typed in
+  // the item's field, or marked with a button on the dialogue's messages
+  // for the item in hand; the messages say which criteria marked them.
+
+  function isTurns(el) { return !!(el && el.dataset && el.dataset.field === "evidence"); }
+
+  function turnsInput(fs) { return fs ? $("input[data-field=evidence]", fs) : null; }
+
+  function failing(fs) {
+    var r = $("input[type=radio]:checked", fs);
+    return !!(r && r.hasAttribute("data-fails"));
+  }
+
+  // turnsOf reads the whole numbers typed in a turns field, once each.
+  function turnsOf(input) {
+    var out = [];
+    input.value.split(/[\s,;]+/).forEach(function (w) {
+      if (/^\d+$/.test(w) && out.indexOf(Number(w)) < 0) { out.push(Number(w)); }
+    });
+    return out;
+  }
+
+  // syncEvidence shows an item's turns field with a failing answer, or
+  // while it holds turns (after a refusal, so that they can be seen and
+  // put right); with clear, an answer that takes no turns empties it.
+  function syncEvidence(st, fs, clear) {
+    var input = turnsInput(fs);
+    if (!input) { return; }
+    var fails = failing(fs);
+    if (!fails && clear && input.value.trim() !== "") {
+      input.value = "";
+      say(st, "Cleared the turns marked for " + fs.dataset.key + ": only a failing answer names turns.");
+    }
+    input.closest("[data-evidence]").hidden = !fails && input.value.trim() === "";
+  }
+
+  // setupMarks puts a button on each numbered message of the dialogue that
+  // marks its turn for the item in hand, and a tag that names the items
+  // that marked it.
+  function setupMarks(st) {
+    if (st.evidence === "off" || !$("input[data-field=evidence]", st.ws)) { return; }
+    st.marks = [];
+    $$("#messages li[data-turn]", st.ws).forEach(function (li) {
+      var who = $(".msg-who", li);
+      var turn = Number(li.dataset.turn);
+      var b = document.createElement("button");
+      b.type = "button";
+      b.className = "turn-mark";
+      b.dataset.testid = "turn-mark";
+      b.dataset.turn = String(turn);
+      b.hidden = true;
+      b.addEventListener("click", function () { toggleTurn(st, turn); });
+      var tags = document.createElement("span");
+      tags.className = "turn-tags";
+      tags.dataset.testid = "turn-tags";
+      tags.hidden = true;
+      who.appendChild(tags);
+      who.appendChild(b);
+      st.marks.push({ li: li, turn: turn, button: b, tags: tags });
+    });
+    $$("[data-js-help]", st.ws).forEach(function (s) { s.hidden = false; });
+    refreshMarks(st);
+  }
+
+  // refreshMarks shows the marks of every item on the dialogue, and the
+  // buttons while the item in hand has a failing answer.
+  function refreshMarks(st) {
+    if (!st.marks) { return; }
+    var fs = st.items[st.index];
+    var input = turnsInput(fs);
+    var active = input && failing(fs);
+    var mine = active ? turnsOf(input) : [];
+    var byTurn = {};
+    st.items.forEach(function (f) {
+      var i = turnsInput(f);
+      if (!i) { return; }
+      turnsOf(i).forEach(function (t) { (byTurn[t] = byTurn[t] || []).push(f.dataset.key); });
+    });
+    st.marks.forEach(function (m) {
+      var on = mine.indexOf(m.turn) >= 0;
+      m.button.hidden = !active;
+      if (active) {
+        m.button.textContent = "Mark turn " + m.turn + " for " + fs.dataset.key;
+        m.button.setAttribute("aria-pressed", on ? "true" : "false");
+      }
+      var keys = byTurn[m.turn] || [];
+      m.tags.hidden = keys.length === 0;
+      m.tags.textContent = keys.length ? "Fails here: " + keys.join(", ") : "";
+      m.li.classList.toggle("marked", keys.length > 0);
+      m.li.classList.toggle("marked-current", on);
+    });
+  }
+
+  // toggleTurn marks turn for the item in hand, or takes the mark off.
+  function toggleTurn(st, turn) {
+    var fs = st.items[st.index];
+    var input = turnsInput(fs);
+    if (!input || !failing(fs)) { return; }
+    var turns = turnsOf(input);
+    var at = turns.indexOf(turn);
+    if (at >= 0) { turns.splice(at, 1); } else { turns.push(turn); }
+    turns.sort(function (a, b) { return a - b; });
+    input.value = turns.join(", ");
+    input.dispatchEvent(new Event("input", { bubbles: true }));
+    say(st, (at >= 0 ? "Unmarked turn " : "Marked turn ") + turn + " for " + fs.dataset.key +
+      (turns.length ? "; its turns: " + turns.join(", ") + "." : "; no turns marked."));
+  }
+
+  // focusTurns puts the focus in the current item's turns field (T).
+  function focusTurns(st) {
+    var fs = st.items[st.index];
+    var input = turnsInput(fs);
+    if (!input) { return false; }
+    if (input.closest("[data-evidence]").hidden) {
+      var on = $$("input[type=radio][data-fails]", fs).map(function (r) { return r.value; });
+      say(st, fs.dataset.key + " names turns only with a failing answer (" + on.join(", ") + ").");
+      return true;
+    }
+    input.focus();
     return true;
   }
 
@@ -293,7 +437,7 @@
   function fields(st) {
     var out = [];
     new FormData(st.form).forEach(function (v, k) {
-      if (k.indexOf("answer.") === 0 || k.indexOf("rationale") === 0) { out.push([k, String(v)]); }
+      if (k.indexOf("answer.") === 0 || k.indexOf("rationale") === 0 || k.indexOf("evidence.") === 0) { out.push([k, String(v)]); }
     });
     return out;
   }
@@ -329,6 +473,7 @@
     var before = JSON.stringify(fields(st));
     $$("input[type=radio][name^='answer.']", f).forEach(function (r) { r.checked = false; });
     $$("textarea[name^='rationale']", f).forEach(function (t) { t.value = ""; });
+    $$("input[data-field=evidence]", f).forEach(function (t) { t.value = ""; });
     d.fields.forEach(function (kv) {
       if (kv[0].indexOf("answer.") === 0) {
         var r = $$("input[type=radio]", f).filter(function (x) { return x.name === kv[0] && x.value === kv[1]; })[0];
@@ -361,7 +506,13 @@
   }
 
   function changed(st, e) {
-    if (e && e.target && e.target.type === "radio") { countAnswered(st); }
+    var t = e && e.target;
+    if (t && t.type === "radio") {
+      countAnswered(st);
+      var fs = t.closest("fieldset.ritem");
+      if (fs) { syncEvidence(st, fs, true); }
+    }
+    if (t && (t.type === "radio" || isTurns(t))) { refreshMarks(st); }
     saveLocal(st);
     scheduleSave(st);
   }
@@ -459,6 +610,9 @@
     var skip = $("details.skip", st.ws);
     var typing = t.tagName === "TEXTAREA" || t.tagName === "SELECT" || (t.tagName === "INPUT" && /^(text|email|password|search|number)$/.test(t.type));
 
+    // Enter in a turns field is done with the item: on to the next. The
+    // form is sent with the submit button or Enter elsewhere.
+    if (e.key === "Enter" && isTurns(t)) { moveOn(st); e.preventDefault(); return; }
     if (e.key === "Escape") {
       if (help && help.open) { return; } // the dialog closes itself
       if (t.id === "messages") { focusItem(st); e.preventDefault(); return; }
@@ -510,6 +664,9 @@
       case "r": case "R":
         var note = $("details.note", st.items[st.index]);
         if (note) { note.open = true; $("textarea", note).focus(); }
+        break;
+      case "t": case "T":
+        handled = focusTurns(st);
         break;
       default:
         handled = e.key.length === 1 && answer(st, e.key.toUpperCase());

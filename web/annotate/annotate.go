@@ -271,6 +271,14 @@ func (ws *Handler) Submit(w http.ResponseWriter, r *http.Request) error {
 	// warnings come back as labeling.Problems, shown by storeFailed.
 	in := labeling.Input{Answers: form.answers, Rationales: form.rationales, Rationale: form.rationale,
 		ActiveMS: form.activeMS, ConfirmWarnings: form.confirm}
+	// Turns typed that are not numbers are refused here, beside their
+	// items, before anything is stored; whether the numbers are turns of
+	// the dialogue that the answers may name is the rubric's to say, in
+	// the flow.
+	var bad rubric.Issues
+	if in.Evidence, bad = labeling.ParseEvidence(form.evidence); len(bad) > 0 {
+		return ws.problems(w, r, p, wk, st, bad)
+	}
 
 	if editing {
 		ed, err := ws.labeling.Edit(ctx, kit.UserFrom(ctx), p, wk, in)
@@ -350,6 +358,9 @@ func (ws *Handler) resubmitted(w http.ResponseWriter, r *http.Request, p *attune
 		}
 		if n, ok := form.rationales[it.Key]; ok {
 			c.Keep = append(c.Keep, aview.Field{Name: "rationale." + it.Key, Value: n})
+		}
+		if turns, ok := form.evidence[it.Key]; ok {
+			c.Keep = append(c.Keep, aview.Field{Name: "evidence." + it.Key, Value: turns})
 		}
 	}
 	ws.renderPart(w, r, http.StatusConflict, "Label · "+p.Name, aview.Conflict(c))

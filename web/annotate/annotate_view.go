@@ -26,11 +26,13 @@ import (
 type formState struct {
 	answers    map[string]string
 	rationales map[string]string
-	rationale  string
-	activeMS   int64
-	base       int // revision of the stored answers being edited; 0 when labelling
-	restored   bool
-	draftAt    time.Time
+	// evidence is the turns marked, by item key, as typed ("2, 5").
+	evidence  map[string]string
+	rationale string
+	activeMS  int64
+	base      int // revision of the stored answers being edited; 0 when labelling
+	restored  bool
+	draftAt   time.Time
 }
 
 // savedState is the form as the annotator left it: the draft when there is
@@ -38,10 +40,22 @@ type formState struct {
 func savedState(wk *store.Workspace) formState {
 	st := formState{}
 	if wk.Answers != nil {
-		st = formState{answers: wk.Answers.Answers, rationales: wk.Answers.Rationales, rationale: wk.Answers.Rationale, base: wk.Answers.Revision}
+		st = formState{answers: wk.Answers.Answers, rationales: wk.Answers.Rationales, rationale: wk.Answers.Rationale, base: wk.Answers.Revision,
+			evidence: map[string]string{}}
+		for k, turns := range wk.Answers.Evidence {
+			st.evidence[k] = labeling.TurnsText(turns)
+		}
 	}
 	if d := wk.Draft; d != nil {
-		st = formState{answers: d.Answers, rationales: d.Rationales, rationale: d.Rationale, activeMS: d.ActiveMS,
+		// A draft keeps no turns: those stored stay with the answers the
+		// draft leaves as they were.
+		kept := map[string]string{}
+		for k, turns := range st.evidence {
+			if d.Answers[k] == st.answers[k] {
+				kept[k] = turns
+			}
+		}
+		st = formState{answers: d.Answers, rationales: d.Rationales, evidence: kept, rationale: d.Rationale, activeMS: d.ActiveMS,
 			base: st.base, restored: true, draftAt: d.UpdatedAt}
 	}
 	return st
@@ -67,6 +81,7 @@ func (st formState) restoresWork(submitted *store.AnswerSet) bool {
 type labelForm struct {
 	answers    map[string]string
 	rationales map[string]string
+	evidence   map[string]string // the turns typed or marked, by item key; read by labeling.ParseEvidence
 	rationale  string
 	activeMS   int64
 	measured   bool  // the page's script measured activeMS
@@ -76,7 +91,7 @@ type labelForm struct {
 	base       int
 }
 
-// readLabelForm reads the fields answer.KEY, rationale.KEY, rationale,
+// readLabelForm reads the fields answer.KEY, rationale.KEY, evidence.KEY, rationale,
 // active_ms, clock, opened_at, confirm, mode and base, from a form post or
 // a beacon's multipart body.
 func readLabelForm(w http.ResponseWriter, r *http.Request) (labelForm, error) {
@@ -90,7 +105,7 @@ func readLabelForm(w http.ResponseWriter, r *http.Request) (labelForm, error) {
 	if err != nil {
 		return labelForm{}, attune.Invalid("form", "the form could not be read; reload the page and try again")
 	}
-	f := labelForm{answers: map[string]string{}, rationales: map[string]string{}}
+	f := labelForm{answers: map[string]string{}, rationales: map[string]string{}, evidence: map[string]string{}}
 	for k, vs := range r.PostForm {
 		if len(vs) == 0 {
 			continue
@@ -102,6 +117,10 @@ func readLabelForm(w http.ResponseWriter, r *http.Request) (labelForm, error) {
 		case strings.HasPrefix(k, "rationale."):
 			if v = labeling.CleanNote(v); v != "" {
 				f.rationales[strings.TrimPrefix(k, "rationale.")] = v
+			}
+		case strings.HasPrefix(k, "evidence."):
+			if v = strings.TrimSpace(v); v != "" {
+				f.evidence[strings.TrimPrefix(k, "evidence.")] = v
 			}
 		}
 	}
@@ -150,7 +169,7 @@ func (f *labelForm) estimateActive(now time.Time, wk *store.Workspace) {
 }
 
 func (f labelForm) state() formState {
-	return formState{answers: f.answers, rationales: f.rationales, rationale: f.rationale, activeMS: f.activeMS, base: f.base}
+	return formState{answers: f.answers, rationales: f.rationales, evidence: f.evidence, rationale: f.rationale, activeMS: f.activeMS, base: f.base}
 }
 
 // itemFacts are the facts the rubric is checked with (as factsOf works
@@ -208,6 +227,7 @@ func (ws *Handler) view(r *http.Request, p *attune.Project, wk *store.Workspace,
 		Restored:    st.restoresWork(wk.Answers),
 		Dialogue:    aview.DialogueOf(def, item, found),
 		Expanded:    u.RubricExpanded,
+		Evidence:    string(p.Evidence()),
 		URLs: aview.URLs{
 			Item:      templ.SafeURL(itemPath(p.ID, item.ID)),
 			Submit:    itemPath(p.ID, item.ID) + "/labels",
@@ -259,6 +279,11 @@ func (ws *Handler) view(r *http.Request, p *attune.Project, wk *store.Workspace,
 	}
 	v.Rubric, v.Problems = aview.FillRubric(def, rp.base, facts, st.answers, st.rationales, x.issues)
 	v.Rubric.Pane = rp.pane
+	for _, g := range v.Rubric.Groups {
+		for i := range g.Items { // FillRubric gave each group its own items
+			g.Items[i].Turns = st.evidence[g.Items[i].Key]
+		}
+	}
 	return v, nil
 }
 

@@ -37,6 +37,7 @@ func (s *Handler) ProjectSection(ctx context.Context, p *attune.Project) (*judge
 	for _, j := range judges {
 		sec.Judges = append(sec.Judges, judgeview.Option{Value: strconv.FormatInt(j.ID, 10), Label: j.Name + " (" + j.Model + ")"})
 		sec.Prompts = append(sec.Prompts, judgeview.Link{Label: j.Name, URL: templ.SafeURL(promptsPath(p.ID, j.ID))})
+		sec.Certifications = append(sec.Certifications, judgeview.Link{Label: j.Name, URL: templ.SafeURL(certificationPath(p.ID, j.ID))})
 	}
 	for _, r := range list {
 		sec.Runs = append(sec.Runs, judgeview.RunRow{

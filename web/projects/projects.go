@@ -105,14 +105,11 @@ func annotatorPools() []project.Pool {
 }
 
 // evidenceChoices are the turn evidence settings the project form offers,
-// each with what it means for the people labelling. Turns are marked
-// through the API and by judges only so far: the annotators' page has no
-// way to mark them yet, which the choices say rather than let a lead
-// require what the page cannot give.
+// each with what it means for the people labelling.
 var evidenceChoices = []project.Evidence{
 	{Value: string(rubric.EvidenceOff), Label: "Off", Help: "No turns are marked."},
-	{Value: string(rubric.EvidenceOptional), Label: "Optional", Help: "A person may mark the turns where a failing answer fails (through the API for now; the annotators' page cannot mark turns yet)."},
-	{Value: string(rubric.EvidenceRequired), Label: "Required", Help: "Every failing answer names at least one turn. Until the annotators' page can mark turns, people labelling on it cannot submit a failing answer: use this only for work done through the API."},
+	{Value: string(rubric.EvidenceOptional), Label: "Optional", Help: "A person may mark the turns where a failing answer fails, on the annotators' page or through the API."},
+	{Value: string(rubric.EvidenceRequired), Label: "Required", Help: "Every failing answer names at least one turn. The annotators' page asks for the turns with each failing answer, and refuses it without them."},
 }
 
 // evidenceLabel names a project's turn evidence setting as the form does.

@@ -245,7 +245,7 @@ func (s *Handler) reportView(r *http.Request, p *attune.Project, rr *reportReque
 				if j.AnnotatorKappaMin != nil {
 					row.HumanRange = reportNum(*j.AnnotatorKappaMin) + " to " + reportNum(*j.AnnotatorKappaMax)
 				}
-				row.Alt, row.AltClass = altResult(j.AltTest)
+				row.Alt, row.AltClass = altResult(j)
 				if row.AltClass == "passed" {
 					passed++
 				}
@@ -306,35 +306,22 @@ const (
 )
 
 // altResult reads a judge's alternative annotator test on one rubric item
-// in a word, and the class that colours it: without a winning rate there
-// was too little in common with the people to tell.
-//
-// With one or two annotators tested the test gives no verdict ("cannot
-// tell", with the progress towards one) unless the lead allowed one, and
-// then it says what it rests on.
-func altResult(a report.AltTest) (word, class string) {
+// in a word, joined with its latest robustness probe there
+// (report.JudgeItem.Certification: "passed, but unstable" when a probe
+// failed), and the class that colours it.
+func altResult(j report.JudgeItem) (word, class string) {
+	a := j.AltTest
+	word = j.Certification
+	if word == "" {
+		word = report.AltWord(a)
+	}
 	switch {
-	case (a.WinningRate.Value == nil || a.Result == "cannot_tell") && a.Progress != "":
-		// How far from a verdict: "cannot tell: 0 of 3 annotators with
-		// 30 shared items; the closest of the others has 18 of 30".
-		return "cannot tell: " + a.Progress, "unknown"
 	case a.WinningRate.Value == nil, a.Result == "cannot_tell":
-		return "cannot tell", "unknown"
-	case a.Passed && a.FewHumans:
-		return fmt.Sprintf("passed, but on %d %s", a.Tested, annotatorWord(a.Tested)), "passed"
+		return word, "unknown"
 	case a.Passed:
-		return "passed", "passed"
-	case a.FewHumans:
-		return fmt.Sprintf("failed, on %d %s", a.Tested, annotatorWord(a.Tested)), "failed"
+		return word, "passed"
 	}
-	return "failed", "failed"
-}
-
-func annotatorWord(n int) string {
-	if n == 1 {
-		return "annotator"
-	}
-	return "annotators"
+	return word, "failed"
 }
 
 // alphaBand reads an alpha in a word, and the class that colours it.
@@ -383,7 +370,7 @@ func reportVerdicts(rep *report.Report, names map[int64]string, item func(key st
 				seen[k] = true
 				a := j.AltTest
 				cell = rview.AltCell{URL: people(it.Key, id)}
-				cell.Word, cell.Class = altResult(a)
+				cell.Word, cell.Class = altResult(j)
 				switch cell.Class {
 				case "unknown":
 					counts[k].Unknown++

@@ -277,9 +277,12 @@ func itemView(def *rubric.Definition, it *rubric.Item) Item {
 	if def.NAInvalid(it) && it.NANote != "" {
 		iv.NANote = "NA is not offered: " + it.NANote
 	}
-	var keys []string
+	var keys, failing []string
 	for _, v := range def.Allowed(it) {
-		o := Option{Value: string(v), Key: shortcut(v)}
+		o := Option{Value: string(v), Key: shortcut(v), Fails: def.Fails(it, v)}
+		if o.Fails {
+			failing = append(failing, string(v))
+		}
 		for _, l := range it.Levels {
 			if l.Value == v {
 				o.Name, o.Description = l.Label, l.Description
@@ -298,6 +301,7 @@ func itemView(def *rubric.Definition, it *rubric.Item) Item {
 		iv.Options = append(iv.Options, o)
 	}
 	iv.Keys = strings.Join(keys, " ")
+	iv.FailsOn = orList(failing)
 	for _, b := range it.Boundary {
 		iv.Boundary = append(iv.Boundary, Section{Title: b.Title, Text: b.Text})
 	}
@@ -310,6 +314,14 @@ func itemView(def *rubric.Definition, it *rubric.Item) Item {
 		}
 	}
 	return iv
+}
+
+// orList writes values as a choice: "NO", "1 or 2", "1, 2 or 3".
+func orList(values []string) string {
+	if len(values) < 2 {
+		return strings.Join(values, "")
+	}
+	return strings.Join(values[:len(values)-1], ", ") + " or " + values[len(values)-1]
 }
 
 // shortcut is the key that chooses answer v: its digit on a scale, Y, N

@@ -50,6 +50,10 @@ type Workspace struct {
 	// preference); otherwise the rubric is compact and a criterion opens
 	// when it is the one in hand.
 	Expanded bool
+	// Evidence is the project's turn evidence setting: off, optional or
+	// required. Unless off, each item whose answers may fail has a field
+	// for the turns where it fails (Item.Turns).
+	Evidence string
 }
 
 // URLs are the addresses the workspace links and posts to.
@@ -100,7 +104,8 @@ type Dialogue struct {
 // Message is one message as shown.
 type Message struct {
 	// Turn numbers the user message and the reply to it alike; 0 for a
-	// message before the first turn or a system message.
+	// message before the first turn or a system message. Turn evidence
+	// names these numbers.
 	Turn int
 	Role string // user, assistant or system
 	Who  string // the role in words: User, Assistant, System
@@ -172,7 +177,12 @@ type Item struct {
 	Examples []Example
 	Failures []string
 	// Worked is this item's answer in the rubric's worked assessment.
-	Worked   string
+	Worked string
+	// FailsOn names the answers that fail, the only ones that take turn
+	// evidence ("NO", "1 or 2"); empty when none does.
+	FailsOn string
+	// Turns is the turns marked where the item fails, as typed ("2, 5").
+	Turns    string
 	Note     string // the person's rationale for this item
 	Errors   []string
 	Warnings []string
@@ -189,6 +199,9 @@ type Option struct {
 	// dialogue (rubric.Definition.Forbids); the option is shown disabled
 	// with the reason, and its shortcut does nothing. "" when offered.
 	Forbidden string
+	// Fails says the answer fails the item (rubric.Definition.Fails), so
+	// that it may name the turns where it fails.
+	Fails bool
 }
 
 // Example is a worked example of one item.

@@ -162,6 +162,9 @@ type ProjectSection struct {
 	// Prompts link to each judge's prompt versions for the project's
 	// rubric.
 	Prompts []Link
+	// Certifications link to each judge's certification: the alt-test
+	// beside its robustness probes, and the start of a probe.
+	Certifications []Link
 }
 
 // Link is a labelled URL.
