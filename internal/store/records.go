@@ -35,6 +35,9 @@ import (
 // (pg_export_snapshot), so the streams agree as if read by one query.
 // Nothing holds more than an item at a time.
 func (db *DB) ExportRecords(ctx context.Context, projectID int64, keys []string, which export.Which, emit func(*export.Record) error) (int, error) {
+	if _, err := db.currentLabels(ctx, projectID); err != nil { // the turns of answer sets submitted a moment ago (pending.go)
+		return 0, err
+	}
 	n, err := db.exportRecords(ctx, projectID, keys, which, emit)
 	return n, exportErr(db.timedOut(ctx, ReadExport, err), "export records")
 }
