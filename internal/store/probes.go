@@ -130,6 +130,9 @@ func (db *DB) ProbeAnswers(ctx context.Context, runID int64) ([]ProbeAnswer, err
 // answer alone where no person labelled the item. The length probe sets
 // the judge's answers beside them.
 func (db *DB) ProbePeople(ctx context.Context, projectID int64) (map[int64]map[string][]string, error) {
+	if _, err := db.currentLabels(ctx, projectID); err != nil { // answer sets submitted a moment ago (pending.go)
+		return nil, err
+	}
 	rows, err := db.pool.Query(ctx, `
 		SELECT l.item_id, l.rubric_item_key, l.value
 		FROM calibration_items k JOIN labels l ON l.item_id = k.item_id JOIN raters rt ON rt.id = l.rater_id AND rt.kind = 'human'
