@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -214,6 +215,11 @@ func BenchmarkSaturation(b *testing.B) {
 			mu.Unlock()
 		}
 		submits := 0
+		// The settler runs as serve runs it, and the round ends when it
+		// has written every label row the submits left to it.
+		settleCtx, stopSettler := context.WithCancel(context.Background())
+		settled := make(chan struct{})
+		go func() { defer close(settled); db.NewSettler(slog.New(slog.DiscardHandler)).Run(settleCtx) }()
 		start := time.Now()
 		var wg sync.WaitGroup
 		for _, c := range clients {
@@ -260,7 +266,19 @@ func BenchmarkSaturation(b *testing.B) {
 			})
 		}
 		wg.Wait()
+		for {
+			var queued bool
+			if err := db.Pool().QueryRow(context.Background(), `SELECT EXISTS (SELECT 1 FROM labels_pending) OR EXISTS (SELECT 1 FROM settle_queue)`).Scan(&queued); err != nil {
+				b.Fatal(err)
+			}
+			if !queued {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
 		rates = append(rates, float64(submits)/time.Since(start).Seconds())
+		stopSettler()
+		<-settled
 		b.StopTimer()
 		if len(failures) > 0 {
 			b.Fatalf("%d failures, first: %s", len(failures), failures[0])
