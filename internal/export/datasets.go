@@ -168,9 +168,14 @@ func (jw *JudgeCallWriter) Close() error { return jw.t.Flush() }
 const (
 	DecidedAutomatic   = "automatic"
 	DecidedAdjudicated = "adjudicated"
-	DecidedOpen        = "open"
-	// DecidedByRule is the decided_by of automatic gold.
-	DecidedByRule = "rule"
+	// DecidedTrustedJudge is gold that the answers of the judge trust
+	// routing keeps decided, no person having labelled the item.
+	DecidedTrustedJudge = "trusted_judge"
+	DecidedOpen         = "open"
+	// DecidedByRule is the decided_by of automatic gold, DecidedByJudge
+	// that of a trusted judge's (its note names the judge).
+	DecidedByRule  = "rule"
+	DecidedByJudge = "judge"
 )
 
 // GoldItem is one item of the gold set.
@@ -179,7 +184,8 @@ type GoldItem struct {
 	// Gold holds the gold value of every rubric item; empty while the item
 	// is open.
 	Gold map[string]string
-	// Method is automatic or adjudicated; "" while the item is open.
+	// Method is automatic, adjudicated or trusted_judge; "" while the
+	// item is open.
 	Method string
 	// DecidedBy is the adjudicator's email; "" for automatic gold.
 	DecidedBy string
@@ -293,6 +299,8 @@ func (g *GoldWriter) Write(it *GoldItem) error {
 		decided = DecidedOpen
 	case decided == DecidedAutomatic && by == "":
 		by = DecidedByRule
+	case decided == DecidedTrustedJudge && by == "":
+		by = DecidedByJudge
 	}
 	agreement := null
 	if a, ok, err := Agreement(it.Human); err != nil {

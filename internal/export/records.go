@@ -90,7 +90,8 @@ type Record struct {
 	// Gold holds the gold of each rubric item, in rubric order; "" where
 	// there is none.
 	Gold []string
-	// Decided is automatic or adjudicated; "" while the item is open.
+	// Decided is automatic, adjudicated or trusted_judge; "" while the
+	// item is open.
 	Decided string
 	// Ratings holds each rater who answered the item: people first, then
 	// judges, each by name.

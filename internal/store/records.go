@@ -65,7 +65,7 @@ const (
 		ORDER BY i.id`
 	// Each item's copy of its gold: one row per item.
 	recordGoldSQL = `
-		SELECT g.item_id, 0::bigint, g.gold, CASE WHEN g.adjudicated THEN 'adjudicated' ELSE 'automatic' END
+		SELECT g.item_id, 0::bigint, g.gold, CASE WHEN g.adjudicated THEN 'adjudicated' WHEN g.trusted THEN 'trusted_judge' ELSE 'automatic' END
 		FROM item_gold g
 		WHERE g.project_id = $1
 		ORDER BY g.item_id`
