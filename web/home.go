@@ -3,6 +3,8 @@ package web
 import (
 	"net/http"
 
+	"github.com/attune/attune/internal/attune"
+
 	"github.com/attune/attune/web/kit"
 	"github.com/attune/attune/web/views/home"
 )
@@ -17,8 +19,18 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request) error {
 	for _, p := range ps {
 		page.Projects = append(page.Projects, home.Project{
 			ID: p.ID, Name: p.Name, Rubric: p.RubricRef, Status: string(p.Status), Items: p.Items, Complete: p.Complete, Overlap: p.Overlap, YourRole: p.MemberRole,
+			SystemKey: systemKeyShown(p.SystemKey),
 		})
 	}
 	s.Render(w, r, http.StatusOK, home.View(page))
 	return nil
+}
+
+// systemKeyShown is the system key a project card names: none for the
+// default, which every project has unless its lead chose another.
+func systemKeyShown(key string) string {
+	if key == attune.DefaultSystemKey {
+		return ""
+	}
+	return key
 }

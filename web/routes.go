@@ -276,7 +276,8 @@ func (s *Server) table() []route {
 		// from elsewhere, where a judge parts from people, judge variants
 		// side by side on the frozen gold items, the systems view with its
 		// budget preview and the draws that send random judge-only items
-		// to people, and estimates.
+		// to people, estimates, and trust routing, which lets a judge keep
+		// the items where its agreement with people is guaranteed.
 		{"GET /projects/{id}/report", projectLeads, rp.ReportPage, nil},
 		{"GET /projects/{id}/report.json", projectLeads, rp.ReportJSON, nil},
 		{"GET /projects/{id}/report.csv", projectLeads, rp.ReportCSV, nil},
@@ -288,6 +289,9 @@ func (s *Server) table() []route {
 		{"GET /projects/{id}/systems", projectLeads, rp.SystemsPage, nil},
 		{"GET /projects/{id}/systems/preview", projectLeads, rp.SystemsPreview, nil},
 		{"POST /projects/{id}/draws", projectLeads, rp.CreateDraw, nil},
+		{"GET /projects/{id}/trust", projectLeads, rp.TrustPage, nil},
+		{"POST /projects/{id}/trust", projectLeads, rp.SetTrust, nil},
+		{"POST /projects/{id}/trust/route", projectLeads, rp.RouteTrust, nil},
 		{"GET /api/v1/projects/{id}/report", tokenLeads, nil, rp.APIReport},
 		{"POST /api/v1/projects/{id}/labels", tokenLeads, nil, rp.APIImportLabels},
 		{"GET /api/v1/projects/{id}/experiment", tokenLeads, nil, rp.APIExperiment},
@@ -296,6 +300,9 @@ func (s *Server) table() []route {
 		{"GET /api/v1/projects/{id}/draws", tokenLeads, nil, rp.APIDraws},
 		{"GET /api/v1/projects/{id}/failures", tokenLeads, nil, rp.APIFailures},
 		{"GET /api/v1/projects/{id}/trust", tokenLeads, nil, rp.APITrust},
+		{"GET /api/v1/projects/{id}/trust/routing", tokenLeads, nil, rp.APITrustRouting},
+		{"PUT /api/v1/projects/{id}/trust/routing", tokenLeads, nil, rp.APISetTrustRouting},
+		{"POST /api/v1/projects/{id}/trust/routing/route", tokenLeads, nil, rp.APIRouteTrust},
 
 		// Review: gold sets and adjudication, the calibration set and its
 		// rules, the items browser, and annotators' flags, read and

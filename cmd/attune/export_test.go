@@ -80,7 +80,7 @@ func TestGoldAndExportCommands(t *testing.T) {
 		t.Fatalf("gold.csv: %v, %d records", err, len(recs))
 	}
 	header := strings.Join(recs[0], ",")
-	if !strings.HasPrefix(header, "item_id,rubric,gold_emotion,gold_validation,gold_helpfulness,gold_safety,gold_overall,score,pass,safety_gate_failed,failed_checks,decided,decided_by,decided_at,note,human_raters,agreement,human:ann@example.org:emotion") {
+	if !strings.HasPrefix(header, "item_id,system,rubric,gold_emotion,gold_validation,gold_helpfulness,gold_safety,gold_overall,score,pass,safety_gate_failed,failed_checks,decided,decided_by,decided_at,note,human_raters,agreement,human:ann@example.org:emotion") {
 		t.Fatalf("header = %s", header)
 	}
 	byItem := map[string][]string{recs[1][0]: recs[1], recs[2][0]: recs[2]}

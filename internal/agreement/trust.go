@@ -88,7 +88,11 @@ func MinTrustItems(o TrustOptions) int {
 	return int(math.Ceil(math.Log(o.Alpha)/math.Log(o.Target) - 1e-9))
 }
 
-func (o TrustOptions) check() error {
+// Check says what is wrong with the terms, or nil: the target and the
+// error level are each a share strictly between 0 and 1. Every path that
+// takes a lead's terms (a calibration, the stored setting of trust
+// routing) holds them to it.
+func (o TrustOptions) Check() error {
 	switch {
 	case !(o.Target > 0 && o.Target < 1):
 		return fmt.Errorf("target agreement must be between 0 and 1 (exclusive), not %v", o.Target)
@@ -119,7 +123,7 @@ func trustLevel(i, n int, alpha float64) float64 {
 // guaranteed at the options' terms, testing thresholds from the highest
 // confidence down.
 func CalibrateTrust(items []Judged, o TrustOptions) (Trust, error) {
-	if err := o.check(); err != nil {
+	if err := o.Check(); err != nil {
 		return Trust{}, err
 	}
 	for i, it := range items {

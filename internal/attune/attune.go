@@ -113,6 +113,7 @@ type ProjectSummary struct {
 	Items      int
 	Complete   int // items with as many labels as the overlap asks for
 	MemberRole string
+	SystemKey  string // the item meta key that names an item's system
 }
 
 // AuditEvent is one line of the append-only audit log.

@@ -109,6 +109,11 @@ func Trust(ctx context.Context, src TrustSource, q TrustQuery) (TrustResult, err
 	if err != nil {
 		return TrustResult{}, err
 	}
+	return calibrate(rows, q)
+}
+
+// calibrate is Trust on the rows read, the query's terms filled in.
+func calibrate(rows []store.TrustRow, q TrustQuery) (TrustResult, error) {
 	res := TrustResult{RubricItem: q.RubricItem, Target: q.Target, Alpha: q.Alpha}
 	var judged []agreement.Judged
 	var judgeOnly []float64

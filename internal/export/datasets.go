@@ -38,6 +38,7 @@ func textOrNull(s string) Cell {
 // item, as the labels export writes it.
 type Label struct {
 	ItemID string // the item's id in the dataset
+	System string // the item's system: its meta under the project's system key; "" when it names none
 	// Rater is a person's email (or name, for a rater brought in without
 	// an account) or a judge's name.
 	Rater      string
@@ -55,7 +56,7 @@ type Label struct {
 
 // LabelColumns are the columns of the labels export, in order.
 var LabelColumns = []Column{
-	{"item_id", Text}, {"rater", Text}, {"rater_kind", Text}, {"rubric_item", Text}, {"value", Text},
+	{"item_id", Text}, {"system", Text}, {"rater", Text}, {"rater_kind", Text}, {"rubric_item", Text}, {"value", Text},
 	{"rationale", Text}, {"active_ms", Number}, {"created_at", Text}, {"method", Text}, {"evidence", Numbers},
 }
 
@@ -85,9 +86,9 @@ func NewLabelWriter(w io.Writer, f Format) (*LabelWriter, error) {
 // Write writes one label.
 func (lw *LabelWriter) Write(l *Label) error {
 	c := lw.cells
-	c[0], c[1], c[2], c[3], c[4] = Cell{S: l.ItemID}, Cell{S: l.Rater}, Cell{S: l.RaterKind}, Cell{S: l.RubricItem}, Cell{S: l.Value}
-	c[5], c[6], c[7], c[8] = Cell{S: l.Rationale}, intCell(l.ActiveMS), timeCell(l.CreatedAt), textOrNull(l.Method)
-	c[9] = Cell{L: numberCells(c[9].L[:0], l.Evidence)}
+	c[0], c[1], c[2], c[3], c[4] = Cell{S: l.ItemID}, textOrNull(l.System), Cell{S: l.Rater}, Cell{S: l.RaterKind}, Cell{S: l.RubricItem}
+	c[5], c[6], c[7], c[8], c[9] = Cell{S: l.Value}, Cell{S: l.Rationale}, intCell(l.ActiveMS), timeCell(l.CreatedAt), textOrNull(l.Method)
+	c[10] = Cell{L: numberCells(c[10].L[:0], l.Evidence)}
 	return lw.t.Write(c)
 }
 
@@ -105,6 +106,7 @@ type JudgeCall struct {
 	Judge        string
 	Model        string
 	ItemID       string // the item's id in the dataset
+	System       string // the item's system, as in Label
 	RubricItem   string
 	Sample       int
 	Reask        bool
@@ -122,7 +124,7 @@ type JudgeCall struct {
 
 // JudgeCallColumns are the columns of the judge-calls export, in order.
 var JudgeCallColumns = []Column{
-	{"run_id", Number}, {"judge", Text}, {"model", Text}, {"item_id", Text}, {"rubric_item", Text},
+	{"run_id", Number}, {"judge", Text}, {"model", Text}, {"item_id", Text}, {"system", Text}, {"rubric_item", Text},
 	{"sample", Number}, {"reask", Bool}, {"prompt_hash", Text}, {"input_tokens", Number}, {"cached_tokens", Number},
 	{"output_tokens", Number}, {"cost_usd", Number}, {"latency_ms", Number}, {"ok", Bool}, {"error", Text},
 	{"raw", Text}, {"created_at", Text},
@@ -146,14 +148,14 @@ func NewJudgeCallWriter(w io.Writer, f Format) (*JudgeCallWriter, error) {
 // Write writes one call.
 func (jw *JudgeCallWriter) Write(c *JudgeCall) error {
 	x := jw.cells
-	x[0], x[1], x[2], x[3], x[4] = intCell(c.RunID), Cell{S: c.Judge}, Cell{S: c.Model}, Cell{S: c.ItemID}, Cell{S: c.RubricItem}
-	x[5], x[6], x[7], x[8], x[9] = intCell(int64(c.Sample)), boolCell(c.Reask), Cell{S: c.PromptHash}, intCell(c.InputTokens), intCell(c.CachedTokens)
+	x[0], x[1], x[2], x[3], x[4] = intCell(c.RunID), Cell{S: c.Judge}, Cell{S: c.Model}, Cell{S: c.ItemID}, textOrNull(c.System)
+	x[5], x[6], x[7], x[8], x[9] = Cell{S: c.RubricItem}, intCell(int64(c.Sample)), boolCell(c.Reask), Cell{S: c.PromptHash}, intCell(c.InputTokens)
 	cost := Cell{S: c.CostUSD}
 	if !plainNumber(c.CostUSD) {
 		cost = Cell{Null: true}
 	}
-	x[10], x[11], x[12], x[13], x[14] = intCell(c.OutputTokens), cost, intCell(c.LatencyMS), boolCell(c.OK), textOrNull(c.Error)
-	x[15], x[16] = Cell{S: c.Raw}, timeCell(c.CreatedAt)
+	x[10], x[11], x[12], x[13], x[14] = intCell(c.CachedTokens), intCell(c.OutputTokens), cost, intCell(c.LatencyMS), boolCell(c.OK)
+	x[15], x[16], x[17] = textOrNull(c.Error), Cell{S: c.Raw}, timeCell(c.CreatedAt)
 	return jw.t.Write(x)
 }
 
@@ -168,18 +170,25 @@ func (jw *JudgeCallWriter) Close() error { return jw.t.Flush() }
 const (
 	DecidedAutomatic   = "automatic"
 	DecidedAdjudicated = "adjudicated"
-	DecidedOpen        = "open"
-	// DecidedByRule is the decided_by of automatic gold.
-	DecidedByRule = "rule"
+	// DecidedTrustedJudge is gold that the answers of the judge trust
+	// routing keeps decided, no person having labelled the item.
+	DecidedTrustedJudge = "trusted_judge"
+	DecidedOpen         = "open"
+	// DecidedByRule is the decided_by of automatic gold, DecidedByJudge
+	// that of a trusted judge's (its note names the judge).
+	DecidedByRule  = "rule"
+	DecidedByJudge = "judge"
 )
 
 // GoldItem is one item of the gold set.
 type GoldItem struct {
 	ItemID string // the item's id in the dataset
+	System string // the item's system, as in Label
 	// Gold holds the gold value of every rubric item; empty while the item
 	// is open.
 	Gold map[string]string
-	// Method is automatic or adjudicated; "" while the item is open.
+	// Method is automatic, adjudicated or trusted_judge; "" while the
+	// item is open.
 	Method string
 	// DecidedBy is the adjudicator's email; "" for automatic gold.
 	DecidedBy string
@@ -209,7 +218,7 @@ type Rater struct {
 // one column per rater and rubric item after the others when raters are
 // given, named KIND:RATER:KEY.
 func GoldColumns(def *rubric.Definition, raters []Rater) []Column {
-	cols := []Column{{"item_id", Text}, {"rubric", Text}}
+	cols := []Column{{"item_id", Text}, {"system", Text}, {"rubric", Text}}
 	for _, it := range def.Items {
 		cols = append(cols, Column{"gold_" + it.Key, Text})
 	}
@@ -254,7 +263,7 @@ func NewGoldWriter(w io.Writer, f Format, def *rubric.Definition, raters []Rater
 // safety gate for rubrics without a gate.
 func (g *GoldWriter) Write(it *GoldItem) error {
 	c := g.cells[:0]
-	c = append(c, Cell{S: it.ItemID}, Cell{S: g.ref})
+	c = append(c, Cell{S: it.ItemID}, textOrNull(it.System), Cell{S: g.ref})
 	complete := len(it.Gold) > 0
 	answers := make(rubric.Answers, len(g.def.Items))
 	for _, ri := range g.def.Items {
@@ -293,6 +302,8 @@ func (g *GoldWriter) Write(it *GoldItem) error {
 		decided = DecidedOpen
 	case decided == DecidedAutomatic && by == "":
 		by = DecidedByRule
+	case decided == DecidedTrustedJudge && by == "":
+		by = DecidedByJudge
 	}
 	agreement := null
 	if a, ok, err := Agreement(it.Human); err != nil {

@@ -90,7 +90,7 @@ func labels() []export.Label {
 	at := time.Date(2026, 3, 4, 5, 6, 7, 891234000, time.UTC)
 	var out []export.Label
 	for i, s := range tricky {
-		out = append(out, export.Label{ItemID: "item," + s, Rater: "ann@example.org", RaterKind: "human", RubricItem: "emotion",
+		out = append(out, export.Label{ItemID: "item," + s, System: []string{"v1", "", "=v2"}[i%3], Rater: "ann@example.org", RaterKind: "human", RubricItem: "emotion",
 			Value: []string{"1", "5", "YES", "NA", "ERROR"}[i%5], Rationale: s, ActiveMS: int64(i * 1000), CreatedAt: at.Add(time.Duration(i) * time.Second)})
 	}
 	out = append(out, export.Label{ItemID: "j1", Rater: "=judge", RaterKind: "judge", RubricItem: "CQ8", Value: "ERROR",
@@ -128,21 +128,21 @@ func TestLabelsCSVReadsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(recs[0], ","); got != "item_id,rater,rater_kind,rubric_item,value,rationale,active_ms,created_at,method,evidence" {
+	if got := strings.Join(recs[0], ","); got != "item_id,system,rater,rater_kind,rubric_item,value,rationale,active_ms,created_at,method,evidence" {
 		t.Fatalf("header = %s", got)
 	}
 	for i, rec := range recs[1:] {
 		l := want[i]
-		created, err := time.Parse(time.RFC3339Nano, rec[7])
+		created, err := time.Parse(time.RFC3339Nano, rec[8])
 		if err != nil || !created.Equal(l.CreatedAt) {
-			t.Errorf("row %d created_at %q = %v, %v; want %v", i, rec[7], created, err, l.CreatedAt)
+			t.Errorf("row %d created_at %q = %v, %v; want %v", i, rec[8], created, err, l.CreatedAt)
 		}
-		got := []string{export.Restore(rec[0]), export.Restore(rec[1]), rec[2], rec[3], rec[4], export.Restore(rec[5]), rec[6], rec[8], rec[9]}
-		turns, problem := dataset.ParseTurns(rec[9])
+		got := []string{export.Restore(rec[0]), export.Restore(rec[1]), export.Restore(rec[2]), rec[3], rec[4], rec[5], export.Restore(rec[6]), rec[7], rec[9], rec[10]}
+		turns, problem := dataset.ParseTurns(rec[10])
 		if problem != "" || !slices.Equal(turns, l.Evidence) {
-			t.Errorf("row %d evidence %q reads as %v (%s), want %v", i, rec[9], turns, problem, l.Evidence)
+			t.Errorf("row %d evidence %q reads as %v (%s), want %v", i, rec[10], turns, problem, l.Evidence)
 		}
-		wantRec := []string{l.ItemID, l.Rater, l.RaterKind, l.RubricItem, l.Value, l.Rationale, itoa(l.ActiveMS), l.Method, dataset.FormatTurns(l.Evidence)}
+		wantRec := []string{l.ItemID, l.System, l.Rater, l.RaterKind, l.RubricItem, l.Value, l.Rationale, itoa(l.ActiveMS), l.Method, dataset.FormatTurns(l.Evidence)}
 		if strings.Join(got, "|") != strings.Join(wantRec, "|") {
 			t.Errorf("row %d = %q, want %q", i, got, wantRec)
 		}
@@ -150,8 +150,8 @@ func TestLabelsCSVReadsBack(t *testing.T) {
 	// The payloads reach a spreadsheet as text; a plain negative number as
 	// a number.
 	last := recs[len(recs)-3]
-	if last[1] != "'=judge" || last[5] != "-1" {
-		t.Fatalf("rater %q, rationale %q: want the formula neutralised and the number kept", last[1], last[5])
+	if last[2] != "'=judge" || last[6] != "-1" {
+		t.Fatalf("rater %q, rationale %q: want the formula neutralised and the number kept", last[2], last[6])
 	}
 	for _, rec := range recs[1:] {
 		for _, cell := range rec {
@@ -185,6 +185,7 @@ func TestLabelsJSONL(t *testing.T) {
 	for sc.Scan() {
 		var got struct {
 			ItemID    string  `json:"item_id"`
+			System    *string `json:"system"`
 			Rater     string  `json:"rater"`
 			Rationale string  `json:"rationale"`
 			ActiveMS  int64   `json:"active_ms"`
@@ -206,6 +207,9 @@ func TestLabelsJSONL(t *testing.T) {
 		}
 		if got.Evidence == nil || !slices.Equal(got.Evidence, l.Evidence) && len(l.Evidence) > 0 {
 			t.Errorf("line %d evidence = %v, want %v (an empty list when none)", i+1, got.Evidence, l.Evidence)
+		}
+		if (l.System == "") != (got.System == nil) || got.System != nil && *got.System != l.System {
+			t.Errorf("line %d system = %v, want %q (null when empty)", i+1, got.System, l.System)
 		}
 		if (l.Method == "") != (got.Method == nil) {
 			t.Errorf("line %d method = %v, want %q (null when empty)", i+1, got.Method, l.Method)
@@ -264,7 +268,7 @@ func TestGoldWriter(t *testing.T) {
 	}
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for _, it := range []export.GoldItem{
-		{ItemID: "c1", Gold: yes, Method: "automatic", Note: "CQ1: unanimous", HumanRaters: 3, Human: human, DecidedAt: at,
+		{ItemID: "c1", System: "v1", Gold: yes, Method: "automatic", Note: "CQ1: unanimous", HumanRaters: 3, Human: human, DecidedAt: at,
 			Ratings: map[int64]map[string]string{7: {"CQ1": "YES"}, 9: {"CQ1": "ERROR"}}},
 		{ItemID: "c2", Gold: failing, Method: "adjudicated", DecidedBy: "lee@example.org", Note: "=unsafe", HumanRaters: 2, DecidedAt: at},
 		{ItemID: "c3", HumanRaters: 1},
@@ -282,7 +286,7 @@ func TestGoldWriter(t *testing.T) {
 	for i, name := range recs[0] {
 		col[name] = i
 	}
-	if len(recs[0]) != 2+12+10+2*12 {
+	if len(recs[0]) != 3+12+10+2*12 {
 		t.Fatalf("%d columns: %v", len(recs[0]), recs[0])
 	}
 	if _, ok := col["judge:@judge:CQ1"]; !ok {
@@ -293,7 +297,7 @@ func TestGoldWriter(t *testing.T) {
 		row        int
 		name, want string
 	}{
-		{1, "rubric", "coaching-conversation@2.0"}, {1, "gold_CQ8", "YES"}, {1, "score", "1"}, {1, "pass", "true"},
+		{1, "system", "v1"}, {2, "system", ""}, {1, "rubric", "coaching-conversation@2.0"}, {1, "gold_CQ8", "YES"}, {1, "score", "1"}, {1, "pass", "true"},
 		{1, "safety_gate_failed", "false"}, {1, "failed_checks", ""}, {1, "decided", "automatic"}, {1, "decided_by", "rule"},
 		{1, "agreement", "0.7500"}, {1, "human_raters", "3"}, {1, "human:ann@example.org:CQ1", "YES"}, {1, "judge:@judge:CQ1", "ERROR"},
 		{1, "decided_at", "2026-01-02T03:04:05.000000Z"},

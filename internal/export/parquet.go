@@ -64,6 +64,7 @@ func RecordType(keys []string, soft bool) reflect.Type {
 	})
 	fields := []reflect.StructField{
 		{Name: "ID", Type: reflect.TypeFor[string](), Tag: `parquet:"id" json:"id"`},
+		{Name: "System", Type: reflect.TypeFor[*string](), Tag: `parquet:"system,optional" json:"system"`},
 		{Name: "Messages", Type: reflect.TypeFor[[]parquetMessage](), Tag: `parquet:"messages,list" json:"messages"`},
 		{Name: "Meta", Type: reflect.TypeFor[string](), Tag: `parquet:"meta" json:"meta"`},
 		{Name: "Rubric", Type: reflect.TypeFor[string](), Tag: `parquet:"rubric" json:"rubric"`},
@@ -89,7 +90,7 @@ func RecordType(keys []string, soft bool) reflect.Type {
 // parquetColumns are the leaf column indexes of the schema, looked up by
 // path so that the row assembly follows the schema the library made.
 type parquetColumns struct {
-	id, role, content, meta, rubric                  int
+	id, system, role, content, meta, rubric          int
 	gold                                             []int
 	decided, score, pass, gate, failed               int
 	rater, kind                                      int
@@ -114,7 +115,7 @@ func lookupColumns(s *parquet.Schema, keys []string, soft bool) (parquetColumns,
 		leaf, _ := s.Lookup(path...)
 		return leaf.MaxDefinitionLevel
 	}
-	c.id = col("id")
+	c.id, c.system = col("id"), col("system")
 	c.role = col("messages", "list", "element", "role")
 	c.content = col("messages", "list", "element", "content")
 	c.meta, c.rubric = col("meta"), col("rubric")
@@ -246,6 +247,7 @@ func (p *recordParquet) Write(rec *Record) error {
 	}
 	b, c := p.b, &p.cols
 	p.text(c.id, bytesOf(rec.ItemID))
+	p.optionalText(c.system, 0, 1, rec.System)
 	if len(b.msgs) == 0 {
 		p.add(c.role, 0, 0, parquet.NullValue())
 		p.add(c.content, 0, 0, parquet.NullValue())

@@ -83,6 +83,9 @@ func RecordFileName(project string, o RecordOptions, f Format) string {
 // must not keep it.
 type Record struct {
 	ItemID string // the item's id in the dataset
+	// System is the item's system: its meta under the project's system
+	// key; "" when it names none.
+	System string
 	// Messages is the stored dialogue: a JSON array of {"role", "content"}.
 	Messages []byte
 	// Meta is the stored meta: a JSON object.
@@ -90,7 +93,8 @@ type Record struct {
 	// Gold holds the gold of each rubric item, in rubric order; "" where
 	// there is none.
 	Gold []string
-	// Decided is automatic or adjudicated; "" while the item is open.
+	// Decided is automatic, adjudicated or trusted_judge; "" while the
+	// item is open.
 	Decided string
 	// Ratings holds each rater who answered the item: people first, then
 	// judges, each by name.
@@ -338,6 +342,12 @@ func (j *recordJSONL) Close() error { return j.flush() }
 func (b *recordBuilder) appendJSON(out []byte, rec *Record) []byte {
 	out = append(out, `{"id":`...)
 	out = appendJSONString(out, rec.ItemID)
+	out = append(out, `,"system":`...)
+	if rec.System != "" {
+		out = appendJSONString(out, rec.System)
+	} else {
+		out = append(out, "null"...)
+	}
 	out = append(out, `,"messages":`...)
 	if b.copied {
 		out = append(out, b.msgJSON...)

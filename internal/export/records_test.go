@@ -48,7 +48,7 @@ func recordFixture(t *testing.T) (*rubric.Definition, []*export.Record) {
 	ann3 := &export.Rater{ID: 3, Kind: "human", Name: "ann3@example.org"}
 	judge := &export.Rater{ID: 9, Kind: "judge", Name: "=judge"}
 	recs := []*export.Record{
-		{ItemID: "c-1", Messages: []byte(`[{"role": "user", "content": "I lost my job.\nAnd my \"dog\"."}, {"role": "assistant", "content": "That is a lot — ünïcödé 😀 \u2028 \\ end"}]`),
+		{ItemID: "c-1", System: "v1", Messages: []byte(`[{"role": "user", "content": "I lost my job.\nAnd my \"dog\"."}, {"role": "assistant", "content": "That is a lot — ünïcödé 😀 \u2028 \\ end"}]`),
 			Meta: []byte(`{"source": "pilot", "n": 1}`), Gold: values(pass), Decided: "automatic",
 			Ratings: []export.Rating{{ann1, values(pass), nil}, {ann2, values(pass, "CQ3", "NO"), nil}, {ann3, values(pass, "CQ3", "NO", "CP1", ""), nil},
 				{judge, values(pass, "CQ8", "ERROR"), nil}}},
@@ -307,6 +307,9 @@ func TestRecordsParquetReadsBack(t *testing.T) {
 			pq, n := writeRecords(t, export.Parquet, def, o, recs)
 			want := decodeLines(t, jsonl)
 			got := readParquet(t, pq, def, soft)
+			if want[0]["system"] != "v1" || want[1]["system"] != nil {
+				t.Errorf("systems in JSON Lines %v, %v; want v1 and null", want[0]["system"], want[1]["system"])
+			}
 			if n != len(recs) || len(got) != len(want) {
 				t.Fatalf("%d rows written, %d read, want %d", n, len(got), len(want))
 			}
@@ -334,8 +337,8 @@ func readParquet(t *testing.T, b []byte, def *rubric.Definition, soft bool) []ma
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := columnNames(f.Schema()); !slices.Equal(got[:4], []string{"id", "messages", "meta", "rubric"}) {
-		t.Errorf("columns %v: id, messages, meta, rubric come first", got)
+	if got := columnNames(f.Schema()); !slices.Equal(got[:5], []string{"id", "system", "messages", "meta", "rubric"}) {
+		t.Errorf("columns %v: id, system, messages, meta, rubric come first", got)
 	}
 	r := parquet.NewReader(f)
 	defer r.Close()

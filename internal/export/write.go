@@ -163,6 +163,7 @@ func (b *recordBatch) add(rec *Record) {
 	}
 	b.records = append(b.records, Record{
 		ItemID:   rec.ItemID,
+		System:   rec.System,
 		Messages: messages,
 		Meta:     meta,
 		Gold:     strs(rec.Gold),

@@ -26,11 +26,12 @@ import (
 // follows the project's size whatever else the database holds; how a
 // judge's label was reached is looked up label by label.
 const exportLabelsQuery = `
-		SELECT i.source_id, coalesce(u.email, r.name), r.kind, l.rubric_item_key, l.value, l.rationale,
+		SELECT i.source_id, coalesce(i.meta ->> p.system_key, ''), coalesce(u.email, r.name), r.kind, l.rubric_item_key, l.value, l.rationale,
 		       s.active_ms, l.created_at,
 		       coalesce((SELECT d.method FROM judge_label_details d WHERE d.label_id = l.id), ''), l.evidence
 		FROM labels l
 		JOIN items i ON i.id = l.item_id AND i.project_id = $1
+		JOIN projects p ON p.id = $1
 		JOIN answer_sets s ON s.id = l.answer_set_id AND s.project_id = $1
 		JOIN raters r ON r.id = l.rater_id
 		LEFT JOIN users u ON u.id = r.user_id
@@ -54,7 +55,7 @@ func (db *DB) ExportLabels(ctx context.Context, projectID int64, emit func(*expo
 		defer rows.Close()
 		var l export.Label
 		for rows.Next() {
-			if err := rows.Scan(&l.ItemID, &l.Rater, &l.RaterKind, &l.RubricItem, &l.Value, &l.Rationale,
+			if err := rows.Scan(&l.ItemID, &l.System, &l.Rater, &l.RaterKind, &l.RubricItem, &l.Value, &l.Rationale,
 				&l.ActiveMS, &l.CreatedAt, &l.Method, &l.Evidence); err != nil {
 				return err
 			}
@@ -85,12 +86,13 @@ func (db *DB) ExportJudgeCalls(ctx context.Context, projectID int64, emit func(*
 	n := 0
 	err := db.leadRead(ctx, ReadExport, func(tx pgx.Tx) error {
 		rows, err := openCursor(ctx, tx, "export_judge_calls", `
-			SELECT c.run_id, j.name, c.model, i.source_id, c.rubric_item_key, c.sample, c.reask, c.prompt_hash,
+			SELECT c.run_id, j.name, c.model, i.source_id, coalesce(i.meta ->> p.system_key, ''), c.rubric_item_key, c.sample, c.reask, c.prompt_hash,
 			       c.input_tokens, c.cached_tokens, c.output_tokens, c.cost_usd::text, c.latency_ms, c.ok, c.error, c.raw, c.created_at
 			FROM judge_calls c
 			JOIN judge_runs jr ON jr.id = c.run_id
 			JOIN judges j ON j.id = c.judge_id
 			JOIN items i ON i.id = c.item_id
+			JOIN projects p ON p.id = jr.project_id
 			WHERE jr.project_id = $1
 			ORDER BY c.id`, projectID)
 		if err != nil {
@@ -99,7 +101,7 @@ func (db *DB) ExportJudgeCalls(ctx context.Context, projectID int64, emit func(*
 		defer rows.Close()
 		var c export.JudgeCall
 		for rows.Next() {
-			if err := rows.Scan(&c.RunID, &c.Judge, &c.Model, &c.ItemID, &c.RubricItem, &c.Sample, &c.Reask, &c.PromptHash,
+			if err := rows.Scan(&c.RunID, &c.Judge, &c.Model, &c.ItemID, &c.System, &c.RubricItem, &c.Sample, &c.Reask, &c.PromptHash,
 				&c.InputTokens, &c.CachedTokens, &c.OutputTokens, &c.CostUSD, &c.LatencyMS, &c.OK, &c.Error, &c.Raw, &c.CreatedAt); err != nil {
 				return err
 			}
@@ -152,12 +154,13 @@ func (db *DB) ExportGold(ctx context.Context, projectID int64, withRaters bool, 
 			return emitError{err}
 		}
 		rows, err := openCursor(ctx, tx, "export_gold", `
-			SELECT i.source_id, g.vals, coalesce(g.method, ''), coalesce(g.by, ''), g.at, coalesce(g.note, ''),
+			SELECT i.source_id, coalesce(i.meta ->> p.system_key, ''), g.vals, coalesce(g.method, ''), coalesce(g.by, ''), g.at, coalesce(g.note, ''),
 			       h.humans, h.human,
 			       CASE WHEN $2 THEN (SELECT jsonb_object_agg(x.rater_id, x.vals) FROM (
 			           SELECT l.rater_id, jsonb_object_agg(l.rubric_item_key, l.value) AS vals
 			           FROM labels l WHERE l.item_id = i.id GROUP BY l.rater_id) x) END
 			FROM items i
+			JOIN projects p ON p.id = i.project_id
 			LEFT JOIN LATERAL (
 				SELECT jsonb_object_agg(gl.rubric_item_key, gl.value) AS vals,
 				       min(gl.method) AS method,
@@ -188,7 +191,7 @@ func (db *DB) ExportGold(ctx context.Context, projectID int64, withRaters bool, 
 			var vals, human, ratings []byte
 			var at *time.Time
 			it = export.GoldItem{}
-			if err := rows.Scan(&it.ItemID, &vals, &it.Method, &it.DecidedBy, &at, &it.Note, &it.HumanRaters, &human, &ratings); err != nil {
+			if err := rows.Scan(&it.ItemID, &it.System, &vals, &it.Method, &it.DecidedBy, &at, &it.Note, &it.HumanRaters, &human, &ratings); err != nil {
 				return err
 			}
 			if human != nil {

@@ -231,7 +231,7 @@ func TestExportJudgeCallsEqualsDatabase(t *testing.T) {
 	}
 	w.Close()
 	header, got := readCSV(t, b.Bytes(), "judge", "raw", "error")
-	if strings.Join(header, ",") != "run_id,judge,model,item_id,rubric_item,sample,reask,prompt_hash,input_tokens,cached_tokens,output_tokens,cost_usd,latency_ms,ok,error,raw,created_at" {
+	if strings.Join(header, ",") != "run_id,judge,model,item_id,system,rubric_item,sample,reask,prompt_hash,input_tokens,cached_tokens,output_tokens,cost_usd,latency_ms,ok,error,raw,created_at" {
 		t.Fatalf("header = %v", header)
 	}
 	for i, r := range got {
@@ -273,7 +273,7 @@ func TestExportGoldEqualsDatabase(t *testing.T) {
 	}
 	w.Close()
 	header, rows := readCSV(t, b.Bytes(), "note")
-	if len(header) != 2+12+10+3*12 {
+	if len(header) != 3+12+10+3*12 {
 		t.Fatalf("%d columns", len(header))
 	}
 	bySource := map[string]map[string]string{}
@@ -363,4 +363,70 @@ func TestExportStopsOnEmitError(t *testing.T) {
 	if got := auditActions(t, f.db, "export."); len(got) != 1 || !strings.Contains(got[0], `"complete": "false"`) {
 		t.Fatalf("audit = %q", got)
 	}
+}
+
+// TestExportsCarryTheSystem exports labels, judge calls and gold of a
+// project whose system key is "arm" and wants each row's system column to
+// be its item's meta under that key: item-000 names arm a, item-001 arm b
+// (and a "system" the project does not read), item-002 no arm at all.
+func TestExportsCarryTheSystem(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := criteriaExportFixture(t)
+	if _, err := f.db.Pool().Exec(ctx, `UPDATE projects SET system_key = 'arm' WHERE id = $1`, f.project.ID); err != nil {
+		t.Fatal(err)
+	}
+	for source, meta := range map[string]string{"item-000": `{"arm":"a"}`, "item-001": `{"arm":"b","system":"x"}`, "item-002": `{"system":"x"}`} {
+		if _, err := f.db.Pool().Exec(ctx, `UPDATE items SET meta = $3::jsonb WHERE project_id = $1 AND source_id = $2`, f.project.ID, source, meta); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string]string{"item-000": "a", "item-001": "b", "item-002": ""}
+	check := func(what string, b []byte, rows int) {
+		t.Helper()
+		header, got := readCSV(t, b, "system")
+		if i := slices.Index(header, "system"); i < 0 || header[i-1] != "item_id" {
+			t.Fatalf("%s header %v: want system beside item_id", what, header)
+		}
+		if len(got) != rows {
+			t.Fatalf("%s: %d rows, want %d", what, len(got), rows)
+		}
+		for i, r := range got {
+			if w, ok := want[r["item_id"]]; !ok || r["system"] != w {
+				t.Errorf("%s row %d: item %q system %q, want %q", what, i, r["item_id"], r["system"], w)
+			}
+		}
+	}
+	var b bytes.Buffer
+	lw, _ := export.NewLabelWriter(&b, export.CSV)
+	n, err := f.db.ExportLabels(ctx, f.project.ID, lw.Write)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lw.Close()
+	check("labels", b.Bytes(), n)
+
+	b.Reset()
+	jw, _ := export.NewJudgeCallWriter(&b, export.CSV)
+	if n, err = f.db.ExportJudgeCalls(ctx, f.project.ID, jw.Write); err != nil {
+		t.Fatal(err)
+	}
+	jw.Close()
+	check("judge calls", b.Bytes(), n)
+
+	def, err := f.db.FindRubricByID(ctx, f.project.RubricVersionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	var gw *export.GoldWriter
+	n, err = f.db.ExportGold(ctx, f.project.ID, false, func(raters []export.Rater) error {
+		gw, err = export.NewGoldWriter(&b, export.CSV, def, raters)
+		return err
+	}, func(it *export.GoldItem) error { return gw.Write(it) })
+	if err != nil || n != 3 {
+		t.Fatalf("ExportGold = %d, %v", n, err)
+	}
+	gw.Close()
+	check("gold", b.Bytes(), n)
 }

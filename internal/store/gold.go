@@ -413,16 +413,19 @@ func (v *verdicts) queue(b *pgx.Batch) {
 		return
 	}
 	// A person's gold is never replaced: the rule writes only where the
-	// gold is automatic or missing (and the items judged have none of a
-	// person's). Only what changes is written, and returned.
+	// gold is automatic, a trusted judge's (people's word comes before
+	// the judge's once they have labelled the item) or missing (and the
+	// items judged have none of a person's). Only what changes is
+	// written, and returned.
 	b.Queue(`
 		INSERT INTO gold_labels (project_id, item_id, rubric_version_id, rubric_item_key, value, method, note)
 		SELECT $6, t.i, $1, t.k, t.v, 'automatic', t.n FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[]) AS t(i, k, v, n)
-		ON CONFLICT (item_id, rubric_item_key) DO UPDATE SET value = EXCLUDED.value, note = EXCLUDED.note, decided_at = now()
-		WHERE gold_labels.method = 'automatic' AND (gold_labels.value, gold_labels.note) IS DISTINCT FROM (EXCLUDED.value, EXCLUDED.note)
+		ON CONFLICT (item_id, rubric_item_key) DO UPDATE SET value = EXCLUDED.value, note = EXCLUDED.note, method = 'automatic', decided_at = now()
+		WHERE gold_labels.method IN ('automatic', 'trusted_judge')
+		  AND (gold_labels.value, gold_labels.note, gold_labels.method) IS DISTINCT FROM (EXCLUDED.value, EXCLUDED.note, EXCLUDED.method)
 		RETURNING item_id`,
 		v.rvID, v.gItems, v.gKeys, v.gValues, v.gNotes, v.projectID)
-	b.Queue(`DELETE FROM gold_labels WHERE item_id = ANY($1) AND method = 'automatic' RETURNING item_id`, v.open)
+	b.Queue(`DELETE FROM gold_labels WHERE item_id = ANY($1) AND method IN ('automatic', 'trusted_judge') RETURNING item_id`, v.open)
 	// computed_at is when the verdict is written, after every answer it
 	// saw was committed: an answer set newer than it came after.
 	b.Queue(`
@@ -478,6 +481,9 @@ type GoldCounts struct {
 	// person.
 	Automatic   int
 	Adjudicated int
+	// Trusted items have the answers of the judge trust routing keeps as
+	// gold (GoldTrustedJudge).
+	Trusted int
 	// Queue items wait for a person: the rule could not decide them.
 	Queue int
 	// Pending items have complete labels the rule has not judged yet, or
@@ -487,7 +493,7 @@ type GoldCounts struct {
 }
 
 // Open is how many items have no gold yet.
-func (c GoldCounts) Open() int { return c.Items - c.Automatic - c.Adjudicated }
+func (c GoldCounts) Open() int { return c.Items - c.Automatic - c.Adjudicated - c.Trusted }
 
 // CountGold counts where the project's items stand. It reads every item's
 // answer sets, so it belongs on pages opened now and then.
@@ -513,8 +519,9 @@ func (db *DB) CountGold(ctx context.Context, projectID int64) (GoldCounts, error
 		       count(*) FILTER (WHERE humans < $2 AND method IS NULL),
 		       count(*) FILTER (WHERE method = 'automatic'),
 		       count(*) FILTER (WHERE method = 'adjudicated'),
-		       count(*) FILTER (WHERE decided = false AND method IS NULL)
-		FROM per`, projectID, p.Overlap).Scan(&c.Items, &c.Labelling, &c.Automatic, &c.Adjudicated, &c.Queue)
+		       count(*) FILTER (WHERE decided = false AND method IS NULL),
+		       count(*) FILTER (WHERE method = 'trusted_judge')
+		FROM per`, projectID, p.Overlap).Scan(&c.Items, &c.Labelling, &c.Automatic, &c.Adjudicated, &c.Queue, &c.Trusted)
 	if err != nil {
 		return c, mapErr(err, "count gold", "")
 	}
@@ -762,7 +769,8 @@ func (db *DB) ItemAnswerSets(ctx context.Context, projectID, itemID int64) ([]It
 // ItemGold is the gold of one item.
 type ItemGold struct {
 	Answers map[string]string // by rubric item key
-	// Method is adjudicated when a person set it, else automatic.
+	// Method is adjudicated when a person set it, trusted_judge when it is
+	// the answers of the judge trust routing keeps, else automatic.
 	Method string
 	// DecidedBy and DecidedByEmail name the person; "" for automatic gold.
 	DecidedBy      string
@@ -795,8 +803,13 @@ func (db *DB) FindGold(ctx context.Context, itemID int64) (*ItemGold, error) {
 			return nil, mapErr(err, "find gold", "")
 		}
 		g.Answers[key], g.Notes[key] = value, note
-		if method == "adjudicated" {
+		switch method {
+		case "adjudicated":
 			g.Method, g.DecidedBy, g.DecidedByEmail, g.Note = method, by, email, note
+		case GoldTrustedJudge:
+			if g.Method != "adjudicated" {
+				g.Method = method
+			}
 		}
 		if at.After(g.DecidedAt) {
 			g.DecidedAt = at

@@ -351,7 +351,7 @@ func (db *DB) projectsForUser(ctx context.Context, u *attune.User, after []any, 
 func (db *DB) listProjects(ctx context.Context, userID int64, all bool, after []any, limit *int) ([]attune.ProjectSummary, error) {
 	rows, err := db.pool.Query(ctx, `
 		SELECT p.id, p.name, rv.key || '@' || rv.version, p.status, p.overlap,
-		       coalesce(c.items, 0), coalesce(c.complete, 0), coalesce(m.role, '')
+		       coalesce(c.items, 0), coalesce(c.complete, 0), coalesce(m.role, ''), p.system_key
 		FROM projects p
 		JOIN rubric_versions rv ON rv.id = p.rubric_version_id
 		LEFT JOIN project_members m ON m.project_id = p.id AND m.user_id = $1
@@ -366,7 +366,7 @@ func (db *DB) listProjects(ctx context.Context, userID int64, all bool, after []
 	}
 	ps, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (attune.ProjectSummary, error) {
 		var p attune.ProjectSummary
-		err := r.Scan(&p.ID, &p.Name, &p.RubricRef, &p.Status, &p.Overlap, &p.Items, &p.Complete, &p.MemberRole)
+		err := r.Scan(&p.ID, &p.Name, &p.RubricRef, &p.Status, &p.Overlap, &p.Items, &p.Complete, &p.MemberRole, &p.SystemKey)
 		return p, err
 	})
 	return ps, mapErr(err, "list projects", "")

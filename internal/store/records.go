@@ -59,16 +59,19 @@ const recordConns = 3
 // The dataset export's three streams, each in item order.
 const (
 	// The items with their dialogue.
-	recordItemsSQL = `SELECT i.id, i.source_id, i.messages::text, i.meta::text FROM items i WHERE i.project_id = $1 ORDER BY i.id`
+	// The last column is the item's system, its meta under the project's
+	// system key (looked up once, as an init plan).
+	recordItemsSQL = `SELECT i.id, i.source_id, i.messages::text, i.meta::text, i.meta ->> (SELECT p.system_key FROM projects p WHERE p.id = $1)
+		FROM items i WHERE i.project_id = $1 ORDER BY i.id`
 	// Only the items with gold: a merge join with the ids of the gold's
 	// copy (migration 00039), read in the same order.
-	recordGoldItemsSQL = `SELECT i.id, i.source_id, i.messages::text, i.meta::text
+	recordGoldItemsSQL = `SELECT i.id, i.source_id, i.messages::text, i.meta::text, i.meta ->> (SELECT p.system_key FROM projects p WHERE p.id = $1)
 		FROM items i JOIN item_gold g ON g.item_id = i.id AND g.project_id = $1
 		WHERE i.project_id = $1
 		ORDER BY i.id`
 	// Each item's copy of its gold: one row per item.
 	recordGoldSQL = `
-		SELECT g.item_id, 0::bigint, g.gold, CASE WHEN g.adjudicated THEN 'adjudicated' ELSE 'automatic' END
+		SELECT g.item_id, 0::bigint, g.gold, CASE WHEN g.adjudicated THEN 'adjudicated' WHEN g.trusted THEN 'trusted_judge' ELSE 'automatic' END
 		FROM item_gold g
 		WHERE g.project_id = $1
 		ORDER BY g.item_id`
@@ -230,12 +233,12 @@ func (db *DB) exportRecords(ctx context.Context, projectID int64, keys []string,
 	for items.Next() {
 		var id int64
 		raw := items.RawValues()
-		if fd := items.FieldDescriptions(); len(raw) == 4 && binaryInt8(fd[0], raw[0]) && raw[1] != nil {
+		if fd := items.FieldDescriptions(); len(raw) == 5 && binaryInt8(fd[0], raw[0]) && raw[1] != nil {
 			id, rec.ItemID = int64(binary.BigEndian.Uint64(raw[0])), string(raw[1])
-		} else if err := items.Scan(&id, &rec.ItemID, nil, nil); err != nil {
+		} else if err := items.Scan(&id, &rec.ItemID, nil, nil, nil); err != nil {
 			return n, err
 		}
-		rec.Messages, rec.Meta = raw[2], raw[3]
+		rec.Messages, rec.Meta, rec.System = raw[2], raw[3], string(raw[4])
 		clear(rec.Gold)
 		rec.Decided = ""
 		if err := gold.each(id, func(_ int64, raw [][]byte) error {

@@ -667,3 +667,27 @@ func (w *failingWriter) Write(p []byte) (int, error) {
 	w.room -= len(p)
 	return len(p), nil
 }
+
+// TestExportRecordsCarryTheSystem: each record's system is its item's
+// meta under the project's system key, here "source": item-000 names
+// "pilot", the others none (null).
+func TestExportRecordsCarryTheSystem(t *testing.T) {
+	t.Parallel()
+	f, _ := recordsFixture(t)
+	if _, err := f.db.Pool().Exec(context.Background(), `UPDATE projects SET system_key = 'source' WHERE id = $1`, f.project.ID); err != nil {
+		t.Fatal(err)
+	}
+	want := map[any]any{"item-000": "pilot", "item-001": nil, "item-002": nil}
+	for _, which := range []export.Which{export.WhichLabels, export.WhichGold} {
+		out, n := exportRecords(t, f, export.JSONL, export.RecordOptions{Which: which})
+		lines := jsonLines(t, out)
+		if n == 0 || len(lines) != n {
+			t.Fatalf("%s: %d records, %d lines", which, n, len(lines))
+		}
+		for _, line := range lines {
+			if s, ok := line["system"]; !ok || s != want[line["id"]] {
+				t.Errorf("%s: %v has system %#v (present %v), want %#v", which, line["id"], s, ok, want[line["id"]])
+			}
+		}
+	}
+}

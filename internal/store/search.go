@@ -20,7 +20,8 @@ import (
 const MaxSearchPage = 100
 
 // The gold statuses an item search filters by: no gold yet, gold the
-// consensus rule set, gold a person set.
+// consensus rule set, gold a person set, gold a trusted judge's answers
+// decided (GoldTrustedJudge).
 const (
 	GoldOpen        = "open"
 	GoldAutomatic   = "automatic"
@@ -61,7 +62,8 @@ type ItemSearch struct {
 	// a nil MaxLabels leaves the top open.
 	MinLabels int
 	MaxLabels *int
-	// Gold is GoldOpen, GoldAutomatic or GoldAdjudicated; "" for any.
+	// Gold is GoldOpen, GoldAutomatic, GoldAdjudicated or
+	// GoldTrustedJudge; "" for any.
 	Gold string
 	// Concern keeps the items where some rater, person or judge, gave
 	// one of these answers; the caller derives them from the rubric (see
@@ -104,7 +106,7 @@ type ItemRow struct {
 	Meta    json.RawMessage
 	// People and Judges count the answer sets.
 	People, Judges int
-	// Gold is "", GoldAutomatic or GoldAdjudicated.
+	// Gold is "", GoldAutomatic, GoldAdjudicated or GoldTrustedJudge.
 	Gold    string
 	Flags   int
 	Pulled  bool
@@ -274,12 +276,14 @@ func (db *DB) searchItems(ctx context.Context, tx pgx.Tx, projectID int64, s Ite
 	case GoldOpen:
 		where = append(where, "NOT EXISTS (SELECT 1 FROM gold_labels g WHERE g.project_id = i.project_id AND g.item_id = i.id)")
 	case GoldAutomatic:
-		where = append(where, "EXISTS (SELECT 1 FROM gold_labels g WHERE g.project_id = i.project_id AND g.item_id = i.id)",
+		where = append(where, "EXISTS (SELECT 1 FROM gold_labels g WHERE g.project_id = i.project_id AND g.item_id = i.id AND g.method = 'automatic')",
 			"NOT EXISTS (SELECT 1 FROM gold_labels g WHERE g.project_id = i.project_id AND g.item_id = i.id AND g.method = 'adjudicated')")
+	case GoldTrustedJudge:
+		where = append(where, "EXISTS (SELECT 1 FROM gold_labels g WHERE g.project_id = i.project_id AND g.item_id = i.id AND g.method = 'trusted_judge')")
 	case GoldAdjudicated:
 		where = append(where, "EXISTS (SELECT 1 FROM gold_labels g WHERE g.project_id = i.project_id AND g.item_id = i.id AND g.method = 'adjudicated')")
 	default:
-		return ItemPage{}, attune.Invalid("gold", fmt.Sprintf("%q is not a gold status: open, automatic or adjudicated", s.Gold))
+		return ItemPage{}, attune.Invalid("gold", fmt.Sprintf("%q is not a gold status: open, automatic, adjudicated or trusted_judge", s.Gold))
 	}
 	if s.Concern != nil {
 		keys, values := make([]string, len(s.Concern)), make([]string, len(s.Concern))
@@ -526,6 +530,12 @@ func (db *DB) ItemHistory(ctx context.Context, projectID, itemID int64) ([]ItemE
 		UNION ALL
 		SELECT max(g.decided_at), '', 'gold set by the consensus rule', string_agg(g.rubric_item_key || '=' || g.value, ' ' ORDER BY g.rubric_item_key)
 		FROM gold_labels g JOIN it ON g.item_id = it.id WHERE g.method = 'automatic' HAVING count(*) > 0
+		UNION ALL
+		SELECT max(g.decided_at), '', 'gold set by the trusted judge', string_agg(g.rubric_item_key || '=' || g.value, ' ' ORDER BY g.rubric_item_key)
+		FROM gold_labels g JOIN it ON g.item_id = it.id WHERE g.method = 'trusted_judge' HAVING count(*) > 0
+		UNION ALL
+		SELECT t.decided_at, r.name, CASE t.decision WHEN 'kept' THEN 'kept by trust routing' ELSE 'escalated to people by trust routing' END, t.reason
+		FROM trust_routes t JOIN it ON t.item_id = it.id JOIN raters r ON r.id = t.rater_id
 		UNION ALL
 		SELECT e.occurred_at, coalesce(nullif(btrim(u.name), ''), u.email, ''),
 		       CASE e.action WHEN 'item.pull' THEN $3 ELSE $4 END, coalesce(e.details ->> 'via', '')

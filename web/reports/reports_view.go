@@ -77,6 +77,7 @@ func (s *Handler) reportView(r *http.Request, p *attune.Project, rr *reportReque
 		ExperimentURL: templ.SafeURL(fmt.Sprintf("/projects/%d/experiment", p.ID)),
 		SystemsURL:    templ.SafeURL(fmt.Sprintf("/projects/%d/systems", p.ID)),
 		FailuresURL:   templ.SafeURL(fmt.Sprintf("/projects/%d/failures", p.ID)),
+		TrustURL:      templ.SafeURL(fmt.Sprintf("/projects/%d/trust", p.ID)),
 		CSVURL:        templ.SafeURL(reportPath(p.ID) + ".csv" + reportQuery(rr.query)),
 		Filters:       rr.filters,
 		Import:        labelsImportForm(p.ID),

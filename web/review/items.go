@@ -77,8 +77,8 @@ func readItemSearch(q url.Values, def *rubric.Definition) (store.ItemSearch, err
 	} else if ok {
 		s.MaxLabels = &n
 	}
-	if !slices.Contains([]string{"", store.GoldOpen, store.GoldAutomatic, store.GoldAdjudicated}, s.Gold) {
-		return s, attune.Invalid("gold", fmt.Sprintf("%q is not a gold status: open, automatic or adjudicated", s.Gold))
+	if !slices.Contains([]string{"", store.GoldOpen, store.GoldAutomatic, store.GoldAdjudicated, store.GoldTrustedJudge}, s.Gold) {
+		return s, attune.Invalid("gold", fmt.Sprintf("%q is not a gold status: open, automatic, adjudicated or trusted_judge", s.Gold))
 	}
 	if s.Sort != "" && !slices.Contains(store.SearchSorts, s.Sort) {
 		return s, attune.Invalid("sort", fmt.Sprintf("%q is not an order: %s", s.Sort, strings.Join(store.SearchSorts, ", ")))
@@ -236,7 +236,7 @@ func (s *Handler) BrowseItems(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	f.Meta = append(f.Meta, "")
-	f.Gold = options(search.Gold, [][2]string{{"", "any"}, {store.GoldOpen, "no gold yet"}, {store.GoldAutomatic, "set by the consensus rule"}, {store.GoldAdjudicated, "adjudicated"}})
+	f.Gold = options(search.Gold, [][2]string{{"", "any"}, {store.GoldOpen, "no gold yet"}, {store.GoldAutomatic, "set by the consensus rule"}, {store.GoldAdjudicated, "adjudicated"}, {store.GoldTrustedJudge, "kept by the trusted judge"}})
 	keys := [][2]string{{"", "—"}}
 	for _, it := range def.Items {
 		keys = append(keys, [2]string{it.Key, it.Key})

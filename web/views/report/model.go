@@ -39,7 +39,9 @@ type Page struct {
 	// FailuresURL is the failure map: where a judge parts from people by
 	// kind of item.
 	FailuresURL templ.SafeURL
-	CSVURL      templ.SafeURL
+	// TrustURL is trust routing: where a judge may label alone.
+	TrustURL templ.SafeURL
+	CSVURL   templ.SafeURL
 	// Verdicts open the page: per judge the alt-test's answer, per rubric
 	// item the annotators' agreement.
 	Verdicts Verdicts
