@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"errors"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // A person's submit stores their answer set once (answers, notes and
@@ -11,6 +13,17 @@ import (
 // label rows every read of a project's labels uses are written from it
 // afterwards, by the settler within SettleBound or by the first such read
 // that comes sooner (currentLabels). Migration 00055 says why.
+
+// derivingWait is the longest a read waits for the locks that writing
+// its project's queued labels takes.
+const derivingWait = "2s"
+
+// isLockTimeout reports whether err is PostgreSQL giving up a wait for a
+// lock at lock_timeout.
+func isLockTimeout(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "55P03" // lock_not_available
+}
 
 // deriveBatchSize is the most answer sets one statement turns into
 // labels: a backlog is worked through in short statements.
@@ -111,10 +124,20 @@ func (db *DB) currentLabels(ctx context.Context, projectID int64) (int, error) {
 	for queued {
 		var n int
 		err := db.inTx(ctx, func(tx pgx.Tx) error {
+			// A deriving elsewhere holds its sets for milliseconds; a
+			// wait longer than derivingWait is for something else holding
+			// the labels (a lead's long transaction, a migration), and the
+			// read goes on without waiting for it, under its own limits.
+			if _, err := tx.Exec(ctx, `SELECT set_config('lock_timeout', $1, true)`, derivingWait); err != nil {
+				return err
+			}
 			var err error
 			n, err = deriveLabels(ctx, tx, projectID, deriveBatchSize)
 			return err
 		})
+		if isLockTimeout(err) {
+			return total, nil
+		}
 		if err != nil {
 			return total, mapErr(err, "derive labels", "")
 		}
