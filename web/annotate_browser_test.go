@@ -96,6 +96,7 @@ func chosen(t *testing.T, ctx context.Context) map[string]string {
 
 func (l *labelling) storedAnswers(t *testing.T, itemID string) map[string]string {
 	t.Helper()
+	writeQueuedLabels(t, l.a.db)
 	rows, err := l.a.db.Pool().Query(context.Background(), `SELECT rubric_item_key, value FROM labels WHERE item_id = $1::bigint`, itemID)
 	if err != nil {
 		t.Fatal(err)
@@ -194,6 +195,7 @@ func TestBrowserKeyboardLikert(t *testing.T) {
 	keys(t, ctx, "1\r") // emotion 1, save
 	waitItem(t, ctx, first)
 	var history int
+	writeQueuedLabels(t, l.a.db)
 	if err := l.a.db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM label_history h JOIN labels l ON l.id = h.label_id WHERE l.item_id = $1::bigint`, first).Scan(&history); err != nil {
 		t.Fatal(err)
 	}

@@ -68,6 +68,7 @@ func TestAnnotateSecondTabDifferent(t *testing.T) {
 	}
 	var revision, history int
 	ctx := context.Background()
+	writeQueuedLabels(t, l.a.db)
 	if err := l.a.db.Pool().QueryRow(ctx, `SELECT revision, (SELECT count(*) FROM label_history h JOIN labels x ON x.id = h.label_id WHERE x.item_id = $1)
 		FROM answer_sets WHERE item_id = $1`, id).Scan(&revision, &history); err != nil {
 		t.Fatal(err)

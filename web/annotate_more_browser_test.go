@@ -161,6 +161,7 @@ func TestBrowserTwoTabs(t *testing.T) {
 	history := func(item string) int {
 		t.Helper()
 		var n int
+		writeQueuedLabels(t, l.a.db)
 		if err := l.a.db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM label_history h JOIN labels x ON x.id = h.label_id WHERE x.item_id = $1::bigint`, item).Scan(&n); err != nil {
 			t.Fatal(err)
 		}

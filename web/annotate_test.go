@@ -203,6 +203,7 @@ func TestAnnotatePlainForms(t *testing.T) {
 
 	var rationale, safetyNote string
 	var active int64
+	writeQueuedLabels(t, l.a.db)
 	if err := l.a.db.Pool().QueryRow(context.Background(), `SELECT s.rationale, s.active_ms, l.rationale FROM answer_sets s JOIN labels l ON l.answer_set_id = s.id
 		WHERE s.item_id = $1 AND l.rubric_item_key = 'safety'`, first).Scan(&rationale, &active, &safetyNote); err != nil {
 		t.Fatal(err)
@@ -476,6 +477,7 @@ func TestAnnotateEditKeepsHistory(t *testing.T) {
 	if err := l.a.db.Pool().QueryRow(ctx, `SELECT count(*) FROM answer_sets WHERE item_id = $1`, id).Scan(&sets); err != nil {
 		t.Fatal(err)
 	}
+	writeQueuedLabels(t, l.a.db)
 	if err := l.a.db.Pool().QueryRow(ctx, `SELECT count(*), min(h.value), min(l.value) FROM label_history h JOIN labels l ON l.id = h.label_id
 		WHERE l.item_id = $1`, id).Scan(&history, &old, &now); err != nil {
 		t.Fatal(err)

@@ -115,6 +115,7 @@ func TestEvidenceAPI(t *testing.T) {
 func evidenceRows(t *testing.T, l *labelling, assignmentID int64) string {
 	t.Helper()
 	var s string
+	writeQueuedLabels(t, l.a.db)
 	if err := l.a.db.Pool().QueryRow(context.Background(), `SELECT coalesce(string_agg(l.rubric_item_key || '=' || l.evidence::text, ',' ORDER BY l.rubric_item_key), '')
 		FROM labels l JOIN assignments a ON a.item_id = l.item_id AND a.rater_id = l.rater_id WHERE a.id = $1`, assignmentID).Scan(&s); err != nil {
 		t.Fatal(err)

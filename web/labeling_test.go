@@ -19,6 +19,7 @@ func labelingRows(t *testing.T, l *labelling, itemID int64, u *attune.User) stri
 	t.Helper()
 	var assignment, set, labels string
 	var history int
+	writeQueuedLabels(t, l.a.db)
 	err := l.a.db.Pool().QueryRow(context.Background(), `SELECT
 		coalesce((SELECT a.state || ' flag=' || coalesce(a.flag, '') || ' note=' || coalesce(a.flag_note, '')
 			FROM assignments a JOIN raters r ON r.id = a.rater_id WHERE a.item_id = $1 AND r.user_id = $2), 'no assignment'),

@@ -215,6 +215,7 @@ func TestAPISensitiveAndLabelsImport(t *testing.T) {
 		t.Fatalf("a bad rubric item: %d %v, want 422 with lines", status, raw)
 	}
 	var n int
+	writeQueuedLabels(t, a.db)
 	if err := a.db.Pool().QueryRow(t.Context(), `SELECT count(*) FROM labels WHERE item_id IN (SELECT id FROM items WHERE project_id = $1)`, p.ID).Scan(&n); err != nil {
 		t.Fatal(err)
 	}

@@ -351,6 +351,7 @@ func TestFailoverLosesNoAcknowledgedLabel(t *testing.T) {
 	for asg, set := range acked {
 		ids, setIDs = append(ids, asg), append(setIDs, set)
 	}
+	writeQueuedLabels(t, h.db)
 	if err := h.db.Pool().QueryRow(ctx, `
 		SELECT count(*), count(DISTINCT (s.item_id, s.rater_id)),
 		       (SELECT count(*) FROM labels l WHERE l.answer_set_id = ANY($3)),

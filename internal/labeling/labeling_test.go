@@ -111,6 +111,7 @@ func (f *fixture) next(t *testing.T, u *attune.User) labeling.Held {
 // stored counts the answer sets and labels of an item.
 func (f *fixture) stored(t *testing.T, itemID int64) (sets, labels int) {
 	t.Helper()
+	writeQueuedLabels(t, f.db.DB)
 	if err := f.db.Pool().QueryRow(context.Background(), `SELECT (SELECT count(*) FROM answer_sets WHERE item_id = $1),
 		(SELECT count(*) FROM labels WHERE item_id = $1)`, itemID).Scan(&sets, &labels); err != nil {
 		t.Fatal(err)
@@ -146,6 +147,7 @@ func TestSubmit(t *testing.T) {
 	var rationale, note, emotion string
 	var active int64
 	var notes int
+	writeQueuedLabels(t, f.db.DB)
 	if err := f.db.Pool().QueryRow(ctx, `SELECT s.rationale, s.active_ms, l.rationale,
 		(SELECT value FROM labels WHERE answer_set_id = s.id AND rubric_item_key = 'emotion'),
 		(SELECT count(*) FROM labels WHERE answer_set_id = s.id AND rationale <> '')
@@ -172,6 +174,7 @@ func TestSubmit(t *testing.T) {
 		t.Fatalf("second tab: created %v, different %v, %v", other.Created, other.Different, err)
 	}
 	var stillEmotion string
+	writeQueuedLabels(t, f.db.DB)
 	if err := f.db.Pool().QueryRow(ctx, `SELECT value FROM labels WHERE answer_set_id = $1 AND rubric_item_key = 'emotion'`, res.AnswerSetID).Scan(&stillEmotion); err != nil {
 		t.Fatal(err)
 	}
@@ -311,6 +314,7 @@ func TestEdit(t *testing.T) {
 	}
 	var history int
 	var old, now, rationale string
+	writeQueuedLabels(t, f.db.DB)
 	if err := f.db.Pool().QueryRow(ctx, `SELECT count(*), min(h.value), min(l.value), min(s.rationale) FROM label_history h
 		JOIN labels l ON l.id = h.label_id JOIN answer_sets s ON s.id = l.answer_set_id WHERE l.item_id = $1`, h.Item.ID).
 		Scan(&history, &old, &now, &rationale); err != nil {

@@ -13,7 +13,7 @@ import (
 // (migration 00038, read by the dataset export) differs from their labels.
 func answerCopiesBehind(t *testing.T, db *store.DB) int {
 	t.Helper()
-	if err := store.WriteQueuedLabels(context.Background(), db); err != nil {
+	if err := db.WriteQueuedLabels(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	return countRows(t, db, `
@@ -116,7 +116,7 @@ func TestAnswerCopiesUnderConcurrentEdits(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.submit(t, a, ann)
-	if err := store.WriteQueuedLabels(ctx, f.db); err != nil {
+	if err := f.db.WriteQueuedLabels(ctx); err != nil {
 		t.Fatal(err)
 	}
 	keys := make([]string, 0, len(fullAnswers))

@@ -161,7 +161,7 @@ func TestSubmitIsIdempotent(t *testing.T) {
 		t.Fatalf("double submit: %+v then %+v", r1, r2)
 	}
 	// The labels are written from the set after the commit, once.
-	if err := store.WriteQueuedLabels(ctx, f.db); err != nil {
+	if err := f.db.WriteQueuedLabels(ctx); err != nil {
 		t.Fatal(err)
 	}
 	var sets, labels, done int
@@ -432,7 +432,7 @@ func TestSubmitIsSentAgainAfterADeadlock(t *testing.T) {
 	if !o.res.Created {
 		t.Fatalf("the submission stored nothing: %+v", o.res)
 	}
-	if err := store.WriteQueuedLabels(ctx, f.db); err != nil {
+	if err := f.db.WriteQueuedLabels(ctx); err != nil {
 		t.Fatal(err)
 	}
 	var sets, labels, counted int

@@ -30,25 +30,6 @@ func SetSettleHook(db *DB, hook func(context.Context, pgx.Tx) error) { db.settle
 // per transaction (0: the default).
 func SetSettleBatch(db *DB, n int) { db.settleBatch = n }
 
-// WriteQueuedLabels writes the labels of every answer set still queued for
-// them (pending.go), as a read of each project's labels would first.
-func WriteQueuedLabels(ctx context.Context, db *DB) error {
-	rows, err := db.pool.Query(ctx, `SELECT DISTINCT project_id FROM labels_pending`)
-	if err != nil {
-		return err
-	}
-	projects, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
-		return err
-	}
-	for _, p := range projects {
-		if _, err := db.currentLabels(ctx, p); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // DeriveLabels is deriveLabels, for a test that kills the transaction
 // writing labels before it commits.
 func DeriveLabels(ctx context.Context, tx pgx.Tx, projectID int64, limit int) (int, error) {

@@ -146,3 +146,23 @@ func (db *DB) currentLabels(ctx context.Context, projectID int64) (int, error) {
 	}
 	return total, nil
 }
+
+// WriteQueuedLabels writes the labels of every answer set still queued for
+// them, in every project, as a read of each project's labels would first:
+// for a caller that reads labels without the store (a test, a script).
+func (db *DB) WriteQueuedLabels(ctx context.Context) error {
+	rows, err := db.pool.Query(ctx, `SELECT DISTINCT project_id FROM labels_pending`)
+	if err != nil {
+		return mapErr(err, "derive labels", "")
+	}
+	projects, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return mapErr(err, "derive labels", "")
+	}
+	for _, p := range projects {
+		if _, err := db.currentLabels(ctx, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
