@@ -396,13 +396,13 @@ func TestExportsThroughTheWeb(t *testing.T) {
 	}
 	var formulas, negatives, judges int
 	for _, rec := range recs[1:] {
-		switch rec[5] {
+		switch rec[6] {
 		case "'" + payloads[0], "'" + payloads[1]:
 			formulas++
 		case "-1":
 			negatives++
 		}
-		if rec[1] == "'=cmd" && rec[8] == "structured" {
+		if rec[2] == "'=cmd" && rec[9] == "structured" {
 			judges++
 		}
 		for _, cell := range rec {

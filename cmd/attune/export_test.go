@@ -84,10 +84,10 @@ func TestGoldAndExportCommands(t *testing.T) {
 		t.Fatalf("header = %s", header)
 	}
 	byItem := map[string][]string{recs[1][0]: recs[1], recs[2][0]: recs[2]}
-	if r1 := byItem["r1"]; r1[5] != "4" || r1[7] != "3" || r1[11] != "automatic" || r1[12] != "rule" || r1[16] != "1.0000" {
+	if r1 := byItem["r1"]; r1[6] != "4" || r1[8] != "3" || r1[12] != "automatic" || r1[13] != "rule" || r1[17] != "1.0000" {
 		t.Fatalf("r1 = %v", r1)
 	}
-	if r2 := byItem["r2"]; r2[5] != "" || r2[11] != "open" || r2[15] != "2" || r2[16] != "0.8000" {
+	if r2 := byItem["r2"]; r2[6] != "" || r2[12] != "open" || r2[16] != "2" || r2[17] != "0.8000" {
 		t.Fatalf("r2 = %v", r2)
 	}
 	if entries, _ := os.ReadDir(filepath.Dir(out)); len(entries) != 1 {
