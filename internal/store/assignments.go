@@ -49,18 +49,44 @@ func requireAnnotator(ctx context.Context, tx pgx.Tx, projectID, userID int64) e
 	return err
 }
 
-// lockAssignmentMember is requireAnnotator for the project of one of the
-// person's assignments, found in the same statement: the membership row
-// is share-locked before the assignment is (queued next), the order
-// RemoveMember takes.
-const lockAssignmentMember = `
-	SELECT 1 FROM project_members m
+// lockSubmitted is requireAnnotator and the lock on the assignment being
+// submitted, in one statement: the person's membership of the
+// assignment's project share-locked first, then the assignment itself
+// (the order of the locking clauses, which is the order RemoveMember
+// takes), with what the submission needs to know of it. No row means the
+// assignment is not the person's, or they are no longer an annotator of
+// its project; whyNotSubmittable tells the two apart.
+const lockSubmitted = `
+	SELECT a.state, a.item_id, a.project_id, a.answer_set_id, c.pulled,
+	       EXISTS (SELECT 1 FROM content_notes_opened o WHERE o.rater_id = a.rater_id AND o.item_id = a.item_id),
+	       a.calibration
+	FROM project_members m
 	JOIN assignments a ON a.project_id = m.project_id AND a.id = $1
 	JOIN raters r ON r.id = a.rater_id AND r.user_id = m.user_id
+	JOIN item_counts c ON c.item_id = a.item_id
 	WHERE m.user_id = $2 AND m.role = 'annotator'
-	FOR SHARE OF m`
+	FOR SHARE OF m FOR UPDATE OF a`
+
+// whyNotSubmittable says why lockSubmitted found no row: pgx.ErrNoRows
+// when the assignment is not the person's, errNotAnnotatorNow when it is
+// but they are no longer an annotator of its project.
+func whyNotSubmittable(ctx context.Context, tx pgx.Tx, assignmentID, userID int64) error {
+	var mine bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM assignments a JOIN raters r ON r.id = a.rater_id WHERE a.id = $1 AND r.user_id = $2)`,
+		assignmentID, userID).Scan(&mine); err != nil {
+		return err
+	}
+	if !mine {
+		return pgx.ErrNoRows
+	}
+	return errNotAnnotatorNow
+}
 
 var errNotAnnotatorNow = attune.Forbidden("you are not an annotator on this project (any more); nothing was stored")
+
+// errNotLocked is lockSubmitted's empty answer, told apart by
+// whyNotSubmittable once the batch is read.
+var errNotLocked = errors.New("store: assignment not locked")
 
 // assignmentProject returns the project of one of the person's
 // assignments, read without a lock so that requireAnnotator can lock the
@@ -149,7 +175,7 @@ const (
 	// (store.DrawItems). Nobody who still has to qualify is given a real
 	// item.
 	claimOpen = `c.project_id = $1 AND NOT c.pulled AND NOT c.held AND c.filled < (SELECT overlap FROM me) AND NOT (SELECT qualifying FROM me)
-		AND NOT EXISTS (SELECT 1 FROM assignments x WHERE x.item_id = c.item_id AND x.rater_id = (SELECT id FROM me))`
+		AND NOT EXISTS (SELECT 1 FROM assignments x WHERE x.project_id = $1 AND x.item_id = c.item_id AND x.rater_id = (SELECT id FROM me))`
 )
 
 // queueClaim adds to a batch the statements that give the annotator their
@@ -235,7 +261,7 @@ const claimCalibration = `
 	pick AS (
 		SELECT k.item_id FROM calibration_items k
 		WHERE k.project_id = $1 AND (SELECT yes FROM due) AND NOT EXISTS ` + claimMine + `
-		  AND NOT EXISTS (SELECT 1 FROM assignments x WHERE x.item_id = k.item_id AND x.rater_id = (SELECT id FROM me)
+		  AND NOT EXISTS (SELECT 1 FROM assignments x WHERE x.project_id = $1 AND x.item_id = k.item_id AND x.rater_id = (SELECT id FROM me)
 		                  AND (NOT x.calibration OR x.calibration_attempt = (SELECT attempt FROM me)))
 		ORDER BY random() LIMIT 1)
 	INSERT INTO assignments AS a (project_id, item_id, rater_id, lease_expires_at, calibration, calibration_attempt)
@@ -412,11 +438,11 @@ func (db *DB) PeekQueue(ctx context.Context, projectID, userID int64) (Queue, er
 		        ORDER BY a.assigned_at LIMIT 1),
 		       CASE WHEN me.qualify > 0 AND me.passed < me.qualify THEN
 		         EXISTS (SELECT 1 FROM calibration_items k WHERE k.project_id = $1
-		                 AND NOT EXISTS (SELECT 1 FROM assignments x WHERE x.item_id = k.item_id AND x.rater_id = me.id
+		                 AND NOT EXISTS (SELECT 1 FROM assignments x WHERE x.project_id = $1 AND x.item_id = k.item_id AND x.rater_id = me.id
 		                                 AND (NOT x.calibration OR x.calibration_attempt = me.attempt)))
 		       ELSE
 		         EXISTS (SELECT 1 FROM item_counts c WHERE c.project_id = $1 AND NOT c.pulled AND NOT c.held AND c.filled < me.overlap
-		                 AND NOT EXISTS (SELECT 1 FROM assignments x WHERE x.item_id = c.item_id AND x.rater_id = me.id))
+		                 AND NOT EXISTS (SELECT 1 FROM assignments x WHERE x.project_id = $1 AND x.item_id = c.item_id AND x.rater_id = me.id))
 		       END,
 		       me.paused, me.paused_why, me.qualify, me.passed, me.answered
 		FROM me`, projectID, userID).Scan(&q.Status, &held, &q.Open, &paused, &why, &qualify, &passed, &answered)
@@ -566,16 +592,7 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 		b := &pgx.Batch{}
 		b.BeginTx(pgx.TxOptions{})
 		b.Queue(genericPlans)
-		b.Queue(`SELECT EXISTS (SELECT 1 FROM assignments a JOIN raters r ON r.id = a.rater_id WHERE a.id = $1 AND r.user_id = $2)`,
-			s.AssignmentID, s.UserID)
-		b.Queue(lockAssignmentMember, s.AssignmentID, s.UserID)
-		b.Queue(`
-			SELECT a.state, a.item_id, a.project_id, a.answer_set_id, c.pulled,
-			       EXISTS (SELECT 1 FROM content_notes_opened o WHERE o.rater_id = a.rater_id AND o.item_id = a.item_id),
-			       a.calibration
-			FROM assignments a JOIN raters r ON r.id = a.rater_id JOIN item_counts c ON c.item_id = a.item_id
-			WHERE a.id = $1 AND r.user_id = $2
-			FOR UPDATE OF a`, s.AssignmentID, s.UserID)
+		b.Queue(lockSubmitted, s.AssignmentID, s.UserID)
 		// An expired lease takes its slot back if the item still has
 		// room; an active one turns its hold into a label. Either way
 		// filled, the queue's order, stays as it was for an active one.
@@ -618,14 +635,13 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 			RETURNING stored.id`,
 			s.AssignmentID, s.UserID, s.NoteRequired, s.Rationale, s.ActiveMS, keys, values, notes, turns)
 		// A calibration item's answers, graded, go to calibration_answers
-		// instead: no answer set, no label, no count moved.
-		answersJSON, _ := json.Marshal(nonNil(s.Answers))
-		var g GradedAnswers
+		// instead: no answer set, no label, no count moved. Only a graded
+		// submission can store one, so an ungraded one does not send it.
 		if s.Graded != nil {
-			g = *s.Graded
-		}
-		goldJSON, _ := json.Marshal(nonNil(g.Gold))
-		b.Queue(`
+			answersJSON, _ := json.Marshal(nonNil(s.Answers))
+			g := *s.Graded
+			goldJSON, _ := json.Marshal(nonNil(g.Gold))
+			b.Queue(`
 			WITH a AS (
 				SELECT a.id, a.item_id, a.project_id, a.rater_id, a.calibration_attempt FROM assignments a JOIN raters r ON r.id = a.rater_id
 				WHERE a.id = $1 AND r.user_id = $2 AND a.state = 'active' AND a.calibration AND $4
@@ -638,7 +654,8 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 				RETURNING id, assignment_id)
 			UPDATE assignments x SET state = 'submitted', finished_at = now() FROM stored WHERE x.id = stored.assignment_id
 			RETURNING stored.id`,
-			s.AssignmentID, s.UserID, s.NoteRequired, s.Graded != nil, answersJSON, goldJSON, g.Matched, g.Compared, g.Passed, s.ActiveMS)
+				s.AssignmentID, s.UserID, s.NoteRequired, true, answersJSON, goldJSON, g.Matched, g.Compared, g.Passed, s.ActiveMS)
+		}
 		if s.ClaimNext {
 			queueClaim(b, projectID, s.UserID)
 		}
@@ -653,20 +670,11 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 				if _, err := br.Exec(); err != nil { // genericPlans
 					return err
 				}
-				var mine bool
-				if err := br.QueryRow().Scan(&mine); err != nil {
-					return err
-				} else if !mine {
-					return pgx.ErrNoRows
-				}
-				var one int
-				if err := br.QueryRow().Scan(&one); errors.Is(err, pgx.ErrNoRows) {
-					return errNotAnnotatorNow
-				} else if err != nil {
-					return err
-				}
 				var assignmentProject int64
 				if err := br.QueryRow().Scan(&state, &itemID, &assignmentProject, &existing, &pulled, &opened, &calib); err != nil {
+					if errors.Is(err, pgx.ErrNoRows) {
+						return errNotLocked
+					}
 					return err
 				}
 				if projectID != 0 && assignmentProject != projectID {
@@ -679,17 +687,22 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 				case !errors.Is(err, pgx.ErrNoRows):
 					return err
 				}
-				switch err := br.QueryRow().Scan(&res.AnswerSetID); {
-				case err == nil:
-					res.Created, res.Calibration = true, true
-				case !errors.Is(err, pgx.ErrNoRows):
-					return err
+				if s.Graded != nil {
+					switch err := br.QueryRow().Scan(&res.AnswerSetID); {
+					case err == nil:
+						res.Created, res.Calibration = true, true
+					case !errors.Is(err, pgx.ErrNoRows):
+						return err
+					}
 				}
 				if s.ClaimNext {
 					return c.read(br)
 				}
 				return nil
 			}()
+			if errors.Is(err, errNotLocked) {
+				return whyNotSubmittable(ctx, tx, s.AssignmentID, s.UserID)
+			}
 			if err != nil {
 				return err
 			}

@@ -56,7 +56,7 @@ var indexUses = map[string]indexUse{
 	"answer_sets_submitted_idx":       {query: `SELECT count(*) FROM answer_sets WHERE project_id = 1 AND submitted_at > now() - interval '1 day'`},
 	"answer_sets_rater_submitted_idx": {query: `SELECT id FROM answer_sets WHERE rater_id = 1 AND project_id = 2 ORDER BY submitted_at DESC, id DESC LIMIT 1`},
 	"api_tokens_user_idx":             {query: `SELECT id FROM api_tokens WHERE user_id = 1`},
-	"assignments_active_idx":          {query: `SELECT id FROM assignments WHERE project_id = 1 AND state = 'active' AND lease_expires_at < now()`},
+	"assignments_active_idx":          {query: `SELECT 1 FROM assignments WHERE project_id = 1 AND rater_id = 2 AND state = 'active'`},
 	"assignments_rater_idx":           {query: `SELECT item_id FROM assignments WHERE rater_id = 1 AND project_id = 2`},
 	"assignments_flags_idx":           {query: `SELECT id FROM assignments WHERE project_id = 1 AND flag IS NOT NULL ORDER BY finished_at DESC, id DESC LIMIT 50`},
 	"assignments_calibration_idx":     {query: `SELECT item_id FROM assignments WHERE rater_id = 1 AND project_id = 2 AND calibration ORDER BY assigned_at`},

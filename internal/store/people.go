@@ -77,7 +77,7 @@ func (db *DB) people(ctx context.Context, projectID, userID int64) ([]Person, er
 		       (SELECT count(*) FROM assignments a WHERE a.project_id = m.project_id AND a.rater_id = r.id AND a.state = 'active'
 		        AND a.calibration AND a.calibration_attempt = m.calibration_attempt),
 		       (SELECT count(*) FROM calibration_items k WHERE k.project_id = m.project_id
-		        AND NOT EXISTS (SELECT 1 FROM assignments x WHERE x.item_id = k.item_id AND x.rater_id = r.id
+		        AND NOT EXISTS (SELECT 1 FROM assignments x WHERE x.project_id = m.project_id AND x.item_id = k.item_id AND x.rater_id = r.id
 		                        AND (NOT x.calibration OR x.calibration_attempt = m.calibration_attempt))),
 		       (SELECT count(*) FROM answer_sets s WHERE s.project_id = m.project_id AND s.rater_id = r.id)
 		FROM project_members m JOIN users u ON u.id = m.user_id LEFT JOIN raters r ON r.user_id = m.user_id
