@@ -61,7 +61,9 @@ func TestAPIProbes(t *testing.T) {
 	body["temperature"] = 1
 	c.must(http.StatusCreated, "POST", "/api/v1/judges", body, &random)
 	c.must(http.StatusCreated, "POST", "/api/v1/judges", j.apiJudgeBody("Steady"), &steady) // temperature 0: answers as stable
-	path := func(judgeID int64) string { return fmt.Sprintf("/api/v1/projects/%d/judges/%d/probes", j.project.ID, judgeID) }
+	path := func(judgeID int64) string {
+		return fmt.Sprintf("/api/v1/projects/%d/judges/%d/probes", j.project.ID, judgeID)
+	}
 
 	// No calibration items yet.
 	status, raw := c.send("POST", path(random.ID), map[string]any{"k": 3}, nil)
