@@ -125,7 +125,7 @@ func TestPassedButUnstable(t *testing.T) {
 		RubricItems []struct {
 			Key    string `json:"key"`
 			Judges []struct {
-				Rater         int64 `json:"rater"`
+				Rater         int64  `json:"rater"`
 				Certification string `json:"certification"`
 				AltTest       struct {
 					Passed bool `json:"passed"`
