@@ -104,7 +104,11 @@ func TestSettingsCorpusWeb(t *testing.T) {
 			t.Errorf("project %q: %v", name, err)
 			continue
 		}
-		if d := settingscorpus.StoredDiffers(v, p); len(d) > 0 {
+		th, err := a.db.ProbeThresholds(context.Background(), p.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := settingscorpus.StoredDiffers(v, p, th); len(d) > 0 {
 			t.Errorf("project %q: stored %v unlike the case: %+v", name, d, p)
 		}
 	}

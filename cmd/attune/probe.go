@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"strconv"
@@ -172,35 +171,28 @@ func probeThresholds(ctx context.Context, e env, db *store.DB, p *attune.Project
 	if err != nil {
 		return err
 	}
-	changed := false
-	for _, f := range []struct {
-		name string
-		to   *float64
-	}{{"retest", &t.RetestChange}, {"perturb", &t.PerturbMove}, {"length", &t.LengthSlope}} {
-		if !set[f.name] {
-			continue
+	// Read and checked by the project settings' rules, named by this
+	// command's flags.
+	flagOf := map[string]string{probe.FieldRetestChange: "retest", probe.FieldPerturbMove: "perturb", probe.FieldMinItems: "min-items", probe.FieldLengthSlope: "length"}
+	typed := map[string]string{}
+	for field, name := range flagOf {
+		if set[name] {
+			typed[field] = get(name)
 		}
-		x, err := strconv.ParseFloat(strings.TrimSpace(get(f.name)), 64)
-		if err != nil {
-			return fmt.Errorf("%w: --%s: not a number: %q", errUsage, f.name, get(f.name))
-		}
-		*f.to, changed = x, true
 	}
-	if set["min-items"] {
-		n, err := strconv.Atoi(strings.TrimSpace(get("min-items")))
+	if len(typed) > 0 {
+		next, bad := probe.ReadThresholds(t, typed)
+		err := next.Validate()
+		if len(bad) > 0 {
+			err = &attune.ValidationError{Fields: bad}
+		}
+		if err == nil {
+			err = db.SetProbeThresholds(ctx, nil, p.ID, next)
+		}
 		if err != nil {
-			return fmt.Errorf("%w: --min-items: not a whole number: %q", errUsage, get("min-items"))
+			return flagErrors(err, flagOf)
 		}
-		t.MinItems, changed = n, true
-	}
-	if changed {
-		if err := db.SetProbeThresholds(ctx, nil, p.ID, t); err != nil {
-			var ve *attune.ValidationError
-			if errors.As(err, &ve) {
-				return fmt.Errorf("%w: %s", errUsage, ve.Fields["probe_thresholds"])
-			}
-			return err
-		}
+		t = next
 	}
 	if get("json") == "true" {
 		return writeJSON(e, t)

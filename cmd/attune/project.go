@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -15,6 +16,7 @@ import (
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/dataset"
 	"github.com/attune/attune/internal/importer"
+	"github.com/attune/attune/internal/probe"
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/store"
 )
@@ -28,6 +30,10 @@ func projectFlagsHelp(fs *flag.FlagSet) {
 	fs.String("epsilon", "", "a custom alt-test ε between 0 and 1, with --annotators custom or alone (create, set)")
 	fs.String("system-key", "", fmt.Sprintf("the item meta key that names an item's system, at most %d characters (create, set; default %s)", attune.MaxSystemKey, attune.DefaultSystemKey))
 	fs.String("evidence", "", "turn evidence: off (no turns are marked), optional (a person may mark the turns where a failing answer fails) or required (every failing answer names at least one turn) (create, set; default optional)")
+	fs.String("probe-retest", "", fmt.Sprintf("the probes' retest threshold: the largest share of items whose answer may change across the asks (create, set; default %v)", probe.DefaultRetestChange))
+	fs.String("probe-perturb", "", fmt.Sprintf("the probes' perturbation threshold: the largest share of items whose answer may move under one rewrite (create, set; default %v)", probe.DefaultPerturbMove))
+	fs.String("probe-min-items", "", fmt.Sprintf("the fewest items a probe judges on (create, set; default %d)", probe.DefaultMinItems))
+	fs.String("probe-length", "", fmt.Sprintf("the probes' length threshold: the largest difference of slopes per doubling of reply length (create, set; default %v)", probe.DefaultLengthSlope))
 	fs.String("instructions-file", "", "Markdown file of instructions for annotators (create)")
 	fs.String("lead", "", "email of a lead to put in charge (create)")
 	fs.String("project", "", "project name (set, add-member, remove-member, people, requalify)")
@@ -37,8 +43,8 @@ func projectFlagsHelp(fs *flag.FlagSet) {
 	fs.Bool("json", false, "print JSON (list, show, people)")
 }
 
-const projectUsage = `attune project create --name N --rubric KEY@VERSION [--overlap K] [--lease 30m] [--annotators experts|trained|crowd|custom] [--epsilon E] [--system-key KEY] [--evidence off|optional|required] [--instructions-file F] [--lead EMAIL]
-attune project set --project N [--annotators experts|trained|crowd|custom] [--epsilon E] [--system-key KEY] [--evidence off|optional|required]
+const projectUsage = `attune project create --name N --rubric KEY@VERSION [--overlap K] [--lease 30m] [--annotators experts|trained|crowd|custom] [--epsilon E] [--system-key KEY] [--evidence off|optional|required] [--probe-retest S] [--probe-perturb S] [--probe-min-items N] [--probe-length D] [--instructions-file F] [--lead EMAIL]
+attune project set --project N [--annotators experts|trained|crowd|custom] [--epsilon E] [--system-key KEY] [--evidence off|optional|required] [--probe-retest S] [--probe-perturb S] [--probe-min-items N] [--probe-length D]
 attune project list [--json]
 attune project show NAME [--json]
 attune project add-member --project N --email E [--role annotator|lead]
@@ -48,7 +54,8 @@ attune project requalify --project N --email E [--attempt N]`
 
 // projectFlagOf names the flag of a project setting whose field name is
 // not the flag's.
-var projectFlagOf = map[string]string{"system_key": "system-key", "evidence_policy": "evidence"}
+var projectFlagOf = map[string]string{"system_key": "system-key", "evidence_policy": "evidence",
+	probe.FieldRetestChange: "probe-retest", probe.FieldPerturbMove: "probe-perturb", probe.FieldMinItems: "probe-min-items", probe.FieldLengthSlope: "probe-length"}
 
 func runProject(ctx context.Context, e env, args []string) error {
 	if len(args) == 0 {
@@ -122,6 +129,8 @@ func runProject(ctx context.Context, e env, args []string) error {
 		if err != nil {
 			unread["evidence_policy"] = err.Error()
 		}
+		thresholds, bad := thresholdFlags(fs, given, probe.DefaultThresholds())
+		maps.Copy(unread, bad)
 		check := attune.Project{Name: strings.TrimSpace(get("name")), Instructions: instructions, Overlap: overlap, Lease: lease, Epsilon: epsilon, SystemKey: systemKey,
 			EvidencePolicy: evidence}
 		if err := check.Validate(); err != nil || len(unread) > 0 {
@@ -142,7 +151,7 @@ func runProject(ctx context.Context, e env, args []string) error {
 		}
 		p, err := db.CreateProject(ctx, lead, store.NewProject{Name: strings.TrimSpace(get("name")), Instructions: instructions,
 			RubricVersionID: rv.ID, Overlap: overlap, Lease: lease, Epsilon: epsilon, SystemKey: systemKey,
-			EvidencePolicy: evidence})
+			EvidencePolicy: evidence, ProbeThresholds: thresholds})
 		if err != nil {
 			return flagErrors(err, nil)
 		}
@@ -157,7 +166,8 @@ func runProject(ctx context.Context, e env, args []string) error {
 		}
 		// Only what is given changes; a set naming neither setting sets
 		// the ε of --annotators' default, as it did before there were two.
-		setEpsilon := given["annotators"] || given["epsilon"] || !(given["system-key"] || given["evidence"])
+		thresholdsGiven := slices.ContainsFunc(probe.ThresholdFields, func(f string) bool { return given[projectFlagOf[f]] })
+		setEpsilon := given["annotators"] || given["epsilon"] || !(given["system-key"] || given["evidence"] || thresholdsGiven)
 		check := *p
 		if setEpsilon {
 			epsilon, ok, msg := readEpsilonFlags(fs)
@@ -176,18 +186,31 @@ func runProject(ctx context.Context, e env, args []string) error {
 			}
 			check.EvidencePolicy = evidence
 		}
+		stored, err := db.ProbeThresholds(ctx, p.ID)
+		if err != nil {
+			return err
+		}
+		thresholds, bad := thresholdFlags(fs, given, stored)
 		// The store reads a zero ε and an empty key as "leave it": check
 		// them here.
-		if err := check.Validate(); err != nil {
-			return flagErrors(err, projectFlagOf)
+		if err := check.Validate(); err != nil || len(bad) > 0 {
+			var v *attune.ValidationError
+			if !errors.As(err, &v) {
+				v = &attune.ValidationError{Fields: map[string]string{}}
+			}
+			maps.Copy(v.Fields, bad)
+			return flagErrors(v, projectFlagOf)
 		}
 		err = db.UpdateProject(ctx, 0, p.ID, store.ProjectChanges{Name: p.Name, Instructions: p.Instructions,
 			Overlap: p.Overlap, Lease: p.Lease, Epsilon: check.Epsilon, SystemKey: check.SystemKey,
-			EvidencePolicy: check.EvidencePolicy})
+			EvidencePolicy: check.EvidencePolicy, ProbeThresholds: thresholds})
 		if err != nil {
 			return flagErrors(err, projectFlagOf)
 		}
-		fmt.Fprintf(e.stdout, "project %q: alt-test ε %s (%s), system key %q, turn evidence %s\n", p.Name, strconv.FormatFloat(check.Epsilon, 'f', -1, 64), attune.PoolOfEpsilon(check.Epsilon).Label, check.SystemKey, check.Evidence())
+		if thresholds != nil {
+			stored = *thresholds
+		}
+		fmt.Fprintf(e.stdout, "project %q: alt-test ε %s (%s), system key %q, turn evidence %s, %s\n", p.Name, strconv.FormatFloat(check.Epsilon, 'f', -1, 64), attune.PoolOfEpsilon(check.Epsilon).Label, check.SystemKey, check.Evidence(), thresholdsLine(stored))
 	case "list":
 		ps, err := db.ListAllProjects(ctx)
 		if err != nil {
@@ -393,8 +416,11 @@ type projectJSON struct {
 	// EvidencePolicy is the turn evidence setting: off, optional or
 	// required.
 	EvidencePolicy string `json:"evidence_policy"`
-	Items          int    `json:"items"`
-	Complete       int    `json:"complete"`
+	// ProbeThresholds are the project's probe thresholds, the defaults
+	// until a lead sets others.
+	ProbeThresholds probe.Thresholds `json:"probe_thresholds"`
+	Items           int              `json:"items"`
+	Complete        int              `json:"complete"`
 	// ItemsByLabels[n] is how many items have n human labels, n = 0..overlap.
 	ItemsByLabels []int `json:"items_by_labels"`
 	InProgress    int   `json:"in_progress"`
@@ -428,8 +454,12 @@ func showProject(ctx context.Context, e env, db *store.DB, p *attune.Project, as
 	if err != nil {
 		return err
 	}
+	thresholds, err := db.ProbeThresholds(ctx, p.ID)
+	if err != nil {
+		return err
+	}
 	out := projectJSON{ID: p.ID, Name: p.Name, Rubric: p.RubricRef, Status: string(p.Status), Overlap: p.Overlap,
-		Lease: p.Lease.String(), Epsilon: p.Epsilon, Pool: attune.PoolOfEpsilon(p.Epsilon).Key, SystemKey: p.SystemKey, EvidencePolicy: string(p.Evidence()), Items: pr.Items, Complete: pr.Complete, ItemsByLabels: pr.ByLabels, InProgress: pr.Active,
+		Lease: p.Lease.String(), Epsilon: p.Epsilon, Pool: attune.PoolOfEpsilon(p.Epsilon).Key, SystemKey: p.SystemKey, EvidencePolicy: string(p.Evidence()), ProbeThresholds: thresholds, Items: pr.Items, Complete: pr.Complete, ItemsByLabels: pr.ByLabels, InProgress: pr.Active,
 		LastHour: pr.LastHour, OutOfPool: pr.Pulled, Members: []memberJSON{}, Annotators: []annotatorJSON{}}
 	for _, m := range members {
 		out.Members = append(out.Members, memberJSON{m.Email, string(m.Role)})
@@ -440,8 +470,8 @@ func showProject(ctx context.Context, e env, db *store.DB, p *attune.Project, as
 	if asJSON {
 		return writeJSON(e, out)
 	}
-	fmt.Fprintf(e.stdout, "%s (id %d)\n  rubric %s · %s · %d per item · lease %s · alt-test ε %s (%s) · system key %q · turn evidence %s\n  %d items, %d complete, %d in progress, %d labels in the last hour\n",
-		p.Name, p.ID, p.RubricRef, p.Status, p.Overlap, p.Lease, strconv.FormatFloat(p.Epsilon, 'f', -1, 64), attune.PoolOfEpsilon(p.Epsilon).Label, p.SystemKey, p.Evidence(), pr.Items, pr.Complete, pr.Active, pr.LastHour)
+	fmt.Fprintf(e.stdout, "%s (id %d)\n  rubric %s · %s · %d per item · lease %s · alt-test ε %s (%s) · system key %q · turn evidence %s\n  %s\n  %d items, %d complete, %d in progress, %d labels in the last hour\n",
+		p.Name, p.ID, p.RubricRef, p.Status, p.Overlap, p.Lease, strconv.FormatFloat(p.Epsilon, 'f', -1, 64), attune.PoolOfEpsilon(p.Epsilon).Label, p.SystemKey, p.Evidence(), thresholdsLine(thresholds), pr.Items, pr.Complete, pr.Active, pr.LastHour)
 	if pr.Pulled > 0 {
 		fmt.Fprintf(e.stdout, "  %d out of the pool (not counted above)\n", pr.Pulled)
 	}
@@ -617,6 +647,38 @@ func runToken(ctx context.Context, e env, args []string) error {
 		fmt.Fprintf(e.stdout, "token %d revoked\n", id)
 	}
 	return nil
+}
+
+// thresholdFlags reads the probe threshold flags given over base: nil when
+// none is given; otherwise the thresholds they come to and the messages
+// (by setting name) of those that are not numbers or out of range, as
+// probe.ReadThresholds and probe.Thresholds.Validate say.
+func thresholdFlags(fs *flag.FlagSet, given map[string]bool, base probe.Thresholds) (*probe.Thresholds, map[string]string) {
+	typed := map[string]string{}
+	for _, f := range probe.ThresholdFields {
+		if name := projectFlagOf[f]; given[name] {
+			typed[f] = fs.Lookup(name).Value.String()
+		}
+	}
+	if len(typed) == 0 {
+		return nil, nil
+	}
+	t, bad := probe.ReadThresholds(base, typed)
+	var v *attune.ValidationError
+	if errors.As(t.Validate(), &v) {
+		for f, msg := range v.Fields {
+			if _, unread := bad[f]; !unread {
+				bad[f] = msg
+			}
+		}
+	}
+	return &t, bad
+}
+
+// thresholdsLine says a project's probe thresholds.
+func thresholdsLine(t probe.Thresholds) string {
+	return fmt.Sprintf("probes: retest at most %v changed, each rewrite at most %v moved, on at least %d items, length difference at most %v",
+		t.RetestChange, t.PerturbMove, t.MinItems, t.LengthSlope)
 }
 
 // evidenceFlag reads --evidence: left out, "" (the store's default on

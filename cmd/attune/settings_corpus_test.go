@@ -12,6 +12,7 @@ import (
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/dbtest"
+	"github.com/attune/attune/internal/probe"
 	"github.com/attune/attune/internal/settingscorpus"
 	"github.com/attune/attune/internal/store"
 )
@@ -83,6 +84,9 @@ func TestSettingsCorpusCLI(t *testing.T) {
 		args := []string{"project", "create", "--name", v["name"], "--rubric", "empathetic-understanding@1",
 			"--overlap", v["overlap"], "--lease", lease, "--instructions-file", instr, "--annotators", v["annotators"], "--system-key", v["system_key"],
 			"--evidence", v["evidence_policy"]}
+		for _, f := range probe.ThresholdFields {
+			args = append(args, "--"+projectFlagOf[f], v[f])
+		}
 		if v["epsilon"] != "" {
 			args = append(args, "--epsilon", v["epsilon"])
 		}
@@ -124,7 +128,11 @@ func checkStoredProjects(t *testing.T, db *store.DB, cases map[string]map[string
 			t.Errorf("project %q: %v", name, err)
 			continue
 		}
-		if d := settingscorpus.StoredDiffers(v, p); len(d) > 0 {
+		th, err := db.ProbeThresholds(context.Background(), p.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := settingscorpus.StoredDiffers(v, p, th); len(d) > 0 {
 			t.Errorf("project %q: stored %v unlike the case: %+v", name, d, p)
 		}
 	}

@@ -46,21 +46,6 @@ func DefaultThresholds() Thresholds {
 	return Thresholds{RetestChange: DefaultRetestChange, PerturbMove: DefaultPerturbMove, MinItems: DefaultMinItems, LengthSlope: DefaultLengthSlope}
 }
 
-// Validate says which threshold is out of range.
-func (t Thresholds) Validate() error {
-	switch {
-	case !(t.RetestChange >= 0 && t.RetestChange < 1):
-		return fmt.Errorf("probe: the retest threshold must be a share from 0 up to (not including) 1, not %v", t.RetestChange)
-	case !(t.PerturbMove >= 0 && t.PerturbMove < 1):
-		return fmt.Errorf("probe: the perturbation threshold must be a share from 0 up to (not including) 1, not %v", t.PerturbMove)
-	case t.MinItems < 2:
-		return fmt.Errorf("probe: the fewest items must be at least 2, not %d", t.MinItems)
-	case !(t.LengthSlope >= 0 && t.LengthSlope <= 10):
-		return fmt.Errorf("probe: the length threshold must be a difference of slopes from 0 to 10 per doubling, not %v", t.LengthSlope)
-	}
-	return nil
-}
-
 // Verdict is a probe's answer.
 type Verdict string
 

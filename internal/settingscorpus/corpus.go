@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/probe"
 	"github.com/attune/attune/internal/rubric"
 )
 
@@ -108,10 +109,26 @@ func Project(v map[string]string) (p attune.Project, ok bool) {
 	return p, err1 == nil && err2 == nil && read
 }
 
+// ProbeThresholds are a project case's probe thresholds as read by
+// probe.ReadThresholds over the defaults, with the messages of those it
+// cannot read.
+func ProbeThresholds(v map[string]string) (probe.Thresholds, map[string]string) {
+	typed := map[string]string{}
+	for _, f := range probe.ThresholdFields {
+		if x, ok := v[f]; ok {
+			typed[f] = x
+		}
+	}
+	return probe.ReadThresholds(probe.DefaultThresholds(), typed)
+}
+
 // WantProject is the verdict of the rules on a project case.
 func (c Corpus) WantProject(v map[string]string) map[string]string {
 	p, _ := Project(v)
 	out := fields(p.Validate())
+	t, unread := ProbeThresholds(v)
+	maps.Copy(out, fields(t.Validate()))
+	maps.Copy(out, unread)
 	for _, f := range []string{"overlap", "lease"} {
 		if _, err := strconv.Atoi(v[f]); err != nil {
 			out[f] = attune.ProjectFieldMessage(f)
@@ -131,12 +148,19 @@ func fields(err error) map[string]string {
 	return out
 }
 
-// StoredDiffers names the text settings of an accepted project case that
-// the project stored from it does not hold as given: the turn evidence
-// setting and the system key (each path's own tests check the numbers).
-func StoredDiffers(v map[string]string, p *attune.Project) []string {
+// StoredDiffers names the settings of an accepted project case that the
+// project stored from it (p, with its probe thresholds t) does not hold as
+// given: the turn evidence setting, the system key and the probe
+// thresholds (each path's own tests check the other numbers).
+func StoredDiffers(v map[string]string, p *attune.Project, t probe.Thresholds) []string {
 	want, _ := Project(v)
 	var out []string
+	wantT, _ := ProbeThresholds(v)
+	for _, f := range probe.ThresholdFields {
+		if t.Setting(f) != wantT.Setting(f) {
+			out = append(out, f)
+		}
+	}
 	if p.Evidence() != want.Evidence() {
 		out = append(out, "evidence_policy")
 	}

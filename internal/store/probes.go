@@ -179,12 +179,12 @@ func (db *DB) ProbeThresholds(ctx context.Context, projectID int64) (probe.Thres
 	return t, nil
 }
 
-// SetProbeThresholds stores the project's probe thresholds, refusing
-// (as an *attune.ValidationError on "probe_thresholds") what
-// probe.Thresholds.Validate refuses.
+// SetProbeThresholds stores the project's probe thresholds, refusing what
+// probe.Thresholds.Validate refuses with its *attune.ValidationError (on
+// the fields of probe.ThresholdFields).
 func (db *DB) SetProbeThresholds(ctx context.Context, actorID *int64, projectID int64, t probe.Thresholds) error {
 	if err := t.Validate(); err != nil {
-		return attune.Invalid("probe_thresholds", err.Error())
+		return err
 	}
 	b, _ := json.Marshal(t)
 	err := db.inTx(ctx, func(tx pgx.Tx) error {

@@ -2,14 +2,17 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/probe"
 	"github.com/attune/attune/internal/rubric"
 )
 
@@ -29,6 +32,9 @@ type NewProject struct {
 	// SystemKey is the item meta key naming an item's system; "" means
 	// attune.DefaultSystemKey.
 	SystemKey string
+	// ProbeThresholds are the project's probe thresholds; nil stores none,
+	// so the project reads probe.DefaultThresholds.
+	ProbeThresholds *probe.Thresholds
 }
 
 // ProjectChanges are the fields a lead may edit after creation. The rubric
@@ -46,6 +52,9 @@ type ProjectChanges struct {
 	// SystemKey is the item meta key naming an item's system; "" leaves
 	// the stored one.
 	SystemKey string
+	// ProbeThresholds are the project's probe thresholds; nil leaves the
+	// stored ones.
+	ProbeThresholds *probe.Thresholds
 }
 
 const projectColumns = `p.id, p.name, p.instructions, p.rubric_version_id, rv.key || '@' || rv.version,
@@ -74,15 +83,16 @@ func (db *DB) CreateProject(ctx context.Context, creatorID *int64, np NewProject
 		}
 		check := attune.Project{Name: np.Name, Instructions: np.Instructions, Overlap: np.Overlap, Lease: np.Lease, Epsilon: np.Epsilon,
 			EvidencePolicy: np.EvidencePolicy, SystemKey: np.SystemKey}
-		if err := check.Validate(); err != nil {
+		if err := validateSettings(check, np.ProbeThresholds); err != nil {
 			return err
 		}
+		thresholds := thresholdsJSON(np.ProbeThresholds)
 		// Valid, so it parses: empty becomes the default.
 		policy, _ := rubric.ParseEvidencePolicy(string(np.EvidencePolicy))
 		var id int64
-		err := tx.QueryRow(ctx, `INSERT INTO projects (name, instructions, rubric_version_id, overlap, lease_seconds, alt_epsilon, evidence_policy, system_key, created_by)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
-			np.Name, np.Instructions, np.RubricVersionID, np.Overlap, int(np.Lease.Seconds()), np.Epsilon, policy, np.SystemKey, creatorID).Scan(&id)
+		err := tx.QueryRow(ctx, `INSERT INTO projects (name, instructions, rubric_version_id, overlap, lease_seconds, alt_epsilon, evidence_policy, system_key, probe_thresholds, created_by)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
+			np.Name, np.Instructions, np.RubricVersionID, np.Overlap, int(np.Lease.Seconds()), np.Epsilon, policy, np.SystemKey, thresholds, creatorID).Scan(&id)
 		if err != nil {
 			return err
 		}
@@ -97,7 +107,7 @@ func (db *DB) CreateProject(ctx context.Context, creatorID *int64, np NewProject
 		}
 		return audit(ctx, tx, attune.AuditEvent{ActorID: creatorID, Action: "project.create", ProjectID: &id, Subject: np.Name,
 			Details: map[string]string{"rubric": p.RubricRef, "overlap": fmt.Sprint(np.Overlap), "epsilon": fmt.Sprint(np.Epsilon),
-				"evidence_policy": string(policy), "system_key": np.SystemKey}})
+				"evidence_policy": string(policy), "system_key": np.SystemKey, "probe_thresholds": string(thresholds)}})
 	})
 	if err != nil {
 		return nil, mapErr(err, "create project", fmt.Sprintf("a project named %q already exists", np.Name))
@@ -121,14 +131,16 @@ func (db *DB) UpdateProject(ctx context.Context, actorID, projectID int64, c Pro
 			// Likewise: the stored key stays.
 			check.SystemKey = attune.DefaultSystemKey
 		}
-		if err := check.Validate(); err != nil {
+		if err := validateSettings(check, c.ProbeThresholds); err != nil {
 			return err
 		}
+		thresholds := thresholdsJSON(c.ProbeThresholds)
 		tag, err := tx.Exec(ctx, `UPDATE projects SET name = $2, instructions = $3, overlap = $4, lease_seconds = $5,
 			alt_epsilon = COALESCE(NULLIF($6::double precision, 0), alt_epsilon),
 			evidence_policy = COALESCE(NULLIF($7::text, ''), evidence_policy),
-			system_key = COALESCE(NULLIF($8::text, ''), system_key), updated_at = now()
-			WHERE id = $1`, projectID, c.Name, c.Instructions, c.Overlap, int(c.Lease.Seconds()), c.Epsilon, string(c.EvidencePolicy), c.SystemKey)
+			system_key = COALESCE(NULLIF($8::text, ''), system_key),
+			probe_thresholds = COALESCE($9::jsonb, probe_thresholds), updated_at = now()
+			WHERE id = $1`, projectID, c.Name, c.Instructions, c.Overlap, int(c.Lease.Seconds()), c.Epsilon, string(c.EvidencePolicy), c.SystemKey, thresholds)
 		if err != nil {
 			return err
 		}
@@ -141,9 +153,49 @@ func (db *DB) UpdateProject(ctx context.Context, actorID, projectID int64, c Pro
 		}
 		return audit(ctx, tx, attune.AuditEvent{ActorID: actor, Action: "project.update", ProjectID: &projectID, Subject: c.Name,
 			Details: map[string]string{"overlap": fmt.Sprint(c.Overlap), "lease": c.Lease.String(), "epsilon": fmt.Sprint(c.Epsilon),
-				"evidence_policy": string(c.EvidencePolicy), "system_key": c.SystemKey}})
+				"evidence_policy": string(c.EvidencePolicy), "system_key": c.SystemKey, "probe_thresholds": string(thresholds)}})
 	})
 	return mapErr(err, "update project", fmt.Sprintf("a project named %q already exists", c.Name))
+}
+
+// validateSettings checks a project's settings and, when given, its probe
+// thresholds, naming every bad field of both in one
+// *attune.ValidationError.
+func validateSettings(p attune.Project, t *probe.Thresholds) error {
+	var bad map[string]string
+	for _, err := range []error{p.Validate(), validThresholds(t)} {
+		var v *attune.ValidationError
+		if err == nil {
+			continue
+		}
+		if !errors.As(err, &v) {
+			return err
+		}
+		if bad == nil {
+			bad = map[string]string{}
+		}
+		maps.Copy(bad, v.Fields)
+	}
+	if bad != nil {
+		return &attune.ValidationError{Fields: bad}
+	}
+	return nil
+}
+
+func validThresholds(t *probe.Thresholds) error {
+	if t == nil {
+		return nil
+	}
+	return t.Validate()
+}
+
+// thresholdsJSON is the probe_thresholds column of t: NULL for none.
+func thresholdsJSON(t *probe.Thresholds) []byte {
+	if t == nil {
+		return nil
+	}
+	b, _ := json.Marshal(t)
+	return b
 }
 
 // SetProjectStatus pauses, resumes or archives a project. A paused or

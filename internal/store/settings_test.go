@@ -10,6 +10,7 @@ import (
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/dbtest"
+	"github.com/attune/attune/internal/probe"
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/settingscorpus"
 	"github.com/attune/attune/internal/store"
@@ -54,18 +55,24 @@ func TestSettingsCorpus(t *testing.T) {
 		v := c.Values(c.ProjectBase, k)
 		want := c.WantProject(v)
 		p, _ := settingscorpus.Project(v)
+		thresholds, _ := settingscorpus.ProbeThresholds(v)
 		if len(want) == 0 {
 			p.Name = fmt.Sprintf("%s %d", p.Name, i)
 		}
 		_, err := db.CreateProject(ctx, nil, store.NewProject{Name: p.Name, Instructions: p.Instructions, RubricVersionID: rv.ID,
-			Overlap: p.Overlap, Lease: p.Lease, Epsilon: p.Epsilon, SystemKey: p.SystemKey, EvidencePolicy: p.EvidencePolicy})
+			Overlap: p.Overlap, Lease: p.Lease, Epsilon: p.Epsilon, SystemKey: p.SystemKey, EvidencePolicy: p.EvidencePolicy,
+			ProbeThresholds: &thresholds})
 		compare(t, "project "+k.Name, err, want)
 		if len(want) == 0 {
 			got, err := db.FindProjectByName(ctx, p.Name)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := settingscorpus.StoredDiffers(v, got); len(d) > 0 {
+			gotT, err := db.ProbeThresholds(ctx, got.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := settingscorpus.StoredDiffers(v, got, gotT); len(d) > 0 {
 				t.Errorf("project %s: stored %v unlike the case: %+v", k.Name, d, got)
 			}
 		}
@@ -108,6 +115,31 @@ func TestSettingsCorpus(t *testing.T) {
 	if got, err2 := db.FindProjectByID(ctx, p.ID); err != nil || err2 != nil || got.Epsilon != 0.12 {
 		t.Errorf("update of ε: %v %v %+v", err, err2, got)
 	}
+	// Probe thresholds: refused beside the project's own fields, nothing
+	// stored; accepted, stored; left out, kept.
+	before, err := db.ProbeThresholds(ctx, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := probe.Thresholds{RetestChange: 1, PerturbMove: 0.2, MinItems: 1, LengthSlope: 0.3}
+	err = db.UpdateProject(ctx, 0, p.ID, store.ProjectChanges{Name: p.Name, Overlap: 0, Lease: time.Hour, Epsilon: 0.12, ProbeThresholds: &bad})
+	compare(t, "project update of probe thresholds", err, map[string]string{"overlap": attune.ProjectFieldMessage("overlap"),
+		probe.FieldRetestChange: probe.ThresholdMessage(probe.FieldRetestChange), probe.FieldMinItems: probe.ThresholdMessage(probe.FieldMinItems)})
+	if got, err := db.ProbeThresholds(ctx, p.ID); err != nil || got != before {
+		t.Errorf("after a refused update the thresholds are %+v (%v), were %+v", got, err, before)
+	}
+	good := probe.Thresholds{RetestChange: 0.2, PerturbMove: 0.25, MinItems: 4, LengthSlope: 0.5}
+	if err := db.UpdateProject(ctx, 0, p.ID, store.ProjectChanges{Name: p.Name, Overlap: 3, Lease: time.Hour, ProbeThresholds: &good}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.UpdateProject(ctx, 0, p.ID, store.ProjectChanges{Name: p.Name, Overlap: 3, Lease: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := db.ProbeThresholds(ctx, p.ID); err != nil || got != good {
+		t.Errorf("thresholds %+v (%v), want %+v kept", got, err, good)
+	}
+	compare(t, "set probe thresholds", db.SetProbeThresholds(ctx, nil, p.ID, probe.Thresholds{RetestChange: 0.1, PerturbMove: 0.1, MinItems: 10, LengthSlope: 11}),
+		map[string]string{probe.FieldLengthSlope: probe.ThresholdMessage(probe.FieldLengthSlope)})
 	jd := js[0]
 	err = db.UpdateJudge(ctx, nil, policy, jd.ID, store.NewJudge{Name: jd.Name, Provider: jd.Provider, BaseURL: "http://u:p@127.0.0.1:9/v1", Model: jd.Model,
 		Settings: attune.JudgeSettings{MaxTokens: 5_000_000}})

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"slices"
@@ -20,6 +21,7 @@ import (
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/calibration"
 	"github.com/attune/attune/internal/importer"
+	"github.com/attune/attune/internal/probe"
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/store"
 	"github.com/attune/attune/web/kit"
@@ -38,12 +40,16 @@ type projectInput struct {
 	// evidence is "" when the form has no such field: the stored or
 	// default setting (the store reads "" so).
 	evidence rubric.EvidencePolicy
+	// probe are the probe thresholds, nil when the form has none of their
+	// fields: the stored or default ones.
+	probe *probe.Thresholds
 }
 
 // readProjectForm reads the fields the create and edit forms share and
 // checks them, returning what was typed (to show again) and a message per
-// bad field.
-func readProjectForm(r *http.Request) (project.Form, projectInput, map[string]string) {
+// bad field. The probe thresholds typed are laid over stored (the
+// project's, or the defaults for a new one).
+func readProjectForm(r *http.Request, stored probe.Thresholds) (project.Form, projectInput, map[string]string) {
 	f := project.Form{
 		Name:         strings.TrimSpace(r.PostFormValue("name")),
 		RubricID:     strings.TrimSpace(r.PostFormValue("rubric")),
@@ -88,10 +94,51 @@ func readProjectForm(r *http.Request) (project.Form, projectInput, map[string]st
 	p := attune.Project{Name: in.name, Instructions: in.instructions, Overlap: in.overlap, Lease: in.lease, Epsilon: in.epsilon, SystemKey: checkKey,
 		EvidencePolicy: in.evidence}
 	errs := kit.FieldErrors(p.Validate())
+	// A form without the thresholds' fields keeps them; each sent is read.
+	typed := map[string]string{}
+	for _, field := range probe.ThresholdFields {
+		if v, sent := r.PostForm[field]; sent && len(v) > 0 {
+			typed[field] = v[0]
+		}
+	}
+	thresholds, unreadThresholds := probe.ReadThresholds(stored, typed)
+	f.Probes = thresholdFields(thresholds, typed)
+	if len(typed) > 0 {
+		in.probe = &thresholds
+		maps.Copy(errs, kit.FieldErrors(thresholds.Validate()))
+		maps.Copy(errs, unreadThresholds)
+	}
 	for k, m := range unread {
 		errs[k] = m
 	}
 	return f, in, errs
+}
+
+// thresholdNames are the project form's labels and help of the probe
+// thresholds.
+var thresholdNames = map[string][2]string{
+	probe.FieldRetestChange: {"Retest: most items whose answer may change", fmt.Sprintf("A share from 0 up to 1 (default %v): asked the same item several times, the judge is unstable when more of the items change their answer.", probe.DefaultRetestChange)},
+	probe.FieldPerturbMove:  {"Rewrite: most items whose answer may move", fmt.Sprintf("A share from 0 up to 1 (default %v): under one neutral rewrite of the dialogue, the judge is unstable when more of the items move.", probe.DefaultPerturbMove)},
+	probe.FieldMinItems:     {"Fewest items a probe judges on", fmt.Sprintf("A whole number of at least 2 (default %d): on fewer calibration items a probe says too few items and fails nothing.", probe.DefaultMinItems)},
+	probe.FieldLengthSlope:  {"Length: largest difference of slopes", fmt.Sprintf("From 0 to %d per doubling of the reply's length (default %v): the judge is unstable when its slope parts from the people's by more.", probe.MaxLengthSlope, probe.DefaultLengthSlope)},
+}
+
+// thresholdFields are the form's threshold fields: what was typed where a
+// field was sent, otherwise t's.
+func thresholdFields(t probe.Thresholds, typed map[string]string) []project.Threshold {
+	out := make([]project.Threshold, 0, len(probe.ThresholdFields))
+	for _, field := range probe.ThresholdFields {
+		v, ok := typed[field]
+		if !ok {
+			v = t.Setting(field)
+		}
+		step := "any"
+		if field == probe.FieldMinItems {
+			step = "1"
+		}
+		out = append(out, project.Threshold{Field: field, Label: thresholdNames[field][0], Help: thresholdNames[field][1], Value: v, Step: step})
+	}
+	return out
 }
 
 // annotatorPools are the answers the project form offers to "who are the
@@ -127,7 +174,7 @@ func (s *Handler) NewProjectPage(w http.ResponseWriter, r *http.Request) error {
 	return s.renderNewProject(w, r, http.StatusOK, project.Form{
 		Overlap: strconv.Itoa(attune.DefaultOverlap), LeaseMinutes: strconv.Itoa(int(attune.DefaultLease / time.Minute)),
 		Annotators: attune.PoolOfEpsilon(attune.DefaultEpsilon).Key, SystemKey: attune.DefaultSystemKey,
-		Evidence: string(rubric.EvidenceOptional),
+		Evidence: string(rubric.EvidenceOptional), Probes: thresholdFields(probe.DefaultThresholds(), nil),
 	}, nil)
 }
 
@@ -149,7 +196,7 @@ func (s *Handler) renderNewProject(w http.ResponseWriter, r *http.Request, statu
 // the form again with what was wrong.
 func (s *Handler) CreateProject(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	form, in, errs := readProjectForm(r)
+	form, in, errs := readProjectForm(r, probe.DefaultThresholds())
 	rubricID, err := strconv.ParseInt(form.RubricID, 10, 64)
 	if err != nil {
 		errs["rubric"] = "Choose the rubric version the project labels with."
@@ -164,7 +211,7 @@ func (s *Handler) CreateProject(w http.ResponseWriter, r *http.Request) error {
 	actor := kit.UserFrom(ctx).ID
 	p, err := s.DB.CreateProject(ctx, &actor, store.NewProject{
 		Name: in.name, Instructions: in.instructions, RubricVersionID: rubricID, Overlap: in.overlap, Lease: in.lease, Epsilon: in.epsilon,
-		SystemKey: in.systemKey, EvidencePolicy: in.evidence,
+		SystemKey: in.systemKey, EvidencePolicy: in.evidence, ProbeThresholds: in.probe,
 	})
 	if errors.Is(err, attune.ErrConflict) {
 		return s.renderNewProject(w, r, http.StatusConflict, form, map[string]string{"name": kit.Capitalize(attune.PublicMessage(err)) + "; choose another name."})
@@ -397,11 +444,15 @@ func (s *Handler) EditProjectPage(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
+	t, err := s.DB.ProbeThresholds(r.Context(), p.ID)
+	if err != nil {
+		return err
+	}
 	form := project.Form{
 		Name: p.Name, Instructions: p.Instructions,
 		Overlap: strconv.Itoa(p.Overlap), LeaseMinutes: strconv.Itoa(int(p.Lease / time.Minute)),
 		Annotators: attune.PoolOfEpsilon(p.Epsilon).Key, Epsilon: strconv.FormatFloat(p.Epsilon, 'f', -1, 64),
-		SystemKey: p.SystemKey, Evidence: string(p.Evidence()),
+		SystemKey: p.SystemKey, Evidence: string(p.Evidence()), Probes: thresholdFields(t, nil),
 	}
 	s.renderEditProject(w, r, http.StatusOK, p, form, nil)
 	return nil
@@ -421,7 +472,11 @@ func (s *Handler) UpdateProject(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	form, in, errs := readProjectForm(r)
+	stored, err := s.DB.ProbeThresholds(r.Context(), p.ID)
+	if err != nil {
+		return err
+	}
+	form, in, errs := readProjectForm(r, stored)
 	if len(errs) > 0 {
 		s.renderEditProject(w, r, http.StatusUnprocessableEntity, p, form, errs)
 		return nil
@@ -429,7 +484,7 @@ func (s *Handler) UpdateProject(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	err = s.DB.UpdateProject(ctx, kit.UserFrom(ctx).ID, p.ID, store.ProjectChanges{
 		Name: in.name, Instructions: in.instructions, Overlap: in.overlap, Lease: in.lease, Epsilon: in.epsilon,
-		SystemKey: in.systemKey, EvidencePolicy: in.evidence,
+		SystemKey: in.systemKey, EvidencePolicy: in.evidence, ProbeThresholds: in.probe,
 	})
 	if errors.Is(err, attune.ErrConflict) {
 		s.renderEditProject(w, r, http.StatusConflict, p, form, map[string]string{"name": kit.Capitalize(attune.PublicMessage(err)) + "; choose another name."})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/dataset"
 	"github.com/attune/attune/internal/importer"
+	"github.com/attune/attune/internal/probe"
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/store"
 	"github.com/attune/attune/web/kit"
@@ -36,12 +38,35 @@ type apiProjectInput struct {
 	// EvidencePolicy is the turn evidence setting: off, optional or
 	// required.
 	EvidencePolicy *string `json:"evidence_policy"`
+	// The probe thresholds (probe.ThresholdFields), each optional.
+	ProbeRetestChange *float64 `json:"probe_retest_change"`
+	ProbePerturbMove  *float64 `json:"probe_perturb_move"`
+	ProbeMinItems     *int     `json:"probe_min_items"`
+	ProbeLengthSlope  *float64 `json:"probe_length_slope"`
 }
 
-// apply checks the input laid over p (the defaults of a new project, or
-// the project as it is) and returns what it comes to, or the fields' errors.
-func (in apiProjectInput) apply(p attune.Project) (attune.Project, error) {
+// apply checks the input laid over p and the probe thresholds t (the
+// defaults of a new project, or the project as it is) and returns what
+// they come to, the thresholds nil when none is given, or the fields'
+// errors.
+func (in apiProjectInput) apply(p attune.Project, t probe.Thresholds) (attune.Project, *probe.Thresholds, error) {
 	errs := map[string]string{}
+	var thresholds *probe.Thresholds
+	if in.ProbeRetestChange != nil || in.ProbePerturbMove != nil || in.ProbeMinItems != nil || in.ProbeLengthSlope != nil {
+		for to, from := range map[*float64]*float64{&t.RetestChange: in.ProbeRetestChange, &t.PerturbMove: in.ProbePerturbMove, &t.LengthSlope: in.ProbeLengthSlope} {
+			if from != nil {
+				*to = *from
+			}
+		}
+		if in.ProbeMinItems != nil {
+			t.MinItems = *in.ProbeMinItems
+		}
+		thresholds = &t
+		var ve *attune.ValidationError
+		if errors.As(t.Validate(), &ve) {
+			maps.Copy(errs, ve.Fields)
+		}
+	}
 	if in.Name != nil {
 		p.Name = *in.Name
 	}
@@ -94,7 +119,7 @@ func (in apiProjectInput) apply(p attune.Project) (attune.Project, error) {
 	if err := p.Validate(); err != nil {
 		var ve *attune.ValidationError
 		if !errors.As(err, &ve) {
-			return p, err
+			return p, nil, err
 		}
 		for k, m := range ve.Fields {
 			if k == "lease" {
@@ -104,9 +129,9 @@ func (in apiProjectInput) apply(p attune.Project) (attune.Project, error) {
 		}
 	}
 	if len(errs) > 0 {
-		return p, &attune.ValidationError{Fields: errs}
+		return p, nil, &attune.ValidationError{Fields: errs}
 	}
-	return p, nil
+	return p, thresholds, nil
 }
 
 // APICreateProject makes a project, led by the token's user (leads and
@@ -134,14 +159,14 @@ func (s *Handler) APICreateProject(r *http.Request, u *attune.User) (int, any, e
 	if err != nil {
 		return 0, nil, err
 	}
-	p, err := in.apply(attune.Project{Overlap: attune.DefaultOverlap, Lease: attune.DefaultLease, Epsilon: attune.DefaultEpsilon,
-		SystemKey: attune.DefaultSystemKey})
+	p, thresholds, err := in.apply(attune.Project{Overlap: attune.DefaultOverlap, Lease: attune.DefaultLease, Epsilon: attune.DefaultEpsilon,
+		SystemKey: attune.DefaultSystemKey}, probe.DefaultThresholds())
 	if err != nil {
 		return 0, nil, err
 	}
 	created, err := s.DB.CreateProject(ctx, &u.ID, store.NewProject{Name: p.Name, Instructions: p.Instructions,
 		RubricVersionID: rv.ID, Overlap: p.Overlap, Lease: p.Lease, Epsilon: p.Epsilon, SystemKey: p.SystemKey,
-		EvidencePolicy: p.EvidencePolicy})
+		EvidencePolicy: p.EvidencePolicy, ProbeThresholds: thresholds})
 	if err != nil {
 		return 0, nil, err
 	}
@@ -173,13 +198,17 @@ func (s *Handler) APIUpdateProject(r *http.Request, u *attune.User) (int, any, e
 			return 0, nil, attune.Invalid("status", "choose active, paused or archived")
 		}
 	}
-	next, err := in.apply(*p)
+	stored, err := s.DB.ProbeThresholds(ctx, p.ID)
+	if err != nil {
+		return 0, nil, err
+	}
+	next, thresholds, err := in.apply(*p, stored)
 	if err != nil {
 		return 0, nil, err
 	}
 	if err := s.DB.UpdateProject(ctx, u.ID, p.ID, store.ProjectChanges{Name: next.Name, Instructions: next.Instructions,
 		Overlap: next.Overlap, Lease: next.Lease, Epsilon: next.Epsilon, SystemKey: next.SystemKey,
-		EvidencePolicy: next.EvidencePolicy}); err != nil {
+		EvidencePolicy: next.EvidencePolicy, ProbeThresholds: thresholds}); err != nil {
 		return 0, nil, err
 	}
 	if status != "" && status != p.Status {
@@ -433,8 +462,13 @@ type apiProjectDetail struct {
 	SystemKey    string `json:"system_key"`
 	// EvidencePolicy is the turn evidence setting: off, optional or
 	// required.
-	EvidencePolicy string      `json:"evidence_policy"`
-	Progress       apiProgress `json:"progress"`
+	EvidencePolicy string `json:"evidence_policy"`
+	// The probe thresholds, the defaults until a lead sets others.
+	ProbeRetestChange float64     `json:"probe_retest_change"`
+	ProbePerturbMove  float64     `json:"probe_perturb_move"`
+	ProbeMinItems     int         `json:"probe_min_items"`
+	ProbeLengthSlope  float64     `json:"probe_length_slope"`
+	Progress          apiProgress `json:"progress"`
 }
 
 // APIProject returns a project and its progress. Annotators see their own
@@ -458,7 +492,12 @@ func (s *Handler) projectBody(ctx context.Context, p *attune.Project, role attun
 	if err != nil {
 		return nil, err
 	}
+	t, err := s.DB.ProbeThresholds(ctx, p.ID)
+	if err != nil {
+		return nil, err
+	}
 	out := &apiProjectDetail{
+		ProbeRetestChange: t.RetestChange, ProbePerturbMove: t.PerturbMove, ProbeMinItems: t.MinItems, ProbeLengthSlope: t.LengthSlope,
 		apiProjectSummary: apiProjectSummary{p.ID, p.Name, p.RubricRef, string(p.Status), p.Overlap, pr.Items, pr.Complete, string(role)},
 		Instructions:      p.Instructions, LeaseSeconds: int(p.Lease.Seconds()), SystemKey: p.SystemKey,
 		EvidencePolicy: string(p.Evidence()),
