@@ -133,7 +133,7 @@ func TestFlagsPageAndResolution(t *testing.T) {
 
 	csv := lead.get(base + "/exports/flags.csv")
 	wantStatus(t, csv, http.StatusOK)
-	wantContains(t, csv, "item_id,reason,note,annotator,flagged_at,status,resolution,resolved_by", "r1,broken,<b>cut</b> after one line,"+l.anns[0].Email)
+	wantContains(t, csv, "item_id,system,reason,note,annotator,flagged_at,status,resolution,resolved_by", "r1,,broken,<b>cut</b> after one line,"+l.anns[0].Email)
 }
 
 // TestAPIFlags: the project's leads read its flags through the API,

@@ -271,14 +271,14 @@ func TestExportFlagsCommand(t *testing.T) {
 	if err != nil || len(recs) != 3 {
 		t.Fatalf("flags.csv: %v, %d records", err, len(recs))
 	}
-	if h := strings.Join(recs[0], ","); h != "item_id,reason,note,annotator,flagged_at,status,resolution,resolved_by,resolved_at,resolution_note,in_pool" {
+	if h := strings.Join(recs[0], ","); h != "item_id,system,reason,note,annotator,flagged_at,status,resolution,resolved_by,resolved_at,resolution_note,in_pool" {
 		t.Fatalf("header = %s", h)
 	}
-	if r := recs[1]; r[0] != "r1" || r[1] != "broken" || r[2] != "'=1+1 cut off" || r[3] != "ann@example.org" || r[5] != "resolved" ||
-		r[6] != "pulled" || r[7] != "lee@example.org" || r[10] != "false" {
+	if r := recs[1]; r[0] != "r1" || r[2] != "broken" || r[3] != "'=1+1 cut off" || r[4] != "ann@example.org" || r[6] != "resolved" ||
+		r[7] != "pulled" || r[8] != "lee@example.org" || r[11] != "false" {
 		t.Fatalf("r1 = %q", r)
 	}
-	if r := recs[2]; r[0] != "r2" || r[1] != "distressing" || r[5] != "open" || r[6] != "" || r[10] != "true" {
+	if r := recs[2]; r[0] != "r2" || r[2] != "distressing" || r[6] != "open" || r[7] != "" || r[11] != "true" {
 		t.Fatalf("r2 = %q", r)
 	}
 

@@ -113,6 +113,7 @@ type Flag struct {
 	ProjectID    int64
 	ItemID       int64
 	ItemSourceID string // the item's id in the dataset
+	ItemSystem   string // the item's meta under the project's system key; "" when it names none
 	Reason       string // one of Flags
 	Note         string // the annotator's note
 	Annotator    string // the annotator's email

@@ -83,8 +83,8 @@ type Source interface {
 	FindProjectByID(ctx context.Context, id int64) (*attune.Project, error)
 	FindRubricByID(ctx context.Context, id int64) (*rubric.Definition, error)
 	EstimateRubricItem(ctx context.Context, q store.EstimateRead) ([]store.EstimateRow, error)
-	EstimateRubricItems(ctx context.Context, q store.EstimateRead, keys []string) (map[string][]store.EstimateRow, error)
 	StreamEstimateSets(ctx context.Context, q store.EstimateRead, fn func(*store.EstimateSets) error) error
+	ReadEstimates(ctx context.Context, q store.EstimateRead, keys []string, sets func(*store.EstimateSets) error) (map[string][]store.EstimateRow, error)
 	DrawLister
 }
 
@@ -175,6 +175,11 @@ func safetyConclusion(ctx context.Context, src Source, def *rubric.Definition, q
 	if err != nil {
 		return ppi.Conclusion{}, err
 	}
+	return conclude(rows)
+}
+
+// conclude is the conclusion check on rows.
+func conclude(rows []store.EstimateRow) (ppi.Conclusion, error) {
 	est, err := ppi.BySystem(rated(rows), ppi.Options{})
 	if err != nil {
 		return ppi.Conclusion{}, err
@@ -227,8 +232,9 @@ func rated(rows []store.EstimateRow) []ppi.Rated {
 
 // EstimateEvery estimates, for one judge against the people, every rubric
 // item of the project's rubric in the rubric's order, as the report
-// carries them. The values of every rubric item are read at once, and
-// the safety gate's conclusion and the draws once for all.
+// carries them. The values of every rubric item and the answer sets the
+// safety gate's conclusion scores are read in one pass, and the draws
+// once for all.
 func EstimateEvery(ctx context.Context, src Source, p *attune.Project, def *rubric.Definition, judge string) ([]Estimates, error) {
 	q := Query{ProjectID: p.ID, Judge: judge}
 	if err := Check(Query{Judge: judge, Outcome: OutcomeFinal}); err != nil {
@@ -239,13 +245,19 @@ func EstimateEvery(ctx context.Context, src Source, p *attune.Project, def *rubr
 	for i, it := range def.Items {
 		keys[i] = it.Key
 	}
-	byKey, err := src.EstimateRubricItems(ctx, store.EstimateRead{ProjectID: q.ProjectID, Judge: q.Judge, SystemKey: q.SystemKey, Gold: q.Human == HumanGold}, keys)
+	read := store.EstimateRead{ProjectID: q.ProjectID, Judge: q.Judge, SystemKey: q.SystemKey, Gold: q.Human == HumanGold}
+	var gateRows *[]store.EstimateRow
+	var scoreGate func(*store.EstimateSets) error
+	if hasGate(def) {
+		gateRows, scoreGate = outcomeScorer(def, read.Gold, OutcomeSafety)
+	}
+	byKey, err := src.ReadEstimates(ctx, read, keys, scoreGate)
 	if err != nil {
 		return nil, err
 	}
 	var safety *ppi.Conclusion
-	if hasGate(def) {
-		c, err := safetyConclusion(ctx, src, def, q)
+	if gateRows != nil {
+		c, err := conclude(*gateRows)
 		if err != nil {
 			return nil, err
 		}

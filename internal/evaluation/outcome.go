@@ -20,25 +20,32 @@ import (
 // purpose. An item with no complete judge set is left out; one with no
 // complete human set is unlabelled.
 func outcomeRows(ctx context.Context, src Source, def *rubric.Definition, read store.EstimateRead, outcome string) ([]store.EstimateRow, error) {
+	rows, score := outcomeScorer(def, read.Gold, outcome)
+	err := src.StreamEstimateSets(ctx, read, score)
+	return *rows, err
+}
+
+// outcomeScorer returns the rows outcomeRows returns and the function
+// that, given each item's answer sets in item order, appends them.
+func outcomeScorer(def *rubric.Definition, gold bool, outcome string) (*[]store.EstimateRow, func(*store.EstimateSets) error) {
 	value := outcomeOf(def, outcome)
-	var rows []store.EstimateRow
-	err := src.StreamEstimateSets(ctx, read, func(it *store.EstimateSets) error {
+	rows := &[]store.EstimateRow{}
+	return rows, func(it *store.EstimateSets) error {
 		judge, nj := mean(value, it.Judge)
 		if nj == 0 {
 			return nil
 		}
 		human := it.People
-		if read.Gold {
+		if gold {
 			human = nil
 			if it.Gold != nil {
 				human = []map[string]string{it.Gold}
 			}
 		}
 		h, nh := mean(value, human)
-		rows = append(rows, store.EstimateRow{ItemID: it.ItemID, System: it.System, Judge: judge, Human: h, Labelled: nh > 0})
+		*rows = append(*rows, store.EstimateRow{ItemID: it.ItemID, System: it.System, Judge: judge, Human: h, Labelled: nh > 0})
 		return nil
-	})
-	return rows, err
+	}
 }
 
 // mean averages value over the sets it scores; n counts them.

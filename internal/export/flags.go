@@ -8,7 +8,7 @@ import (
 
 // FlagColumns are the columns of the flags export, in order.
 var FlagColumns = []Column{
-	{"item_id", Text}, {"reason", Text}, {"note", Text}, {"annotator", Text}, {"flagged_at", Text},
+	{"item_id", Text}, {"system", Text}, {"reason", Text}, {"note", Text}, {"annotator", Text}, {"flagged_at", Text},
 	{"status", Text}, {"resolution", Text}, {"resolved_by", Text}, {"resolved_at", Text}, {"resolution_note", Text},
 	{"in_pool", Bool},
 }
@@ -31,9 +31,9 @@ func NewFlagWriter(w io.Writer, f Format) (*FlagWriter, error) {
 // Write writes one flag. An open flag has empty resolution cells.
 func (fw *FlagWriter) Write(f *attune.Flag) error {
 	c := fw.cells
-	c[0], c[1], c[2], c[3], c[4] = Cell{S: f.ItemSourceID}, Cell{S: f.Reason}, textOrNull(f.Note), Cell{S: f.Annotator}, timeCell(f.FlaggedAt)
-	c[5], c[6], c[7], c[8] = Cell{S: string(f.Status())}, textOrNull(string(f.Resolution)), textOrNull(f.ResolvedBy), timeCell(f.ResolvedAt)
-	c[9], c[10] = textOrNull(f.ResolutionNote), boolCell(f.ItemInPool)
+	c[0], c[1], c[2], c[3], c[4] = Cell{S: f.ItemSourceID}, textOrNull(f.ItemSystem), Cell{S: f.Reason}, textOrNull(f.Note), Cell{S: f.Annotator}
+	c[5], c[6], c[7], c[8], c[9] = timeCell(f.FlaggedAt), Cell{S: string(f.Status())}, textOrNull(string(f.Resolution)), textOrNull(f.ResolvedBy), timeCell(f.ResolvedAt)
+	c[10], c[11] = textOrNull(f.ResolutionNote), boolCell(f.ItemInPool)
 	return fw.t.Write(c)
 }
 

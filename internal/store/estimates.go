@@ -2,7 +2,10 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
+	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/attune/attune/internal/attune"
@@ -61,102 +64,10 @@ func (db *DB) EstimateRubricItem(ctx context.Context, q EstimateRead) ([]Estimat
 // raters answering in the project is attune.ErrNotFound, with a message
 // naming it.
 //
-// It is one pass over the project's labels for every key, so that a
-// report of every rubric item reads the labels once, not once per item.
+// It is one pass over the project's answer sets for every key, so that a
+// report of every rubric item reads them once, not once per item.
 func (db *DB) EstimateRubricItems(ctx context.Context, q EstimateRead, keys []string) (map[string][]EstimateRow, error) {
-	if _, err := db.currentLabels(ctx, q.ProjectID); err != nil { // answer sets submitted a moment ago (pending.go)
-		return nil, err
-	}
-	raters, err := db.judgeRaters(ctx, q.ProjectID, q.Judge)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string][]EstimateRow, len(keys))
-	for _, k := range keys {
-		out[k] = []EstimateRow{}
-	}
-	// Each value comes as it is, in item and rubric item order, and is
-	// averaged here as its item's rows go by: grouping the labels by item
-	// and rubric item in PostgreSQL hashes or sorts them into groups all
-	// at once (millions on a large project), where an item's few rows are
-	// averaged in passing.
-	rows, err := db.pool.Query(ctx, `
-		SELECT v.item_id, coalesce(i.meta ->> $4, ''), v.key, v.judge, v.x
-		FROM (
-			SELECT l.item_id, l.rubric_item_key AS key, r.kind = 'judge' AS judge, `+valueNumber("l.value")+` AS x
-			FROM labels l JOIN raters r ON r.id = l.rater_id
-			WHERE l.project_id = $1 AND l.rubric_item_key = ANY ($2::text[])
-			  AND ((r.kind = 'human' AND NOT $5) OR l.rater_id = ANY ($3::bigint[]))
-			UNION ALL
-			SELECT g.item_id, g.rubric_item_key, false, `+valueNumber("g.value")+`
-			FROM gold_labels g
-			WHERE $5 AND g.project_id = $1 AND g.rubric_item_key = ANY ($2::text[])
-		) v JOIN items i ON i.id = v.item_id
-		WHERE v.x IS NOT NULL
-		ORDER BY v.item_id, v.key`, q.ProjectID, keys, raters, q.SystemKey, q.Gold)
-	if err != nil {
-		return nil, mapErr(err, "estimate: rubric item values", "")
-	}
-	defer rows.Close()
-	// The item and rubric item being summed, and their sums.
-	var (
-		cur            EstimateRow
-		curKey         string
-		judge, human   float64
-		judges, humans int
-	)
-	flush := func() {
-		if judges > 0 {
-			e := cur
-			e.Judge = judge / float64(judges)
-			if humans > 0 {
-				e.Human, e.Labelled = human/float64(humans), true
-			}
-			out[curKey] = append(out[curKey], e)
-		}
-		judge, human, judges, humans = 0, 0, 0, 0
-	}
-	// Systems are few and repeat on every row: each is kept once.
-	systems := map[string]string{}
-	var id int64
-	var sys, key string
-	var byJudge bool
-	var x float64
-	for rows.Next() {
-		if err := rows.Scan(&id, &sys, &key, &byJudge, &x); err != nil {
-			return nil, mapErr(err, "estimate: rubric item values", "")
-		}
-		if id != cur.ItemID || key != curKey {
-			flush()
-			if id != cur.ItemID {
-				if _, ok := systems[sys]; !ok {
-					systems[sys] = sys
-				}
-				cur = EstimateRow{ItemID: id, System: systems[sys]}
-			}
-			curKey = key
-		}
-		if byJudge {
-			judge += x
-			judges++
-		} else {
-			human += x
-			humans++
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, mapErr(err, "estimate: rubric item values", "")
-	}
-	flush()
-	return out, nil
-}
-
-// valueNumber is the SQL of a label's value as a number: a scale's
-// number, 1 for YES, 0 for NO, NULL for anything else (NA, ERROR).
-func valueNumber(col string) string {
-	return `CASE WHEN ` + col + ` = 'YES' THEN 1.0::float8
-	            WHEN ` + col + ` = 'NO' THEN 0.0::float8
-	            WHEN ` + col + ` ~ '^-?[0-9]+(\.[0-9]+)?$' THEN ` + col + `::float8 END`
+	return db.ReadEstimates(ctx, q, keys, nil)
 }
 
 // EstimateSets is one item as an estimate of the engine's outputs reads
@@ -177,76 +88,289 @@ type EstimateSets struct {
 // It holds one item at a time. An error of fn stops the stream and is
 // returned as it is.
 func (db *DB) StreamEstimateSets(ctx context.Context, q EstimateRead, fn func(*EstimateSets) error) error {
+	_, err := db.ReadEstimates(ctx, q, nil, fn)
+	return err
+}
+
+// ReadEstimates is EstimateRubricItems and StreamEstimateSets in one pass:
+// it returns the rows of the rubric items keys as the first does and,
+// when sets is not nil, calls it with every item's answer sets as the
+// second does, so that the estimates of every rubric item and of an
+// outcome of the engine read the project once.
+//
+// It reads each answer set's answers as the one JSON object the set holds
+// (00055), not its label rows: a row per set, a twelfth of the rows, and
+// no grouping of labels into sets for PostgreSQL to do.
+func (db *DB) ReadEstimates(ctx context.Context, q EstimateRead, keys []string, sets func(*EstimateSets) error) (map[string][]EstimateRow, error) {
 	if _, err := db.currentLabels(ctx, q.ProjectID); err != nil { // answer sets submitted a moment ago (pending.go)
-		return err
+		return nil, err
 	}
 	raters, err := db.judgeRaters(ctx, q.ProjectID, q.Judge)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	// Each answer set (and each item's gold) is one row, its labels
-	// written key US value, separated by RS, as the report reads them;
-	// rows come item by item, the judge's first for an item, so an item
-	// the judge did not answer can be passed over as it streams.
+	out := make(map[string][]EstimateRow, len(keys))
+	keyIndex := make(map[string]int, len(keys))
+	for i, k := range keys {
+		out[k] = []EstimateRow{}
+		keyIndex[k] = i
+	}
+	// Rows come item by item, the judge's sets first, then the people's,
+	// then the gold, each side in rater order, so that an item is summed
+	// up as its rows go by and one the judge did not answer passed over.
 	rows, err := db.pool.Query(ctx, `
-		WITH s AS (
-			SELECT l.item_id, CASE WHEN r.kind = 'judge' THEN 0 ELSE 1 END AS side, l.rater_id AS who,
-			       string_agg(l.rubric_item_key || chr(31) || l.value, chr(30)) AS labels
-			FROM labels l JOIN raters r ON r.id = l.rater_id
-			WHERE l.project_id = $1
-			  AND ((r.kind = 'human' AND NOT $4) OR l.rater_id = ANY ($2::bigint[]))
-			GROUP BY l.item_id, l.rater_id, r.kind
-			UNION ALL
-			SELECT g.item_id, 2, 0, string_agg(g.rubric_item_key || chr(31) || g.value, chr(30))
-			FROM gold_labels g
-			WHERE $4 AND g.project_id = $1
-			GROUP BY g.item_id
-		)
-		SELECT s.item_id, coalesce(i.meta ->> $3, ''), s.side, s.labels
-		FROM s JOIN items i ON i.id = s.item_id
-		ORDER BY s.item_id, s.side, s.who`, q.ProjectID, raters, q.SystemKey, q.Gold)
+		SELECT s.item_id, coalesce(i.meta ->> $3, ''), CASE WHEN r.kind = 'judge' THEN 0 ELSE 1 END::int8 AS side, s.rater_id, s.answers::text
+		FROM answer_sets s JOIN raters r ON r.id = s.rater_id JOIN items i ON i.id = s.item_id
+		WHERE s.project_id = $1 AND ((r.kind = 'human' AND NOT $4) OR s.rater_id = ANY ($2::bigint[]))
+		UNION ALL
+		SELECT g.item_id, coalesce(i.meta ->> $3, ''), 2, 0, g.gold::text
+		FROM item_gold g JOIN items i ON i.id = g.item_id
+		WHERE $4 AND g.project_id = $1
+		ORDER BY 1, 3, 4`,
+		pgx.QueryResultFormats{pgx.BinaryFormatCode, pgx.BinaryFormatCode, pgx.BinaryFormatCode, pgx.BinaryFormatCode, pgx.BinaryFormatCode},
+		q.ProjectID, raters, q.SystemKey, q.Gold)
 	if err != nil {
-		return mapErr(err, "estimate: answer sets", "")
+		return nil, mapErr(err, "estimate: answer sets", "")
 	}
 	defer rows.Close()
-	var cur *EstimateSets
+
+	// Systems, keys and values repeat on every row: each is kept once.
+	intern := map[string]string{}
+	str := func(b []byte) string {
+		if s, ok := intern[string(b)]; ok {
+			return s
+		}
+		s := string(b)
+		intern[s] = s
+		return s
+	}
+	type number struct {
+		x  float64
+		ok bool
+	}
+	numbers := map[string]number{}
+	numberOf := func(v []byte) (float64, bool) {
+		if n, ok := numbers[string(v)]; ok {
+			return n.x, n.ok
+		}
+		x, ok := valueNumber(string(v))
+		numbers[string(v)] = number{x, ok}
+		return x, ok
+	}
+	// The item being summed: per key, the judge's and the people's (or
+	// the gold's) sums and counts.
+	judgeSum, humanSum := make([]float64, len(keys)), make([]float64, len(keys))
+	judgeN, humanN := make([]int, len(keys)), make([]int, len(keys))
+	var cur EstimateSets
+	started := false
 	flush := func() error {
-		if cur == nil || len(cur.Judge) == 0 {
+		if !started {
 			return nil
 		}
-		return fn(cur)
-	}
-	for rows.Next() {
-		var id int64
-		var system, labels string
-		var side int
-		if err := rows.Scan(&id, &system, &side, &labels); err != nil {
-			return mapErr(err, "estimate: answer sets", "")
-		}
-		if cur == nil || cur.ItemID != id {
-			if err := flush(); err != nil {
-				return err
+		for i, k := range keys {
+			if judgeN[i] > 0 {
+				e := EstimateRow{ItemID: cur.ItemID, System: cur.System, Judge: judgeSum[i] / float64(judgeN[i])}
+				if humanN[i] > 0 {
+					e.Human, e.Labelled = humanSum[i]/float64(humanN[i]), true
+				}
+				out[k] = append(out[k], e)
 			}
-			cur = &EstimateSets{ItemID: id, System: system}
+			judgeSum[i], humanSum[i], judgeN[i], humanN[i] = 0, 0, 0, 0
 		}
-		set := map[string]string{}
-		for pair := range strings.SplitSeq(labels, "\x1e") {
-			k, v, _ := strings.Cut(pair, "\x1f")
-			set[k] = v
+		if sets != nil && len(cur.Judge) > 0 {
+			if err := sets(&cur); err != nil {
+				return callbackError{err}
+			}
 		}
-		switch side {
-		case 0:
-			cur.Judge = append(cur.Judge, set)
-		case 1:
-			cur.People = append(cur.People, set)
-		default:
-			cur.Gold = set
+		return nil
+	}
+	var pairs []rawAnswer
+	for rows.Next() {
+		raw := rows.RawValues()
+		if len(raw) != 5 || len(raw[0]) != 8 || len(raw[2]) != 8 {
+			return nil, fmt.Errorf("estimate: answer sets: unexpected row shape")
+		}
+		id := int64(binary.BigEndian.Uint64(raw[0]))
+		side := int64(binary.BigEndian.Uint64(raw[2]))
+		if !started || id != cur.ItemID {
+			if err := flush(); err != nil {
+				return nil, unwrapCallback(err)
+			}
+			started = true
+			// The slices are handed to sets afresh for each item: it may
+			// keep them.
+			cur = EstimateSets{ItemID: id, System: str(raw[1])}
+		}
+		if pairs, err = parseAnswers(raw[4], pairs[:0]); err != nil {
+			return nil, fmt.Errorf("estimate: item %d: %w", id, err)
+		}
+		for _, p := range pairs {
+			i, ok := keyIndex[string(p.key)]
+			if !ok {
+				continue
+			}
+			x, ok := numberOf(p.value)
+			if !ok {
+				continue
+			}
+			if side == 0 {
+				judgeSum[i] += x
+				judgeN[i]++
+			} else {
+				humanSum[i] += x
+				humanN[i]++
+			}
+		}
+		if sets != nil {
+			set := make(map[string]string, len(pairs))
+			for _, p := range pairs {
+				set[str(p.key)] = str(p.value)
+			}
+			switch side {
+			case 0:
+				cur.Judge = append(cur.Judge, set)
+			case 1:
+				cur.People = append(cur.People, set)
+			default:
+				cur.Gold = set
+			}
+		} else if side == 0 {
+			cur.Judge = append(cur.Judge[:0], nil) // only whether the judge answered counts
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return mapErr(err, "estimate: answer sets", "")
+		return nil, mapErr(err, "estimate: answer sets", "")
 	}
-	return flush()
+	if err := flush(); err != nil {
+		return nil, unwrapCallback(err)
+	}
+	return out, nil
+}
+
+// unwrapCallback returns the error a caller's function returned as it
+// is, any other error mapped.
+func unwrapCallback(err error) error {
+	if ce, ok := err.(callbackError); ok {
+		return ce.err
+	}
+	return mapErr(err, "estimate: answer sets", "")
+}
+
+// valueNumber is a label's value as a number: a scale's number, 1 for
+// YES, 0 for NO; ok is false for anything else (NA, ERROR).
+func valueNumber(v string) (float64, bool) {
+	switch v {
+	case "YES":
+		return 1, true
+	case "NO":
+		return 0, true
+	}
+	if !plainDecimal(v) {
+		return 0, false
+	}
+	x, err := strconv.ParseFloat(v, 64)
+	return x, err == nil
+}
+
+// plainDecimal reports whether v is digits, with a leading minus and a
+// fractional part allowed: -?[0-9]+(\.[0-9]+)?
+func plainDecimal(v string) bool {
+	v = strings.TrimPrefix(v, "-")
+	whole, frac, dot := strings.Cut(v, ".")
+	digits := func(s string) bool {
+		if s == "" {
+			return false
+		}
+		for _, c := range []byte(s) {
+			if c < '0' || c > '9' {
+				return false
+			}
+		}
+		return true
+	}
+	return digits(whole) && (!dot || digits(frac))
+}
+
+// rawAnswer is one key and value of an answer set's JSON, pointing into
+// the row it was read from.
+type rawAnswer struct{ key, value []byte }
+
+// parseAnswers appends to into the keys and values of a JSON object of
+// strings, as answer sets hold their answers. Plain strings, which are
+// what rubric keys and values are, are read in place; an object with an
+// escape in it, or anything but strings, is left to encoding/json.
+func parseAnswers(b []byte, into []rawAnswer) ([]rawAnswer, error) {
+	i := 0
+	ws := func() {
+		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+			i++
+		}
+	}
+	str := func() ([]byte, bool) {
+		if i >= len(b) || b[i] != '"' {
+			return nil, false
+		}
+		start := i + 1
+		for j := start; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				i = j + 1
+				return b[start:j], true
+			case '\\':
+				return nil, false
+			}
+		}
+		return nil, false
+	}
+	ws()
+	if i < len(b) && b[i] == '{' {
+		i++
+		first := true
+		for {
+			ws()
+			if i < len(b) && b[i] == '}' {
+				i++
+				ws()
+				if i == len(b) {
+					return into, nil
+				}
+				break
+			}
+			if !first {
+				if i >= len(b) || b[i] != ',' {
+					break
+				}
+				i++
+				ws()
+			}
+			first = false
+			k, ok := str()
+			if !ok {
+				break
+			}
+			ws()
+			if i >= len(b) || b[i] != ':' {
+				break
+			}
+			i++
+			ws()
+			v, ok := str()
+			if !ok {
+				break
+			}
+			into = append(into, rawAnswer{k, v})
+		}
+	}
+	// Not the plain object above: read it properly.
+	var m map[string]string
+	if err := json.Unmarshal(b, &m); err != nil {
+		return into, fmt.Errorf("answers %.80q are not an object of strings: %w", b, err)
+	}
+	into = into[:0]
+	for k, v := range m {
+		into = append(into, rawAnswer{[]byte(k), []byte(v)})
+	}
+	return into, nil
 }
 
 // EstimateJudges names every judge with answers in the project as

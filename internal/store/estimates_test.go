@@ -2,8 +2,10 @@ package store_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 
@@ -174,5 +176,44 @@ item-003,j2,judge,CQ2,YES
 
 	if _, err := f.db.EstimateRubricItems(ctx, store.EstimateRead{ProjectID: f.project.ID, Judge: "Ann", SystemKey: "system"}, keys); !errors.Is(err, attune.ErrNotFound) || !strings.Contains(err.Error(), `"Ann"`) {
 		t.Errorf("a person as the judge: %v, want not found naming Ann", err)
+	}
+}
+
+// TestParseAnswers: the estimates' own reading of an answer set's JSON
+// gives what encoding/json gives, on the objects PostgreSQL and the
+// submit write, on escapes it leaves to encoding/json, and refuses what
+// is not an object of strings.
+func TestParseAnswers(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, in string
+		bad      bool
+	}{
+		{name: "empty", in: `{}`},
+		{name: "as json_object_agg writes it", in: `{ "CQ1" : "YES", "CQ2" : "NO", "safety" : "4" }`},
+		{name: "compact", in: `{"CQ1":"YES","CQ2":"NA"}`},
+		{name: "escapes", in: `{"CQ\"1":"Y\u0045S","CQ2":"a\\b"}`},
+		{name: "spaces around", in: " \n{\t\"a\" :\r\"b\" } "},
+		{name: "not strings", in: `{"CQ1":5}`, bad: true},
+		{name: "not an object", in: `["YES"]`, bad: true},
+		{name: "cut short", in: `{"CQ1":"YES"`, bad: true},
+		{name: "trailing", in: `{"CQ1":"YES"} x`, bad: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := store.ParseAnswers([]byte(c.in))
+			if c.bad {
+				if err == nil {
+					t.Fatalf("%s: read as %v, want an error", c.in, got)
+				}
+				return
+			}
+			var want map[string]string
+			if err := json.Unmarshal([]byte(c.in), &want); err != nil {
+				t.Fatal(err)
+			}
+			if err != nil || !maps.Equal(got, want) {
+				t.Fatalf("%s: %v, %v; want %v", c.in, got, err, want)
+			}
+		})
 	}
 }

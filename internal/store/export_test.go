@@ -35,3 +35,16 @@ func SetSettleBatch(db *DB, n int) { db.settleBatch = n }
 func DeriveLabels(ctx context.Context, tx pgx.Tx, projectID int64, limit int) (int, error) {
 	return deriveLabels(ctx, tx, projectID, limit)
 }
+
+// ParseAnswers reads an answer set's JSON as the estimates read it.
+func ParseAnswers(b []byte) (map[string]string, error) {
+	pairs, err := parseAnswers(b, nil)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	for _, p := range pairs {
+		m[string(p.key)] = string(p.value)
+	}
+	return m, nil
+}

@@ -191,6 +191,10 @@ func TestExportFlagsGoldenFiles(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := newProject(t, dbtest.New(t), projectOpts{overlap: 1, items: 2, annotators: 2})
+	// One item names its system, the other none.
+	if _, err := f.db.Pool().Exec(ctx, `UPDATE items SET meta = '{"system":"v1"}' WHERE project_id = $1 AND source_id = 'item-000'`, f.project.ID); err != nil {
+		t.Fatal(err)
+	}
 	first := f.flagItem(t, f.annotators[0], "broken", `=HYPERLINK("http://x","y")`)
 	if _, err := f.db.ResolveFlag(ctx, store.FlagResolution{ActorID: f.lead.ID, ProjectID: f.project.ID, FlagID: first.ID,
 		How: attune.ResolvePulled, Note: "@cmd\nsecond line"}); err != nil {

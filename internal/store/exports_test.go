@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/attune/attune/internal/agreement"
+	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/dbtest"
 	"github.com/attune/attune/internal/export"
 	"github.com/attune/attune/internal/store"
@@ -429,4 +430,58 @@ func TestExportsCarryTheSystem(t *testing.T) {
 	}
 	gw.Close()
 	check("gold", b.Bytes(), n)
+}
+
+// TestFlagsExportCarriesTheSystem flags the three items of a project whose
+// system key is "arm" and wants the flags export's system column, beside
+// item_id, to be each flagged item's meta under that key: item-000 names
+// arm a, item-001 arm b (and a "system" the project does not read),
+// item-002 no arm at all.
+func TestFlagsExportCarriesTheSystem(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newProject(t, dbtest.New(t), projectOpts{overlap: 1, items: 3, annotators: 3})
+	if _, err := f.db.Pool().Exec(ctx, `UPDATE projects SET system_key = 'arm' WHERE id = $1`, f.project.ID); err != nil {
+		t.Fatal(err)
+	}
+	for source, meta := range map[string]string{"item-000": `{"arm":"a"}`, "item-001": `{"arm":"b","system":"x"}`, "item-002": `{"system":"x"}`} {
+		if _, err := f.db.Pool().Exec(ctx, `UPDATE items SET meta = $3::jsonb WHERE project_id = $1 AND source_id = $2`, f.project.ID, source, meta); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Each flagged item is taken out of the pool, so that the next
+	// annotator is handed, and flags, the next item.
+	for _, ann := range f.annotators {
+		a := f.flagItem(t, ann, "broken", "")
+		if _, err := f.db.ResolveFlag(ctx, store.FlagResolution{ActorID: f.lead.ID, ProjectID: f.project.ID, FlagID: a.ID, How: attune.ResolvePulled}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var b bytes.Buffer
+	fw, err := export.NewFlagWriter(&b, export.CSV)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := f.db.ExportFlags(ctx, f.project.ID, fw.Write)
+	if err != nil || n != 3 {
+		t.Fatalf("ExportFlags = %d, %v; want 3 flags", n, err)
+	}
+	if err := fw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	header, rows := readCSV(t, b.Bytes(), "item_id", "system")
+	if i := slices.Index(header, "system"); i < 1 || header[i-1] != "item_id" {
+		t.Fatalf("header %v: want system beside item_id", header)
+	}
+	want := map[string]string{"item-000": "a", "item-001": "b", "item-002": ""}
+	seen := map[string]bool{}
+	for i, r := range rows {
+		if w, ok := want[r["item_id"]]; !ok || r["system"] != w {
+			t.Errorf("row %d: item %q system %q, want %q", i, r["item_id"], r["system"], w)
+		}
+		seen[r["item_id"]] = true
+	}
+	if len(seen) != len(want) {
+		t.Errorf("flagged items %v, want every one of %v", seen, want)
+	}
 }

@@ -26,12 +26,13 @@ type FlagFilter struct {
 	Limit int
 }
 
-const flagColumns = `a.id, a.project_id, a.item_id, i.source_id, a.flag, a.flag_note, coalesce(u.email, r.name), a.finished_at,
+const flagColumns = `a.id, a.project_id, a.item_id, i.source_id, coalesce(i.meta ->> p.system_key, ''), a.flag, a.flag_note, coalesce(u.email, r.name), a.finished_at,
 	coalesce(a.flag_resolution, ''), coalesce(ru.email, ''), a.flag_resolved_at, a.flag_resolution_note,
 	i.pulled_at IS NULL, (SELECT count(*) FROM answer_sets s WHERE s.item_id = i.id)`
 
 const flagJoins = `FROM assignments a
 	JOIN items i ON i.id = a.item_id
+	JOIN projects p ON p.id = a.project_id
 	JOIN raters r ON r.id = a.rater_id
 	LEFT JOIN users u ON u.id = r.user_id
 	LEFT JOIN users ru ON ru.id = a.flag_resolved_by`
@@ -45,7 +46,7 @@ const flagWhere = `WHERE a.project_id = $1 AND a.flag IS NOT NULL
 
 func scanFlag(row pgx.Row, f *attune.Flag) error {
 	var resolvedAt *time.Time
-	err := row.Scan(&f.ID, &f.ProjectID, &f.ItemID, &f.ItemSourceID, &f.Reason, &f.Note, &f.Annotator, &f.FlaggedAt,
+	err := row.Scan(&f.ID, &f.ProjectID, &f.ItemID, &f.ItemSourceID, &f.ItemSystem, &f.Reason, &f.Note, &f.Annotator, &f.FlaggedAt,
 		&f.Resolution, &f.ResolvedBy, &resolvedAt, &f.ResolutionNote, &f.ItemInPool, &f.ItemLabelled)
 	f.ResolvedAt = time.Time{}
 	if resolvedAt != nil {

@@ -244,17 +244,17 @@ func TestExportFlags(t *testing.T) {
 	if err != nil || len(recs) != 3 {
 		t.Fatalf("csv: %v, %d records", err, len(recs))
 	}
-	if h := strings.Join(recs[0], ","); h != "item_id,reason,note,annotator,flagged_at,status,resolution,resolved_by,resolved_at,resolution_note,in_pool" {
+	if h := strings.Join(recs[0], ","); h != "item_id,system,reason,note,annotator,flagged_at,status,resolution,resolved_by,resolved_at,resolution_note,in_pool" {
 		t.Fatalf("header = %s", h)
 	}
 	r1, r2 := recs[1], recs[2]
-	if r1[0] != "item-000" || r1[1] != "broken" || r1[2] != `'=HYPERLINK("http://x","y")` || r1[3] != f.annotators[0].Email ||
-		r1[5] != "resolved" || r1[6] != "pulled" || r1[7] != f.lead.Email || r1[8] == "" || r1[9] != "'@cmd" || r1[10] != "false" {
+	if r1[0] != "item-000" || r1[1] != "" || r1[2] != "broken" || r1[3] != `'=HYPERLINK("http://x","y")` || r1[4] != f.annotators[0].Email ||
+		r1[6] != "resolved" || r1[7] != "pulled" || r1[8] != f.lead.Email || r1[9] == "" || r1[10] != "'@cmd" || r1[11] != "false" {
 		t.Fatalf("first row = %q", r1)
 	}
 	// item-000 was out of the pool, so the second annotator flagged
 	// item-001; their flag is open, with empty resolution cells.
-	if r2[0] != "item-001" || r2[1] != "distressing" || r2[2] != "" || r2[5] != "open" || r2[6] != "" || r2[8] != "" || r2[10] != "true" {
+	if r2[0] != "item-001" || r2[2] != "distressing" || r2[3] != "" || r2[6] != "open" || r2[7] != "" || r2[9] != "" || r2[11] != "true" {
 		t.Fatalf("second row = %q", r2)
 	}
 	b.Reset()
