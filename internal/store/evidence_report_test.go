@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/dbtest"
+	"github.com/attune/attune/internal/export"
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/store"
 )
@@ -37,11 +39,12 @@ func (f *fixture) importLongItems(t *testing.T, n int) {
 	}
 }
 
-// TestListEvidence: the report's read of turn evidence finds every
-// writer's turns on the answer sets (a person's submit, a labels import,
-// a judge run's answers), with the answers they go with, by item and
-// rater; sets without turns are not read, and the rater filter holds.
-func TestListEvidence(t *testing.T) {
+// TestEvidenceFromEveryWriter: every writer's turns (a person's submit, a
+// labels import, a judge run's answers) are on the answer sets, where the
+// report's read of turn evidence finds them with the answers they go
+// with, by item and rater (sets without turns not read, the rater filter
+// holding), and where the dataset export reads each rating's turns.
+func TestEvidenceFromEveryWriter(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := newProject(t, dbtest.New(t), projectOpts{items: 1, annotators: 1})
@@ -142,5 +145,33 @@ long-001,Ann,human,CQ1,YES,
 	}
 	if len(got) != 1 || got[0].RaterID != run.RaterID {
 		t.Errorf("the judge alone: %+v", got)
+	}
+
+	// The dataset export gives each rating its set's turns.
+	var out bytes.Buffer
+	if _, err := export.WriteRecords(ctx, f.db, &out, f.project.ID, export.JSONL, export.RecordOptions{Which: export.WhichLabels}); err != nil {
+		t.Fatal(err)
+	}
+	exported := map[string]string{}
+	for _, line := range jsonLines(t, out.Bytes()) {
+		for _, r := range line["ratings"].([]any) {
+			r := r.(map[string]any)
+			// Every rubric item is written, the unmarked ones as [].
+			marked := map[string]any{}
+			for k, v := range r["evidence"].(map[string]any) {
+				if len(v.([]any)) > 0 {
+					marked[k] = v
+				}
+			}
+			b, _ := json.Marshal(marked)
+			exported[fmt.Sprint(line["id"], " ", r["rater"])] = string(b)
+		}
+	}
+	for key, want := range map[string]string{
+		"long-000 Ann": `{"CQ1":[2,4],"CQ3":[3]}`, "long-000 turn-judge": `{"CQ1":[2]}`, "long-000 Bo": `{}`, "long-001 Ann": `{}`,
+	} {
+		if exported[key] != want {
+			t.Errorf("exported turns of %s = %s, want %s (all: %v)", key, exported[key], want, exported)
+		}
 	}
 }
