@@ -175,3 +175,41 @@ long-001,Ann,human,CQ1,YES,
 		}
 	}
 }
+
+// TestDraftKeepsTurns: a draft keeps the turns typed so far, unfinished
+// ones too, and a later save replaces them (one without turns clears
+// them).
+func TestDraftKeepsTurns(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newProject(t, dbtest.New(t), projectOpts{items: 1, annotators: 1})
+	u := f.annotators[0]
+	a, err := f.db.NextAssignment(ctx, f.project.ID, u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func() map[string]string {
+		t.Helper()
+		w, err := f.db.FindWorkspace(ctx, f.project.ID, a.ItemID, u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.Draft == nil {
+			t.Fatal("no draft")
+		}
+		return w.Draft.Evidence
+	}
+	for _, turns := range []map[string]string{{"CQ1": "2, 5", "CQ3": "1,"}, {"CQ3": "3"}, nil} {
+		if ok, err := f.db.SaveDraft(ctx, f.project.ID, a.ItemID, u.ID, store.Draft{Answers: map[string]string{"CQ1": "NO", "CQ3": "NO"},
+			Evidence: turns, ActiveMS: 100}); err != nil || !ok {
+			t.Fatalf("save draft = %v, %v", ok, err)
+		}
+		want := turns
+		if want == nil {
+			want = map[string]string{}
+		}
+		if got := read(); !maps.Equal(got, want) {
+			t.Errorf("draft's turns = %v, want %v", got, want)
+		}
+	}
+}
