@@ -513,6 +513,30 @@ func TestAnnotateDrafts(t *testing.T) {
 	}
 }
 
+// TestAnnotateDraftKeepsTurns: the turns typed on a failing answer are
+// saved with the draft and back in their field after a reload, as typed;
+// turns on an item the rubric lacks are dropped.
+func TestAnnotateDraftKeepsTurns(t *testing.T) {
+	t.Parallel()
+	l := newLabelling(t, labellingOpts{})
+	c := l.signedIn(l.anns[0])
+	path, _ := l.start(c)
+	d := form(map[string]string{"emotion": "2"}, "evidence.emotion", "1,", "evidence.nope", "1", "active_ms", "3000", "clock", "js")
+	wantStatus(t, c.post(path+"/draft", d), http.StatusNoContent)
+	page := c.get(path)
+	wantContains(t, page, "Restored your unsaved answers.")
+	if !regexp.MustCompile(`name="evidence\.emotion"\s+value="1,"`).MatchString(page.body) {
+		t.Fatalf("the draft's turns are not back in their field: %.3000s", page.body[strings.Index(page.body, `name="evidence.emotion"`)-200:])
+	}
+	var stored string
+	if err := l.a.db.Pool().QueryRow(context.Background(), `SELECT evidence::text FROM drafts`).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if stored != `{"emotion": "1,"}` {
+		t.Errorf("the draft stored turns %s", stored)
+	}
+}
+
 // TestAnnotateDialogueIsText: markup in a dialogue is shown as text.
 func TestAnnotateDialogueIsText(t *testing.T) {
 	t.Parallel()

@@ -167,3 +167,87 @@ func Overlap(items [][]TurnSet) EvidenceOverlap {
 	}
 	return o
 }
+
+// MinEvidenceItems is the fewest items, each with turns marked by two
+// raters or more, on which the agreement on evidence is given as a
+// figure. Below it one or two dialogues would decide the share and alpha
+// alone, and a lead would read a 0 or a 1 that says nothing; the figures
+// are then "too few" (EvidenceFigures.TooFew).
+const MinEvidenceItems = 5
+
+// ReasonFewEvidenceItems is the Reason of an evidence alpha withheld for
+// too few items.
+const ReasonFewEvidenceItems = "too few items where two raters both marked turns"
+
+// EvidenceFigures is the agreement on turn evidence over a set of items:
+// how many items and pairs of marked sets it rests on, the share of pairs
+// naming a common turn, and alpha with the MASI distance.
+type EvidenceFigures struct {
+	// Items counts the items where at least two marked sets are compared.
+	Items   int             `json:"n_items"`
+	Overlap EvidenceOverlap `json:"overlap"`
+	Alpha   Estimate        `json:"alpha"`
+	// TooFew is set when Items is below MinEvidenceItems: Overlap keeps
+	// its counts, but its share and Alpha are not to be shown as figures
+	// (Alpha is undefined with ReasonFewEvidenceItems).
+	TooFew bool `json:"too_few"`
+}
+
+// EvidenceAgreement is the agreement among raters on evidence: each
+// element of items is one item's marked sets, one per rater who marked
+// turns (empty sets are left out). It is Overlap and EvidenceAlpha over
+// the same items, withheld as too few below MinEvidenceItems.
+func EvidenceAgreement(items [][]TurnSet) EvidenceFigures {
+	kept := make([][]TurnSet, 0, len(items))
+	for _, sets := range items {
+		var marked []TurnSet
+		for _, s := range sets {
+			if len(s) > 0 {
+				marked = append(marked, s)
+			}
+		}
+		if len(marked) >= 2 {
+			kept = append(kept, marked)
+		}
+	}
+	return evidenceFigures(kept, len(kept))
+}
+
+// EvidenceAgreementWith is one rater's (a judge's) agreement on evidence
+// with others (the people), leaving out the others' agreement among
+// themselves: rater[i] is the rater's set on item i (empty when it marked
+// none) and others[i] the others' sets there. Each pair of the rater's set
+// with one other's set is a unit of two, so the share counts those pairs,
+// and alpha is the two-rater alpha of the rater against the others
+// pooled. Items counts the items with at least one such pair.
+func EvidenceAgreementWith(rater []TurnSet, others [][]TurnSet) EvidenceFigures {
+	var units [][]TurnSet
+	items := 0
+	for i, mine := range rater {
+		if len(mine) == 0 || i >= len(others) {
+			continue
+		}
+		paired := false
+		for _, o := range others[i] {
+			if len(o) > 0 {
+				units = append(units, []TurnSet{mine, o})
+				paired = true
+			}
+		}
+		if paired {
+			items++
+		}
+	}
+	return evidenceFigures(units, items)
+}
+
+func evidenceFigures(units [][]TurnSet, items int) EvidenceFigures {
+	f := EvidenceFigures{Items: items, Overlap: Overlap(units)}
+	if items < MinEvidenceItems {
+		f.TooFew = true
+		f.Alpha = undefined(ReasonFewEvidenceItems)
+		return f
+	}
+	f.Alpha = EvidenceAlpha(units)
+	return f
+}

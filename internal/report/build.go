@@ -114,6 +114,13 @@ func Build(ctx context.Context, db *store.DB, p *attune.Project, opts Options) (
 	}
 	close(next)
 	wg.Wait()
+	evidence, err := readEvidence(ctx, db, p.ID, def, humans, judges, filter)
+	if err != nil {
+		return nil, err
+	}
+	for k, e := range evidence {
+		r.RubricItems[k].Evidence = e
+	}
 	r.Engine = f.engineReport(opts.Bootstrap)
 	latest, err := probes.Latest(ctx, db, p)
 	if err != nil {

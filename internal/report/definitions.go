@@ -1,6 +1,11 @@
 package report
 
-import "github.com/attune/attune/internal/rubric"
+import (
+	"strconv"
+
+	"github.com/attune/attune/internal/agreement"
+	"github.com/attune/attune/internal/rubric"
+)
 
 // definitions explains every figure of a report in a sentence, in the
 // order the report shows them. docs/agreement.md has the formulas.
@@ -50,6 +55,8 @@ func definitions(kind rubric.Kind) []Definition {
 			"How often the judge's answer scores at least as well against the other annotators as a left-out annotator's, averaged over annotators: the figure to compare judges by."},
 		{"boundaries", "Where the disagreement falls",
 			"On a 1–5 item, the share of the disagreement on each boundary between adjacent answers: each pair of different answers counts once, split evenly over the boundaries between them (1 against 3 puts half on 1|2 and half on 2|3)."},
+		{"evidence", "Where it fails",
+			"Among raters who both gave a failing answer on the same item (NO, or a level of 2 or less) and both marked the turns where it fails: the share of pairs naming at least one turn in common, and Krippendorff's alpha on the turn sets with the MASI distance (1 the same turns, 0 chance). A judge's turns are paired with each person's. Given from " + strconv.Itoa(agreement.MinEvidenceItems) + " such items; below that, too few."},
 		{"pass", "Pass or fail",
 			"What the scoring engine makes of each rater's answers: pass when the final score reaches the threshold and the safety gate holds."},
 		{"safety_gate", "Safety gate",

@@ -232,6 +232,9 @@ type RubricItem struct {
 	// Boundaries, on a numeric scale (1–5), say on which boundary between
 	// adjacent answers the disagreement falls; nil on other scales.
 	Boundaries *Boundaries `json:"boundaries,omitempty"`
+	// Evidence is the agreement on the turns marked where this rubric
+	// item fails, on a rubric item whose answers can fail; nil on others.
+	Evidence *EvidenceAgreement `json:"evidence,omitempty"`
 }
 
 // Boundaries is where a numeric rubric item's disagreement falls

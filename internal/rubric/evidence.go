@@ -49,6 +49,18 @@ func (d *Definition) Fails(it *Item, v Value) bool {
 	return false
 }
 
+// CanFail reports whether some answer allowed on item it fails (Fails):
+// the rubric items on which turn evidence can be marked, and so the ones
+// an agreement on evidence is reported for.
+func (d *Definition) CanFail(it *Item) bool {
+	for _, v := range d.Allowed(it) {
+		if d.Fails(it, v) {
+			return true
+		}
+	}
+	return false
+}
+
 // ValidateEvidence checks the turns a rater (person or judge) marked
 // against the answers they go with, given the dialogue's facts and the
 // project's policy. Every issue blocks: evidence on an item the rubric

@@ -64,3 +64,19 @@ func TestParseEvidencePolicy(t *testing.T) {
 		t.Error("ParseEvidencePolicy accepted an unknown setting")
 	}
 }
+
+// TestCanFail: criteria fail on NO and Likert items on 1 or 2; a single
+// rating never fails, so it takes no evidence.
+func TestCanFail(t *testing.T) {
+	for _, c := range []struct {
+		ref  string
+		want bool
+	}{{"coaching-conversation@2.0", true}, {"empathetic-dialogue@2", true}, {"empathetic-understanding@1", false}} {
+		d := builtin(t, c.ref)
+		for i := range d.Items {
+			if got := d.CanFail(&d.Items[i]); got != c.want {
+				t.Errorf("%s %s: CanFail = %v, want %v", c.ref, d.Items[i].Key, got, c.want)
+			}
+		}
+	}
+}

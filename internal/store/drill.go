@@ -46,6 +46,11 @@ type DrillFilter struct {
 	// two sides answered differently, with A's answer ValueA or B's ValueB
 	// where either is set.
 	ValueA, ValueB string
+	// Failing, when set, keeps instead the items where both sides gave one
+	// of these answers (the rubric item's failing ones, whose turns the
+	// drill-down sets side by side), alike or not; ValueA and ValueB
+	// narrow each side further.
+	Failing []string
 	// Boundary, above 0, keeps the pairs of numeric answers that lie on
 	// either side of the boundary Boundary|Boundary+1 (the lower at most
 	// Boundary, the higher above it).
@@ -101,6 +106,9 @@ type DrillLabel struct {
 	// Method and Raw are a judge's: how the answer was reached and the
 	// model's raw reply ("" for people and imported judge labels).
 	Method, Raw string
+	// Evidence is the turns the rater marked where the answer fails, as
+	// the workspace numbers them; nil when none.
+	Evidence []int
 }
 
 // frozenItem is the condition an item, its id the SQL expression id, meets
@@ -193,7 +201,16 @@ func (db *DB) DrillItems(ctx context.Context, projectID int64, f DrillFilter) (D
 		sideB = "SELECT l.item_id, l.rater_id, l.value, " + num("l.value") + " AS num FROM " + labels("l") + " AND l.rater_id = ANY(" + people + ")"
 	}
 	var where []string
-	if f.ValueA != "" && f.ValueB != "" {
+	if len(f.Failing) > 0 {
+		fails := args.add(f.Failing)
+		where = append(where, "a.value = ANY("+fails+"::text[])", "b.value = ANY("+fails+"::text[])")
+		if f.ValueA != "" {
+			where = append(where, "a.value = "+args.add(f.ValueA))
+		}
+		if f.ValueB != "" {
+			where = append(where, "b.value = "+args.add(f.ValueB))
+		}
+	} else if f.ValueA != "" && f.ValueB != "" {
 		where = append(where, "a.value = "+args.add(f.ValueA), "b.value = "+args.add(f.ValueB))
 	} else {
 		where = append(where, "a.value <> b.value")
@@ -301,7 +318,7 @@ func (db *DB) drillDetails(ctx context.Context, projectID int64, key string, ids
 	}
 	rows, err = db.pool.Query(ctx, `
 		SELECT l.item_id, r.id, r.name, r.kind, r.kind = 'human' AND r.user_id IS NULL, l.value,
-		       COALESCE(NULLIF(l.rationale, ''), s.rationale), COALESCE(d.method, ''), COALESCE(d.raw, '')
+		       COALESCE(NULLIF(l.rationale, ''), s.rationale), COALESCE(d.method, ''), COALESCE(d.raw, ''), l.evidence
 		FROM labels l JOIN raters r ON r.id = l.rater_id JOIN answer_sets s ON s.id = l.answer_set_id
 		LEFT JOIN judge_label_details d ON d.label_id = l.id
 		WHERE l.item_id = ANY($1) AND l.rubric_item_key = $2
@@ -311,9 +328,14 @@ func (db *DB) drillDetails(ctx context.Context, projectID int64, key string, ids
 	}
 	var itemID int64
 	var lb DrillLabel
-	_, err = pgx.ForEachRow(rows, []any{&itemID, &lb.RaterID, &lb.Name, &lb.Kind, &lb.Imported, &lb.Value, &lb.Rationale, &lb.Method, &lb.Raw}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&itemID, &lb.RaterID, &lb.Name, &lb.Kind, &lb.Imported, &lb.Value, &lb.Rationale, &lb.Method, &lb.Raw, &lb.Evidence}, func() error {
 		if i, ok := at[itemID]; ok {
-			out[i].Labels = append(out[i].Labels, lb)
+			l := lb
+			if len(l.Evidence) == 0 {
+				l.Evidence = nil
+			}
+			out[i].Labels = append(out[i].Labels, l)
+			lb.Evidence = nil // the next row scans into a slice of its own
 		}
 		return nil
 	})

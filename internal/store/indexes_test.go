@@ -86,7 +86,6 @@ var indexUses = map[string]indexUse{
 	"judge_runs_project_idx":         {query: `SELECT id FROM judge_runs WHERE project_id = 1 ORDER BY created_at DESC LIMIT 20`},
 	"judge_sentinels_project_idx":    {query: `SELECT item_id FROM judge_sentinels WHERE project_id = 1 AND rater_id = 2 ORDER BY answered_at`},
 	"labels_project_item_idx":        {query: `SELECT item_id, rater_id, rubric_item_key, value FROM labels WHERE project_id = 1 ORDER BY item_id, rater_id, rubric_item_key`},
-	"labels_evidence_idx":            {query: `SELECT rubric_item_key, evidence FROM labels WHERE project_id = 1 AND item_id = 2 AND rater_id = 3 AND cardinality(evidence) > 0`},
 	"trust_routes_project_idx":       {query: `SELECT item_id FROM trust_routes WHERE project_id = 1 AND decision = 'kept' ORDER BY item_id`},
 	"labels_project_key_idx":         {query: `SELECT item_id, rater_id, value FROM labels WHERE project_id = 1 AND rubric_item_key = 'CQ1' ORDER BY item_id`},
 	"project_members_user_idx":       {query: `SELECT project_id FROM project_members WHERE user_id = 1`},

@@ -3,11 +3,10 @@ package store
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -77,15 +76,11 @@ const (
 		ORDER BY g.item_id`
 	// Each answer set's copy of its labels (migration 00038): one row per
 	// rater and item. Raters are put in order per item as they are read.
-	// The turn evidence of the set's labels comes beside it, as
-	// "KEY:2;5 KEY:3" (rubric item keys hold no space or colon), or null:
-	// a probe of the index of the few labels with evidence (migration
-	// 00051), which finds nothing for most sets.
+	// The set's turn evidence comes beside its answers from the same row,
+	// which every writer keeps (00055), as its JSON object, or null when
+	// it has none, as most sets: no label is visited.
 	recordAnswersSQL = `
-		SELECT s.item_id, s.rater_id, s.answers,
-		       (SELECT string_agg(l.rubric_item_key || ':' || array_to_string(l.evidence, ';'), ' ')
-		        FROM labels l
-		        WHERE l.project_id = $1 AND l.item_id = s.item_id AND l.rater_id = s.rater_id AND cardinality(l.evidence) > 0)
+		SELECT s.item_id, s.rater_id, s.answers, NULLIF(s.evidence::text, '{}')
 		FROM answer_sets s
 		WHERE s.project_id = $1
 		ORDER BY s.item_id`
@@ -298,22 +293,18 @@ func (db *DB) exportRecords(ctx context.Context, projectID int64, keys []string,
 	return n, errors.Join(gold.rows.Err(), labels.rows.Err())
 }
 
-// readEvidence reads an answer set's turn evidence as recordAnswersSQL
-// writes it ("KEY:2;5 KEY:3") into ev, by the rubric item's place in the
-// export's keys; a rubric item not among them is skipped.
+// readEvidence reads an answer set's turn evidence, its JSON object of
+// turns by rubric item key, into ev, by the rubric item's place in the
+// export's keys, the turns in their stored order; a rubric item not among
+// them is skipped.
 func readEvidence(text []byte, keyIndex map[string]int, ev [][]int) error {
-	for _, entry := range strings.Fields(string(text)) {
-		key, turns, ok := strings.Cut(entry, ":")
-		k, known := keyIndex[key]
-		if !ok || !known {
-			continue
-		}
-		for _, part := range strings.Split(turns, ";") {
-			t, err := strconv.Atoi(part)
-			if err != nil {
-				return fmt.Errorf("turn evidence %q: %w", text, err)
-			}
-			ev[k] = append(ev[k], t)
+	var byKey map[string][]int
+	if err := json.Unmarshal(text, &byKey); err != nil {
+		return fmt.Errorf("turn evidence %q: %w", text, err)
+	}
+	for key, turns := range byKey {
+		if k, known := keyIndex[key]; known {
+			ev[k] = append(ev[k], turns...)
 		}
 	}
 	return nil

@@ -19,7 +19,10 @@ type Draft struct {
 	Answers    map[string]string // rubric item key → value
 	Rationales map[string]string // rubric item key → rationale
 	Rationale  string            // about the dialogue as a whole
-	ActiveMS   int64             // active time spent so far
+	// Evidence is the turns marked so far, by rubric item key, as typed
+	// ("2, 5"): a draft holds unfinished work, checked when submitted.
+	Evidence map[string]string
+	ActiveMS int64 // active time spent so far
 	// Base is the revision of the submitted answers the draft edits, or 0
 	// for an item not submitted yet.
 	Base      int
@@ -209,7 +212,7 @@ func scanWorkspace(br pgx.BatchResults, itemID int64, full bool) (*Workspace, er
 // queueExtras adds the workspace's draft, neighbours and counts to a batch.
 func queueExtras(b *pgx.Batch, projectID, itemID, userID int64) {
 	b.Queue(countLabels, projectID)
-	b.Queue(`SELECT answers, rationales, rationale, active_ms, base_revision, updated_at
+	b.Queue(`SELECT answers, rationales, evidence, rationale, active_ms, base_revision, updated_at
 		FROM drafts WHERE item_id = $1 AND rater_id = (SELECT id FROM raters WHERE user_id = $2)`, itemID, userID)
 	b.Queue(`
 		WITH me AS `+me+`,
@@ -240,7 +243,7 @@ func scanExtras(br pgx.BatchResults, w *Workspace) error {
 		return err
 	}
 	d := &Draft{}
-	err := br.QueryRow().Scan(&d.Answers, &d.Rationales, &d.Rationale, &d.ActiveMS, &d.Base, &d.UpdatedAt)
+	err := br.QueryRow().Scan(&d.Answers, &d.Rationales, &d.Evidence, &d.Rationale, &d.ActiveMS, &d.Base, &d.UpdatedAt)
 	switch {
 	case err == nil:
 		if (w.Answers == nil && d.Base == 0) || (w.Answers != nil && d.Base == w.Answers.Revision) {
@@ -331,9 +334,13 @@ func (db *DB) SaveDraft(ctx context.Context, projectID, itemID, userID int64, d 
 	if err != nil {
 		return false, fmt.Errorf("store: save draft: %w", err)
 	}
+	evidence, err := json.Marshal(nonNil(d.Evidence))
+	if err != nil {
+		return false, fmt.Errorf("store: save draft: %w", err)
+	}
 	tag, err := db.pool.Exec(ctx, `
-		INSERT INTO drafts AS d (rater_id, item_id, answers, rationales, rationale, active_ms, base_revision)
-		SELECT r.id, i.id, $4, $5, $6, $7, $8
+		INSERT INTO drafts AS d (rater_id, item_id, answers, rationales, rationale, active_ms, base_revision, evidence)
+		SELECT r.id, i.id, $4, $5, $6, $7, $8, $9
 		FROM items i, raters r
 		WHERE i.id = $1 AND i.project_id = $2 AND r.user_id = $3
 		  AND EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = $2 AND m.user_id = $3 AND m.role = 'annotator')
@@ -342,8 +349,8 @@ func (db *DB) SaveDraft(ctx context.Context, projectID, itemID, userID int64, d 
 		        AND NOT EXISTS (SELECT 1 FROM answer_sets s WHERE s.item_id = i.id AND s.rater_id = r.id)
 		      ELSE EXISTS (SELECT 1 FROM answer_sets s WHERE s.item_id = i.id AND s.rater_id = r.id AND s.revision = $8) END
 		ON CONFLICT (rater_id, item_id) DO UPDATE SET answers = EXCLUDED.answers, rationales = EXCLUDED.rationales,
-		  rationale = EXCLUDED.rationale, active_ms = EXCLUDED.active_ms, base_revision = EXCLUDED.base_revision, updated_at = now()`,
-		itemID, projectID, userID, answers, rationales, d.Rationale, d.ActiveMS, max(d.Base, 0))
+		  evidence = EXCLUDED.evidence, rationale = EXCLUDED.rationale, active_ms = EXCLUDED.active_ms, base_revision = EXCLUDED.base_revision, updated_at = now()`,
+		itemID, projectID, userID, answers, rationales, d.Rationale, d.ActiveMS, max(d.Base, 0), evidence)
 	if err != nil {
 		return false, mapErr(err, "save draft", "")
 	}

@@ -550,7 +550,7 @@ func (ws *Handler) Draft(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	ok, err := ws.DB.SaveDraft(ctx, p.ID, itemID, kit.UserFrom(ctx).ID, store.Draft{Answers: form.answers,
-		Rationales: form.rationales, Rationale: form.rationale, ActiveMS: form.activeMS, Base: form.base})
+		Rationales: form.rationales, Evidence: form.evidence, Rationale: form.rationale, ActiveMS: form.activeMS, Base: form.base})
 	if err != nil {
 		return err
 	}

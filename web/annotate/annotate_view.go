@@ -47,15 +47,9 @@ func savedState(wk *store.Workspace) formState {
 		}
 	}
 	if d := wk.Draft; d != nil {
-		// A draft keeps no turns: those stored stay with the answers the
-		// draft leaves as they were.
-		kept := map[string]string{}
-		for k, turns := range st.evidence {
-			if d.Answers[k] == st.answers[k] {
-				kept[k] = turns
-			}
-		}
-		st = formState{answers: d.Answers, rationales: d.Rationales, evidence: kept, rationale: d.Rationale, activeMS: d.ActiveMS,
+		// A draft keeps the turns as they were in the form, those cleared
+		// left out, so it is restored as it is.
+		st = formState{answers: d.Answers, rationales: d.Rationales, evidence: d.Evidence, rationale: d.Rationale, activeMS: d.ActiveMS,
 			base: st.base, restored: true, draftAt: d.UpdatedAt}
 	}
 	return st
@@ -69,12 +63,16 @@ func (st formState) restoresWork(submitted *store.AnswerSet) bool {
 	if !st.restored {
 		return false
 	}
-	answers, rationales := labeling.CleanAnswers(st.answers), labeling.CleanAnswers(st.rationales)
+	answers, rationales, turns := labeling.CleanAnswers(st.answers), labeling.CleanAnswers(st.rationales), labeling.CleanAnswers(st.evidence)
 	if submitted == nil {
-		return len(answers) > 0 || len(rationales) > 0 || st.rationale != ""
+		return len(answers) > 0 || len(rationales) > 0 || len(turns) > 0 || st.rationale != ""
+	}
+	stored := map[string]string{}
+	for k, t := range submitted.Evidence {
+		stored[k] = labeling.TurnsText(t)
 	}
 	return !maps.Equal(answers, labeling.CleanAnswers(submitted.Answers)) || !maps.Equal(rationales, labeling.CleanAnswers(submitted.Rationales)) ||
-		st.rationale != submitted.Rationale
+		!maps.Equal(turns, labeling.CleanAnswers(stored)) || st.rationale != submitted.Rationale
 }
 
 // labelForm is a label, draft or skip form as posted.
@@ -136,13 +134,15 @@ func readLabelForm(w http.ResponseWriter, r *http.Request) (labelForm, error) {
 	return f, nil
 }
 
-// keepKnown drops notes on items the rubric does not have from a draft:
+// keepKnown drops notes and turns on items the rubric does not have from a draft:
 // only a forged form sends them, and a submission of them is refused
 // outright (labeling.Check), on the page as through the API.
 func (f *labelForm) keepKnown(def *rubric.Definition) {
-	for k := range f.rationales {
-		if _, ok := def.Item(k); !ok {
-			delete(f.rationales, k)
+	for _, m := range []map[string]string{f.rationales, f.evidence} {
+		for k := range m {
+			if _, ok := def.Item(k); !ok {
+				delete(m, k)
+			}
 		}
 	}
 }

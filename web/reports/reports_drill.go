@@ -12,6 +12,8 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/dataset"
+	"github.com/attune/attune/internal/labeling"
 	"github.com/attune/attune/internal/report"
 	"github.com/attune/attune/internal/rubric"
 	"github.com/attune/attune/internal/store"
@@ -230,6 +232,20 @@ func (s *Handler) ReportItems(w http.ResponseWriter, r *http.Request) error {
 			return attune.Invalid(field, fmt.Sprintf("%q is not an answer of %s", v, key))
 		}
 	}
+	switch q.Get("fails") {
+	case "":
+	case "1":
+		for _, v := range def.Allowed(it) {
+			if def.Fails(it, v) {
+				f.Failing = append(f.Failing, string(v))
+			}
+		}
+		if len(f.Failing) == 0 {
+			return attune.Invalid("fails", fmt.Sprintf("no answer of %s fails, so none carries turns", key))
+		}
+	default:
+		return attune.Invalid("fails", "give 1 to list the items both sides call failing, or leave it out")
+	}
 	boundaries := numericBoundaries(def, it)
 	if v := q.Get("boundary"); v != "" {
 		k, err := strconv.Atoi(v)
@@ -249,7 +265,7 @@ func (s *Handler) ReportItems(w http.ResponseWriter, r *http.Request) error {
 	}
 
 	base := scope.set(url.Values{"item": {key}, "a": {q.Get("a")}, "b": {q.Get("b")}})
-	for _, k := range []string{"va", "vb", "boundary"} {
+	for _, k := range []string{"va", "vb", "boundary", "fails"} {
 		if v := q.Get(k); v != "" {
 			base.Set(k, v)
 		}
@@ -276,7 +292,7 @@ func (s *Handler) ReportItems(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	page.Form = rview.DrillForm{Action: templ.SafeURL(fmt.Sprintf("/projects/%d/report/items", p.ID)),
-		Hidden: append([]rview.Hidden{{Name: "item", Value: key}, {Name: "a", Value: q.Get("a")}, {Name: "b", Value: q.Get("b")}}, scope.hidden()...),
+		Hidden: append(failsHidden(f.Failing, []rview.Hidden{{Name: "item", Value: key}, {Name: "a", Value: q.Get("a")}, {Name: "b", Value: q.Get("b")}}), scope.hidden()...),
 		SideA:  startLabel(a.name, a.rater != 0), SideB: startLabel(bName, b.rater != 0 && !(a.people && b.people))}
 	answers := []rview.Option{{Value: "", Label: "any answer"}}
 	for _, v := range def.Allowed(it) {
@@ -316,6 +332,7 @@ func (s *Handler) ReportItems(w http.ResponseWriter, r *http.Request) error {
 			}
 			row.Labels = append(row.Labels, dl)
 		}
+		row.Evidence = turnGrid(def, it, d)
 		if d.Gold != "" {
 			row.Gold = d.Gold + " (" + d.GoldMethod + ")"
 			if b.gold {
@@ -347,10 +364,74 @@ func (s *Handler) ReportItems(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// failsHidden keeps fails=1 in the drill-down form, so that narrowing the
+// answers keeps to the failing ones.
+func failsHidden(failing []string, h []rview.Hidden) []rview.Hidden {
+	if len(failing) > 0 {
+		h = append(h, rview.Hidden{Name: "fails", Value: "1"})
+	}
+	return h
+}
+
+// turnGrid sets an item's dialogue turn by turn beside the turns each
+// rater with a failing answer marked, numbered as the workspace numbers
+// them (dataset.TurnNumbers); nil when none of them marked a turn.
+func turnGrid(def *rubric.Definition, it *rubric.Item, d store.DrillItem) *rview.TurnGrid {
+	g := &rview.TurnGrid{}
+	var marks []map[int]bool
+	markedAny := false
+	for _, l := range d.Labels {
+		if !def.Fails(it, rubric.Value(l.Value)) {
+			continue
+		}
+		r := rview.GridRater{Rater: kit.RaterLabel(l.Name, l.Kind, l.Imported), Value: l.Value, Turns: "none marked"}
+		m := map[int]bool{}
+		if len(l.Evidence) > 0 {
+			r.Turns, markedAny = "turns "+labeling.TurnsText(l.Evidence), true
+			if len(l.Evidence) == 1 {
+				r.Turns = "turn " + labeling.TurnsText(l.Evidence)
+			}
+		}
+		for _, t := range l.Evidence {
+			m[t] = true
+		}
+		g.Raters = append(g.Raters, r)
+		marks = append(marks, m)
+	}
+	if !markedAny {
+		return nil
+	}
+	roles := make([]dataset.Message, len(d.Messages))
+	for i, m := range d.Messages {
+		roles[i] = dataset.Message{Role: m.Role}
+	}
+	for i, n := range dataset.TurnNumbers(roles) {
+		msg := rview.Turn{Role: d.Messages[i].Role, Content: d.Messages[i].Content}
+		if k := len(g.Rows) - 1; k >= 0 && n > 0 && g.Rows[k].Turn == n {
+			g.Rows[k].Messages = append(g.Rows[k].Messages, msg)
+			continue
+		}
+		row := rview.GridTurn{Turn: n, Messages: []rview.Turn{msg}, Marked: make([]bool, len(marks))}
+		for c, m := range marks {
+			row.Marked[c] = n > 0 && m[n]
+		}
+		g.Rows = append(g.Rows, row)
+	}
+	return g
+}
+
 // drillSentence says which items a drill-down lists.
 func drillSentence(a, b string, f store.DrillFilter) string {
 	var s string
-	if f.ValueA != "" && f.ValueB != "" {
+	if len(f.Failing) > 0 {
+		s = fmt.Sprintf("Items where %s and %s both gave a failing answer (%s)", a, b, strings.Join(f.Failing, ", "))
+		if f.ValueA != "" {
+			s += fmt.Sprintf(", %s answering %s", a, f.ValueA)
+		}
+		if f.ValueB != "" {
+			s += fmt.Sprintf(", %s answering %s", b, f.ValueB)
+		}
+	} else if f.ValueA != "" && f.ValueB != "" {
 		s = fmt.Sprintf("Items where %s answered %s and %s answered %s", a, f.ValueA, b, f.ValueB)
 	} else {
 		s = fmt.Sprintf("Items where %s and %s answered differently", a, b)

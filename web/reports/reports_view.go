@@ -176,6 +176,10 @@ func (s *Handler) reportView(r *http.Request, p *attune.Project, rr *reportReque
 		d.Boundaries = reportBoundaries(it, names, drill)
 		d.Boundaries.Explain = explain["boundaries"]
 	}
+	if it.Evidence != nil {
+		d.Evidence = reportEvidence(it.Evidence, names, func(a string) templ.SafeURL { return drill(it.Key, a, "people", "fails", "1") })
+		d.Evidence.Explain = explain["evidence"]
+	}
 	page.Item = d
 
 	page.Annotators.Keys = make([]string, len(rep.RubricItems))
@@ -703,4 +707,30 @@ func cannotTell(points []calibration.RunPoint) string {
 		out = append(out, fmt.Sprintf("%s %s: %s", kit.Plural(len(runs[r]), "run", "runs"), strings.Join(runs[r], ", "), r))
 	}
 	return strings.Join(out, "; ")
+}
+
+// reportEvidence shapes the agreement on where a rubric item fails: the
+// people's row, then a row per judge, each with what it rests on and
+// "too few" in place of figures below the minimum of items. failing links
+// a side (a rater's id, or people) to the items where it and the people
+// both gave a failing answer.
+func reportEvidence(e *report.EvidenceAgreement, names map[int64]string, failing func(a string) templ.SafeURL) *rview.EvidenceTable {
+	t := &rview.EvidenceTable{}
+	row := func(who string, f report.EvidenceFigures, url templ.SafeURL) rview.EvidenceRow {
+		r := rview.EvidenceRow{Who: who, Overlap: reportFigure(f.Overlap, false), Alpha: reportFigure(f.Alpha, true),
+			Counts: fmt.Sprintf("%d %s, %d %s, %d with a turn in common", f.Items, kit.Plural(f.Items, "item", "items"),
+				f.Pairs, kit.Plural(f.Pairs, "pair", "pairs"), f.Overlapping)}
+		if f.TooFew {
+			r.TooFew = fmt.Sprintf("too few: %d %s where two both marked turns, %d needed", f.Items, kit.Plural(f.Items, "item", "items"), f.MinItems)
+		}
+		if f.Pairs > 0 {
+			r.URL = url
+		}
+		return r
+	}
+	t.Rows = append(t.Rows, row("The people among themselves", e.People, failing("people")))
+	for _, j := range e.Judges {
+		t.Rows = append(t.Rows, row(names[j.Rater]+" against the people", j.EvidenceFigures, failing(strconv.FormatInt(j.Rater, 10))))
+	}
+	return t
 }

@@ -217,6 +217,30 @@ type ItemDetail struct {
 	// Boundaries is where the disagreement falls on a 1–5 item; nil on
 	// other scales.
 	Boundaries *BoundaryTable
+	// Evidence is the agreement on where the item fails, on an item whose
+	// answers can fail; nil on others.
+	Evidence *EvidenceTable
+}
+
+// EvidenceTable is the agreement on the turns marked where a rubric item
+// fails: the people among themselves, then each judge against them.
+type EvidenceTable struct {
+	Explain string // the figures' sentence
+	Rows    []EvidenceRow
+}
+
+// EvidenceRow is one set of pairs compared.
+type EvidenceRow struct {
+	Who string // "The people among themselves", "gpt-judge (judge) against the people"
+	// Counts says what the figures rest on: "6 items, 9 pairs, 7 with a
+	// turn in common".
+	Counts string
+	// Overlap and Alpha are the figures, or undefined with the reason
+	// (too few items, said in TooFew as well).
+	Overlap, Alpha Figure
+	TooFew         string // "too few: 2 items, 5 needed", or ""
+	// URL lists the items where both sides gave a failing answer.
+	URL templ.SafeURL
 }
 
 // BoundaryTable is the share of a 1–5 item's disagreement on each
