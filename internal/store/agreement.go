@@ -206,15 +206,7 @@ func (db *DB) streamAnswerSets(ctx context.Context, projectID int64, f Agreement
 		// (the index's), so the key at the same place in the set before is
 		// tried first; values are few and tried in turn. Neither allocates
 		// once every string has been seen.
-		intern := map[string]string{}
-		str := func(b []byte) string {
-			if s, ok := intern[string(b)]; ok {
-				return s
-			}
-			s := string(b)
-			intern[s] = s
-			return s
-		}
+		str := interner{}.of
 		var lastKeys, values []string
 		key := func(i int, b []byte) string {
 			if i < len(lastKeys) && lastKeys[i] == string(b) {

@@ -135,15 +135,7 @@ func (db *DB) ReadEstimates(ctx context.Context, q EstimateRead, keys []string, 
 	defer rows.Close()
 
 	// Systems, keys and values repeat on every row: each is kept once.
-	intern := map[string]string{}
-	str := func(b []byte) string {
-		if s, ok := intern[string(b)]; ok {
-			return s
-		}
-		s := string(b)
-		intern[s] = s
-		return s
-	}
+	str := interner{}.of
 	type number struct {
 		x  float64
 		ok bool
