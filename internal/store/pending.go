@@ -101,14 +101,18 @@ func deriveSet(ctx context.Context, tx pgx.Tx, projectID, answerSetID int64) err
 }
 
 // deriveInsert writes a label per answer of the answer sets in taken,
-// with its note and turns; labels already there stay as they are.
+// with its note and turns; labels already there stay as they are. The
+// conflict is named: with none named, every unique index of labels is
+// probed before each row goes in, and the one per rater, item and rubric
+// item is the only one a label of a set can meet (the set is the rater's
+// for the item; the identity never repeats).
 const deriveInsert = `
 	INSERT INTO labels (answer_set_id, project_id, item_id, rater_id, rubric_version_id, rubric_item_key, value, rationale, evidence)
 	SELECT s.id, s.project_id, s.item_id, s.rater_id, s.rubric_version_id, a.key, a.value,
 	       coalesce(s.rationales ->> a.key, ''),
 	       coalesce(ARRAY(SELECT t.turn::int FROM json_array_elements_text(s.evidence -> a.key) WITH ORDINALITY AS t(turn, n) ORDER BY t.n), '{}')
 	FROM taken JOIN answer_sets s ON s.id = taken.answer_set_id CROSS JOIN LATERAL json_each_text(s.answers) AS a
-	ON CONFLICT DO NOTHING`
+	ON CONFLICT (item_id, rater_id, rubric_item_key) DO NOTHING`
 
 // currentLabels writes the labels of every answer set of the project
 // still queued, so that a read after it sees every submit committed
