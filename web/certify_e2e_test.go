@@ -73,6 +73,9 @@ func TestPassedButUnstable(t *testing.T) {
 		judged[id] = v
 		ids = append(ids, id)
 	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
 	rows.Close()
 	if len(ids) != n {
 		t.Fatalf("the judge answered %d items, want %d", len(ids), n)
