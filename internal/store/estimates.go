@@ -102,9 +102,9 @@ func (db *DB) StreamEstimateSets(ctx context.Context, q EstimateRead, fn func(*E
 // (00055), not its label rows: a row per set, a twelfth of the rows, and
 // no grouping of labels into sets for PostgreSQL to do.
 func (db *DB) ReadEstimates(ctx context.Context, q EstimateRead, keys []string, sets func(*EstimateSets) error) (map[string][]EstimateRow, error) {
-	if _, err := db.currentLabels(ctx, q.ProjectID); err != nil { // answer sets submitted a moment ago (pending.go)
-		return nil, err
-	}
+	// No currentLabels first: the answers are read from the sets, which
+	// hold them from the submit's commit on; the label rows queued for
+	// them (pending.go) are not read here.
 	raters, err := db.judgeRaters(ctx, q.ProjectID, q.Judge)
 	if err != nil {
 		return nil, err
