@@ -174,8 +174,16 @@ const (
 	// out of the pool by a lead, nor held back until a draw sends it
 	// (store.DrawItems). Nobody who still has to qualify is given a real
 	// item.
+	//
+	// OFFSET 0 keeps the "never given" check a lookup of the one
+	// (rater, project, item) entry per candidate: without it PostgreSQL
+	// may turn it into an anti-join whose inner side, planned while a
+	// project's assignments were few (the generic plan lives as long as
+	// the connection), walks every assignment the person ever had in the
+	// project for every candidate item, the claim's largest cost under
+	// many annotators (BenchmarkSaturationSQL, pg_stat_statements).
 	claimOpen = `c.project_id = $1 AND NOT c.pulled AND NOT c.held AND c.filled < (SELECT overlap FROM me) AND NOT (SELECT qualifying FROM me)
-		AND NOT EXISTS (SELECT 1 FROM assignments x WHERE x.project_id = $1 AND x.item_id = c.item_id AND x.rater_id = (SELECT id FROM me))`
+		AND NOT EXISTS (SELECT 1 FROM assignments x WHERE x.project_id = $1 AND x.item_id = c.item_id AND x.rater_id = (SELECT id FROM me) OFFSET 0)`
 )
 
 // queueClaim adds to a batch the statements that give the annotator their
