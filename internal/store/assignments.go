@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/attune/attune/internal/attune"
 	"github.com/attune/attune/internal/rubric"
@@ -356,17 +357,8 @@ func (c *claim) qualifying() bool { return c.qualify > 0 && c.passed < c.qualify
 // other claimers, it waits for their locks instead of saying the queue is
 // empty.
 func (c *claim) finish(ctx context.Context, tx pgx.Tx, projectID int64) (*attune.Assignment, error) {
-	switch {
-	case !c.member:
-		return nil, attune.NotFound("you are not an annotator on this project")
-	case c.labeller.status != attune.ProjectActive:
-		return nil, attune.Conflict(fmt.Sprintf("this project is %s: it hands out no work until a lead resumes it", c.labeller.status))
-	case c.paused:
-		return nil, ErrQueuePaused(c.pausedWhy)
-	case c.got != nil:
-		return c.got, nil
-	case c.qualifying():
-		return nil, ErrNotQualified(c.answered, c.qualify)
+	if a, settled, err := c.outcome(); settled {
+		return a, err
 	}
 	for attempt := 0; c.open && attempt < 3; attempt++ {
 		// Submits never get here (they claim after committing), but the
@@ -401,6 +393,27 @@ func (c *claim) finish(ctx context.Context, tx pgx.Tx, projectID int64) (*attune
 		}
 	}
 	return nil, attune.ErrNoWork
+}
+
+// outcome says what the claim came to without waiting for anyone:
+// settled is false when it claimed nothing but open items remain, held
+// locked by other claimers (finish then waits for them).
+func (c *claim) outcome() (a *attune.Assignment, settled bool, err error) {
+	switch {
+	case !c.member:
+		return nil, true, attune.NotFound("you are not an annotator on this project")
+	case c.labeller.status != attune.ProjectActive:
+		return nil, true, attune.Conflict(fmt.Sprintf("this project is %s: it hands out no work until a lead resumes it", c.labeller.status))
+	case c.paused:
+		return nil, true, ErrQueuePaused(c.pausedWhy)
+	case c.got != nil:
+		return c.got, true, nil
+	case c.qualifying():
+		return nil, true, ErrNotQualified(c.answered, c.qualify)
+	case !c.open:
+		return nil, true, attune.ErrNoWork
+	}
+	return nil, false, nil
 }
 
 // Queue is what an annotator's queue in a project holds right now, read
@@ -588,60 +601,33 @@ func (db *DB) SubmitLabels(ctx context.Context, s Submission) (SubmitResult, err
 			return res, mapErr(err, "submit labels", "")
 		}
 	}
-	// Everything goes to the server in one batch, BEGIN included,
-	// each statement seeing what the ones before did: the membership
-	// locked, then the assignment; the answers stored when the
-	// assignment may take them; the next item claimed. What the batch
-	// found decides below whether it all commits.
+	submitArgs := []any{s.AssignmentID, s.UserID, s.NoteRequired, s.Rationale, s.ActiveMS, keys, values, notes, turns, projectID}
 	// claimAfter: the next item is claimed after the submission commits.
 	var claimAfter bool
 	submitOnce := func() error {
 		claimAfter = false
+		// A submission of a real item goes in one round trip, COMMIT
+		// included, when it stores its answers; one that stores nothing
+		// commits nothing there and comes here the long way, which says
+		// why. A calibration item's goes the long way: it is graded.
+		if s.Graded == nil {
+			stored, after, err := db.submitInOneTrip(ctx, s, projectID, submitArgs, &res)
+			if stored || err != nil {
+				claimAfter = after
+				return err
+			}
+			res = SubmitResult{}
+		}
+		// Everything goes to the server in one batch, BEGIN included,
+		// each statement seeing what the ones before did: the membership
+		// locked, then the assignment; the answers stored when the
+		// assignment may take them; the next item claimed. What the batch
+		// found decides below whether it all commits.
 		b := &pgx.Batch{}
 		b.BeginTx(pgx.TxOptions{})
 		b.Queue(genericPlans)
 		b.Queue(lockSubmitted, s.AssignmentID, s.UserID)
-		// An expired lease takes its slot back if the item still has
-		// room; an active one turns its hold into a label. Either way
-		// filled, the queue's order, stays as it was for an active one.
-		b.Queue(`
-			WITH a AS (
-				SELECT a.id, a.state, a.item_id, a.project_id, a.rater_id, p.rubric_version_id, p.overlap
-				FROM assignments a JOIN raters r ON r.id = a.rater_id JOIN projects p ON p.id = a.project_id
-				JOIN item_counts c ON c.item_id = a.item_id
-				WHERE a.id = $1 AND r.user_id = $2 AND a.state IN ('active', 'expired') AND NOT c.pulled AND NOT a.calibration
-				  AND EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = a.project_id AND m.user_id = $2 AND m.role = 'annotator')
-				  AND (NOT $3 OR EXISTS (SELECT 1 FROM content_notes_opened o WHERE o.rater_id = a.rater_id AND o.item_id = a.item_id))),
-			counted AS (
-				UPDATE item_counts c SET done = c.done + 1, holds = c.holds - CASE WHEN a.state = 'active' THEN 1 ELSE 0 END
-				FROM a WHERE c.item_id = a.item_id AND (a.state = 'active' OR c.filled < a.overlap)
-				RETURNING c.item_id, c.done),
-			stored AS (
-				-- The answers, their notes and their turns are written
-				-- once, on the set, as the labels' trigger would make
-				-- them (00055); the label rows come after the commit.
-				INSERT INTO answer_sets (project_id, item_id, rater_id, rubric_version_id, rationale, active_ms, answers, rationales, evidence)
-				SELECT a.project_id, a.item_id, a.rater_id, a.rubric_version_id, $4, $5, t.answers, t.rationales, t.evidence
-				FROM a JOIN counted ON counted.item_id = a.item_id,
-				     (SELECT coalesce(json_object_agg(k, v ORDER BY k), '{}') AS answers,
-				             coalesce(json_object_agg(k, n ORDER BY k) FILTER (WHERE n <> ''), '{}') AS rationales,
-				             coalesce(json_object_agg(k, e::int[] ORDER BY k) FILTER (WHERE e <> '{}'), '{}') AS evidence
-				      FROM unnest($6::text[], $7::text[], $8::text[], $9::text[]) AS u(k, v, n, e)) t
-				RETURNING id, project_id),
-			pending AS (
-				INSERT INTO labels_pending (project_id, answer_set_id) SELECT project_id, id FROM stored),
-			-- The item has its overlap of labels (or more: a lead may
-			-- have lowered the overlap while it was held): the settler
-			-- applies the consensus rule after the commit (settle.go).
-			-- completed: this submission gave the item its k-th label.
-			queued AS (
-				INSERT INTO settle_queue (project_id, item_id, completed)
-				SELECT a.project_id, a.item_id, counted.done = a.overlap FROM a JOIN counted ON counted.item_id = a.item_id
-				WHERE counted.done >= a.overlap)
-			UPDATE assignments x SET state = 'submitted', finished_at = now(), answer_set_id = stored.id
-			FROM stored WHERE x.id = $1
-			RETURNING stored.id`,
-			s.AssignmentID, s.UserID, s.NoteRequired, s.Rationale, s.ActiveMS, keys, values, notes, turns)
+		b.Queue(submitStatement+`SELECT id FROM submitted`, submitArgs...)
 		// A calibration item's answers, graded, go to calibration_answers
 		// instead: no answer set, no label, no count moved. Only a graded
 		// submission can store one, so an ungraded one does not send it.
@@ -819,6 +805,130 @@ func readCalibrationAnswer(ctx context.Context, tx pgx.Tx, assignmentID int64) (
 		assignmentID).Scan(&s.ID, &s.ItemID, &s.Answers, &s.ActiveMS, &s.Submitted)
 	return s, err
 }
+
+// submitInOneTrip sends a submission of a real item, the claim of the
+// next item when it asks for one, and their BEGIN and COMMIT as one batch:
+// the locks it takes (its item's counters, the next item's) are held for
+// one round trip, not two. stored says it stored the answers and
+// committed; false, with a nil error, says it stored nothing and nothing
+// of it committed (submit_stored, 00061). claimAfter says the next item is
+// to be claimed after the commit, every open one being held locked by
+// other claimers at the moment.
+func (db *DB) submitInOneTrip(ctx context.Context, s Submission, projectID int64, args []any, res *SubmitResult) (stored, claimAfter bool, err error) {
+	conn, err := db.pool.Acquire(ctx)
+	if err != nil {
+		return false, false, err
+	}
+	defer conn.Release()
+	b := &pgx.Batch{}
+	b.Queue(`BEGIN`)
+	b.Queue(genericPlans)
+	b.Queue(lockSubmitted, s.AssignmentID, s.UserID)
+	b.Queue(submitStatement+`SELECT submit_stored((SELECT id FROM submitted))`, args...)
+	if s.ClaimNext {
+		queueClaim(b, projectID, s.UserID)
+	}
+	b.Queue(`COMMIT`)
+	c := claim{userID: s.UserID}
+	br := conn.SendBatch(ctx, b)
+	err = func() error {
+		for range 3 { // BEGIN, the plans, the locks (submitStatement checks what they found)
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
+		}
+		if err := br.QueryRow().Scan(&res.AnswerSetID); err != nil {
+			return err
+		}
+		if s.ClaimNext {
+			if err := c.read(br); err != nil {
+				return err
+			}
+		}
+		_, err := br.Exec() // COMMIT
+		return err
+	}()
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		// The server skipped the rest of the batch, COMMIT included; the
+		// transaction it left open is rolled back before the connection
+		// goes back to the pool (which would close it otherwise).
+		if conn.Conn().PgConn().TxStatus() != 'I' {
+			if _, rerr := conn.Exec(ctx, `ROLLBACK`); rerr != nil {
+				return false, false, errors.Join(err, rerr)
+			}
+		}
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "AT001" {
+			return false, false, nil
+		}
+		return false, false, err
+	}
+	res.Created = true
+	if !s.ClaimNext {
+		return true, false, nil
+	}
+	a, settled, err := c.outcome()
+	if !settled {
+		return true, true, nil
+	}
+	return true, false, res.next(a, err)
+}
+
+// submitStatement stores a submission's answers, given the assignment
+// ($1) of the person ($2), in the project $10 when it is not 0, may take
+// them: the item's counters moved, the
+// answer set stored once with its notes and turns, queued for its label
+// rows and, when it completes the item, for the consensus rule, and the
+// assignment closed. Its CTE submitted holds the new answer set's id, or
+// nothing when it stored nothing; the caller ends it with the SELECT it
+// needs.
+//
+// An expired lease takes its slot back if the item still has room; an
+// active one turns its hold into a label. Either way filled, the queue's
+// order, stays as it was for an active one.
+const submitStatement = `
+		WITH a AS (
+			SELECT a.id, a.state, a.item_id, a.project_id, a.rater_id, p.rubric_version_id, p.overlap
+			FROM assignments a JOIN raters r ON r.id = a.rater_id JOIN projects p ON p.id = a.project_id
+			JOIN item_counts c ON c.item_id = a.item_id
+			WHERE a.id = $1 AND r.user_id = $2 AND a.state IN ('active', 'expired') AND NOT c.pulled AND NOT a.calibration
+			  AND ($10::bigint = 0 OR a.project_id = $10::bigint)
+			  AND EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = a.project_id AND m.user_id = $2 AND m.role = 'annotator')
+			  AND (NOT $3 OR EXISTS (SELECT 1 FROM content_notes_opened o WHERE o.rater_id = a.rater_id AND o.item_id = a.item_id))),
+		counted AS (
+			UPDATE item_counts c SET done = c.done + 1, holds = c.holds - CASE WHEN a.state = 'active' THEN 1 ELSE 0 END
+			FROM a WHERE c.item_id = a.item_id AND (a.state = 'active' OR c.filled < a.overlap)
+			RETURNING c.item_id, c.done),
+		stored AS (
+			-- The answers, their notes and their turns are written
+			-- once, on the set, as the labels' trigger would make
+			-- them (00055); the label rows come after the commit.
+			INSERT INTO answer_sets (project_id, item_id, rater_id, rubric_version_id, rationale, active_ms, answers, rationales, evidence)
+			SELECT a.project_id, a.item_id, a.rater_id, a.rubric_version_id, $4, $5, t.answers, t.rationales, t.evidence
+			FROM a JOIN counted ON counted.item_id = a.item_id,
+			     (SELECT coalesce(json_object_agg(k, v ORDER BY k), '{}') AS answers,
+			             coalesce(json_object_agg(k, n ORDER BY k) FILTER (WHERE n <> ''), '{}') AS rationales,
+			             coalesce(json_object_agg(k, e::int[] ORDER BY k) FILTER (WHERE e <> '{}'), '{}') AS evidence
+			      FROM unnest($6::text[], $7::text[], $8::text[], $9::text[]) AS u(k, v, n, e)) t
+			RETURNING id, project_id),
+		pending AS (
+			INSERT INTO labels_pending (project_id, answer_set_id) SELECT project_id, id FROM stored),
+		-- The item has its overlap of labels (or more: a lead may
+		-- have lowered the overlap while it was held): the settler
+		-- applies the consensus rule after the commit (settle.go).
+		-- completed: this submission gave the item its k-th label.
+		queued AS (
+			INSERT INTO settle_queue (project_id, item_id, completed)
+			SELECT a.project_id, a.item_id, counted.done = a.overlap FROM a JOIN counted ON counted.item_id = a.item_id
+			WHERE counted.done >= a.overlap),
+		submitted AS (
+			UPDATE assignments x SET state = 'submitted', finished_at = now(), answer_set_id = stored.id
+			FROM stored WHERE x.id = $1
+			RETURNING stored.id)
+	`
 
 // answerColumns lays answers out as the columns labels are inserted from,
 // in one statement with unnest: parallel arrays, the turns of each as an
