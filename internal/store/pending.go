@@ -27,7 +27,7 @@ func isLockTimeout(err error) bool {
 
 // deriveBatchSize is the most answer sets one statement turns into
 // labels: a backlog is worked through in short statements.
-const deriveBatchSize = 500
+const deriveBatchSize = 100
 
 // deriveLabels writes the labels of up to limit of the project's queued
 // answer sets and takes them off the queue, in the transaction tx, and

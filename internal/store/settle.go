@@ -44,7 +44,7 @@ const SettledChannel = "attune_settled"
 // settleBatchSize is the most queue rows one transaction takes from a
 // project: a backlog (a settler stopped for a while) is worked through in
 // short transactions.
-const settleBatchSize = 2000
+const settleBatchSize = 200
 
 // SettleQueued writes the labels of the answer sets submits queued and
 // settles the items they queued when it starts, project by project, and
