@@ -133,7 +133,13 @@ func estimate(ctx context.Context, src Source, p *attune.Project, def *rubric.De
 	if err := checkRubric(def, q); err != nil {
 		return Estimates{}, err
 	}
-	rows, err := readRows(ctx, src, def, q)
+	var rows []store.EstimateRow
+	var err error
+	if q.RubricItem != "" && hasGate(def) && safety == nil {
+		rows, safety, err = readWithGate(ctx, src, def, q)
+	} else {
+		rows, err = readRows(ctx, src, def, q)
+	}
 	if err != nil {
 		return Estimates{}, err
 	}
@@ -142,6 +148,24 @@ func estimate(ctx context.Context, src Source, p *attune.Project, def *rubric.De
 		return Estimates{}, err
 	}
 	return estimateRows(ctx, src, def, q, rows, draws, safety)
+}
+
+// readWithGate reads q's rubric item and scores the safety gate of the
+// same answer sets in one pass over them, as EstimateEvery does for every
+// rubric item: the values, and the gate's conclusion for the same judge,
+// human and system key.
+func readWithGate(ctx context.Context, src Source, def *rubric.Definition, q Query) ([]store.EstimateRow, *ppi.Conclusion, error) {
+	read := store.EstimateRead{ProjectID: q.ProjectID, Judge: q.Judge, SystemKey: q.SystemKey, Gold: q.Human == HumanGold}
+	gateRows, scoreGate := outcomeScorer(def, read.Gold, OutcomeSafety)
+	byKey, err := src.ReadEstimates(ctx, read, []string{q.RubricItem}, scoreGate)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := conclude(*gateRows)
+	if err != nil {
+		return nil, nil, err
+	}
+	return byKey[q.RubricItem], &c, nil
 }
 
 // estimateRows is estimate once q's rows and the project's draws are

@@ -53,4 +53,29 @@ func TestEstimateEveryIsEachEstimate(t *testing.T) {
 	if labelled == 0 {
 		t.Error("no rubric item has an estimate for any system: the comparison says nothing")
 	}
+	// A rubric item's estimate scores the gate in the same pass as its
+	// values; the gate's own estimate reads the sets on its own. Both
+	// must come to the same check.
+	one, err := evaluation.Estimate(ctx, db, evaluation.Query{ProjectID: p.ID, Judge: "@gpt", RubricItem: def.Items[0].Key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate, err := evaluation.Estimate(ctx, db, evaluation.Query{ProjectID: p.ID, Judge: "@gpt", Outcome: evaluation.OutcomeSafety})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := json.Marshal(one.Conclusion.SafetyGate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := json.Marshal(gate.Conclusion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("the gate's check beside %s:\n%s\nthe gate's own estimate:\n%s", def.Items[0].Key, got, want)
+	}
+	if len(gate.Systems) == 0 {
+		t.Error("the gate's estimate has no system: the comparison says nothing")
+	}
 }
