@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -109,10 +110,8 @@ func (db *DB) ReadEstimates(ctx context.Context, q EstimateRead, keys []string, 
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string][]EstimateRow, len(keys))
 	keyIndex := make(map[string]int, len(keys))
 	for i, k := range keys {
-		out[k] = []EstimateRow{}
 		keyIndex[k] = i
 	}
 	// Rows come item by item, the judge's sets first, then the people's,
@@ -153,22 +152,37 @@ func (db *DB) ReadEstimates(ctx context.Context, q EstimateRead, keys []string, 
 	// the gold's) sums and counts.
 	judgeSum, humanSum := make([]float64, len(keys)), make([]float64, len(keys))
 	judgeN, humanN := make([]int, len(keys)), make([]int, len(keys))
+	// What the items came to, kept by column until the end: the items
+	// (the judge answered) and their systems once for every key, and per
+	// key a value only where the judge gave one. Growing these slices,
+	// which hold no pointers but the systems, is a plain copy; growing a
+	// slice of EstimateRow per key was half of the time of a read.
+	var items chunks[estimateItem]
+	cols := make([]chunks[estimateValue], len(keys))
 	var cur EstimateSets
 	started := false
 	flush := func() error {
 		if !started {
 			return nil
 		}
-		for i, k := range keys {
-			if judgeN[i] > 0 {
-				e := EstimateRow{ItemID: cur.ItemID, System: cur.System, Judge: judgeSum[i] / float64(judgeN[i])}
-				if humanN[i] > 0 {
-					e.Human, e.Labelled = humanSum[i]/float64(humanN[i]), true
+		if len(cur.Judge) > 0 {
+			at := int32(items.len())
+			items.add(estimateItem{cur.ItemID, cur.System})
+			for i := range keys {
+				if judgeN[i] == 0 {
+					continue
 				}
-				out[k] = append(out[k], e)
+				v := estimateValue{item: at, judge: judgeSum[i] / float64(judgeN[i]), human: math.NaN()} // NaN: not labelled
+				if humanN[i] > 0 {
+					v.human = humanSum[i] / float64(humanN[i])
+				}
+				cols[i].add(v)
 			}
-			judgeSum[i], humanSum[i], judgeN[i], humanN[i] = 0, 0, 0, 0
 		}
+		clear(judgeSum)
+		clear(humanSum)
+		clear(judgeN)
+		clear(humanN)
 		if sets != nil && len(cur.Judge) > 0 {
 			if err := sets(&cur); err != nil {
 				return callbackError{err}
@@ -236,7 +250,75 @@ func (db *DB) ReadEstimates(ctx context.Context, q EstimateRead, keys []string, 
 	if err := flush(); err != nil {
 		return nil, unwrapCallback(err)
 	}
+	out := make(map[string][]EstimateRow, len(keys))
+	for i, k := range keys {
+		rows := make([]EstimateRow, 0, cols[i].len())
+		cols[i].each(func(v estimateValue) {
+			it := items.at(int(v.item))
+			r := EstimateRow{ItemID: it.id, System: it.system, Judge: v.judge}
+			if !math.IsNaN(v.human) {
+				r.Human, r.Labelled = v.human, true
+			}
+			rows = append(rows, r)
+		})
+		out[k] = rows
+	}
 	return out, nil
+}
+
+// estimateItem is an item the judge answered, and its system.
+type estimateItem struct {
+	id     int64
+	system string
+}
+
+// estimateValue is a rubric item's values on an item as ReadEstimates
+// gathers them: the item's place among the items, the judge's value and
+// the human value (NaN when nobody labelled it).
+type estimateValue struct {
+	item         int32
+	judge, human float64
+}
+
+// chunks is a list that grows a chunk at a time: what it holds is never
+// copied as it grows, where a slice of a project's items, doubled again
+// and again for every rubric item, cost more than the reading itself
+// (BenchmarkEstimates, pprof).
+type chunks[T any] struct {
+	full [][]T
+	cur  []T
+}
+
+const chunkLen = 4096
+
+func (c *chunks[T]) add(v T) {
+	if len(c.cur) == cap(c.cur) {
+		if c.cur != nil {
+			c.full = append(c.full, c.cur)
+		}
+		c.cur = make([]T, 0, chunkLen)
+	}
+	c.cur = append(c.cur, v)
+}
+
+func (c *chunks[T]) len() int { return len(c.full)*chunkLen + len(c.cur) }
+
+func (c *chunks[T]) at(i int) T {
+	if n := len(c.full) * chunkLen; i >= n {
+		return c.cur[i-n]
+	}
+	return c.full[i/chunkLen][i%chunkLen]
+}
+
+func (c *chunks[T]) each(fn func(T)) {
+	for _, ch := range c.full {
+		for _, v := range ch {
+			fn(v)
+		}
+	}
+	for _, v := range c.cur {
+		fn(v)
+	}
 }
 
 // unwrapCallback returns the error a caller's function returned as it
