@@ -103,12 +103,12 @@ func ParseSeed(s string) (uint64, error) {
 	return v, nil
 }
 
-// sampleOf says on what estimates over rows rest: when at least one item
-// is labelled and every labelled item was drawn by attune, which draws
+// sampleOf says on what estimates rest, given the items labelled: when at
+// least one item is labelled and every labelled item was drawn by attune, which draws
 // (and seeds) made the sample and how many of the drawn items people have
 // labelled so far; otherwise ppi.SampleCaveat, since attune cannot vouch
 // for a sample it did not draw.
-func sampleOf(draws []store.Draw, rows []store.EstimateRow) string {
+func sampleOf(draws []store.Draw, labelledItems []int64) string {
 	drawn := map[int64]bool{}
 	total, bySystem := 0, false
 	for _, d := range draws {
@@ -118,13 +118,9 @@ func sampleOf(draws []store.Draw, rows []store.EstimateRow) string {
 		total += len(d.Items)
 		bySystem = bySystem || d.System != ""
 	}
-	labelled, ofDrawn := 0, 0
-	for _, r := range rows {
-		if !r.Labelled {
-			continue
-		}
-		labelled++
-		if drawn[r.ItemID] {
+	labelled, ofDrawn := len(labelledItems), 0
+	for _, id := range labelledItems {
+		if drawn[id] {
 			ofDrawn++
 		}
 	}

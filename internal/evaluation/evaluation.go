@@ -82,9 +82,8 @@ func Check(q Query) error {
 type Source interface {
 	FindProjectByID(ctx context.Context, id int64) (*attune.Project, error)
 	FindRubricByID(ctx context.Context, id int64) (*rubric.Definition, error)
-	EstimateRubricItem(ctx context.Context, q store.EstimateRead) ([]store.EstimateRow, error)
 	StreamEstimateSets(ctx context.Context, q store.EstimateRead, fn func(*store.EstimateSets) error) error
-	ReadEstimates(ctx context.Context, q store.EstimateRead, keys []string, sets func(*store.EstimateSets) error) (map[string][]store.EstimateRow, error)
+	ReadEstimates(ctx context.Context, q store.EstimateRead, keys []string, sets func(*store.EstimateSets) error) (map[string]*store.EstimateColumn, error)
 	DrawLister
 }
 
@@ -133,12 +132,12 @@ func estimate(ctx context.Context, src Source, p *attune.Project, def *rubric.De
 	if err := checkRubric(def, q); err != nil {
 		return Estimates{}, err
 	}
-	var rows []store.EstimateRow
+	var col *store.EstimateColumn
 	var err error
 	if q.RubricItem != "" && hasGate(def) && safety == nil {
-		rows, safety, err = readWithGate(ctx, src, def, q)
+		col, safety, err = readWithGate(ctx, src, def, q)
 	} else {
-		rows, err = readRows(ctx, src, def, q)
+		col, err = readColumn(ctx, src, def, q)
 	}
 	if err != nil {
 		return Estimates{}, err
@@ -147,35 +146,36 @@ func estimate(ctx context.Context, src Source, p *attune.Project, def *rubric.De
 	if err != nil {
 		return Estimates{}, err
 	}
-	return estimateRows(ctx, src, def, q, rows, draws, safety)
+	return estimateColumn(ctx, src, def, q, col, draws, safety)
 }
 
 // readWithGate reads q's rubric item and scores the safety gate of the
 // same answer sets in one pass over them, as EstimateEvery does for every
 // rubric item: the values, and the gate's conclusion for the same judge,
 // human and system key.
-func readWithGate(ctx context.Context, src Source, def *rubric.Definition, q Query) ([]store.EstimateRow, *ppi.Conclusion, error) {
+func readWithGate(ctx context.Context, src Source, def *rubric.Definition, q Query) (*store.EstimateColumn, *ppi.Conclusion, error) {
 	read := store.EstimateRead{ProjectID: q.ProjectID, Judge: q.Judge, SystemKey: q.SystemKey, Gold: q.Human == HumanGold}
-	gateRows, scoreGate := outcomeScorer(def, read.Gold, OutcomeSafety)
+	gate, scoreGate := outcomeScorer(def, read.Gold, OutcomeSafety)
 	byKey, err := src.ReadEstimates(ctx, read, []string{q.RubricItem}, scoreGate)
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := conclude(*gateRows)
+	c, err := conclude(gate)
 	if err != nil {
 		return nil, nil, err
 	}
 	return byKey[q.RubricItem], &c, nil
 }
 
-// estimateRows is estimate once q's rows and the project's draws are
+// estimateColumn is estimate once q's values and the project's draws are
 // read.
-func estimateRows(ctx context.Context, src Source, def *rubric.Definition, q Query, rows []store.EstimateRow, draws []store.Draw, safety *ppi.Conclusion) (Estimates, error) {
-	est, err := ppi.BySystem(rated(rows), ppi.Options{})
+func estimateColumn(ctx context.Context, src Source, def *rubric.Definition, q Query, col *store.EstimateColumn, draws []store.Draw,
+	safety *ppi.Conclusion) (Estimates, error) {
+	est, err := col.BySystem(ppi.Options{})
 	if err != nil {
 		return Estimates{}, err
 	}
-	est.Sample = sampleOf(draws, rows)
+	est.Sample = sampleOf(draws, col.Labelled)
 	out := Estimates{RubricItem: q.RubricItem, Outcome: q.Outcome, Human: q.Human, SystemKey: q.SystemKey, SystemEstimates: est, Conclusion: ppi.Conclude(est)}
 	if hasGate(def) && q.Outcome != OutcomeSafety {
 		if safety == nil {
@@ -195,16 +195,16 @@ func estimateRows(ctx context.Context, src Source, def *rubric.Definition, q Que
 func safetyConclusion(ctx context.Context, src Source, def *rubric.Definition, q Query) (ppi.Conclusion, error) {
 	sq := q
 	sq.RubricItem, sq.Outcome = "", OutcomeSafety
-	rows, err := readRows(ctx, src, def, sq)
+	col, err := readColumn(ctx, src, def, sq)
 	if err != nil {
 		return ppi.Conclusion{}, err
 	}
-	return conclude(rows)
+	return conclude(col)
 }
 
-// conclude is the conclusion check on rows.
-func conclude(rows []store.EstimateRow) (ppi.Conclusion, error) {
-	est, err := ppi.BySystem(rated(rows), ppi.Options{})
+// conclude is the conclusion check on a column of values.
+func conclude(col *store.EstimateColumn) (ppi.Conclusion, error) {
+	est, err := col.BySystem(ppi.Options{})
 	if err != nil {
 		return ppi.Conclusion{}, err
 	}
@@ -236,22 +236,19 @@ func checkRubric(def *rubric.Definition, q Query) error {
 	return nil
 }
 
-// readRows reads q's values, item by item: a rubric item's straight from
-// the store, an outcome's by scoring every answer set (outcomeRows).
-func readRows(ctx context.Context, src Source, def *rubric.Definition, q Query) ([]store.EstimateRow, error) {
-	read := store.EstimateRead{ProjectID: q.ProjectID, Judge: q.Judge, RubricItem: q.RubricItem, SystemKey: q.SystemKey, Gold: q.Human == HumanGold}
+// readColumn reads q's values over the items: a rubric item's straight
+// from the store, an outcome's by scoring every answer set
+// (outcomeColumn).
+func readColumn(ctx context.Context, src Source, def *rubric.Definition, q Query) (*store.EstimateColumn, error) {
+	read := store.EstimateRead{ProjectID: q.ProjectID, Judge: q.Judge, SystemKey: q.SystemKey, Gold: q.Human == HumanGold}
 	if q.Outcome == "" {
-		return src.EstimateRubricItem(ctx, read)
+		byKey, err := src.ReadEstimates(ctx, read, []string{q.RubricItem}, nil)
+		if err != nil {
+			return nil, err
+		}
+		return byKey[q.RubricItem], nil
 	}
-	return outcomeRows(ctx, src, def, read, q.Outcome)
-}
-
-func rated(rows []store.EstimateRow) []ppi.Rated {
-	out := make([]ppi.Rated, len(rows))
-	for i, r := range rows {
-		out[i] = ppi.Rated{System: r.System, Judge: r.Judge, Human: r.Human, Labelled: r.Labelled}
-	}
-	return out
+	return outcomeColumn(ctx, src, def, read, q.Outcome)
 }
 
 // EstimateEvery estimates, for one judge against the people, every rubric
@@ -270,18 +267,18 @@ func EstimateEvery(ctx context.Context, src Source, p *attune.Project, def *rubr
 		keys[i] = it.Key
 	}
 	read := store.EstimateRead{ProjectID: q.ProjectID, Judge: q.Judge, SystemKey: q.SystemKey, Gold: q.Human == HumanGold}
-	var gateRows *[]store.EstimateRow
+	var gate *store.EstimateColumn
 	var scoreGate func(*store.EstimateSets) error
 	if hasGate(def) {
-		gateRows, scoreGate = outcomeScorer(def, read.Gold, OutcomeSafety)
+		gate, scoreGate = outcomeScorer(def, read.Gold, OutcomeSafety)
 	}
 	byKey, err := src.ReadEstimates(ctx, read, keys, scoreGate)
 	if err != nil {
 		return nil, err
 	}
 	var safety *ppi.Conclusion
-	if gateRows != nil {
-		c, err := conclude(*gateRows)
+	if gate != nil {
+		c, err := conclude(gate)
 		if err != nil {
 			return nil, err
 		}
@@ -294,7 +291,7 @@ func EstimateEvery(ctx context.Context, src Source, p *attune.Project, def *rubr
 	out := make([]Estimates, 0, len(def.Items))
 	for _, k := range keys {
 		q.RubricItem = k
-		e, err := estimateRows(ctx, src, def, q, byKey[k], draws, safety)
+		e, err := estimateColumn(ctx, src, def, q, byKey[k], draws, safety)
 		if err != nil {
 			return nil, err
 		}

@@ -9,7 +9,7 @@ import (
 	"github.com/attune/attune/internal/store"
 )
 
-// outcomeRows reads every item the judge answered and scores its answer
+// outcomeColumn reads every item the judge answered and scores its answer
 // sets with the engine, as the report does: the judge's value of an item
 // is the outcome of the judge's answer set (the mean over the judge's
 // raters), the human value the mean of the outcomes of the people's
@@ -19,18 +19,18 @@ import (
 // answer as ERROR, which says nothing of an item imported partial on
 // purpose. An item with no complete judge set is left out; one with no
 // complete human set is unlabelled.
-func outcomeRows(ctx context.Context, src Source, def *rubric.Definition, read store.EstimateRead, outcome string) ([]store.EstimateRow, error) {
-	rows, score := outcomeScorer(def, read.Gold, outcome)
+func outcomeColumn(ctx context.Context, src Source, def *rubric.Definition, read store.EstimateRead, outcome string) (*store.EstimateColumn, error) {
+	col, score := outcomeScorer(def, read.Gold, outcome)
 	err := src.StreamEstimateSets(ctx, read, score)
-	return *rows, err
+	return col, err
 }
 
-// outcomeScorer returns the rows outcomeRows returns and the function
-// that, given each item's answer sets in item order, appends them.
-func outcomeScorer(def *rubric.Definition, gold bool, outcome string) (*[]store.EstimateRow, func(*store.EstimateSets) error) {
+// outcomeScorer returns the values outcomeColumn returns and the function
+// that, given each item's answer sets in item order, gathers them.
+func outcomeScorer(def *rubric.Definition, gold bool, outcome string) (*store.EstimateColumn, func(*store.EstimateSets) error) {
 	value := outcomeOf(def, outcome)
-	rows := &[]store.EstimateRow{}
-	return rows, func(it *store.EstimateSets) error {
+	col := &store.EstimateColumn{}
+	return col, func(it *store.EstimateSets) error {
 		judge, nj := mean(value, it.Judge)
 		if nj == 0 {
 			return nil
@@ -43,7 +43,7 @@ func outcomeScorer(def *rubric.Definition, gold bool, outcome string) (*[]store.
 			}
 		}
 		h, nh := mean(value, human)
-		*rows = append(*rows, store.EstimateRow{ItemID: it.ItemID, System: it.System, Judge: judge, Human: h, Labelled: nh > 0})
+		col.Add(it.ItemID, it.System, judge, h, nh > 0)
 		return nil
 	}
 }

@@ -3,6 +3,7 @@ package ppi
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -59,6 +60,60 @@ type SystemEstimates struct {
 	Skipped     []Skipped          `json:"skipped"`
 }
 
+// Gathered is rated items gathered into a sample per system as they are
+// read, without a Rated per item: what BySystem estimates from. Systems
+// are named by their place in Names, which the caller may share between
+// many Gathered (one per quantity of the same items) and give by index
+// to AddAt, so that an item's system is looked up once, not once per
+// quantity.
+type Gathered struct {
+	// Names are the systems' names by index ("" for an item of none).
+	Names   []string
+	samples []Sample
+	index   map[string]int // for Add
+}
+
+// Add gathers an item of the named system.
+func (g *Gathered) Add(system string, judge, human float64, labelled bool) {
+	if g.index == nil {
+		g.index = make(map[string]int, len(g.Names))
+		for i, n := range g.Names {
+			g.index[n] = i
+		}
+	}
+	i, ok := g.index[system]
+	if !ok {
+		i = len(g.Names)
+		g.Names = append(g.Names, system)
+		g.index[system] = i
+	}
+	g.AddAt(i, judge, human, labelled)
+}
+
+// AddAt gathers an item of the system Names[system], which the caller
+// keeps.
+func (g *Gathered) AddAt(system int, judge, human float64, labelled bool) {
+	if system >= len(g.samples) {
+		g.samples = append(g.samples, make([]Sample, system+1-len(g.samples))...)
+	}
+	s := &g.samples[system]
+	if labelled {
+		s.Human = append(s.Human, human)
+		s.JudgeLabelled = append(s.JudgeLabelled, judge)
+	} else {
+		s.JudgeUnlabelled = append(s.JudgeUnlabelled, judge)
+	}
+}
+
+// Len is the number of items gathered.
+func (g *Gathered) Len() int {
+	n := 0
+	for _, s := range g.samples {
+		n += len(s.Human) + len(s.JudgeUnlabelled)
+	}
+	return n
+}
+
 // BySystem estimates the mean per system (in name order, "" shown as
 // NoSystem) and over all items, and the difference of every pair of
 // estimated systems. Each item belongs to one system, so no two systems
@@ -66,60 +121,48 @@ type SystemEstimates struct {
 // (or the whole) with fewer than two labelled items is listed in Skipped
 // rather than failing the rest; any other error of Mean is returned.
 func BySystem(items []Rated, o Options) (SystemEstimates, error) {
-	// Counted first, so that each sample is made its size once: grown as
-	// the items went by, the copying was a fifth of a report's estimates
-	// (BenchmarkEstimates, pprof).
-	type count struct{ labelled, unlabelled int }
-	counts := map[string]*count{}
-	var total count
+	var g Gathered
 	for _, it := range items {
-		c := counts[it.System]
-		if c == nil {
-			c = &count{}
-			counts[it.System] = c
-		}
-		if it.Labelled {
-			c.labelled++
-			total.labelled++
-		} else {
-			c.unlabelled++
-			total.unlabelled++
-		}
+		g.Add(it.System, it.Judge, it.Human, it.Labelled)
 	}
-	sized := func(c count) *Sample {
-		return &Sample{Human: make([]float64, 0, c.labelled), JudgeLabelled: make([]float64, 0, c.labelled),
-			JudgeUnlabelled: make([]float64, 0, c.unlabelled)}
-	}
+	return g.BySystem(o)
+}
+
+// BySystem is BySystem of the items gathered.
+func (g *Gathered) BySystem(o Options) (SystemEstimates, error) {
+	// The samples by shown name ("" and NoSystem are one), and over all
+	// in name order, so that the same items always sum alike.
 	groups := map[string]*Sample{}
-	bySystem := make(map[string]*Sample, len(counts))
-	for system, c := range counts {
-		name := system
+	for i := range g.samples {
+		s := &g.samples[i]
+		if len(s.Human)+len(s.JudgeUnlabelled) == 0 {
+			continue
+		}
+		name := g.Names[i]
 		if name == "" {
 			name = NoSystem
 		}
-		s := groups[name]
-		if s == nil {
-			s = sized(*c)
+		if t := groups[name]; t != nil {
+			groups[name] = &Sample{Human: slices.Concat(t.Human, s.Human), JudgeLabelled: slices.Concat(t.JudgeLabelled, s.JudgeLabelled),
+				JudgeUnlabelled: slices.Concat(t.JudgeUnlabelled, s.JudgeUnlabelled)}
+		} else {
 			groups[name] = s
-		}
-		bySystem[system] = s
-	}
-	all := sized(total)
-	for _, it := range items {
-		for _, t := range []*Sample{bySystem[it.System], all} {
-			if it.Labelled {
-				t.Human = append(t.Human, it.Human)
-				t.JudgeLabelled = append(t.JudgeLabelled, it.Judge)
-			} else {
-				t.JudgeUnlabelled = append(t.JudgeUnlabelled, it.Judge)
-			}
 		}
 	}
 	names := make([]string, 0, len(groups))
-	for name := range groups {
+	n, nu := 0, 0
+	for name, s := range groups {
 		names = append(names, name)
+		n, nu = n+len(s.Human), nu+len(s.JudgeUnlabelled)
 	}
 	sort.Strings(names)
+	all := Sample{Human: make([]float64, 0, n), JudgeLabelled: make([]float64, 0, n), JudgeUnlabelled: make([]float64, 0, nu)}
+	for _, name := range names {
+		s := groups[name]
+		all.Human = append(all.Human, s.Human...)
+		all.JudgeLabelled = append(all.JudgeLabelled, s.JudgeLabelled...)
+		all.JudgeUnlabelled = append(all.JudgeUnlabelled, s.JudgeUnlabelled...)
+	}
 
 	out := SystemEstimates{Sample: SampleCaveat, Systems: []SystemEstimate{}, Differences: []SystemDifference{}, Skipped: []Skipped{}}
 	estimate := func(name string, s *Sample) (*SystemEstimate, error) {
@@ -142,8 +185,8 @@ func BySystem(items []Rated, o Options) (SystemEstimates, error) {
 			out.Systems = append(out.Systems, *e)
 		}
 	}
-	if len(items) > 0 {
-		e, err := estimate(Overall, all)
+	if n+nu > 0 {
+		e, err := estimate(Overall, &all)
 		if err != nil {
 			return SystemEstimates{}, err
 		}

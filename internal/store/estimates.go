@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/attune/attune/internal/attune"
+	"github.com/attune/attune/internal/ppi"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -68,7 +69,25 @@ func (db *DB) EstimateRubricItem(ctx context.Context, q EstimateRead) ([]Estimat
 // It is one pass over the project's answer sets for every key, so that a
 // report of every rubric item reads them once, not once per item.
 func (db *DB) EstimateRubricItems(ctx context.Context, q EstimateRead, keys []string) (map[string][]EstimateRow, error) {
-	return db.ReadEstimates(ctx, q, keys, nil)
+	_, rows, err := db.readEstimates(ctx, q, keys, nil, true)
+	return rows, err
+}
+
+// EstimateColumn is one quantity over a project's items as an estimate
+// needs it: the values gathered by system (what ppi estimates from,
+// without a row per item) and the items people labelled, in item order,
+// so that the estimate can say whether attune drew them.
+type EstimateColumn struct {
+	ppi.Gathered
+	Labelled []int64
+}
+
+// Add gathers one item's values; human counts only when labelled.
+func (c *EstimateColumn) Add(itemID int64, system string, judge, human float64, labelled bool) {
+	c.Gathered.Add(system, judge, human, labelled)
+	if labelled {
+		c.Labelled = append(c.Labelled, itemID)
+	}
 }
 
 // EstimateSets is one item as an estimate of the engine's outputs reads
@@ -89,26 +108,35 @@ type EstimateSets struct {
 // It holds one item at a time. An error of fn stops the stream and is
 // returned as it is.
 func (db *DB) StreamEstimateSets(ctx context.Context, q EstimateRead, fn func(*EstimateSets) error) error {
-	_, err := db.ReadEstimates(ctx, q, nil, fn)
+	_, _, err := db.readEstimates(ctx, q, nil, fn, false)
 	return err
 }
 
 // ReadEstimates is EstimateRubricItems and StreamEstimateSets in one pass:
-// it returns the rows of the rubric items keys as the first does and,
-// when sets is not nil, calls it with every item's answer sets as the
-// second does, so that the estimates of every rubric item and of an
+// it returns the values of the rubric items keys as the first reads them,
+// each key's as an EstimateColumn (every key asked for is in the map)
+// and, when sets is not nil, calls it with every item's answer sets as
+// the second does, so that the estimates of every rubric item and of an
 // outcome of the engine read the project once.
+func (db *DB) ReadEstimates(ctx context.Context, q EstimateRead, keys []string, sets func(*EstimateSets) error) (map[string]*EstimateColumn, error) {
+	cols, _, err := db.readEstimates(ctx, q, keys, sets, false)
+	return cols, err
+}
+
+// readEstimates reads for ReadEstimates and, with withRows, also gives
+// each key's values as rows, as EstimateRubricItems returns them.
 //
 // It reads each answer set's answers as the one JSON object the set holds
 // (00055), not its label rows: a row per set, a twelfth of the rows, and
 // no grouping of labels into sets for PostgreSQL to do.
-func (db *DB) ReadEstimates(ctx context.Context, q EstimateRead, keys []string, sets func(*EstimateSets) error) (map[string][]EstimateRow, error) {
+func (db *DB) readEstimates(ctx context.Context, q EstimateRead, keys []string, sets func(*EstimateSets) error,
+	withRows bool) (map[string]*EstimateColumn, map[string][]EstimateRow, error) {
 	// No currentLabels first: the answers are read from the sets, which
 	// hold them from the submit's commit on; the label rows queued for
 	// them (pending.go) are not read here.
 	raters, err := db.judgeRaters(ctx, q.ProjectID, q.Judge)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	keyIndex := make(map[string]int, len(keys))
 	for i, k := range keys {
@@ -129,7 +157,7 @@ func (db *DB) ReadEstimates(ctx context.Context, q EstimateRead, keys []string, 
 		pgx.QueryResultFormats{pgx.BinaryFormatCode, pgx.BinaryFormatCode, pgx.BinaryFormatCode, pgx.BinaryFormatCode, pgx.BinaryFormatCode},
 		q.ProjectID, raters, q.SystemKey, q.Gold)
 	if err != nil {
-		return nil, mapErr(err, "estimate: answer sets", "")
+		return nil, nil, mapErr(err, "estimate: answer sets", "")
 	}
 	defer rows.Close()
 
@@ -141,6 +169,12 @@ func (db *DB) ReadEstimates(ctx context.Context, q EstimateRead, keys []string, 
 	}
 	numbers := map[string]number{}
 	numberOf := func(v []byte) (float64, bool) {
+		switch string(v) { // the values of YES/NO items, without a look-up
+		case "YES":
+			return 1, true
+		case "NO":
+			return 0, true
+		}
 		if n, ok := numbers[string(v)]; ok {
 			return n.x, n.ok
 		}
@@ -152,13 +186,23 @@ func (db *DB) ReadEstimates(ctx context.Context, q EstimateRead, keys []string, 
 	// the gold's) sums and counts.
 	judgeSum, humanSum := make([]float64, len(keys)), make([]float64, len(keys))
 	judgeN, humanN := make([]int, len(keys)), make([]int, len(keys))
-	// What the items came to, kept by column until the end: the items
-	// (the judge answered) and their systems once for every key, and per
-	// key a value only where the judge gave one. Growing these slices,
-	// which hold no pointers but the systems, is a plain copy; growing a
-	// slice of EstimateRow per key was half of the time of a read.
+	// Every key's values are gathered by system (cols), the systems
+	// numbered once for all keys, as the items go by; with withRows also
+	// kept by column until the end (rowCols), the items once for every
+	// key. Growing these, which hold no pointers but the systems, is a
+	// plain copy; growing a slice of EstimateRow per key was half of the
+	// time of a read.
+	cols := make([]*EstimateColumn, len(keys))
+	for i := range cols {
+		cols[i] = &EstimateColumn{}
+	}
+	systemAt := map[string]int{}
+	var systemNames []string
 	var items chunks[estimateItem]
-	cols := make([]chunks[estimateValue], len(keys))
+	var rowCols []chunks[estimateValue]
+	if withRows {
+		rowCols = make([]chunks[estimateValue], len(keys))
+	}
 	var cur EstimateSets
 	started := false
 	flush := func() error {
@@ -166,17 +210,29 @@ func (db *DB) ReadEstimates(ctx context.Context, q EstimateRead, keys []string, 
 			return nil
 		}
 		if len(cur.Judge) > 0 {
+			system, ok := systemAt[cur.System]
+			if !ok {
+				system = len(systemNames)
+				systemAt[cur.System] = system
+				systemNames = append(systemNames, cur.System)
+			}
 			at := int32(items.len())
-			items.add(estimateItem{cur.ItemID, cur.System})
+			if withRows {
+				items.add(estimateItem{cur.ItemID, cur.System})
+			}
 			for i := range keys {
 				if judgeN[i] == 0 {
 					continue
 				}
-				v := estimateValue{item: at, judge: judgeSum[i] / float64(judgeN[i]), human: math.NaN()} // NaN: not labelled
-				if humanN[i] > 0 {
-					v.human = humanSum[i] / float64(humanN[i])
+				judge, human, labelled := judgeSum[i]/float64(judgeN[i]), math.NaN(), humanN[i] > 0 // NaN: not labelled
+				if labelled {
+					human = humanSum[i] / float64(humanN[i])
+					cols[i].Labelled = append(cols[i].Labelled, cur.ItemID)
 				}
-				cols[i].add(v)
+				cols[i].AddAt(system, judge, human, labelled)
+				if withRows {
+					rowCols[i].add(estimateValue{item: at, judge: judge, human: human})
+				}
 			}
 		}
 		clear(judgeSum)
@@ -190,17 +246,48 @@ func (db *DB) ReadEstimates(ctx context.Context, q EstimateRead, keys []string, 
 		}
 		return nil
 	}
+	// Every set holds its keys in the same order (sorted, 00055), so the
+	// key at each place is most often the one seen there last: it is
+	// compared with that one before it is looked up.
+	type placed struct {
+		key   string // interned
+		index int    // in keys; -1 when not asked for
+	}
+	var places []placed
+	keyAt := func(j int, b []byte) placed {
+		if j < len(places) && places[j].key == string(b) {
+			return places[j]
+		}
+		p := placed{key: str(b), index: -1}
+		if i, ok := keyIndex[p.key]; ok {
+			p.index = i
+		}
+		if j >= len(places) {
+			places = append(places, make([]placed, j+1-len(places))...)
+		}
+		places[j] = p
+		return p
+	}
+	valueOf := func(b []byte) string {
+		switch string(b) {
+		case "YES":
+			return "YES"
+		case "NO":
+			return "NO"
+		}
+		return str(b)
+	}
 	var pairs []rawAnswer
 	for rows.Next() {
 		raw := rows.RawValues()
 		if len(raw) != 5 || len(raw[0]) != 8 || len(raw[2]) != 8 {
-			return nil, fmt.Errorf("estimate: answer sets: unexpected row shape")
+			return nil, nil, fmt.Errorf("estimate: answer sets: unexpected row shape")
 		}
 		id := int64(binary.BigEndian.Uint64(raw[0]))
 		side := int64(binary.BigEndian.Uint64(raw[2]))
 		if !started || id != cur.ItemID {
 			if err := flush(); err != nil {
-				return nil, unwrapCallback(err)
+				return nil, nil, unwrapCallback(err)
 			}
 			started = true
 			// The slices are handed to sets afresh for each item: it may
@@ -208,11 +295,11 @@ func (db *DB) ReadEstimates(ctx context.Context, q EstimateRead, keys []string, 
 			cur = EstimateSets{ItemID: id, System: str(raw[1])}
 		}
 		if pairs, err = parseAnswers(raw[4], pairs[:0]); err != nil {
-			return nil, fmt.Errorf("estimate: item %d: %w", id, err)
+			return nil, nil, fmt.Errorf("estimate: item %d: %w", id, err)
 		}
-		for _, p := range pairs {
-			i, ok := keyIndex[string(p.key)]
-			if !ok {
+		for j, p := range pairs {
+			i := keyAt(j, p.key).index
+			if i < 0 {
 				continue
 			}
 			x, ok := numberOf(p.value)
@@ -229,8 +316,8 @@ func (db *DB) ReadEstimates(ctx context.Context, q EstimateRead, keys []string, 
 		}
 		if sets != nil {
 			set := make(map[string]string, len(pairs))
-			for _, p := range pairs {
-				set[str(p.key)] = str(p.value)
+			for j, p := range pairs {
+				set[keyAt(j, p.key).key] = valueOf(p.value)
 			}
 			switch side {
 			case 0:
@@ -245,15 +332,23 @@ func (db *DB) ReadEstimates(ctx context.Context, q EstimateRead, keys []string, 
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, mapErr(err, "estimate: answer sets", "")
+		return nil, nil, mapErr(err, "estimate: answer sets", "")
 	}
 	if err := flush(); err != nil {
-		return nil, unwrapCallback(err)
+		return nil, nil, unwrapCallback(err)
+	}
+	byKey := make(map[string]*EstimateColumn, len(keys))
+	for i, k := range keys {
+		cols[i].Names = systemNames
+		byKey[k] = cols[i]
+	}
+	if !withRows {
+		return byKey, nil, nil
 	}
 	out := make(map[string][]EstimateRow, len(keys))
 	for i, k := range keys {
-		rows := make([]EstimateRow, 0, cols[i].len())
-		cols[i].each(func(v estimateValue) {
+		rows := make([]EstimateRow, 0, rowCols[i].len())
+		rowCols[i].each(func(v estimateValue) {
 			it := items.at(int(v.item))
 			r := EstimateRow{ItemID: it.id, System: it.system, Judge: v.judge}
 			if !math.IsNaN(v.human) {
@@ -263,7 +358,7 @@ func (db *DB) ReadEstimates(ctx context.Context, q EstimateRead, keys []string, 
 		})
 		out[k] = rows
 	}
-	return out, nil
+	return byKey, out, nil
 }
 
 // estimateItem is an item the judge answered, and its system.
