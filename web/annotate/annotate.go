@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -451,9 +452,23 @@ func (ws *Handler) showLoaded(w http.ResponseWriter, r *http.Request, p *attune.
 	if err != nil {
 		return err
 	}
-	w.Header().Set("HX-Push-Url", itemPath(p.ID, next.ItemID))
+	setNextURL(w, r, itemPath(p.ID, next.ItemID))
 	ws.renderView(w, r, http.StatusOK, p, v)
 	return nil
+}
+
+// setNextURL has htmx show path in the address bar after a submit: pushed
+// as a new history entry, or put in place of the current one when the page
+// is at path already (a second Enter, or a click on Submit, sent while the
+// first submit was swapping the next item in: it is answered with that
+// same item), so that Back still returns to the item submitted instead of
+// to a copy of the one on screen.
+func setNextURL(w http.ResponseWriter, r *http.Request, path string) {
+	if cur, err := url.Parse(r.Header.Get("HX-Current-URL")); err == nil && cur.Path == path {
+		w.Header().Set("HX-Replace-Url", path)
+		return
+	}
+	w.Header().Set("HX-Push-Url", path)
 }
 
 // continueWork returns the annotator to the item they are labelling (or
