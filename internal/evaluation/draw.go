@@ -104,8 +104,8 @@ func ParseSeed(s string) (uint64, error) {
 }
 
 // sampleOf says on what estimates rest, given the items labelled: when at
-// least one item is labelled and every labelled item was drawn by attune, which draws
-// (and seeds) made the sample and how many of the drawn items people have
+// least one item is labelled and every labelled item was drawn by attune,
+// which draws (and seeds) made the sample and how many of the drawn items people have
 // labelled so far; otherwise ppi.SampleCaveat, since attune cannot vouch
 // for a sample it did not draw.
 func sampleOf(draws []store.Draw, labelledItems []int64) string {

@@ -105,15 +105,6 @@ func (g *Gathered) AddAt(system int, judge, human float64, labelled bool) {
 	}
 }
 
-// Len is the number of items gathered.
-func (g *Gathered) Len() int {
-	n := 0
-	for _, s := range g.samples {
-		n += len(s.Human) + len(s.JudgeUnlabelled)
-	}
-	return n
-}
-
 // BySystem estimates the mean per system (in name order, "" shown as
 // NoSystem) and over all items, and the difference of every pair of
 // estimated systems. Each item belongs to one system, so no two systems

@@ -85,6 +85,16 @@ type EstimateColumn struct {
 // Add gathers one item's values; human counts only when labelled.
 func (c *EstimateColumn) Add(itemID int64, system string, judge, human float64, labelled bool) {
 	c.Gathered.Add(system, judge, human, labelled)
+	c.noteLabelled(itemID, labelled)
+}
+
+// addAt is Add of an item of the system Names[system].
+func (c *EstimateColumn) addAt(itemID int64, system int, judge, human float64, labelled bool) {
+	c.AddAt(system, judge, human, labelled)
+	c.noteLabelled(itemID, labelled)
+}
+
+func (c *EstimateColumn) noteLabelled(itemID int64, labelled bool) {
 	if labelled {
 		c.Labelled = append(c.Labelled, itemID)
 	}
@@ -270,9 +280,8 @@ func (db *DB) readEstimates(ctx context.Context, q EstimateRead, keys []string, 
 				judge, human, labelled := judgeSum[i]/float64(judgeN[i]), math.NaN(), humanN[i] > 0 // NaN: not labelled
 				if labelled {
 					human = humanSum[i] / float64(humanN[i])
-					cols[i].Labelled = append(cols[i].Labelled, cur.ItemID)
 				}
-				cols[i].AddAt(system, judge, human, labelled)
+				cols[i].addAt(cur.ItemID, system, judge, human, labelled)
 				if withRows {
 					rowCols[i].add(estimateValue{item: at, judge: judge, human: human})
 				}
@@ -305,10 +314,11 @@ func (db *DB) readEstimates(ctx context.Context, q EstimateRead, keys []string, 
 		if i, ok := keyIndex[p.key]; ok {
 			p.index = i
 		}
-		if j >= len(places) {
-			places = append(places, make([]placed, j+1-len(places))...)
+		if j < len(places) {
+			places[j] = p
+		} else { // j == len(places): places are filled in order
+			places = append(places, p)
 		}
-		places[j] = p
 		return p
 	}
 	valueOf := func(b []byte) string {
